@@ -1,0 +1,5 @@
+"""fairopt: fairness interventions as declarative, solver-backed optimization models."""
+from fairopt import errors
+
+__version__ = "0.1.0"
+__all__ = ["errors", "__version__"]

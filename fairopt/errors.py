@@ -1,0 +1,75 @@
+"""Typed errors raised by fairopt.
+
+Every error says what went wrong *and* what to do about it. Solver-side failures carry the
+status and the solver log so that callers can inspect them programmatically.
+"""
+from __future__ import annotations
+
+
+class FairoptError(Exception):
+    """Base class of every error raised by fairopt."""
+
+
+class DataValidationError(FairoptError, ValueError):
+    """Input data or parameters are malformed (wrong shape, NaN, unknown group, bad target...)."""
+
+
+class ConfigError(FairoptError, ValueError):
+    """A model card or solver configuration is invalid; the message names the offending key."""
+
+
+class DataNotFoundError(FairoptError, FileNotFoundError):
+    """A benchmark data file is missing; the message says where to put it and where it comes from."""
+
+
+class SolverNotAvailableError(FairoptError, RuntimeError):
+    """The requested back end or solver is not installed; ``available`` lists what would work."""
+
+    def __init__(self, message: str, available: list[str] | None = None):
+        self.available = list(available or [])
+        if self.available:
+            message = f"{message} Installed alternatives: {', '.join(self.available)}."
+        super().__init__(message)
+
+
+class SolverError(FairoptError, RuntimeError):
+    """The solver failed (numerical trouble, crash, unexpected status)."""
+
+    def __init__(self, message: str, status=None, log: str = ""):
+        self.status = status
+        self.log = log
+        super().__init__(message)
+
+
+class InfeasibleError(SolverError):
+    """The program (typically its fairness constraints) is infeasible.
+
+    Attributes
+    ----------
+    program : str
+        Name of the program that was infeasible.
+    constraint : str or None
+        Name of the constraint block identified as the cause, when known.
+    tightest : dict or None
+        The tightest feasible parameter setting, when it could be computed
+        (for instance ``{"eps": 0.031}``).
+    """
+
+    def __init__(self, message: str, program: str = "", constraint: str | None = None,
+                 tightest: dict | None = None, status=None, log: str = ""):
+        self.program = program
+        self.constraint = constraint
+        self.tightest = tightest
+        super().__init__(message, status=status, log=log)
+
+
+class UnboundedError(SolverError):
+    """The program is unbounded (a modelling error: a missing bound or constraint)."""
+
+    def __init__(self, message: str, program: str = "", status=None, log: str = ""):
+        self.program = program
+        super().__init__(message, status=status, log=log)
+
+
+class NotFittedError(FairoptError, AttributeError):
+    """An estimator was used before ``fit``."""
