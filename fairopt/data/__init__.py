@@ -1,4 +1,14 @@
 """Data layer: benchmark loaders, product domains and built-in small data sets."""
 from fairopt.data.domain import Attribute, Domain
+from fairopt.data.loaders import (
+    CRIME_DERIVED_COLUMNS, CRIME_RACE_COLUMNS, DATA_HOME_ENV, DATASETS, DatasetInfo, crime_majority_white,
+    data_home, dataset_path, load_adult, load_bank, load_compas, load_credit, load_crime, load_dataset,
+    load_german, load_law,
+)
 
-__all__ = ["Attribute", "Domain"]
+__all__ = [
+    "Attribute", "Domain",
+    "CRIME_DERIVED_COLUMNS", "CRIME_RACE_COLUMNS", "DATA_HOME_ENV", "DATASETS", "DatasetInfo",
+    "crime_majority_white", "data_home", "dataset_path", "load_adult", "load_bank", "load_compas",
+    "load_credit", "load_crime", "load_dataset", "load_german", "load_law",
+]
