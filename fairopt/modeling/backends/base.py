@@ -1,0 +1,137 @@
+"""Compiled-model protocol shared by all back ends.
+
+A back end compiles a :class:`~fairopt.modeling.program.Canonical` once. Loops that only change
+costs or bounds call the ``set_*`` methods and :meth:`CompiledModel.solve` again; back ends that
+can (HiGHS, OSQP) apply the change in place and warm-start from the previous basis or iterate,
+the others rebuild lazily.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, UnboundedError
+from fairopt.modeling.program import Canonical, _as_bound, to_solution
+from fairopt.modeling.registry import SolverSpec
+from fairopt.modeling.solution import Solution, Status
+
+
+class RawResult:
+    """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
+    minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
+
+    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective")
+
+    def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
+                 objective: float | None = None):
+        self.status, self.x, self.y, self.z = status, x, y, z
+        self.iterations, self.log, self.objective = iterations, log, objective
+
+
+class CompiledModel:
+    """A program compiled for one back end; update costs/bounds and re-solve."""
+
+    backend = "base"
+
+    def __init__(self, program, spec: SolverSpec):
+        self.program = program
+        self.spec = spec
+        canon = program.canonical()
+        # private copy: updates must not leak into the Program
+        self.canon: Canonical = copy.copy(canon)
+        for attr in ("c", "rl", "ru", "xl", "xu"):
+            setattr(self.canon, attr, getattr(canon, attr).copy())
+        self._dirty = True
+        self.build_seconds = 0.0
+
+    # -- updates (user sense) -------------------------------------------------------------
+    def set_objective(self, linear: Mapping[str, Any]) -> None:
+        """Replace the linear cost of the named variable blocks."""
+        for v, c in linear.items():
+            s = self._var_slice(v)
+            arr = np.asarray(c, dtype=float).reshape(-1)
+            if arr.shape[0] != s.stop - s.start or not np.isfinite(arr).all():
+                raise DataValidationError(f"set_objective: {v!r} needs {s.stop - s.start} finite costs.")
+            self.canon.c[s] = self.canon.sense * arr
+        self._costs_changed()
+
+    def set_constraint_bounds(self, name: str, lb=None, ub=None) -> None:
+        """Replace the bounds of constraint block ``name`` (``None`` keeps the current side)."""
+        if name not in self.canon.con_slices:
+            raise DataValidationError(f"unknown constraint block {name!r}; known: {list(self.canon.con_slices)}.")
+        s = self.canon.con_slices[name]
+        self._set_bounds(self.canon.rl, self.canon.ru, s, lb, ub, f"constraint {name!r}")
+        self._row_bounds_changed(s)
+
+    def set_variable_bounds(self, name: str, lb=None, ub=None) -> None:
+        """Replace the bounds of variable block ``name`` (``None`` keeps the current side)."""
+        s = self._var_slice(name)
+        self._set_bounds(self.canon.xl, self.canon.xu, s, lb, ub, f"variable {name!r}")
+        self._col_bounds_changed(s)
+
+    def _var_slice(self, name: str) -> slice:
+        if name not in self.canon.var_slices:
+            raise DataValidationError(f"unknown variable block {name!r}; known: {list(self.canon.var_slices)}.")
+        return self.canon.var_slices[name]
+
+    @staticmethod
+    def _set_bounds(lo, hi, s, lb, ub, where):
+        size = s.stop - s.start
+        new_lo = lo[s] if lb is None else _as_bound(lb, size, where + " lb", -np.inf)
+        new_hi = hi[s] if ub is None else _as_bound(ub, size, where + " ub", np.inf)
+        if (new_lo > new_hi).any():
+            raise DataValidationError(f"{where}: lb > ub after the update.")
+        lo[s], hi[s] = new_lo, new_hi
+
+    # hooks: by default, any change triggers a rebuild before the next solve
+    def _costs_changed(self) -> None:
+        self._dirty = True
+
+    def _row_bounds_changed(self, s: slice) -> None:
+        self._dirty = True
+
+    def _col_bounds_changed(self, s: slice) -> None:
+        self._dirty = True
+
+    def _build(self) -> None:  # compile self.canon into native objects
+        raise SolverError(f"back end {self.backend!r} defines no build step")
+
+    def _run(self) -> RawResult:
+        raise SolverError(f"back end {self.backend!r} defines no solve step")
+
+    # -- solving ----------------------------------------------------------------------------
+    def solve(self) -> Solution:
+        """Solve (warm-started where the back end supports it) and check the status."""
+        if self._dirty:
+            t0 = time.perf_counter()
+            self._build()
+            self.build_seconds = time.perf_counter() - t0
+            self._dirty = False
+        t0 = time.perf_counter()
+        raw = self._run()
+        seconds = time.perf_counter() - t0
+        status = raw.status
+        if status is Status.INFEASIBLE_OR_UNBOUNDED:
+            status = _classify_infeasible_or_unbounded(self.canon)
+        where = f"program {self.canon.name!r} ({self.backend}:{self.spec.solver})"
+        if status is Status.INFEASIBLE:
+            raise InfeasibleError(f"{where} is infeasible: no point satisfies all constraints.",
+                                  program=self.canon.name, status=status, log=raw.log)
+        if status is Status.UNBOUNDED:
+            raise UnboundedError(f"{where} is unbounded: a variable bound or constraint is missing.",
+                                 program=self.canon.name, status=status, log=raw.log)
+        if status in (Status.NUMERICAL, Status.ERROR):
+            raise SolverError(f"{where} failed with status {status.value}. {raw.log}".strip(),
+                              status=status, log=raw.log)
+        return to_solution(self.canon, status, raw.x, raw.y, raw.z, self.backend,
+                           str(self.spec.solver), seconds, raw.iterations, raw.log, raw.objective)
+
+
+def _classify_infeasible_or_unbounded(canon: Canonical) -> Status:
+    """Decide between infeasible and unbounded by a phase-one LP (zero objective) in HiGHS."""
+    from fairopt.modeling.backends.highs_backend import feasibility_status
+    return Status.INFEASIBLE if not feasibility_status(canon) else Status.UNBOUNDED
+

@@ -1,0 +1,99 @@
+"""OSQP (operator splitting) for QPs and LPs.
+
+OSQP has no separate variable bounds, so finitely bounded columns become identity rows appended
+after the program's rows; their multipliers give the reduced costs. OSQP's multiplier ``y``
+satisfies ``Px + q + A'y = 0`` (positive at an active upper bound), so fairopt's dual is ``-y``.
+Default tolerances are tightened to 1e-9 with solution polishing, since fairopt's contract is
+agreement across back ends to 1e-6; pass ``options`` to trade accuracy for speed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.solution import Status
+
+INF = 1e30
+
+DEFAULTS = {"eps_abs": 1e-9, "eps_rel": 1e-9, "polishing": True, "max_iter": 200_000,
+            "verbose": False}
+
+
+def _status_map():
+    import osqp
+    S = osqp.SolverStatus
+    return {
+        S.OSQP_SOLVED: Status.OPTIMAL,
+        S.OSQP_SOLVED_INACCURATE: Status.NUMERICAL,
+        S.OSQP_PRIMAL_INFEASIBLE: Status.INFEASIBLE,
+        S.OSQP_PRIMAL_INFEASIBLE_INACCURATE: Status.INFEASIBLE,
+        S.OSQP_DUAL_INFEASIBLE: Status.UNBOUNDED,
+        S.OSQP_DUAL_INFEASIBLE_INACCURATE: Status.UNBOUNDED,
+        S.OSQP_MAX_ITER_REACHED: Status.ITERATION_LIMIT,
+        S.OSQP_TIME_LIMIT_REACHED: Status.TIME_LIMIT,
+        S.OSQP_NON_CVX: Status.ERROR,
+    }
+
+
+class OsqpModel(CompiledModel):
+    backend = "osqp"
+
+    def _stacked_bounds(self):
+        c = self.canon
+        bl, bu = c.xl[self._bounded], c.xu[self._bounded]
+        lo = np.concatenate([c.rl, bl])
+        hi = np.concatenate([c.ru, bu])
+        return np.clip(lo, -INF, INF), np.clip(hi, -INF, INF)
+
+    def _build(self) -> None:
+        import osqp
+        c = self.canon
+        self._bounded = np.flatnonzero(np.isfinite(c.xl) | np.isfinite(c.xu))
+        eye = sp.csr_matrix((np.ones(self._bounded.size), (np.arange(self._bounded.size), self._bounded)),
+                            shape=(self._bounded.size, c.n))
+        A = sp.vstack([c.A, eye], format="csc")
+        P = sp.csc_matrix((c.n, c.n)) if c.P is None else sp.triu(c.P, format="csc")
+        lo, hi = self._stacked_bounds()
+        settings = {**DEFAULTS, **dict(self.spec.options)}
+        settings["verbose"] = bool(self.spec.verbose or settings.get("verbose"))
+        if self.spec.time_limit is not None:
+            settings["time_limit"] = float(self.spec.time_limit)
+        self.solver = osqp.OSQP()
+        self.solver.setup(P=P, q=c.c, A=A, l=lo, u=hi, **settings)
+
+    def _costs_changed(self) -> None:
+        if not self._dirty:
+            self.solver.update(q=self.canon.c)
+
+    def _row_bounds_changed(self, s: slice) -> None:
+        if not self._dirty:
+            lo, hi = self._stacked_bounds()
+            self.solver.update(l=lo, u=hi)
+
+    def _col_bounds_changed(self, s: slice) -> None:
+        # the set of bounded columns may change: rebuild only then
+        bounded = np.flatnonzero(np.isfinite(self.canon.xl) | np.isfinite(self.canon.xu))
+        if self._dirty or not np.array_equal(bounded, self._bounded):
+            self._dirty = True
+        else:
+            lo, hi = self._stacked_bounds()
+            self.solver.update(l=lo, u=hi)
+
+    def _run(self) -> RawResult:
+        res = self.solver.solve()
+        status = _status_map().get(res.info.status_val, Status.ERROR)
+        log = f"OSQP status: {res.info.status} after {res.info.iter} iterations"
+        if status is Status.NUMERICAL:
+            log += " (solution inaccurate: tighten eps_abs/eps_rel or raise max_iter)"
+        if status not in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT):
+            return RawResult(status, iterations=int(res.info.iter), log=log)
+        m = self.canon.m
+        y_all = -np.asarray(res.y)
+        z = np.zeros(self.canon.n)
+        z[self._bounded] = y_all[m:]
+        return RawResult(status, np.asarray(res.x), y_all[:m], z, int(res.info.iter), log)
+
+
+def compile(program, spec) -> OsqpModel:  # noqa: A001
+    return OsqpModel(program, spec)

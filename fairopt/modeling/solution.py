@@ -1,0 +1,69 @@
+"""Solver-independent results: one status enum and a named :class:`Solution`."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class Status(str, enum.Enum):
+    """Outcome of a solve, shared by every back end."""
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"
+    ITERATION_LIMIT = "iteration_limit"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"
+    NUMERICAL = "numerical"
+    ERROR = "error"
+
+    def __str__(self) -> str:  # "optimal", not "Status.OPTIMAL"
+        return self.value
+
+
+@dataclass
+class Solution:
+    """Result of solving a :class:`~fairopt.modeling.Program`.
+
+    Attributes
+    ----------
+    status : Status
+        Mapped solver status. Only ``Status.OPTIMAL`` is a success; a time or iteration
+        limit returns the best point found with ``is_optimal == False``.
+    objective : float
+        Objective value in the program's own sense (including its constant).
+    primal : dict of str to ndarray
+        Variable values, shaped like each variable block.
+    dual : dict of str to ndarray
+        One value per constraint row, with the single sign convention of fairopt:
+        ``dual[row] = d(optimal objective) / d(active bound of that row)``. For a
+        minimisation, a row pressing on its lower bound has a non-negative dual and a
+        row pressing on its upper bound a non-positive one. Fairness rows' duals are the
+        *price of fairness*.
+    reduced_cost : dict of str to ndarray
+        Same convention for variable bounds (derivative of the optimum with respect to the
+        active bound of each variable), where the back end reports it.
+    """
+
+    status: Status
+    objective: float
+    primal: dict[str, np.ndarray]
+    dual: dict[str, np.ndarray]
+    backend: str
+    solver: str
+    solve_seconds: float
+    iterations: int | None = None
+    reduced_cost: dict[str, np.ndarray] = field(default_factory=dict)
+    log: str = ""
+    program: str = ""
+
+    @property
+    def is_optimal(self) -> bool:
+        return self.status is Status.OPTIMAL
+
+    def __repr__(self) -> str:
+        return (f"Solution(program={self.program!r}, status={self.status.value}, "
+                f"objective={self.objective:.10g}, backend={self.backend!r}, solver={self.solver!r}, "
+                f"solve_seconds={self.solve_seconds:.3g})")
