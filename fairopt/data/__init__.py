@@ -1,4 +1,8 @@
 """Data layer: benchmark loaders, product domains and built-in small data sets."""
+from fairopt.data.builtin import (
+    ADULT_DOMAIN, ADULT_SPEC, BUILTIN_SPECS, COMPAS_DOMAIN, COMPAS_SPEC, COUNT_COLUMN, BuiltinData,
+    BuiltinSpec, builtin_citation, counts_to_csv, load_builtin, make_builtin_counts,
+)
 from fairopt.data.domain import Attribute, Domain
 from fairopt.data.loaders import (
     CRIME_DERIVED_COLUMNS, CRIME_RACE_COLUMNS, DATA_HOME_ENV, DATASETS, DatasetInfo, crime_majority_white,
@@ -8,6 +12,8 @@ from fairopt.data.loaders import (
 
 __all__ = [
     "Attribute", "Domain",
+    "ADULT_DOMAIN", "ADULT_SPEC", "BUILTIN_SPECS", "COMPAS_DOMAIN", "COMPAS_SPEC", "COUNT_COLUMN",
+    "BuiltinData", "BuiltinSpec", "builtin_citation", "counts_to_csv", "load_builtin", "make_builtin_counts",
     "CRIME_DERIVED_COLUMNS", "CRIME_RACE_COLUMNS", "DATA_HOME_ENV", "DATASETS", "DatasetInfo",
     "crime_majority_white", "data_home", "dataset_path", "load_adult", "load_bank", "load_compas",
     "load_credit", "load_crime", "load_dataset", "load_german", "load_law",
