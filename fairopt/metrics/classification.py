@@ -1,0 +1,298 @@
+"""Group fairness metrics for (possibly soft) binary predictions and for group representation.
+
+Notation: ``g`` ranges over the groups defined by ``sensitive_features`` (one column, or the
+intersection of several), ``w`` are sample weights, ``h_i`` is the prediction of row ``i`` read as
+``P(y_hat_i = 1)`` (hard labels are 0/1; probabilities in [0, 1] are used as expectations), and
+every rate is a weighted group mean ``r_g = sum_{i in g} w_i h_i / sum_{i in g} w_i``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairopt.errors import DataValidationError
+from fairopt.metrics._validation import (
+    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation,
+)
+
+__all__ = [
+    "group_rates", "group_summary", "statistical_rate", "representation_rate",
+    "demographic_parity_difference", "demographic_parity_ratio",
+    "equal_opportunity_difference", "equalized_odds_difference",
+]
+
+_RATES = ("selection", "share", "base_rate", "tpr", "fpr")
+_METHODS = ("between_groups", "to_overall")
+
+
+def _n_rows(sensitive_features) -> int:
+    if isinstance(sensitive_features, (pd.DataFrame, pd.Series)):
+        return len(sensitive_features)
+    if isinstance(sensitive_features, dict):
+        return len(pd.DataFrame(sensitive_features))
+    return len(np.asarray(sensitive_features))
+
+
+def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=None, pos_label=1,
+           groups=None):
+    """Per-group rates, the overall rate, and the group labels (shared by every public metric)."""
+    if rate not in _RATES:
+        raise DataValidationError(f"rate must be one of {_RATES}, got {rate!r}.")
+    n = _n_rows(sensitive_features)
+    grp = factorize_groups(sensitive_features, n, groups=groups)
+    w = check_weights(sample_weight, n)
+    if n == 0:
+        raise DataValidationError("the inputs have no rows; metrics need at least one row per group.")
+    if rate == "share":
+        total = np.bincount(grp.codes, weights=w, minlength=grp.n_groups)
+        return total / total.sum(), 1.0 / grp.n_groups, grp.labels
+    truth = None
+    if rate in ("base_rate", "tpr", "fpr"):
+        if y_true is None:
+            raise DataValidationError(f"rate={rate!r} needs y_true.")
+        truth = binary_truth(y_true, n, pos_label)
+    if rate == "base_rate":
+        values, mask, what, cond = truth.astype(float), None, "the base rate P(y=1 | group)", ""
+    else:
+        values = prediction_expectation(y_pred, n, pos_label)
+        if rate == "selection":
+            mask, what, cond = None, "the selection rate P(y_hat=1 | group)", ""
+        elif rate == "tpr":
+            mask, what, cond = truth, "the true positive rate", f"y_true == {pos_label!r}"
+        else:
+            mask, what, cond = ~truth, "the false positive rate", f"y_true != {pos_label!r}"
+    means, _ = group_means(grp, values, w, what, mask=mask, condition=cond)
+    sel_w = w if mask is None else w[mask]
+    sel_v = values if mask is None else values[mask]
+    overall = float(np.dot(sel_w, sel_v) / sel_w.sum())
+    return means, overall, grp.labels
+
+
+def _difference(rates: np.ndarray, overall: float, method: str) -> float:
+    if method not in _METHODS:
+        raise DataValidationError(f"method must be one of {_METHODS}, got {method!r}.")
+    if method == "to_overall":
+        return float(np.max(np.abs(rates - overall)))
+    return float(rates.max() - rates.min())
+
+
+def _ratio(rates: np.ndarray, overall: float, method: str) -> float:
+    if method not in _METHODS:
+        raise DataValidationError(f"method must be one of {_METHODS}, got {method!r}.")
+    if method == "to_overall":
+        lo = np.minimum(rates, overall)
+        hi = np.maximum(rates, overall)
+    else:
+        lo, hi = rates.min(), rates.max()
+    # Equal rates (including all zero) are perfectly fair: ratio 1.
+    ratio = np.where(hi > 0, lo / np.where(hi > 0, hi, 1.0), 1.0)
+    return float(np.min(ratio))
+
+
+def group_rates(y_pred, sensitive_features, *, y_true=None, sample_weight=None, pos_label=1,
+                rate="selection", groups=None) -> pd.Series:
+    """Per-group rates as a pandas Series indexed by group label (a MetricFrame-lite).
+
+    Parameters
+    ----------
+    y_pred : array-like of shape (n,) or None
+        Predictions: 0/1 labels, probabilities of class 1 in [0, 1] (used as expectations), or
+        arbitrary binary labels compared with ``pos_label``. Ignored for ``rate="share"`` and
+        ``rate="base_rate"``.
+    sensitive_features : array-like, Series, DataFrame or dict of columns
+        Group membership; several columns define intersectional groups (one group per observed
+        combination, labelled by a MultiIndex).
+    y_true : array-like of shape (n,), optional
+        Binary ground truth, needed for ``"base_rate"``, ``"tpr"`` and ``"fpr"``.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights; a weight of k is equivalent to repeating the row k times.
+    pos_label : scalar, default 1
+        The favourable label, in ``y_true`` and (for non-[0, 1] labels) in ``y_pred``.
+    rate : {"selection", "share", "base_rate", "tpr", "fpr"}
+        ``P(y_hat=1 | g)``, the weighted share of ``g``, ``P(y=1 | g)``, ``P(y_hat=1 | y=1, g)``
+        or ``P(y_hat=1 | y=0, g)``.
+    groups : sequence, optional
+        Declared list of all groups (labels, or tuples for several columns); groups absent from
+        the data get share 0, and any other rate of an absent group is an error.
+
+    Returns
+    -------
+    pandas.Series
+        One value per group, named after ``rate``.
+
+    Raises
+    ------
+    DataValidationError
+        On mismatched lengths, missing values, negative weights, or a group on which the
+        requested rate is undefined (no rows, or no positives for ``"tpr"``).
+    """
+    rates, _, labels = _rates(rate, sensitive_features, y_pred=y_pred, y_true=y_true,
+                              sample_weight=sample_weight, pos_label=pos_label, groups=groups)
+    return pd.Series(rates, index=labels, name=rate)
+
+
+def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight=None,
+                  pos_label=1) -> pd.DataFrame:
+    """Per-group table: weight, share, and (when the inputs allow) selection, base rate, TPR, FPR.
+
+    Unlike the scalar metrics this is descriptive: a rate that is undefined for a group (for
+    example a TPR in a group without positives) is reported as NaN instead of raising.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by group, with columns ``weight``, ``share`` and, if ``y_pred`` is given,
+        ``selection_rate``; if ``y_true`` is given, ``base_rate``; if both, ``tpr`` and ``fpr``.
+    """
+    n = _n_rows(sensitive_features)
+    grp = factorize_groups(sensitive_features, n)
+    w = check_weights(sample_weight, n)
+    total = np.bincount(grp.codes, weights=w, minlength=grp.n_groups)
+    out = {"weight": total, "share": total / total.sum()}
+
+    def mean(values, mask=None):
+        codes, ww = (grp.codes, w) if mask is None else (grp.codes[mask], w[mask])
+        vv = values if mask is None else values[mask]
+        den = np.bincount(codes, weights=ww, minlength=grp.n_groups)
+        num = np.bincount(codes, weights=ww * vv, minlength=grp.n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+    h = None if y_pred is None else prediction_expectation(y_pred, n, pos_label)
+    t = None if y_true is None else binary_truth(y_true, n, pos_label)
+    if h is not None:
+        out["selection_rate"] = mean(h)
+    if t is not None:
+        out["base_rate"] = mean(t.astype(float))
+    if h is not None and t is not None:
+        out["tpr"] = mean(h, t)
+        out["fpr"] = mean(h, ~t)
+    return pd.DataFrame(out, index=grp.labels)
+
+
+def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1) -> float:
+    """Statistical rate ``min_g P(y_hat=1 | g) / max_g P(y_hat=1 | g)`` (1 = parity, 0 = worst).
+
+    Also known as the disparate-impact ratio (the "80% rule" asks for >= 0.8). Used as a data
+    constraint by Calmon et al. (2017) and Celis et al. (2020), where ``y_pred`` is the
+    (synthetic) label column and ``pos_label`` the label value whose rate is compared.
+
+    Parameters
+    ----------
+    y_pred : array-like of shape (n,)
+        Labels or soft predictions. Numeric values in [0, 1] are read as ``P(y_hat = 1)`` and
+        averaged (so hard 0/1 labels give the usual frequency and probabilities give the
+        expected rate of a randomised classifier); other labels are compared with ``pos_label``.
+    sensitive_features : array-like, Series, DataFrame or dict of columns
+        Group membership; several columns give intersectional groups.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights (frequency semantics).
+    pos_label : scalar, default 1
+        The favourable outcome. For [0, 1]-valued predictions only 1 and 0 are meaningful.
+
+    Returns
+    -------
+    float
+        In [0, 1]. A single group, or groups whose rates are all equal (including all zero), give
+        1.0: there is no disparity to measure.
+
+    Raises
+    ------
+    DataValidationError
+        Mismatched lengths, missing values, negative weights, or a group whose weights are all 0.
+    """
+    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
+                               sample_weight=sample_weight, pos_label=pos_label)
+    return _ratio(rates, overall, "between_groups")
+
+
+def demographic_parity_ratio(y_pred, sensitive_features, sample_weight=None, pos_label=1,
+                             method="between_groups") -> float:
+    """Demographic parity ratio; with the default ``method`` it equals :func:`statistical_rate`.
+
+    ``method="to_overall"`` returns ``min_g min(r_g, r) / max(r_g, r)`` where ``r`` is the overall
+    selection rate (fairlearn's option of the same name). Unlike fairlearn, ``y_true`` is not
+    taken, and all-zero rates give 1.0 instead of NaN.
+    """
+    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
+                               sample_weight=sample_weight, pos_label=pos_label)
+    return _ratio(rates, overall, method)
+
+
+def representation_rate(sensitive_features, sample_weight=None, groups=None) -> float:
+    """Representation rate ``min_g P(g) / max_g P(g)`` of the (weighted) group shares.
+
+    1 means all groups are equally represented. Celis et al. (2020) constrain it in generated
+    data; Calmon et al. (2017) fix the group masses, which fixes it.
+
+    Parameters
+    ----------
+    sensitive_features : array-like, Series, DataFrame or dict of columns
+        Group membership; several columns give intersectional groups.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights, e.g. counts of a cell table.
+    groups : sequence, optional
+        All groups that should be present. A declared group absent from the data (or with zero
+        weight) has share 0 and makes the rate 0. Without it only observed groups count, so a
+        single observed group gives 1.0.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    shares, _, _ = _rates("share", sensitive_features, sample_weight=sample_weight, groups=groups)
+    return float(shares.min() / shares.max())
+
+
+def demographic_parity_difference(y_pred, sensitive_features, sample_weight=None, pos_label=1,
+                                  method="between_groups") -> float:
+    """Demographic (statistical) parity difference ``max_g P(y_hat=1|g) - min_g P(y_hat=1|g)``.
+
+    0 means parity. ``method="to_overall"`` gives ``max_g |r_g - r|`` against the overall rate
+    ``r``. Soft predictions in [0, 1] are averaged as expectations (fairlearn instead counts
+    ``y_pred == 1``); with hard labels the value equals fairlearn's
+    ``demographic_parity_difference`` (which also takes a ``y_true`` it ignores). A single
+    group gives 0.0. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
+    DP violation of Rezaei et al. (2020).
+    """
+    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
+                               sample_weight=sample_weight, pos_label=pos_label)
+    return _difference(rates, overall, method)
+
+
+def equal_opportunity_difference(y_true, y_pred, sensitive_features, sample_weight=None, pos_label=1,
+                                 method="between_groups") -> float:
+    """Equal opportunity difference: ``max_g TPR_g - min_g TPR_g``, ``TPR_g = P(y_hat=1 | y=1, g)``.
+
+    Soft predictions give expected TPRs. Equals fairlearn's ``equal_opportunity_difference`` on
+    hard labels. A group without positive labels makes the TPR undefined and raises
+    :class:`DataValidationError`.
+    """
+    rates, overall, _ = _rates("tpr", sensitive_features, y_pred=y_pred, y_true=y_true,
+                               sample_weight=sample_weight, pos_label=pos_label)
+    return _difference(rates, overall, method)
+
+
+def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=None, pos_label=1,
+                              method="between_groups", agg="worst_case") -> float:
+    """Equalized odds difference over the TPR and FPR group gaps.
+
+    With ``D_TPR = max_g TPR_g - min_g TPR_g`` and ``D_FPR`` likewise for
+    ``FPR_g = P(y_hat=1 | y=0, g)``:
+
+    - ``agg="worst_case"`` (default, fairlearn's default): ``max(D_TPR, D_FPR)``;
+    - ``agg="mean"``: ``(D_TPR + D_FPR) / 2`` (fairlearn's ``agg="mean"``);
+    - ``agg="sum"``: ``D_TPR + D_FPR``, the EOdd violation ``sum_y |...|`` reported by Rezaei et
+      al. (2020) for two groups.
+
+    Groups lacking positive or negative labels raise :class:`DataValidationError`.
+    """
+    if agg not in ("worst_case", "mean", "sum"):
+        raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")
+    kw = dict(y_pred=y_pred, y_true=y_true, sample_weight=sample_weight, pos_label=pos_label)
+    d_tpr = _difference(*_rates("tpr", sensitive_features, **kw)[:2], method)
+    d_fpr = _difference(*_rates("fpr", sensitive_features, **kw)[:2], method)
+    if agg == "worst_case":
+        return max(d_tpr, d_fpr)
+    return (d_tpr + d_fpr) / 2.0 if agg == "mean" else d_tpr + d_fpr
