@@ -203,7 +203,9 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
         if problem_class == "QP" and solver not in _CVXPY_QP:
             raise SolverNotAvailableError(f"cvxpy solver {solver!r} does not take QP problems.",
                                           alternatives)
-    if spec.backend == "pyomo" and problem_class == "QP" and solver in ("glpk", "cbc"):
+    if spec.backend == "pyomo" and problem_class == "QP" and spec.solver is None:
+        solver = "highs"  # appsi_highs passes only linear objectives
+    if spec.backend == "pyomo" and problem_class == "QP" and solver in ("glpk", "cbc", "appsi_highs"):
         raise SolverNotAvailableError(f"pyomo solver {solver!r} does not take QP problems.",
                                       alternatives)
     if spec.backend in ("cvxpy", "pyomo") and solver not in solvers:

@@ -4,7 +4,9 @@ OSQP has no separate variable bounds, so finitely bounded columns become identit
 after the program's rows; their multipliers give the reduced costs. OSQP's multiplier ``y``
 satisfies ``Px + q + A'y = 0`` (positive at an active upper bound), so fairopt's dual is ``-y``.
 Default tolerances are tightened to 1e-9 with solution polishing, since fairopt's contract is
-agreement across back ends to 1e-6; pass ``options`` to trade accuracy for speed.
+agreement across back ends to 1e-6; pass ``options`` to trade accuracy for speed. For LPs the
+adaptive step size is off by default: with it, OSQP 1.x oscillates without converging on small
+vertex-optimal LPs (measured on the planted LPs of ``tests/test_modeling.py``).
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ class OsqpModel(CompiledModel):
         A = sp.vstack([c.A, eye], format="csc")
         P = sp.csc_matrix((c.n, c.n)) if c.P is None else sp.triu(c.P, format="csc")
         lo, hi = self._stacked_bounds()
-        settings = {**DEFAULTS, **dict(self.spec.options)}
+        settings = {**DEFAULTS, **({"adaptive_rho": False} if c.P is None else {}),
+                    **dict(self.spec.options)}
         settings["verbose"] = bool(self.spec.verbose or settings.get("verbose"))
         if self.spec.time_limit is not None:
             settings["time_limit"] = float(self.spec.time_limit)
