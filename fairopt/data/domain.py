@@ -41,6 +41,12 @@ def _fmt_edge(e: float) -> str:
     return str(int(e)) if float(e).is_integer() else repr(float(e))
 
 
+def _level_codes(levels: tuple, values) -> np.ndarray:
+    """Position of each value in ``levels`` (int64), ``-1`` for unknown or missing values."""
+    index = pd.Index(list(levels), dtype=object if len({type(v) for v in levels}) > 1 else None)
+    return index.get_indexer(pd.Index(values)).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Attribute:
     """One categorical attribute of a :class:`Domain`.
@@ -102,7 +108,7 @@ class Attribute:
     def discretize(self, values) -> np.ndarray:
         """Map raw values of the source column to level codes (``-1`` where no bin contains them)."""
         if self.bins is None:
-            return pd.Categorical(values, categories=list(self.levels)).codes.astype(np.int64)
+            return _level_codes(self.levels, values)
         x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
         codes = np.searchsorted(np.asarray(self.bins), x, side="right").astype(np.int64) - 1
         codes[(codes >= self.cardinality) | np.isnan(x)] = -1
@@ -367,7 +373,7 @@ class Domain:
         codes = np.empty((len(df), self.n_attributes), dtype=np.int64)
         for j, a in enumerate(self.attributes):
             values = df[a.name].to_numpy()
-            c = pd.Categorical(values, categories=list(a.levels)).codes
+            c = _level_codes(a.levels, values)
             if (c < 0).any():
                 self._raise_bad(a, values, c, "level")
             codes[:, j] = c
