@@ -1,0 +1,167 @@
+"""Feature encodings of a product of categorical attributes for the max-entropy dual.
+
+A point of the domain ``Omega = V_1 x ... x V_F`` is stored as a row of integer level codes
+``x = (x_1, ..., x_F)`` with ``0 <= x_f < k_f``. Its feature vector is
+``alpha = phi(x) = (phi_1(x_1), ..., phi_F(x_F))`` where each attribute is encoded either
+
+* ``"onehot"`` in *reference-level coding*: level 0 is the reference, ``phi_f(v) = e_v`` for
+  ``v >= 1`` and ``phi_f(0) = 0`` (``k_f - 1`` columns). This removes the redundant direction
+  ``sum_v alpha_{f,v} = 1`` of full one-hot parameters, so the dual Hessian is positive definite
+  for interior targets; or
+* ``"scalar"``: ``phi_f(v) = values_f[v]`` (one column), the paper's ``{0,1}^d`` coding when the
+  values are 0 and 1.
+
+The level-feature matrix ``Phi_f`` (``k_f x m_f``) turns dual parameters into level scores
+``a_f = Phi_f @ lambda_f``; everything else in the oracles is expressed through these scores.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fairopt.errors import DataValidationError
+
+KINDS = ("onehot", "scalar")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Reference-level feature encoding of a product domain.
+
+    Parameters
+    ----------
+    n_levels : tuple of int
+        ``k_f``, the number of levels of each attribute (each ``>= 2``... or 1 for a constant).
+    kinds : tuple of str
+        ``"onehot"`` or ``"scalar"`` per attribute.
+    values : tuple of (ndarray or None)
+        Numeric value of every level for scalar attributes (``None`` for one-hot ones).
+    names : tuple of str
+        Attribute names, used in messages and reports.
+    """
+
+    n_levels: tuple[int, ...]
+    kinds: tuple[str, ...]
+    values: tuple = ()
+    names: tuple[str, ...] = ()
+    _phis: tuple = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> "Encoding":
+        """Validate and build an encoding (``kinds`` may be one string for all attributes)."""
+        n_levels = tuple(int(k) for k in n_levels)
+        F = len(n_levels)
+        if F == 0:
+            raise DataValidationError("the domain needs at least one attribute.")
+        if any(k < 1 for k in n_levels):
+            raise DataValidationError(f"every attribute needs at least one level, got {n_levels}.")
+        if isinstance(kinds, str):
+            kinds = (kinds,) * F
+        kinds = tuple(kinds)
+        if len(kinds) != F or any(k not in KINDS for k in kinds):
+            raise DataValidationError(f"kinds must be {KINDS} per attribute, got {kinds}.")
+        names = tuple(names) if names is not None else tuple(f"x{f}" for f in range(F))
+        if len(names) != F:
+            raise DataValidationError("names must have one entry per attribute.")
+        vals = []
+        for f in range(F):
+            if kinds[f] == "scalar":
+                v = (np.arange(n_levels[f], dtype=float) if values is None or values[f] is None
+                     else np.asarray(values[f], dtype=float))
+                if v.shape != (n_levels[f],) or not np.all(np.isfinite(v)):
+                    raise DataValidationError(
+                        f"scalar attribute {names[f]!r} needs {n_levels[f]} finite level values.")
+                vals.append(v)
+            else:
+                vals.append(None)
+        phis = []
+        for f in range(F):
+            if kinds[f] == "onehot":
+                phi = np.zeros((n_levels[f], n_levels[f] - 1))
+                phi[np.arange(1, n_levels[f]), np.arange(n_levels[f] - 1)] = 1.0
+            else:
+                phi = vals[f][:, None].copy()
+            phi.setflags(write=False)
+            phis.append(phi)
+        return cls(n_levels, kinds, tuple(vals), names, tuple(phis))
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_attributes(self) -> int:
+        return len(self.n_levels)
+
+    @property
+    def widths(self) -> np.ndarray:
+        """``m_f``, the number of dual coordinates of each attribute."""
+        return np.array([p.shape[1] for p in self._phis], dtype=int)
+
+    @property
+    def dim(self) -> int:
+        """``d = sum_f m_f``, the number of dual parameters."""
+        return int(self.widths.sum())
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Start of each attribute's block of dual coordinates (length ``F + 1``)."""
+        return np.concatenate([[0], np.cumsum(self.widths)])
+
+    @property
+    def level_offsets(self) -> np.ndarray:
+        """Start of each attribute's levels in a concatenated level vector (length ``F + 1``)."""
+        return np.concatenate([[0], np.cumsum(self.n_levels)])
+
+    @property
+    def domain_size(self) -> int:
+        """``|Omega|`` as an exact Python integer."""
+        out = 1
+        for k in self.n_levels:
+            out *= int(k)
+        return out
+
+    @property
+    def log_domain_size(self) -> float:
+        return float(np.sum(np.log(np.asarray(self.n_levels, dtype=float))))
+
+    def phi(self, f: int) -> np.ndarray:
+        """Level-feature matrix ``Phi_f`` (``k_f x m_f``)."""
+        return self._phis[f]
+
+    def block(self, f: int) -> slice:
+        o = self.offsets
+        return slice(int(o[f]), int(o[f + 1]))
+
+    # ------------------------------------------------------------ conversions
+    def level_scores(self, lam: np.ndarray) -> list[np.ndarray]:
+        """Level scores ``a_f = Phi_f lambda_f`` for every attribute."""
+        o = self.offsets
+        return [self._phis[f] @ lam[o[f]:o[f + 1]] for f in range(self.n_attributes)]
+
+    def features(self, codes: np.ndarray) -> np.ndarray:
+        """Dense feature matrix ``phi(x)`` of integer code rows (``n x d``)."""
+        codes = np.asarray(codes)
+        return np.hstack([self._phis[f][codes[:, f]] for f in range(self.n_attributes)]) \
+            if self.dim else np.zeros((codes.shape[0], 0))
+
+    def check_codes(self, codes: np.ndarray) -> np.ndarray:
+        """Return ``codes`` as a C-contiguous int64 array after range checks."""
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        if codes.ndim != 2 or codes.shape[1] != self.n_attributes:
+            raise DataValidationError(
+                f"codes must be an (n, {self.n_attributes}) integer array, got shape {codes.shape}.")
+        k = np.asarray(self.n_levels)
+        bad = (codes < 0) | (codes >= k)
+        if bad.any():
+            f = int(np.nonzero(bad.any(axis=0))[0][0])
+            raise DataValidationError(
+                f"attribute {self.names[f]!r} has codes outside 0..{k[f] - 1}.")
+        return codes
+
+    def moments_from_level_probs(self, probs: list[np.ndarray]) -> np.ndarray:
+        """Feature means ``(Phi_f^T P_f)_f`` of per-attribute level distributions."""
+        if not probs:
+            return np.zeros(0)
+        return np.concatenate([self._phis[f].T @ probs[f] for f in range(self.n_attributes)])
+
+    def level_vector(self, probs: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(probs)

@@ -1,0 +1,249 @@
+"""Counting oracle for the max-entropy dual ``h(λ) = log Z(λ) − <θ, λ>``.
+
+With prior ``q = C·u + (1 − C)·w`` (``u`` uniform on the product domain, ``w`` a weighting of the
+distinct data points ``s_i``), ``Z = C·Z_u + (1 − C)·Z_w`` where
+
+* ``log Z_u = Σ_f [LSE_v a_{f,v} − log k_f]`` factorises over attributes (never enumerating Ω),
+* ``log Z_w = LSE_i (log w_i + <λ, s_i>)`` runs over the ``M`` distinct points.
+
+The tilted distribution is the mixture ``p_λ = π·r_λ + (1 − π)·ω_λ`` of the product distribution
+``r_λ(x) = Π_f P_{f,x_f}`` (``P_f = softmax(a_f)``) and the reweighted support
+``ω_λ(s_i) = ρ_i = softmax_i(log w_i + <λ, s_i>)``, with ``π = C Z_u / Z``. Hence
+
+* ``∇h = π μ_u + (1 − π) μ_w − θ = E_p[α] − θ``,
+* ``∇²h = π Σ_u + (1 − π) Σ_w + π(1 − π)(μ_u − μ_w)(μ_u − μ_w)ᵀ = Cov_p[α]``,
+
+with ``Σ_u`` block-diagonal. Value and gradient cost ``O(M·F + Σ k_f m_f)`` (gathers of level
+scores), the Hessian ``O(M·d²)``. All sums are evaluated in log space.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+from scipy.special import logsumexp
+
+from fairopt.errors import DataValidationError
+from fairopt.formulations.maxent.encoding import Encoding
+
+
+@dataclass
+class MixtureState:
+    """Everything the oracles and the sampler need at one ``λ``."""
+
+    lam: np.ndarray
+    level_probs: list          # P_f, softmax of the level scores (uniform branch)
+    log_zu: float              # log Z_u (uniform branch), -inf when C == 0
+    rho: np.ndarray            # ω_λ over the distinct points (data branch)
+    log_zw: float              # log Z_w, -inf when C == 1
+    log_z: float               # log Z
+    pi: float                  # weight of the uniform branch
+    mean_u: np.ndarray         # μ_u
+    mean_w: np.ndarray         # μ_w
+    mean: np.ndarray           # E_p[α]
+
+
+class DualOracle:
+    """Value, gradient and Hessian of the dual for prior ``C·u + (1 − C)·w``.
+
+    Parameters
+    ----------
+    enc : Encoding
+        Feature encoding of the product domain.
+    points : ndarray (M, F) of int
+        Distinct support points (level codes).
+    weights : ndarray (M,)
+        Weighting ``w`` of the points (non-negative, normalised here).
+    C : float
+        Mixing weight of the uniform distribution, in ``[0, 1]``.
+    theta : ndarray (d,)
+        Reference-coded target vector.
+    """
+
+    def __init__(self, enc: Encoding, points: np.ndarray, weights: np.ndarray, C: float,
+                 theta: np.ndarray):
+        if not 0.0 <= float(C) <= 1.0:
+            raise DataValidationError(f"C must lie in [0, 1], got {C}.")
+        weights = np.asarray(weights, dtype=float).reshape(-1)
+        points = enc.check_codes(points)
+        if weights.shape[0] != points.shape[0]:
+            raise DataValidationError("weights need one entry per support point.")
+        if np.any(weights < 0) or not np.isfinite(weights).all():
+            raise DataValidationError("prior weights must be finite and non-negative.")
+        keep = weights > 0
+        if float(C) < 1.0 and not keep.any():
+            raise DataValidationError("the data part of the prior has no mass (all weights are 0).")
+        self.enc = enc
+        self.points = points[keep]
+        self.weights = weights[keep] / weights[keep].sum() if keep.any() else weights[keep]
+        self.log_w = np.log(self.weights)
+        self.C = float(C)
+        self.theta = np.asarray(theta, dtype=float).reshape(-1)
+        if self.theta.shape != (enc.dim,):
+            raise DataValidationError(f"theta must have {enc.dim} reference-coded entries.")
+        self.S = enc.features(self.points)
+        self._flat = self.points + enc.level_offsets[:-1][None, :]
+        self._log_k = np.log(np.asarray(enc.n_levels, dtype=float))
+        self.has_u = self.C > 0.0
+        self.has_w = self.C < 1.0
+        self.n_evals = 0
+
+    @property
+    def dim(self) -> int:
+        return self.enc.dim
+
+    # ------------------------------------------------------------------ state
+    def state(self, lam: np.ndarray) -> MixtureState:
+        """Mixture decomposition of the tilted prior at ``lam``."""
+        self.n_evals += 1
+        enc = self.enc
+        lam = np.asarray(lam, dtype=float)
+        scores = enc.level_scores(lam)
+        d = enc.dim
+        if self.has_u:
+            lse = np.array([logsumexp(a) for a in scores])
+            P = [np.exp(a - l) for a, l in zip(scores, lse)]
+            log_zu = float(np.sum(lse - self._log_k))
+            mean_u = enc.moments_from_level_probs(P)
+        else:
+            P = [np.full(k, 1.0 / k) for k in enc.n_levels]
+            log_zu, mean_u = -np.inf, np.zeros(d)
+        if self.has_w:
+            flat_scores = np.concatenate(scores)
+            t = self.log_w + flat_scores[self._flat].sum(axis=1)
+            log_zw = float(logsumexp(t))
+            rho = np.exp(t - log_zw)
+            mean_w = rho @ self.S
+        else:
+            rho, log_zw, mean_w = np.zeros(self.points.shape[0]), -np.inf, np.zeros(d)
+        if self.has_u and self.has_w:
+            a = np.log(self.C) + log_zu
+            b = np.log1p(-self.C) + log_zw
+            log_z = float(np.logaddexp(a, b))
+            pi = float(np.exp(a - log_z))
+        elif self.has_u:
+            log_z, pi = log_zu, 1.0
+        else:
+            log_z, pi = log_zw, 0.0
+        mean = pi * mean_u + (1.0 - pi) * mean_w
+        return MixtureState(lam, P, log_zu, rho, log_zw, log_z, pi, mean_u, mean_w, mean)
+
+    # ---------------------------------------------------------------- oracles
+    def value(self, lam) -> float:
+        st = self.state(lam)
+        return st.log_z - float(self.theta @ st.lam)
+
+    def gradient(self, lam) -> np.ndarray:
+        return self.state(lam).mean - self.theta
+
+    def value_grad(self, lam):
+        st = self.state(lam)
+        return st.log_z - float(self.theta @ st.lam), st.mean - self.theta
+
+    def hessian_from_state(self, st: MixtureState) -> np.ndarray:
+        """``Cov_p[α]`` from a computed state."""
+        enc, d = self.enc, self.enc.dim
+        H = np.zeros((d, d))
+        if self.has_u and st.pi > 0:
+            for f in range(enc.n_attributes):
+                blk = enc.block(f)
+                phi, P = enc.phi(f), st.level_probs[f]
+                mu = st.mean_u[blk]
+                H[blk, blk] += st.pi * ((phi.T * P) @ phi - np.outer(mu, mu))
+        if self.has_w and st.pi < 1:
+            Sc = self.S - st.mean_w
+            H += (1.0 - st.pi) * ((Sc.T * st.rho) @ Sc)
+        if self.has_u and self.has_w:
+            delta = st.mean_u - st.mean_w
+            H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)
+        return 0.5 * (H + H.T)
+
+    def hessian(self, lam) -> np.ndarray:
+        return self.hessian_from_state(self.state(lam))
+
+    def value_grad_hess(self, lam):
+        st = self.state(lam)
+        return (st.log_z - float(self.theta @ st.lam), st.mean - self.theta,
+                self.hessian_from_state(st))
+
+    # --------------------------------------------------------------- derived
+    def level_marginals(self, st: MixtureState) -> list[np.ndarray]:
+        """Exact per-attribute level distributions of ``p_λ``."""
+        out = []
+        for f, k in enumerate(self.enc.n_levels):
+            m = st.pi * st.level_probs[f] if self.has_u else np.zeros(k)
+            if self.has_w:
+                m = m + (1.0 - st.pi) * np.bincount(self.points[:, f], weights=st.rho, minlength=k)
+            out.append(m)
+        return out
+
+    def pair_marginal(self, st: MixtureState, f: int, g: int) -> np.ndarray:
+        """Exact joint distribution ``p_λ(X_f, X_g)`` (``k_f x k_g``)."""
+        kf, kg = self.enc.n_levels[f], self.enc.n_levels[g]
+        J = st.pi * np.outer(st.level_probs[f], st.level_probs[g]) if self.has_u else np.zeros((kf, kg))
+        if self.has_w:
+            cell = self.points[:, f] * kg + self.points[:, g]
+            J = J + (1.0 - st.pi) * np.bincount(cell, weights=st.rho, minlength=kf * kg).reshape(kf, kg)
+        return J
+
+    def log_prob(self, st: MixtureState, codes: np.ndarray) -> np.ndarray:
+        """``log p_λ(x)`` of arbitrary code rows, using a hash of the support."""
+        enc = self.enc
+        codes = enc.check_codes(codes)
+        scores = np.concatenate(enc.level_scores(st.lam))
+        s = scores[codes + enc.level_offsets[:-1][None, :]].sum(axis=1)
+        key = _row_keys(codes, enc.n_levels)
+        skey = _row_keys(self.points, enc.n_levels)
+        order = np.argsort(skey)
+        pos = np.searchsorted(skey[order], key)
+        pos = np.minimum(pos, len(order) - 1) if len(order) else pos
+        wq = np.zeros(codes.shape[0])
+        if len(order):
+            hit = skey[order][pos] == key
+            wq[hit] = self.weights[order][pos[hit]]
+        with np.errstate(divide="ignore"):
+            q = (self.C * np.exp(-enc.log_domain_size) if self.has_u else 0.0) + (1 - self.C) * wq
+            return np.log(q) + s - st.log_z
+
+
+def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
+    """Unique keys of code rows (mixed-radix integers; falls back to bytes for huge domains)."""
+    total = 1
+    for k in n_levels:
+        total *= int(k)
+    if total < 2 ** 62:
+        radix = np.cumprod([1] + [int(k) for k in n_levels[::-1]][:-1])[::-1].astype(np.int64)
+        return codes.astype(np.int64) @ radix
+    view = np.ascontiguousarray(codes.astype(np.int64))
+    return view.view(np.dtype((np.void, view.dtype.itemsize * view.shape[1]))).reshape(-1)
+
+
+def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
+    """All code rows of the domain (tests and tiny domains only)."""
+    if enc.domain_size > max_size:
+        raise DataValidationError(
+            f"refusing to enumerate a domain of {enc.domain_size} points (limit {max_size}).")
+    return np.array(list(product(*[range(k) for k in enc.n_levels])), dtype=np.int64).reshape(
+        -1, enc.n_attributes)
+
+
+def brute_force(enc: Encoding, points, weights, C: float, lam: np.ndarray, theta=None):
+    """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``."""
+    codes = enumerate_domain(enc)
+    X = enc.features(codes)
+    weights = np.asarray(weights, float) / np.sum(weights)
+    key = _row_keys(codes, enc.n_levels)
+    pkey = _row_keys(np.asarray(points), enc.n_levels)
+    wfull = np.zeros(codes.shape[0])
+    idx = np.searchsorted(key, pkey)
+    np.add.at(wfull, idx, weights)
+    q = C / codes.shape[0] + (1 - C) * wfull
+    with np.errstate(divide="ignore"):
+        logits = np.log(q) + X @ lam
+    logZ = logsumexp(logits)
+    p = np.exp(logits - logZ)
+    theta = np.zeros(enc.dim) if theta is None else theta
+    mean = p @ X
+    Xc = X - mean
+    return codes, q, p, logZ - float(theta @ lam), mean - theta, (Xc.T * p) @ Xc

@@ -1,0 +1,311 @@
+"""Back ends for the max-entropy dual ``min_λ h(λ)``.
+
+``native``  damped Newton in reference-level coordinates (default): Cholesky of ``H (+ μI)``,
+            Armijo backtracking on ``h``, stop at ``‖E_p[α] − θ‖∞ ≤ tol`` over *all* levels.
+``scipy``   ``scipy.optimize.minimize`` with the exact gradient, and the exact Hessian for the
+            trust-region methods (``trust-exact`` default, ``trust-krylov``, ``L-BFGS-B``).
+``cvxpy``   the dual as an exponential-cone program (Clarabel by default, or SCS)::
+
+                minimise LSE([log C − Σ log k_f + Σ_f LSE(a_f(λ)),  log(1 − C) + log w_i + <λ, s_i>])
+                         − <θ, λ>
+
+``pyomo``   the same objective as an unconstrained NLP on a ``ConcreteModel``; solved by Ipopt only
+            when it is installed, otherwise :class:`~fairopt.errors.SolverNotAvailableError`.
+
+Every back end returns ``(lam, n_iter, status_text, log)``; the caller re-checks the marginal
+violation and never reports a non-converged run as optimal.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from fairopt.errors import ConfigError, InfeasibleError, SolverError, SolverNotAvailableError
+from fairopt.formulations.maxent.oracle import DualOracle
+
+BACKENDS = ("native", "scipy", "cvxpy", "pyomo")
+SCIPY_METHODS = ("trust-exact", "trust-krylov", "L-BFGS-B")
+
+
+@dataclass
+class BackendResult:
+    lam: np.ndarray
+    n_iter: int
+    converged: bool
+    message: str
+    log: str = ""
+    solver: str = ""
+
+
+def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
+    """``max |E_p[α] − θ|`` over every level, reference levels included."""
+    enc = oracle.enc
+    v = float(np.max(np.abs(grad))) if grad.size else 0.0
+    for f in range(enc.n_attributes):
+        if enc.kinds[f] == "onehot" and enc.n_levels[f] > 1:
+            v = max(v, abs(float(grad[enc.block(f)].sum())))
+    return v
+
+
+def parse_solver(solver) -> tuple[str, str | None, dict]:
+    """Split ``"backend[:solver]"`` (or a :class:`fairopt.modeling.SolverSpec`-like object)."""
+    options: dict = {}
+    if solver is None:
+        return "native", None, options
+    if not isinstance(solver, str):
+        backend = getattr(solver, "backend", None)
+        inner = getattr(solver, "solver", None)
+        options = dict(getattr(solver, "options", {}) or {})
+        if backend is None:
+            raise ConfigError(f"cannot read a solver from {solver!r}.")
+        solver = backend if inner is None else f"{backend}:{inner}"
+    backend, _, inner = solver.partition(":")
+    backend = backend.strip().lower()
+    if backend not in BACKENDS:
+        raise ConfigError(
+            f"max-entropy back end {backend!r} is unknown; choose one of {list(BACKENDS)} "
+            "(e.g. 'native', 'scipy:trust-exact', 'cvxpy:CLARABEL', 'pyomo:ipopt').")
+    return backend, (inner.strip() or None), options
+
+
+# ------------------------------------------------------------------------------ native Newton
+def lambda_bound(oracle: DualOracle, eta: float) -> float:
+    """Divergence guard from the corrected Lemma 4.2: ``‖λ*‖₂ ≤ log(|Ω|/C)/η`` (full coding);
+    reference coding at most doubles each coordinate, so the guard is generous."""
+    if oracle.C <= 0 or eta <= 0:
+        return 1e3
+    Lq = oracle.enc.log_domain_size + np.log(1.0 / oracle.C)
+    return 4.0 * Lq / eta + 50.0
+
+
+def newton(oracle: DualOracle, tol: float = 1e-10, max_iter: int = 100, lam0=None,
+           eta: float = 0.0, boundary_hint: str = "") -> BackendResult:
+    """Damped Newton with Armijo backtracking (see module docstring)."""
+    d = oracle.dim
+    lam = np.zeros(d) if lam0 is None else np.asarray(lam0, float).copy()
+    bound = lambda_bound(oracle, eta)
+    lines = []
+    st = oracle.state(lam)
+    h = st.log_z - float(oracle.theta @ lam)
+    g = st.mean - oracle.theta
+    for it in range(max_iter + 1):
+        viol = full_violation(oracle, g)
+        lines.append(f"iter {it:3d}  h={h:.15e}  max_violation={viol:.3e}")
+        if viol <= tol:
+            return BackendResult(lam, it, True, "converged", "\n".join(lines), "newton")
+        if it == max_iter:
+            break
+        if d == 0:
+            break
+        H = oracle.hessian_from_state(st)
+        mu, step = 0.0, None
+        scale = max(np.trace(H) / d, 1e-300)
+        for _ in range(40):
+            try:
+                c = sla.cho_factor(H + mu * np.eye(d), lower=True, check_finite=False)
+                step = -sla.cho_solve(c, g, check_finite=False)
+                if np.all(np.isfinite(step)):
+                    break
+            except np.linalg.LinAlgError:
+                pass
+            mu = 1e-12 * scale if mu == 0 else mu * 10
+        if step is None:
+            raise SolverError("Newton system could not be factorised.", status="numerical",
+                              log="\n".join(lines))
+        nu2 = -float(g @ step)
+        t = 1.0
+        if nu2 >= 1e-12:
+            while t >= 1e-10:
+                st_new = oracle.state(lam + t * step)
+                h_new = st_new.log_z - float(oracle.theta @ (lam + t * step))
+                if h_new <= h - 1e-4 * t * nu2:
+                    break
+                t *= 0.5
+            if t < 1e-10:
+                # rounding floor: accept the full step only if it still shrinks the violation
+                st_new = oracle.state(lam + step)
+                g_new = st_new.mean - oracle.theta
+                if full_violation(oracle, g_new) < viol:
+                    t = 1.0
+                else:
+                    raise InfeasibleError(
+                        f"max-entropy Newton line search stalled at max marginal violation "
+                        f"{viol:.3e}; the target is (numerically) on the boundary of the hull"
+                        + (f" — nearest block: {boundary_hint}." if boundary_hint else "."),
+                        program="maxent", constraint=boundary_hint or None, log="\n".join(lines))
+        else:
+            st_new = oracle.state(lam + step)
+        lam = lam + t * step
+        st = st_new
+        h = st.log_z - float(oracle.theta @ lam)
+        g = st.mean - oracle.theta
+        if np.linalg.norm(lam) > bound:
+            raise InfeasibleError(
+                f"max-entropy dual diverges (‖λ‖₂ = {np.linalg.norm(lam):.3g} exceeds the "
+                f"Lemma 4.2 guard {bound:.3g}): the target is outside the relative interior of "
+                "the prior's hull" + (f"; nearest block: {boundary_hint}." if boundary_hint else "."),
+                program="maxent", constraint=boundary_hint or None, log="\n".join(lines))
+    return BackendResult(lam, max_iter, False, "iteration limit", "\n".join(lines), "newton")
+
+
+# ------------------------------------------------------------------------------------ scipy
+def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: int,
+                options: dict | None = None) -> BackendResult:
+    from scipy.optimize import minimize
+
+    method = method or "trust-exact"
+    canon = {m.lower(): m for m in SCIPY_METHODS}
+    if method.lower() not in canon:
+        raise ConfigError(f"scipy method {method!r} is not supported; choose one of {SCIPY_METHODS}.")
+    method = canon[method.lower()]
+    opts = {"maxiter": max_iter, "gtol": tol * 0.5}
+    if method == "L-BFGS-B":
+        opts.update(ftol=1e-15, maxcor=30, maxiter=max(max_iter, 2000))
+    opts.update(options or {})
+    kw = {} if method == "L-BFGS-B" else {"hess": oracle.hessian}
+    res = minimize(oracle.value_grad, np.zeros(oracle.dim), jac=True, method=method,
+                   options=opts, **kw)
+    return BackendResult(np.asarray(res.x, float), int(getattr(res, "nit", 0) or 0),
+                         bool(res.success), str(res.message), str(res), f"scipy:{method}")
+
+
+# ------------------------------------------------------------------------------------ cvxpy
+def build_cvxpy(oracle: DualOracle):
+    """The dual as a cvxpy problem; returns ``(problem, lam_variable)``."""
+    import cvxpy as cp
+
+    enc = oracle.enc
+    lam = cp.Variable(enc.dim, name="lambda")
+    terms = []
+    if oracle.has_u:
+        pieces = []
+        for f in range(enc.n_attributes):
+            blk = enc.block(f)
+            if enc.kinds[f] == "onehot":
+                if enc.n_levels[f] == 1:
+                    continue
+                a_f = cp.hstack([np.zeros(1), lam[blk]])
+            else:
+                a_f = enc.values[f] * lam[blk]
+            pieces.append(cp.log_sum_exp(a_f))
+        const = float(np.log(oracle.C) - enc.log_domain_size)
+        uni = const + (cp.sum(cp.hstack(pieces)) if pieces else 0.0)
+        terms.append(cp.reshape(uni, (1,), order="C"))
+    if oracle.has_w:
+        terms.append(float(np.log1p(-oracle.C)) + oracle.log_w + oracle.S @ lam)
+    objective = cp.log_sum_exp(cp.hstack(terms)) - oracle.theta @ lam
+    return cp.Problem(cp.Minimize(objective)), lam
+
+
+def cvxpy_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: int,
+                options: dict | None = None) -> BackendResult:
+    import cvxpy as cp
+
+    solver = (solver or "CLARABEL").upper()
+    if solver not in cp.installed_solvers():
+        raise SolverNotAvailableError(f"cvxpy solver {solver!r} is not installed.",
+                                      available=[f"cvxpy:{s}" for s in cp.installed_solvers()
+                                                 if s in ("CLARABEL", "SCS", "ECOS", "MOSEK")])
+    prob, lam = build_cvxpy(oracle)
+    opts: dict = {}
+    if solver == "CLARABEL":
+        opts = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                "tol_ktratio": 1e-10, "max_iter": max(max_iter, 200)}
+    elif solver == "SCS":
+        opts = {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iters": 200_000}
+    opts.update(options or {})
+    try:
+        prob.solve(solver=solver, **opts)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"cvxpy/{solver} failed on the max-entropy dual: {exc}",
+                          status="error") from exc
+    if lam.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
+        raise SolverError(f"cvxpy/{solver} returned status {prob.status!r}.", status=prob.status)
+    stats = prob.solver_stats
+    return BackendResult(np.asarray(lam.value, float), int(stats.num_iters or 0),
+                         prob.status == "optimal", prob.status, "", f"cvxpy:{solver}")
+
+
+# ------------------------------------------------------------------------------------ pyomo
+def build_pyomo(oracle: DualOracle):
+    """The dual as a pyomo ``ConcreteModel`` with variable ``lam`` and objective ``dual``.
+
+    ``log Z`` is written with the max-shift removed at ``λ = 0`` (``Z(0) = 1``) so that Ipopt starts
+    from well-scaled exponentials; the data part is one ``exp`` per distinct point, built from the
+    nonzeros of the feature matrix.
+    """
+    import pyomo.environ as pyo
+
+    enc = oracle.enc
+    m = pyo.ConcreteModel(name="maxent_dual")
+    m.I = pyo.RangeSet(0, enc.dim - 1)
+    m.lam = pyo.Var(m.I, initialize=0.0, domain=pyo.Reals)
+    parts = []
+    if oracle.has_u:
+        facs = []
+        for f in range(enc.n_attributes):
+            blk = enc.block(f)
+            phi = enc.phi(f)
+            cols = list(range(blk.start, blk.stop))
+            terms = []
+            for v in range(enc.n_levels[f]):
+                nz = np.nonzero(phi[v])[0]
+                arg = pyo.quicksum(float(phi[v, c]) * m.lam[cols[c]] for c in nz) if nz.size else 0.0
+                terms.append(pyo.exp(arg) / enc.n_levels[f])
+            facs.append(pyo.quicksum(terms))
+        prod = facs[0]
+        for fac in facs[1:]:
+            prod = prod * fac
+        parts.append(oracle.C * prod)
+    if oracle.has_w:
+        S = oracle.S
+        rows = []
+        for i in range(S.shape[0]):
+            nz = np.nonzero(S[i])[0]
+            arg = pyo.quicksum(float(S[i, c]) * m.lam[int(c)] for c in nz) if nz.size else 0.0
+            rows.append(float(oracle.weights[i]) * pyo.exp(arg))
+        parts.append((1.0 - oracle.C) * pyo.quicksum(rows))
+    z = pyo.quicksum(parts)
+    lin = pyo.quicksum(float(oracle.theta[j]) * m.lam[j] for j in range(enc.dim))
+    m.dual = pyo.Objective(expr=pyo.log(z) - lin, sense=pyo.minimize)
+    return m
+
+
+def pyomo_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: int,
+                options: dict | None = None) -> BackendResult:
+    import pyomo.environ as pyo
+
+    name = solver or "ipopt"
+    model = build_pyomo(oracle)
+    opt = pyo.SolverFactory(name)
+    if not opt.available(exception_flag=False):
+        raise SolverNotAvailableError(
+            f"pyomo solver {name!r} is not available (the max-entropy dual is a smooth NLP and "
+            "needs Ipopt); the model was built but cannot be solved here.",
+            available=["native", "scipy:trust-exact", "cvxpy:CLARABEL"])
+    opts = {"tol": tol * 1e-2, "max_iter": max(max_iter, 500)} if name == "ipopt" else {}
+    opts.update(options or {})
+    for k, v in opts.items():
+        opt.options[k] = v
+    res = opt.solve(model)
+    term = str(res.solver.termination_condition)
+    lam = np.array([pyo.value(model.lam[j]) for j in range(oracle.dim)], dtype=float)
+    return BackendResult(lam, 0, term == "optimal", term, str(res), f"pyomo:{name}")
+
+
+def run_backend(oracle: DualOracle, backend: str, inner: str | None, tol: float, max_iter: int,
+                options: dict | None = None, eta: float = 0.0, boundary_hint: str = "") -> tuple:
+    """Dispatch; returns ``(BackendResult, seconds)``."""
+    t0 = time.perf_counter()
+    if backend == "native":
+        res = newton(oracle, tol=tol, max_iter=max_iter, eta=eta, boundary_hint=boundary_hint)
+    elif backend == "scipy":
+        res = scipy_solve(oracle, inner, tol, max_iter, options)
+    elif backend == "cvxpy":
+        res = cvxpy_solve(oracle, inner, tol, max_iter, options)
+    else:
+        res = pyomo_solve(oracle, inner, tol, max_iter, options)
+    return res, time.perf_counter() - t0
