@@ -1,0 +1,210 @@
+r"""Cost-sensitive LPs of fair regression (Agarwal, Dudík & Wu 2019, App. G and Sec. 4.4).
+
+:class:`WeightedHingeLP`
+    The weighted hinge surrogate of cost-sensitive classification for linear threshold
+    classifiers :math:`h_\beta(x,z)=1\{\langle\beta,x\rangle\ge z\}`, on ``m`` augmented rows
+    :math:`r=(i,z)` with weights :math:`W_r` and labels :math:`Y_r\in\{\pm1\}` (the published LP with
+    its three errata fixed: weights in the objective, threshold in the margin, augmented rows):
+
+    .. math:: \text{(P)}\ \min_{\beta,t}\ \sum_r W_r t_r\ \ \text{s.t.}\ \ t_r\ge0,\ \
+              t_r\ge\tfrac\alpha2-Y_r(\langle\beta,x_r\rangle-z_r),\ \ -1\le\beta_j\le1.
+
+    Its LP dual has only ``2d`` rows. With :math:`\omega_r=Y_ru_r` the constraint matrix is the
+    constant ``d x m`` matrix of augmented features, and only column bounds and costs change
+    across game iterations:
+
+    .. math:: \text{(D)}\ \max_{\omega,v}\ \sum_r(z_r+\tfrac\alpha2Y_r)\omega_r-\sum_jv_j\ \
+              \text{s.t.}\ v-X^\top\omega\ge0\ [\pi^+],\ v+X^\top\omega\ge0\ [\pi^-],\ \
+              \omega_r\in[0,W_r]\ (Y_r=1),\ [-W_r,0]\ (Y_r=-1).
+
+    (D) is passed to the back ends as the minimisation of its negated objective, so its row
+    duals are non-negative and :math:`\beta=\pi^+-\pi^-` (with ``v`` free,
+    :math:`\pi^++\pi^-=1`). The solution certifies itself: (P)'s objective at the recovered
+    :math:`\beta` must equal (D)'s optimum.
+
+:func:`best_mixture_program`
+    The restricted best-response mixture LP of the practical game over a pool of hypotheses with
+    costs :math:`\kappa` and constraint values :math:`\Gamma` (rows ``g <= b``):
+    :math:`\min_{q\in\Delta,s\ge0}\kappa^\top q+Bs` s.t. :math:`\Gamma q-s\le b`. Its row duals
+    (negated, so non-negative) are the multipliers :math:`\lambda_{\rm LP}` of
+    :math:`\max_{\lambda\ge0,\|\lambda\|_1\le B}\min_k L(h_k,\lambda)`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.modeling import Program
+
+
+# ---- best-response mixture LP ------------------------------------------------------------------
+def best_mixture_program(costs, G, bound, B: float, name: str = "best_mixture") -> Program:
+    """Build the restricted best-mixture LP over ``K`` hypotheses (``G`` has shape ``(K, M)``)."""
+    costs = np.asarray(costs, dtype=float)
+    G = np.atleast_2d(np.asarray(G, dtype=float))
+    K, M = G.shape
+    prog = Program(name)
+    prog.add_variables("q", shape=(K,), lb=0.0)
+    prog.add_variables("s", shape=(1,), lb=0.0)
+    prog.add_constraints("fairness", {"q": G.T, "s": -np.ones((M, 1))}, ub=np.asarray(bound, float))
+    prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
+    prog.set_objective(linear={"q": costs, "s": [float(B)]})
+    return prog
+
+
+def solve_best_mixture(costs, G, bound, B: float, solver="highs"):
+    """Solve :func:`best_mixture_program`; return ``(q, lambda, s)`` with ``lambda >= 0``."""
+    sol = best_mixture_program(costs, G, bound, B).solve(solver)
+    if not sol.is_optimal:
+        raise SolverError(f"best-mixture LP ended with status {sol.status}; raise the time limit "
+                          "or choose another LP back end.", status=sol.status, log=sol.log)
+    q = np.clip(sol.primal["q"], 0.0, None)
+    q = q / q.sum()
+    lam = np.clip(-np.asarray(sol.dual["fairness"]), 0.0, None)
+    return q, lam, float(sol.primal["s"][0])
+
+
+# ---- weighted hinge LP ---------------------------------------------------------------------------
+@dataclass
+class HingeSolution:
+    """Solution of :class:`WeightedHingeLP`: ``beta``, hinge objective and the certificate."""
+
+    beta: np.ndarray
+    objective: float
+    form: str
+    certificate_gap: float
+    solve_seconds: float
+    backend: str
+
+
+def hinge_objective(beta, features, z, W, Y, alpha: float) -> float:
+    """(P)'s objective :math:`\\sum_r W_r\\max(0, \\alpha/2 - Y_r(\\langle\\beta,x_r\\rangle - z_r))`."""
+    margin = Y * (features @ beta - z)
+    return float(W @ np.maximum(0.0, 0.5 * alpha - margin))
+
+
+class WeightedHingeLP:
+    """Weighted hinge LP for linear threshold classifiers, in primal or dual form.
+
+    Parameters
+    ----------
+    features : array of shape (m, d)
+        Augmented-row features ``x_r`` (include a constant column for an intercept).
+    z : array of shape (m,)
+        Thresholds ``z_r``.
+    W, Y : arrays of shape (m,)
+        Non-negative weights and labels in ``{-1, +1}``.
+    alpha : float
+        Grid step; the hinge margin is ``alpha / 2``.
+    form : {"auto", "primal", "dual"}
+        ``"auto"`` picks the dual (``2d`` rows) whenever ``m > 2d``.
+    """
+
+    def __init__(self, features, z, W, Y, alpha: float, form: str = "auto"):
+        self.features = np.asarray(features, dtype=float)
+        self.z = np.asarray(z, dtype=float)
+        self.alpha = float(alpha)
+        self.form = form
+        self._compiled = None
+        self._compiled_solver = None
+        self.set_costs(W, Y)
+        if form not in ("auto", "primal", "dual"):
+            raise ConfigError(f"form={form!r}; use 'auto', 'primal' or 'dual'.")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.features.shape
+
+    @property
+    def chosen_form(self) -> str:
+        m, d = self.shape
+        if self.form != "auto":
+            return self.form
+        return "dual" if m > 2 * d else "primal"
+
+    def set_costs(self, W, Y) -> None:
+        """Replace weights and labels (the only data that change across game iterations)."""
+        W = np.asarray(W, dtype=float)
+        Y = np.asarray(Y, dtype=float)
+        m = self.features.shape[0]
+        if W.shape != (m,) or Y.shape != (m,) or np.any(W < 0) or not np.all(np.isin(Y, (-1.0, 1.0))):
+            raise DataValidationError(f"hinge LP needs {m} non-negative weights and labels in {{-1, +1}}.")
+        self.W, self.Y = W, Y
+
+    # -- builders --------------------------------------------------------------------------
+    def _dual_data(self):
+        c = -(self.z + 0.5 * self.alpha * self.Y)          # negated (D) objective on omega
+        lb = np.where(self.Y > 0, 0.0, -self.W)
+        ub = np.where(self.Y > 0, self.W, 0.0)
+        return c, lb, ub
+
+    def build(self, form: str | None = None) -> Program:
+        """The program of the chosen form (``form`` overrides the instance setting)."""
+        form = form or self.chosen_form
+        m, d = self.shape
+        if form == "dual":
+            c, lb, ub = self._dual_data()
+            prog = Program("weighted_hinge_dual")
+            prog.add_variables("omega", shape=(m,), lb=lb, ub=ub)
+            prog.add_variables("v", shape=(d,), lb=None)
+            XT = sp.csr_matrix(self.features.T)
+            eye = sp.identity(d, format="csr")
+            prog.add_constraints("pos", {"v": eye, "omega": -XT}, lb=0.0)
+            prog.add_constraints("neg", {"v": eye, "omega": XT}, lb=0.0)
+            prog.set_objective(linear={"omega": c, "v": np.ones(d)})
+            return prog
+        if form != "primal":
+            raise ConfigError(f"form={form!r}; use 'primal' or 'dual'.")
+        prog = Program("weighted_hinge_primal")
+        prog.add_variables("beta", shape=(d,), lb=-1.0, ub=1.0)
+        prog.add_variables("t", shape=(m,), lb=0.0)
+        margin = sp.diags(self.Y) @ sp.csr_matrix(self.features)
+        prog.add_constraints("margin", {"t": sp.identity(m, format="csr"), "beta": margin},
+                             lb=0.5 * self.alpha + self.Y * self.z)
+        prog.set_objective(linear={"t": self.W})
+        return prog
+
+    # -- solving ---------------------------------------------------------------------------
+    def solve(self, solver="highs", form: str | None = None, warm_start: bool = True) -> HingeSolution:
+        """Solve; the dual form re-uses a compiled model (warm start) when ``warm_start``."""
+        form = form or self.chosen_form
+        t0 = time.perf_counter()
+        if form == "dual":
+            if warm_start and self._compiled is not None and self._compiled_solver == solver:
+                c, lb, ub = self._dual_data()
+                self._compiled.set_objective({"omega": c})
+                self._compiled.set_variable_bounds("omega", lb=lb, ub=ub)
+                sol = self._compiled.solve()
+            else:
+                comp = self.build("dual").compile(solver)
+                sol = comp.solve()
+                if warm_start:
+                    self._compiled, self._compiled_solver = comp, solver
+            self._check(sol)
+            beta = np.clip(np.asarray(sol.dual["pos"]) - np.asarray(sol.dual["neg"]), -1.0, 1.0)
+            value = -float(sol.objective)
+        else:
+            sol = self.build("primal").solve(solver)
+            self._check(sol)
+            beta = np.asarray(sol.primal["beta"], dtype=float)
+            value = float(sol.objective)
+        seconds = time.perf_counter() - t0
+        obj = hinge_objective(beta, self.features, self.z, self.W, self.Y, self.alpha)
+        return HingeSolution(beta=beta, objective=value, form=form,
+                             certificate_gap=abs(obj - value) / max(1.0, abs(value)),
+                             solve_seconds=seconds, backend=str(solver))
+
+    @staticmethod
+    def _check(sol) -> None:
+        if not sol.is_optimal:
+            raise SolverError(f"weighted hinge LP ended with status {sol.status}; raise the time "
+                              "limit or use another LP back end.", status=sol.status, log=sol.log)
+
+    def summary(self) -> dict:
+        m, d = self.shape
+        return {"rows_primal": m, "rows_dual": 2 * d, "columns_primal": m + d,
+                "columns_dual": m + d, "chosen_form": self.chosen_form}

@@ -1,0 +1,326 @@
+r"""The exponentiated-gradient Lagrangian game (Agarwal et al. 2018; Agarwal, Dudík & Wu 2019).
+
+The game solves :math:`\min_{Q}\max_{\lambda\ge0,\ \|\lambda\|_1\le B} L(Q,\lambda)` with
+:math:`L(Q,\lambda)=\mathrm{cost}(Q)+\lambda^\top(g(Q)-b)` over randomized hypotheses ``Q``; the
+moment (:mod:`fairopt.reductions.moments`) supplies ``cost``, ``g`` and ``b``, the oracle
+(:mod:`fairopt.reductions.oracles`) the best responses :math:`\mathrm{Best}_h(\lambda)`.
+
+Two modes:
+
+``"faithful"``
+    Algorithms 1/2 as published: :math:`\lambda_t = B\,\mathrm{softmax}([0,\theta])_{1:}` (the
+    leading 0 is the phantom coordinate holding the unspent budget), step
+    :math:`\eta=\nu/(\kappa B)` with :math:`\kappa` = 8 (SP, classification) or 2 (BGL), uniform
+    averages :math:`\hat Q_t,\hat\lambda_t`, closed-form :math:`\mathrm{Best}_\lambda` and the stopping
+    rule :math:`\max(\bar\nu,\underline\nu)\le\nu`.
+``"practical"`` (default)
+    an iteration cap, :math:`\eta_0=2/B` halved whenever the EG gap grows (never below the
+    published value), and after every EG step the restricted best-mixture LP over all hypotheses
+    found so far (built as a :class:`~fairopt.modeling.Program`); its row duals are the
+    multipliers :math:`\lambda_{\rm LP}`, and :math:`\mathrm{Best}_h(\lambda_{\rm LP})` prices a new
+    column. The iterate with the smallest certified gap over the run is returned.
+
+Bounded group loss may be infeasible: at convergence, if some row still exceeds its bound by
+more than :math:`(r+2\nu)/B` (``r`` = moment cost range), the problem has no solution in the
+class (Algorithm 2 returns null) and the result has ``status == "infeasible"`` and no hypotheses.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from fairopt.errors import ConfigError
+
+Progress = Callable[[int, int, str], None]
+
+
+def _no_progress(done: int, total: int, desc: str = "") -> None:
+    """Progress callback that ignores its arguments."""
+
+
+@dataclass
+class GameResult:
+    """Outcome of :meth:`ExponentiatedGradient.run`.
+
+    ``hypotheses``/``weights`` describe the randomized predictor ``Q`` (empty when infeasible);
+    ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
+    estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
+    """
+
+    status: str
+    hypotheses: list
+    weights: np.ndarray
+    lambda_: np.ndarray
+    gap: float
+    cost: float
+    constraint_values: np.ndarray
+    bound: np.ndarray
+    n_iter: int
+    n_oracle_calls: int
+    mode: str
+    B: float
+    nu: float
+    lp_slack: float = 0.0
+    violated_row: str | None = None
+    seconds: float = 0.0
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def max_violation(self) -> float:
+        """``max(0, max_j g_j(Q) - b_j)``."""
+        if self.constraint_values.size == 0:
+            return 0.0
+        return float(max(0.0, np.max(self.constraint_values - self.bound)))
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+
+class _Pool:
+    """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M)."""
+
+    def __init__(self, moment, X):
+        self.moment, self.X = moment, X
+        self.hyps: list = []
+        self.costs: list[float] = []
+        self.G: list[np.ndarray] = []
+        self._keys: dict[bytes, int] = {}
+
+    def add(self, h) -> int:
+        cost, g = self.moment.stats(h.predict(self.X))
+        key = np.round(np.concatenate([[cost], g]), 12).tobytes()
+        if key in self._keys:
+            return self._keys[key]
+        self._keys[key] = len(self.hyps)
+        self.hyps.append(h)
+        self.costs.append(cost)
+        self.G.append(g)
+        return len(self.hyps) - 1
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self.costs), np.vstack(self.G)
+
+    def __len__(self) -> int:
+        return len(self.hyps)
+
+
+def lambda_from_theta(theta: np.ndarray, B: float) -> np.ndarray:
+    """:math:`B\\,\\mathrm{softmax}([0,\\theta])_{1:}` computed stably (phantom coordinate first)."""
+    z = np.concatenate([[0.0], theta])
+    z = z - z.max()
+    e = np.exp(z)
+    return B * e[1:] / e.sum()
+
+
+def best_lambda(g: np.ndarray, bound: np.ndarray, B: float) -> np.ndarray:
+    """Closed-form :math:`\\mathrm{Best}_\\lambda`: ``B`` on the most violated row (first on ties), else 0."""
+    viol = g - bound
+    lam = np.zeros_like(viol)
+    j = int(np.argmax(viol))
+    if viol[j] > 0:
+        lam[j] = B
+    return lam
+
+
+class ExponentiatedGradient:
+    """Exponentiated-gradient game with a pluggable constraint moment and best-response oracle.
+
+    Parameters
+    ----------
+    moment : fairopt.reductions.moments.Moment
+        Constraint moment (not yet fitted; :meth:`run` fits it on the training labels).
+    oracle : fairopt.reductions.oracles.Oracle
+        Best-response oracle compatible with the moment's ``kind``.
+    B : float, default=10.0
+        :math:`\\ell_1` bound on the multipliers (an exact penalty once it exceeds the norm of the
+        optimal multipliers).
+    nu : float, optional
+        Duality-gap tolerance; default ``1e-6`` (practical) or ``0.01`` (faithful).
+    max_iter : int, optional
+        Iteration cap; default 50 (practical) or Theorem 4's bound (faithful).
+    mode : {"practical", "faithful"}, default="practical"
+    eg_gap : bool, default=False
+        Practical mode: also certify the EG average with one extra oracle call per iteration
+        so that it can be returned when its gap is the smallest.
+    solver : str, default="highs"
+        LP back end of the best-mixture program (any ``fairopt.modeling`` LP solver).
+    progress : callable, optional
+        ``progress(done, total, description)`` after each iteration.
+    """
+
+    def __init__(self, moment, oracle, B: float = 10.0, nu: float | None = None,
+                 max_iter: int | None = None, mode: str = "practical", eg_gap: bool = False,
+                 solver="highs", progress: Progress | None = None):
+        self.moment = moment
+        self.oracle = oracle
+        self.B = B
+        self.nu = nu
+        self.max_iter = max_iter
+        self.mode = mode
+        self.eg_gap = eg_gap
+        self.solver = solver
+        self.progress = progress
+
+    # ------------------------------------------------------------------------------------------
+    def iteration_bound(self) -> int:
+        """Theorem 4 / Algorithm 2 bound ``2 kappa B^2 ln(M + 1) / nu^2`` (``M`` rows)."""
+        nu = self._nu()
+        return int(math.ceil(2 * self.moment.eta_divisor * self.B ** 2
+                             * math.log(self.moment.n_rows + 1) / nu ** 2))
+
+    def _nu(self) -> float:
+        if self.nu is not None:
+            return float(self.nu)
+        return 1e-6 if self.mode == "practical" else 0.01
+
+    def run(self, X, y, sensitive_features) -> GameResult:
+        """Fit the moment on ``(y, sensitive_features)``, prepare the oracle on ``X`` and play."""
+        if self.mode not in ("practical", "faithful"):
+            raise ConfigError(f"mode={self.mode!r}; use 'practical' or 'faithful'.")
+        if not (np.isfinite(self.B) and self.B > 0):
+            raise ConfigError(f"B must be a positive number, got {self.B!r}.")
+        if self._nu() <= 0:
+            raise ConfigError(f"nu must be positive, got {self.nu!r}.")
+        t0 = time.perf_counter()
+        self.moment.fit(y, sensitive_features)
+        self.oracle.prepare(self.moment, X)
+        self._calls = 0
+        pool = _Pool(self.moment, X)
+        if self.mode == "faithful":
+            res = self._faithful(pool)
+        else:
+            res = self._practical(pool)
+        res.seconds = time.perf_counter() - t0
+        self.result_ = res
+        return res
+
+    # ------------------------------------------------------------------------------------------
+    def _oracle(self, lam, pool: _Pool, use_pool: bool) -> tuple[int, float]:
+        """Index in the pool of Best_h(lam) and its Lagrangian value."""
+        self._calls += 1
+        idx = pool.add(self.oracle.best_response(lam))
+        costs, G = pool.arrays()
+        values = self.moment.lagrangian(costs, G, lam)
+        if use_pool:
+            best = int(np.argmin(values))
+            if values[best] < values[idx]:
+                idx = best
+        return idx, float(values[idx])
+
+    def _L(self, cost, g, lam) -> float:
+        return float(self.moment.lagrangian(cost, g, lam))
+
+    def _L_best(self, cost, g) -> float:
+        """:math:`L(Q, \\mathrm{Best}_\\lambda(Q)) = cost + B\\max(0,\\max_j(g_j-b_j))`."""
+        return float(cost + self.B * max(0.0, float(np.max(g - self.moment.bound))))
+
+    def _faithful(self, pool: _Pool) -> GameResult:
+        m, B, nu = self.moment, float(self.B), self._nu()
+        eta = nu / (m.eta_divisor * B)
+        T = self.max_iter or self.iteration_bound()
+        progress = self.progress or _no_progress
+        theta = np.zeros(m.n_rows)
+        counts: dict[int, int] = {}
+        cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
+        status, gap, t = "max_iter", np.inf, 0
+        for t in range(1, T + 1):
+            lam = lambda_from_theta(theta, B)
+            idx, _ = self._oracle(lam, pool, use_pool=False)
+            counts[idx] = counts.get(idx, 0) + 1
+            c_t, g_t = pool.costs[idx], pool.G[idx]
+            cost_hat += (c_t - cost_hat) / t
+            g_hat += (g_t - g_hat) / t
+            lam_hat += (lam - lam_hat) / t
+            L_hat = self._L(cost_hat, g_hat, lam_hat)
+            upper = self._L_best(cost_hat, g_hat) - L_hat
+            _, L_resp = self._oracle(lam_hat, pool, use_pool=False)
+            lower = L_hat - L_resp
+            gap = max(upper, lower)
+            if t % 100 == 0 or t == 1:
+                progress(t, T, f"EG (faithful) gap={gap:.3g}")
+            if gap <= nu:
+                status = "converged"
+                break
+            theta += eta * (g_t - m.bound)
+        progress(T if status != "converged" else t, T, f"EG (faithful) gap={gap:.3g}")
+        idxs = np.array(sorted(counts))
+        w = np.array([counts[i] for i in idxs], dtype=float)
+        return self._finish(pool, idxs, w / w.sum(), lam_hat, gap, status, t, nu, 0.0, [])
+
+    def _practical(self, pool: _Pool) -> GameResult:
+        from fairopt.formulations.cost_sensitive import solve_best_mixture
+        m, B, nu = self.moment, float(self.B), self._nu()
+        T = self.max_iter or 50
+        progress = self.progress or _no_progress
+        eta_min = nu / (m.eta_divisor * B)
+        eta = 2.0 / B
+        theta = np.zeros(m.n_rows)
+        counts: dict[int, int] = {}
+        cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
+        best = None  # (gap, idxs, weights, lam, slack)
+        prev_eg_gap, history, status, t = np.inf, [], "max_iter", 0
+        for t in range(1, T + 1):
+            lam = lambda_from_theta(theta, B)
+            idx, _ = self._oracle(lam, pool, use_pool=True)
+            counts[idx] = counts.get(idx, 0) + 1
+            c_t, g_t = pool.costs[idx], pool.G[idx]
+            cost_hat += (c_t - cost_hat) / t
+            g_hat += (g_t - g_hat) / t
+            lam_hat += (lam - lam_hat) / t
+            L_hat = self._L(cost_hat, g_hat, lam_hat)
+            eg_gap = self._L_best(cost_hat, g_hat) - L_hat
+            if self.eg_gap:
+                _, L_resp = self._oracle(lam_hat, pool, use_pool=True)
+                eg_gap = max(eg_gap, L_hat - L_resp)
+                if best is None or eg_gap < best[0]:
+                    idxs = np.array(sorted(counts))
+                    w = np.array([counts[i] for i in idxs], dtype=float)
+                    best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0)
+            # restricted best-mixture LP over the pool, then price a new column at its duals
+            costs, G = pool.arrays()
+            q, lam_lp, slack = solve_best_mixture(costs, G, m.bound, B, solver=self.solver)
+            cost_lp, g_lp = float(q @ costs), q @ G
+            L_lp = self._L(cost_lp, g_lp, lam_lp)
+            _, L_price = self._oracle(lam_lp, pool, use_pool=True)
+            lp_gap = max(self._L_best(cost_lp, g_lp) - L_lp, L_lp - L_price, 0.0)
+            if best is None or lp_gap < best[0]:
+                keep = np.flatnonzero(q > 1e-12)
+                w = q[keep] / q[keep].sum()
+                best = (lp_gap, keep, w, lam_lp, slack)
+            history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
+                            "eta": eta, "pool": len(pool), "oracle_calls": self._calls})
+            progress(t, T, f"EG gap={best[0]:.3g} pool={len(pool)}")
+            if best[0] <= nu:
+                status = "converged"
+                break
+            if eg_gap > prev_eg_gap:
+                eta = max(eta / 2.0, eta_min)
+            prev_eg_gap = eg_gap
+            theta += eta * (g_t - m.bound)
+        if status == "converged" and t < T:
+            progress(T, T, f"EG converged gap={best[0]:.3g}")
+        gap, idxs, w, lam_best, slack = best
+        return self._finish(pool, idxs, w, lam_best, gap, status, t, nu, slack, history)
+
+    def _finish(self, pool, idxs, w, lam, gap, status, t, nu, slack, history) -> GameResult:
+        m = self.moment
+        costs, G = pool.arrays()
+        cost_q = float(w @ costs[idxs])
+        g_q = w @ G[idxs]
+        viol = g_q - m.bound
+        violated = None
+        tol = (m.cost_range + 2 * nu) / self.B
+        if status == "converged" and m.may_be_infeasible and np.max(viol) > tol:
+            status = "infeasible"
+            violated = m.block_of_row(int(np.argmax(viol)))
+        hyps = [] if status == "infeasible" else [pool.hyps[i] for i in idxs]
+        weights = np.zeros(0) if status == "infeasible" else np.asarray(w, dtype=float)
+        return GameResult(status=status, hypotheses=hyps, weights=weights, lambda_=np.asarray(lam),
+                          gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
+                          n_iter=t, n_oracle_calls=self._calls, mode=self.mode, B=float(self.B),
+                          nu=nu, lp_slack=float(slack), violated_row=violated, history=history)

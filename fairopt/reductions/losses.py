@@ -1,0 +1,120 @@
+"""Bounded, 1-Lipschitz losses on ``[0, 1]`` used by the fair-regression reductions.
+
+Every loss follows the convention of Agarwal, Dudík & Wu (2019, Sec. 4.1): predictions are clipped
+into ``[0, 1]`` before the loss is evaluated, so ``loss(y, u) = loss(y, 1)`` for ``u >= 1``. This is
+what makes the discretised loss ``loss(y_cover, floor(u) + alpha/2)`` well defined on the top cell.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fairopt.errors import ConfigError
+
+
+class Loss:
+    """Base class: ``value(y, u)`` and ``derivative(y, u)`` (in ``u``), both vectorised."""
+
+    name = "loss"
+
+    def value(self, y, u):  # pragma: no cover - interface
+        raise AttributeError("subclasses define value")
+
+    def derivative(self, y, u):  # pragma: no cover - interface
+        raise AttributeError("subclasses define derivative")
+
+    def __call__(self, y, u):
+        return self.value(y, u)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class SquareLoss(Loss):
+    r"""Square loss :math:`\ell(y,u) = (y-u)^2/2` of Example 1 (bounded by 1/2, 1-Lipschitz)."""
+
+    name = "square"
+
+    def value(self, y, u):
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
+
+    def derivative(self, y, u):
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return u - np.asarray(y, dtype=float)
+
+
+class AbsoluteLoss(Loss):
+    r"""Absolute loss :math:`\ell(y,u)=|y-u|`; the derivative is the subgradient ``sign(u-y)``."""
+
+    name = "absolute"
+
+    def value(self, y, u):
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return np.abs(np.asarray(y, dtype=float) - u)
+
+    def derivative(self, y, u):
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return np.sign(u - np.asarray(y, dtype=float))
+
+
+class ScaledLogisticLoss(Loss):
+    r"""Rescaled logistic loss of Example 2.
+
+    The score :math:`u\in[0,1]` models :math:`P(Y=1\mid x)=\sigma(C(2u-1))` and
+
+    .. math:: \ell(y,u) = \frac{\log\bigl(1+e^{-C(2y-1)(2u-1)}\bigr)}{2\log(1+e^{C})},
+
+    which lies in ``[0, 1/2]`` and is 1-Lipschitz in each argument for every ``C > 0``.
+
+    Parameters
+    ----------
+    scale : float, default=5.0
+        The constant ``C``; probabilities range over ``[sigma(-C), sigma(C)]``.
+    """
+
+    name = "logistic"
+
+    def __init__(self, scale: float = 5.0):
+        if not np.isfinite(scale) or scale <= 0:
+            raise ConfigError(f"logistic scale C must be a positive number, got {scale!r}.")
+        self.scale = float(scale)
+        self._norm = 2.0 * np.logaddexp(0.0, self.scale)
+
+    def margin(self, y, u):
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * u - 1.0)
+
+    def value(self, y, u):
+        return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
+
+    def derivative(self, y, u):
+        s = 2.0 * np.asarray(y, dtype=float) - 1.0
+        # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
+        sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
+        return -2.0 * self.scale * s * sig / self._norm
+
+    def probability(self, u):
+        """``P(Y=1)`` implied by score ``u``: ``sigma(C(2u-1))``."""
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return 0.5 * (1.0 + np.tanh(0.5 * self.scale * (2.0 * u - 1.0)))
+
+    def score_from_logit(self, logit):
+        """Score ``u`` whose implied logit is ``logit`` (clipped into ``[0, 1]``)."""
+        return np.clip((np.asarray(logit, dtype=float) / self.scale + 1.0) / 2.0, 0.0, 1.0)
+
+    def __repr__(self) -> str:
+        return f"ScaledLogisticLoss(scale={self.scale:g})"
+
+
+def get_loss(loss, logistic_scale: float = 5.0) -> Loss:
+    """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance."""
+    if isinstance(loss, Loss):
+        return loss
+    if loss in ("square", "squared", "squared_error"):
+        return SquareLoss()
+    if loss in ("logistic", "log", "log_loss"):
+        return ScaledLogisticLoss(logistic_scale)
+    if loss in ("absolute", "absolute_error"):
+        return AbsoluteLoss()
+    raise ConfigError(f"loss={loss!r} is not supported; use 'square', 'logistic', 'absolute' "
+                      "or a fairopt.reductions.losses.Loss instance.")

@@ -1,0 +1,331 @@
+r"""Constraint moments for the exponentiated-gradient game.
+
+A moment turns training predictions of one hypothesis into the game's sufficient statistics:
+an objective value ``cost`` and a vector ``g`` of constraint values, with constraints written as
+one-sided rows ``g_j <= b_j`` (two-sided constraints contribute a ``+`` and a ``-`` row). The
+Lagrangian of hypothesis ``h`` at multipliers :math:`\lambda \ge 0` is
+
+.. math:: L(h, \lambda) = \mathrm{cost}(h) + \lambda^\top (g(h) - b),
+
+and is linear in the mixture weights of a randomized predictor. Each moment also turns
+:math:`\lambda` into the learning problem its oracles solve (a cost-sensitive table for statistical
+parity, per-example weights for bounded group loss, per-example costs for classification).
+
+Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for classification):
+
+* :class:`StatisticalParity` -- SP of a real-valued predictor on ``N`` thresholds (KS distance of
+  each group's survival function to the pooled one).
+* :class:`BoundedGroupLoss` -- per-group mean loss at most :math:`\zeta_a`.
+* :class:`DemographicParity`, :class:`EqualOpportunity`, :class:`EqualizedOdds` -- for 0/1
+  classifiers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fairopt.errors import DataValidationError
+from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
+                                               snap_labels, survival_by_group)
+from fairopt.reductions.losses import Loss, get_loss
+
+
+def encode_groups(sensitive) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(groups, codes)``: sorted distinct values and the code of every row."""
+    s = np.asarray(sensitive)
+    if s.ndim != 1:
+        raise DataValidationError("sensitive_features must be one-dimensional (one value per row).")
+    if s.dtype.kind == "f" and np.isnan(s).any():
+        raise DataValidationError("sensitive_features contains NaN; drop or impute those rows.")
+    groups, codes = np.unique(s, return_inverse=True)
+    return groups, codes.astype(np.int64)
+
+
+def per_group(value, groups: np.ndarray, what: str) -> np.ndarray:
+    """Broadcast a scalar, sequence (sorted group order) or ``{group: value}`` mapping."""
+    if isinstance(value, dict):
+        missing = [g for g in groups.tolist() if g not in value]
+        if missing:
+            raise DataValidationError(f"{what} has no value for groups {missing}; give one per group.")
+        out = np.array([float(value[g]) for g in groups.tolist()])
+    else:
+        out = np.broadcast_to(np.asarray(value, dtype=float), (groups.size,)).astype(float) \
+            if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+        if out.shape != (groups.size,):
+            raise DataValidationError(f"{what} must be a scalar or have one value per group "
+                                      f"({groups.size}), got shape {out.shape}.")
+    if not np.all(np.isfinite(out)) or np.any(out < 0):
+        raise DataValidationError(f"{what} must be finite and non-negative, got {out.tolist()}.")
+    return out
+
+
+class Moment:
+    """Interface of a constraint moment (see the module docstring).
+
+    Attributes set by :meth:`fit`: ``bound`` (``b``), ``groups`` (sorted group values),
+    ``group`` (codes), ``n`` (rows).
+    """
+
+    #: which oracle family can answer best responses for this moment
+    kind = "abstract"
+    #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation
+    #: guarantee ``(cost_range + 2 nu) / B`` and the published step size
+    cost_range = 1.0
+    #: the published step size is ``nu / (eta_divisor * B)``
+    eta_divisor = 8.0
+    #: whether the problem can be infeasible for every hypothesis class (BGL)
+    may_be_infeasible = False
+    name = "moment"
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.bound.size)
+
+    def lagrangian(self, cost, g, lam) -> np.ndarray:
+        """``cost + lam @ (g - b)``; ``cost``/``g`` may be stacked over hypotheses."""
+        return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+
+    def row_names(self) -> list[str]:  # pragma: no cover - interface
+        raise AttributeError("subclasses define row_names")
+
+    def block_of_row(self, j: int) -> str:
+        """Name of the constraint block containing row ``j`` (for error messages)."""
+        return self.row_names()[j]
+
+
+class StatisticalParity(Moment):
+    r"""Statistical parity of a real-valued predictor, discretised on ``N`` thresholds.
+
+    Rows :math:`\pm\hat\gamma_{a,z} \le \hat\varepsilon_a` with
+    :math:`\hat\gamma_{a,z} = \hat P[f \ge z \mid A=a] - \hat P[f \ge z]`; the objective is
+    :math:`\widehat{\mathrm{cost}}(h_f) = \hat{\mathbb E}[\ell_\alpha(Y,f(X)) - \ell(\underline Y,\alpha/2)]`
+    (Lemma 1). Row order: all ``+`` rows (group-major, then threshold), then all ``-`` rows.
+
+    Parameters
+    ----------
+    eps : float, sequence or dict
+        Slack :math:`\hat\varepsilon_a` per group (scalar = same for all groups).
+    grid_size : int, default=40
+        ``N``.
+    loss : str or Loss, default="square"
+    """
+
+    kind = "statistical_parity"
+    cost_range = 2.0
+    eta_divisor = 8.0
+    name = "statistical_parity"
+
+    def __init__(self, eps=0.05, grid_size: int = 40, loss="square"):
+        self.eps = eps
+        self.grid_size = grid_size
+        self.loss = loss
+
+    def fit(self, y, sensitive) -> "StatisticalParity":
+        y = np.asarray(y, dtype=float)
+        self.loss_ = get_loss(self.loss)
+        self.grid = Grid(self.grid_size)
+        self.groups, self.group = encode_groups(sensitive)
+        self.n = y.size
+        self.n_groups = self.groups.size
+        self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
+        self.p = self.counts / self.n
+        self.cover = label_cover(y, self.grid.alpha)
+        self.ycode = snap_labels(y, self.cover, self.grid.alpha)
+        self.c = cost_table(self.loss_, self.cover, self.grid)           # (|Y~|, N)
+        self.T = prefix_table(self.c)                                    # (|Y~|, N+1)
+        self.offset = float(np.mean(self.loss_.value(self.cover[self.ycode], 0.5 * self.grid.alpha)))
+        self.eps_ = per_group(self.eps, self.groups, "eps")
+        self.bound = np.concatenate([np.repeat(self.eps_, self.grid.size)] * 2)
+        return self
+
+    # ---- statistics of one hypothesis -------------------------------------------------------
+    def gamma(self, pred) -> np.ndarray:
+        """:math:`\\hat\\gamma_{a,z}` for the rounded predictor, shape ``(|A|, N)``."""
+        k = self.grid.index(pred)
+        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size)
+        return surv - self.p @ surv
+
+    def stats(self, pred) -> tuple[float, np.ndarray]:
+        k = self.grid.index(pred)
+        cost = float(np.mean(self.T[self.ycode, k]))
+        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size)
+        gam = (surv - self.p @ surv).ravel()
+        return cost, np.concatenate([gam, -gam])
+
+    def loss_from_cost(self, cost):
+        """Discretised loss :math:`\\widehat{\\mathrm{loss}}_\\alpha` from the game's cost (Lemma 1)."""
+        return np.asarray(cost) + self.offset
+
+    # ---- learner problem --------------------------------------------------------------------
+    def signed_lambda(self, lam) -> np.ndarray:
+        """:math:`\\lambda_{a,z} = \\lambda^+_{a,z} - \\lambda^-_{a,z}`, shape ``(|A|, N)``."""
+        lam = np.asarray(lam, dtype=float)
+        half = self.n_groups * self.grid.size
+        return (lam[:half] - lam[half:]).reshape(self.n_groups, self.grid.size)
+
+    def cost_sensitive_table(self, lam) -> np.ndarray:
+        r"""Eq. (12): :math:`c_\lambda(\tilde y, a, z) = c(\tilde y,z) + N\lambda_{a,z}/p_a - N\sum_{a'}\lambda_{a',z}`.
+
+        Shape ``(|Y~|, |A|, N)``; the cost of augmented row ``(i, z)`` is
+        ``table[ycode[i], group[i], z]``.
+        """
+        lam_s = self.signed_lambda(lam)
+        N = self.grid.size
+        shift = N * lam_s / self.p[:, None] - N * lam_s.sum(axis=0)[None, :]
+        return self.c[:, None, :] + shift[None, :, :]
+
+    def row_names(self) -> list[str]:
+        names = [f"statistical_parity[{a}, z={z:.4g}, {s}]"
+                 for s in ("+", "-") for a in self.groups.tolist() for z in self.grid.grid]
+        return names
+
+    def block_of_row(self, j: int) -> str:
+        a = (j % (self.n_groups * self.grid.size)) // self.grid.size
+        return f"statistical_parity[{self.groups[a]}]"
+
+
+class BoundedGroupLoss(Moment):
+    r"""Bounded group loss: rows :math:`\hat{\mathbb E}[\ell(Y,f(X)) \mid A=a] \le \hat\zeta_a`.
+
+    The objective is the overall mean loss. Best responses are one weighted risk minimisation
+    with :math:`W_i = 1/n + \lambda_{A_i}/n_{A_i}` (Sec. 5).
+
+    Parameters
+    ----------
+    bound : float, sequence or dict
+        :math:`\hat\zeta_a` per group.
+    loss : str or Loss, default="square"
+    """
+
+    kind = "weighted_loss"
+    cost_range = 1.0
+    eta_divisor = 2.0
+    may_be_infeasible = True
+    name = "bounded_group_loss"
+
+    def __init__(self, bound=0.1, loss="square"):
+        self.bound_param = bound
+        self.loss = loss
+
+    def fit(self, y, sensitive) -> "BoundedGroupLoss":
+        self.y = np.asarray(y, dtype=float)
+        self.loss_: Loss = get_loss(self.loss)
+        self.groups, self.group = encode_groups(sensitive)
+        self.n = self.y.size
+        self.n_groups = self.groups.size
+        self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
+        self.bound = per_group(self.bound_param, self.groups, "bound (zeta)")
+        return self
+
+    def stats(self, pred) -> tuple[float, np.ndarray]:
+        losses = self.loss_.value(self.y, pred)
+        g = np.bincount(self.group, weights=losses, minlength=self.n_groups) / self.counts
+        return float(losses.mean()), g
+
+    def sample_weights(self, lam) -> np.ndarray:
+        """:math:`W_i = 1/n + \\lambda_{A_i}/n_{A_i}`."""
+        lam = np.asarray(lam, dtype=float)
+        return 1.0 / self.n + (lam / self.counts)[self.group]
+
+    def row_names(self) -> list[str]:
+        return [f"bounded_group_loss[{a}]" for a in self.groups.tolist()]
+
+
+class _ClassificationMoment(Moment):
+    r"""Conditional-rate parity for 0/1 classifiers (Agarwal et al. 2018).
+
+    Rows :math:`\pm\gamma_{a,e} \le \varepsilon_a` with
+    :math:`\gamma_{a,e} = \hat{\mathbb E}[h \mid A=a, E=e] - \hat{\mathbb E}[h \mid E=e]`; the
+    objective is the classification error. Subclasses define the events ``E``.
+    """
+
+    kind = "classification"
+    cost_range = 1.0
+    eta_divisor = 8.0
+    events_: tuple = ()
+
+    def __init__(self, eps=0.05):
+        self.eps = eps
+
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise AttributeError
+
+    def fit(self, y, sensitive) -> "_ClassificationMoment":
+        self.y = np.asarray(y, dtype=float)
+        if not np.all(np.isin(self.y, (0.0, 1.0))):
+            raise DataValidationError(f"{self.name} needs binary labels in {{0, 1}}.")
+        self.groups, self.group = encode_groups(sensitive)
+        self.n = self.y.size
+        self.n_groups = self.groups.size
+        self.event = self._event_codes(self.y)         # -1 = no event
+        n_events = len(self.events_)
+        self.n_events = n_events
+        has = self.event >= 0
+        flat = self.group[has] * n_events + self.event[has]
+        self.n_ae = np.bincount(flat, minlength=self.n_groups * n_events).reshape(
+            self.n_groups, n_events).astype(float)
+        self.n_e = self.n_ae.sum(axis=0)
+        eps = per_group(self.eps, self.groups, "eps")
+        self.bound = np.concatenate([np.repeat(eps, n_events)] * 2)
+        return self
+
+    def stats(self, pred) -> tuple[float, np.ndarray]:
+        h = np.asarray(pred, dtype=float)
+        err = float(np.mean(np.abs(h - self.y)))
+        has = self.event >= 0
+        flat = self.group[has] * self.n_events + self.event[has]
+        s_ae = np.bincount(flat, weights=h[has], minlength=self.n_groups * self.n_events)
+        s_ae = s_ae.reshape(self.n_groups, self.n_events)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate_ae = np.where(self.n_ae > 0, s_ae / np.maximum(self.n_ae, 1), 0.0)
+            rate_e = s_ae.sum(axis=0) / np.maximum(self.n_e, 1)
+        gam = np.where(self.n_ae > 0, rate_ae - rate_e[None, :], 0.0).ravel()
+        return err, np.concatenate([gam, -gam])
+
+    def example_costs(self, lam) -> np.ndarray:
+        """Per-example cost of predicting 1 rather than 0 in :math:`L(h, \\lambda)`."""
+        lam = np.asarray(lam, dtype=float)
+        half = self.n_groups * self.n_events
+        lam_s = (lam[:half] - lam[half:]).reshape(self.n_groups, self.n_events)
+        per_ae = np.where(self.n_ae > 0, lam_s / np.maximum(self.n_ae, 1), 0.0) \
+            - (lam_s * (self.n_ae > 0)).sum(axis=0)[None, :] / np.maximum(self.n_e, 1)[None, :]
+        c = (1.0 - 2.0 * self.y) / self.n
+        has = self.event >= 0
+        c[has] += per_ae[self.group[has], self.event[has]]
+        return c
+
+    def row_names(self) -> list[str]:
+        return [f"{self.name}[{a}, {e}, {s}]" for s in ("+", "-")
+                for a in self.groups.tolist() for e in self.events_]
+
+
+class DemographicParity(_ClassificationMoment):
+    """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups."""
+
+    name = "demographic_parity"
+    events_ = ("all",)
+
+    def _event_codes(self, y):
+        return np.zeros(y.size, dtype=np.int64)
+
+
+class EqualOpportunity(_ClassificationMoment):
+    """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`."""
+
+    name = "equal_opportunity"
+    events_ = ("y=1",)
+
+    def _event_codes(self, y):
+        return np.where(y == 1, 0, -1).astype(np.int64)
+
+
+class EqualizedOdds(_ClassificationMoment):
+    """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}."""
+
+    name = "equalized_odds"
+    events_ = ("y=0", "y=1")
+
+    def _event_codes(self, y):
+        return y.astype(np.int64)
+
+
+CLASSIFICATION_MOMENTS = {m.name: m for m in (DemographicParity, EqualOpportunity, EqualizedOdds)}

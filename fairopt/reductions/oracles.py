@@ -1,0 +1,355 @@
+r"""Best-response oracles :math:`\mathrm{Best}_h(\lambda)` for the exponentiated-gradient game.
+
+An oracle is prepared once per game with the moment and the training features
+(:meth:`Oracle.prepare`) and then answers :meth:`Oracle.best_response` for multipliers
+:math:`\lambda`. It returns a *hypothesis*: an object whose ``predict(X)`` gives real-valued
+predictions in ``[0, 1]`` (regression) or labels in ``{0, 1}`` (classification).
+
+Oracles for statistical parity (Agarwal, Dudík & Wu 2019, Sec. 4.4 and App. F):
+
+* :class:`LeastSquaresOracle` -- targets :math:`U_i = \arg\min_u g_\lambda(\underline Y_i, A_i, u)`
+  (smallest minimising cell, its midpoint) fitted by weighted least squares;
+* :class:`RiskMinimizationOracle` -- the same targets realised as stationary points of a
+  two-label weighted risk under the task loss (logistic: weight :math:`\sigma(C(2U_i-1))` on label 1);
+* :class:`HingeLPOracle` -- the weighted hinge LP of :mod:`fairopt.formulations.cost_sensitive`.
+
+For bounded group loss, :class:`WeightedLossOracle` (one weighted fit); for classification
+moments, :class:`CostSensitiveOracle`; for tests, :class:`FiniteClassOracle` (exact enumeration).
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.formulations.cost_sensitive import WeightedHingeLP
+from fairopt.reductions.discretization import prefix_table
+from fairopt.reductions.losses import ScaledLogisticLoss
+
+#: slack of the deterministic tie rule for the targets U_i
+TIE_TOLERANCE = 1e-12
+
+
+# ---- hypotheses ----------------------------------------------------------------------------
+class ClippedRegressor:
+    """A fitted regressor whose predictions are clipped into ``[0, 1]``."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def predict(self, X):
+        return np.clip(np.asarray(self.estimator.predict(X), dtype=float), 0.0, 1.0)
+
+
+class LogisticScore:
+    """Score ``u = (logit/C + 1)/2`` of a fitted classifier, so that ``sigma(C(2u-1))`` is its probability."""
+
+    def __init__(self, estimator, loss: ScaledLogisticLoss):
+        self.estimator = estimator
+        self.loss = loss
+
+    def predict(self, X):
+        return self.loss.score_from_logit(self.estimator.decision_function(X))
+
+
+class ClassifierHypothesis:
+    """A fitted 0/1 classifier; ``score`` gives its probability of class 1 when available."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def predict(self, X):
+        return (np.asarray(self.estimator.predict(X)).astype(float) > 0.5).astype(float)
+
+    def score(self, X):
+        if hasattr(self.estimator, "predict_proba"):
+            return np.asarray(self.estimator.predict_proba(X))[:, 1]
+        return self.predict(X)
+
+
+class ConstantHypothesis:
+    """Predicts the same value for every row."""
+
+    def __init__(self, value: float):
+        self.value = float(value)
+
+    def predict(self, X):
+        return np.full(len(X), self.value)
+
+    def score(self, X):
+        return self.predict(X)
+
+
+class IndexedHypothesis:
+    """Looks predictions up by row index (``X[:, 0]``); used for finite classes in tests."""
+
+    def __init__(self, values, index: int | None = None):
+        self.values = np.asarray(values, dtype=float)
+        self.index = index
+
+    def predict(self, X):
+        return self.values[np.asarray(X).reshape(len(X), -1)[:, 0].astype(np.int64)]
+
+
+# ---- oracles ---------------------------------------------------------------------------------
+class Oracle:
+    """Base class. Subclasses set ``kinds`` (moment kinds they answer) and ``best_response``."""
+
+    kinds: tuple[str, ...] = ()
+
+    def prepare(self, moment, X) -> "Oracle":
+        if moment.kind not in self.kinds:
+            raise ConfigError(f"{type(self).__name__} cannot answer best responses for the "
+                              f"{moment.name!r} moment; it handles {list(self.kinds)}.")
+        self.moment = moment
+        self.X = X
+        return self
+
+    def best_response(self, lam):  # pragma: no cover - interface
+        raise AttributeError("subclasses define best_response")
+
+
+def sp_targets(moment, lam) -> np.ndarray:
+    r"""Targets :math:`U_i` of the LS/LR heuristics with the deterministic tie rule.
+
+    ``G[y, a, k]`` tabulates :math:`g_\lambda` on cells ``k = 0..N``; the target cell is the smallest
+    ``k`` within ``1e-12`` of the minimum and the target is its midpoint ``min(k alpha + alpha/2, 1)``.
+    """
+    G = prefix_table(moment.cost_sensitive_table(lam))              # (|Y~|, |A|, N+1)
+    near = G <= G.min(axis=-1, keepdims=True) + TIE_TOLERANCE
+    kstar = np.argmax(near, axis=-1)                                 # first minimising cell
+    alpha = moment.grid.alpha
+    U = np.minimum(kstar * alpha + 0.5 * alpha, 1.0)
+    return U[moment.ycode, moment.group]
+
+
+class LeastSquaresOracle(Oracle):
+    """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights)."""
+
+    kinds = ("statistical_parity",)
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def best_response(self, lam):
+        U = sp_targets(self.moment, lam)
+        est = clone(self.estimator).fit(self.X, U)
+        return ClippedRegressor(est)
+
+
+def two_label_weights(loss, U) -> np.ndarray:
+    r"""Weight on label 1 making ``U`` stationary for ``W l(1, u) + (1 - W) l(0, u)`` (F.3).
+
+    With :math:`d_0 = \partial_u\ell(0,U) \ge 0 \ge d_1 = \partial_u\ell(1,U)`,
+    :math:`W = d_0/(d_0 - d_1)`; ``1/2`` when both vanish. Square loss gives ``U``; the scaled
+    logistic loss gives :math:`\sigma(C(2U-1))`.
+    """
+    d0 = np.asarray(loss.derivative(0.0, U), dtype=float)
+    d1 = np.asarray(loss.derivative(1.0, U), dtype=float)
+    den = d0 - d1
+    return np.where(den > 0, d0 / np.where(den > 0, den, 1.0), 0.5)
+
+
+class RiskMinimizationOracle(Oracle):
+    """LR heuristic for statistical parity: two weighted copies of each row with labels 1 and 0.
+
+    For the logistic loss, ``estimator`` must be a classifier exposing ``decision_function``; its
+    logit is mapped to the score scale of :class:`~fairopt.reductions.losses.ScaledLogisticLoss`.
+    For other losses it is a regressor fitted to labels {0, 1}.
+    """
+
+    kinds = ("statistical_parity",)
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def best_response(self, lam):
+        m = self.moment
+        U = sp_targets(m, lam)
+        w1 = two_label_weights(m.loss_, U)
+        X2 = _stack_rows(self.X, self.X)
+        y2 = np.concatenate([np.ones(U.size), np.zeros(U.size)])
+        w2 = np.concatenate([w1, 1.0 - w1])
+        if isinstance(m.loss_, ScaledLogisticLoss):
+            if not is_classifier(self.estimator):
+                raise ConfigError("the logistic risk-minimisation oracle needs a classifier "
+                                  "with decision_function (e.g. LogisticRegression).")
+            est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
+            return LogisticScore(est, m.loss_)
+        est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
+        return ClippedRegressor(est)
+
+
+class WeightedLossOracle(Oracle):
+    r"""Bounded group loss best response: one fit with weights :math:`W_i = 1/n + \lambda_{A_i}/n_{A_i}`.
+
+    A classifier is fitted to binary labels and read through the logistic score map; any other
+    estimator is a regressor whose predictions are clipped into ``[0, 1]``.
+    """
+
+    kinds = ("weighted_loss",)
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def best_response(self, lam):
+        m = self.moment
+        W = m.sample_weights(lam)
+        if is_classifier(self.estimator):
+            if not isinstance(m.loss_, ScaledLogisticLoss):
+                raise ConfigError("a classifier oracle for bounded group loss needs loss='logistic'.")
+            est = clone(self.estimator).fit(self.X, m.y, sample_weight=W)
+            return LogisticScore(est, m.loss_)
+        est = clone(self.estimator).fit(self.X, m.y, sample_weight=W)
+        return ClippedRegressor(est)
+
+
+class CostSensitiveOracle(Oracle):
+    """Classification moments: weighted classification with label ``1{c_i < 0}`` and weight ``|c_i|``."""
+
+    kinds = ("classification",)
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def best_response(self, lam):
+        c = self.moment.example_costs(lam)
+        labels = (c < 0).astype(int)
+        w = np.abs(c)
+        if labels.min() == labels.max():
+            return ConstantHypothesis(float(labels[0]))
+        est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
+        return ClassifierHypothesis(est)
+
+
+class FiniteClassOracle(Oracle):
+    """Exact best response over a finite class given by its training predictions ``(K, n)``.
+
+    Ties go to the smallest index. Hypotheses are :class:`IndexedHypothesis` objects, so the game
+    must be run with ``X = arange(n)[:, None]``.
+    """
+
+    kinds = ("statistical_parity", "weighted_loss", "classification")
+
+    def __init__(self, predictions):
+        self.predictions = np.asarray(predictions, dtype=float)
+
+    def prepare(self, moment, X):
+        super().prepare(moment, X)
+        stats = [moment.stats(p) for p in self.predictions]
+        self.costs = np.array([s[0] for s in stats])
+        self.G = np.vstack([s[1] for s in stats])
+        return self
+
+    def best_response(self, lam):
+        k = int(np.argmin(self.moment.lagrangian(self.costs, self.G, lam)))
+        return IndexedHypothesis(self.predictions[k], index=k)
+
+
+class LinearScore:
+    """Linear score ``clip(<beta, [scaled x, 1]>, 0, 1)`` returned by :class:`HingeLPOracle`."""
+
+    def __init__(self, beta, lo, scale):
+        self.beta = np.asarray(beta, dtype=float)
+        self.lo, self.scale = lo, scale
+
+    def predict(self, X):
+        Xs = (np.asarray(X, dtype=float) - self.lo) / self.scale
+        return np.clip(Xs @ self.beta[:-1] + self.beta[-1], 0.0, 1.0)
+
+
+class HingeLPOracle(Oracle):
+    """Cost-sensitive oracle for statistical parity: the weighted hinge LP on ``nN`` augmented rows.
+
+    Features are min-max scaled to ``[0, 1]`` on the training data (the box on ``beta`` makes the
+    oracle scale-dependent) and a constant column is appended. Row ``r = (i, j)`` carries cost
+    :math:`C_{i,z_j}` from Eq. (12): weight ``|C|``, label ``+1`` iff ``C <= 0``.
+
+    Parameters
+    ----------
+    solver : str, default="highs"
+        Any LP back end of :mod:`fairopt.modeling`.
+    form : {"auto", "primal", "dual"}, default="auto"
+    warm_start : bool, default=True
+        Keep the compiled dual model and update only bounds and costs between calls.
+    """
+
+    kinds = ("statistical_parity",)
+
+    def __init__(self, solver="highs", form: str = "auto", warm_start: bool = True):
+        self.solver = solver
+        self.form = form
+        self.warm_start = warm_start
+
+    def prepare(self, moment, X):
+        super().prepare(moment, X)
+        Xd = np.asarray(X, dtype=float)
+        if Xd.ndim != 2 or not np.all(np.isfinite(Xd)):
+            raise DataValidationError("the hinge LP oracle needs a finite numeric feature matrix.")
+        self.lo = Xd.min(axis=0)
+        span = Xd.max(axis=0) - self.lo
+        self.scale = np.where(span > 0, span, 1.0)
+        Xs = np.hstack([(Xd - self.lo) / self.scale, np.ones((Xd.shape[0], 1))])
+        N = moment.grid.size
+        self._features = np.repeat(Xs, N, axis=0)                    # row r = i * N + j
+        self._z = np.tile(moment.grid.grid, Xd.shape[0])
+        self._lp = None
+        self.solve_seconds: list[float] = []
+        return self
+
+    def augmented_costs(self, lam) -> np.ndarray:
+        """:math:`C_{i,z}` for all augmented rows, flattened with ``r = i N + j``."""
+        m = self.moment
+        return m.cost_sensitive_table(lam)[m.ycode, m.group, :].ravel()
+
+    def best_response(self, lam):
+        C = self.augmented_costs(lam)
+        W, Y = np.abs(C), np.where(C <= 0, 1.0, -1.0)
+        if self._lp is None:
+            self._lp = WeightedHingeLP(self._features, self._z, W, Y, self.moment.grid.alpha,
+                                       form=self.form)
+        else:
+            self._lp.set_costs(W, Y)
+        sol = self._lp.solve(self.solver, warm_start=self.warm_start)
+        self.solve_seconds.append(sol.solve_seconds)
+        self.last_solution = sol
+        return LinearScore(sol.beta, self.lo, self.scale)
+
+
+def _stack_rows(A, B):
+    """Vertically stack two feature matrices (dense arrays, sparse matrices or DataFrames)."""
+    import scipy.sparse as sp
+    if sp.issparse(A):
+        return sp.vstack([A, B]).tocsr()
+    if hasattr(A, "iloc"):
+        import pandas as pd
+        return pd.concat([A, B], ignore_index=True)
+    return np.vstack([np.asarray(A), np.asarray(B)])
+
+
+def make_oracle(moment, estimator, oracle: str = "auto") -> Oracle:
+    """Pick the oracle for ``moment`` around ``estimator`` (or return ``estimator`` if it is one).
+
+    ``oracle`` is ``"auto"``, ``"least_squares"``, ``"risk_minimization"`` or ``"hinge_lp"``.
+    ``"auto"`` uses risk minimisation for a classifier under the logistic loss, least squares
+    otherwise (statistical parity), the weighted-loss oracle for bounded group loss and the
+    cost-sensitive classification oracle for classification moments.
+    """
+    if isinstance(estimator, Oracle):
+        return estimator
+    if oracle == "hinge_lp" or estimator == "hinge_lp":
+        return HingeLPOracle()
+    if moment.kind == "weighted_loss":
+        return WeightedLossOracle(estimator)
+    if moment.kind == "classification":
+        return CostSensitiveOracle(estimator)
+    if oracle == "least_squares":
+        return LeastSquaresOracle(estimator)
+    if oracle == "risk_minimization":
+        return RiskMinimizationOracle(estimator)
+    if oracle != "auto":
+        raise ConfigError(f"oracle={oracle!r} is not known; use 'auto', 'least_squares', "
+                          "'risk_minimization' or 'hinge_lp'.")
+    if isinstance(getattr(moment, "loss_", None), ScaledLogisticLoss) and is_classifier(estimator):
+        return RiskMinimizationOracle(estimator)
+    return LeastSquaresOracle(estimator)
