@@ -105,7 +105,7 @@ class Attribute:
         """Column that :meth:`Domain.discretize` reads."""
         return self.source or self.name
 
-    def discretize(self, values) -> np.ndarray:
+    def raw_codes(self, values) -> np.ndarray:
         """Map raw values of the source column to level codes (``-1`` where no bin contains them)."""
         if self.bins is None:
             return _level_codes(self.levels, values)
@@ -341,7 +341,7 @@ class Domain:
             if a.bins is None:
                 out[a.name] = col
                 continue
-            codes = a.discretize(col)
+            codes = a.raw_codes(col)
             if (codes < 0).any():
                 self._raise_bad(a, col, codes, "value")
             out[a.name] = np.asarray(a.levels)[codes] if self._homogeneous(a) else \
