@@ -256,6 +256,8 @@ def test_builtin_totals_and_regeneration_are_exact(tmp_path):
         shipped = ROOT / "fairopt" / "data" / "builtin" / f"{name}.csv"
         assert load_builtin(name).n_records == len(raw)
         assert counts_to_csv(make_builtin_counts(name, raw)) == shipped.read_bytes()
+        levels = BUILTIN_SPECS[name].to_levels(raw)
+        assert list(levels.columns) == list(BUILTIN_SPECS[name].domain.names) and len(levels) == len(raw)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop(DATA_HOME_ENV)
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_builtin_data.py"), "--data-home",

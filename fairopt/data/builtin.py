@@ -86,6 +86,8 @@ class BuiltinSpec:
         Total count (rows of the raw file).
     citation : str
         Source and licence note; details in ``builtin/CITATION.md``.
+    prepare : callable or None
+        Maps the raw loader frame to the columns the domain's bins read (Adult: race → White / Non-white).
     """
 
     name: str
@@ -103,6 +105,11 @@ class BuiltinSpec:
     @property
     def filename(self) -> str:
         return f"{self.name}.csv"
+
+    def to_levels(self, raw: pd.DataFrame) -> pd.DataFrame:
+        """Level values (one column per domain attribute) of the raw loader frame; validated."""
+        prepared = self.prepare(raw) if self.prepare is not None else raw
+        return self.domain.decode(self.domain.encode(prepared, discretize=True))
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -257,9 +264,7 @@ def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:
     :meth:`Domain.counts`; rows are sorted by flat index.
     """
     spec = _spec(name)
-    prepared = spec.prepare(raw) if spec.prepare is not None else raw
-    codes = spec.domain.encode(prepared, discretize=True)
-    return spec.domain.counts(codes, name=COUNT_COLUMN)
+    return spec.domain.counts(spec.to_levels(raw), name=COUNT_COLUMN)
 
 
 def counts_to_csv(counts: pd.DataFrame) -> bytes:
