@@ -90,6 +90,9 @@ def test_exact_size_and_flat_index_beyond_int64():
     flat = d20.ravel(codes)
     assert flat.dtype == object and flat.tolist() == [10**20 - 1, 1, int("3" * 20)]
     np.testing.assert_array_equal(d20.unravel(flat), codes)
+    cells, n = d20.unique_codes(np.vstack([codes, codes[:1]]))  # row-wise path beyond int64
+    np.testing.assert_array_equal(cells, codes[[1, 2, 0]])
+    assert n.tolist() == [1, 1, 2]
     with pytest.raises(DataValidationError, match="out of range"):
         d20.unravel(np.array([10**20], dtype=object))
     # a large compas-like product keeps its exact size

@@ -495,7 +495,11 @@ class Domain:
         codes = self._to_codes(data)
         if len(codes) == 0:
             return codes.reshape(0, self.n_attributes), np.zeros(0, dtype=np.int64 if sample_weight is None else float)
-        cells, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+        if self.size < _INT64_LIMIT:  # 1-D unique on flat indices is much faster than row-wise unique
+            flat, inverse, counts = np.unique(self.ravel(codes), return_inverse=True, return_counts=True)
+            cells = self.unravel(flat)
+        else:
+            cells, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
         if sample_weight is None:
             return cells, counts.astype(np.int64)
         w = np.asarray(sample_weight, dtype=float)
