@@ -32,14 +32,19 @@ class Grid:
         self.size = int(size)
         self.alpha = 1.0 / self.size
         self.grid = np.arange(1, self.size + 1, dtype=float) / self.size
+        self._levels = np.concatenate([[0.0], self.grid])  # value of cell k, bit-identical to grid
 
     def index(self, u) -> np.ndarray:
         """``k(u) = #{j : grid[j] <= u}`` in ``0..N`` (integer array)."""
         return np.searchsorted(self.grid, np.asarray(u, dtype=float), side="right")
 
     def round_down(self, u) -> np.ndarray:
-        """:math:`\\lfloor u \\rfloor_\\alpha = \\alpha k(u)`, the rounded-down prediction."""
-        return self.index(u) * self.alpha
+        """:math:`\\lfloor u \\rfloor_\\alpha = \\alpha k(u)`, the rounded-down prediction.
+
+        The value of cell ``k`` is taken from the grid array itself, so ``index(round_down(u))``
+        equals ``index(u)`` exactly.
+        """
+        return self._levels[self.index(u)]
 
     def round_mid(self, u) -> np.ndarray:
         """Cell midpoint ``min(alpha k(u) + alpha/2, 1)`` (a strictly increasing map of the cell)."""

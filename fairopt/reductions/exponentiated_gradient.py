@@ -89,21 +89,29 @@ class _Pool:
         self.hyps: list = []
         self.costs: list[float] = []
         self.G: list[np.ndarray] = []
-        self._keys: dict[bytes, int] = {}
+        self._keys: dict = {}
+        self._arrays = None
 
     def add(self, h) -> int:
+        index = getattr(h, "index", None)          # finite classes: members are known by index
+        if index is not None and ("member", index) in self._keys:
+            return self._keys[("member", index)]
         cost, g = self.moment.stats(h.predict(self.X))
         key = np.round(np.concatenate([[cost], g]), 12).tobytes()
-        if key in self._keys:
-            return self._keys[key]
-        self._keys[key] = len(self.hyps)
-        self.hyps.append(h)
-        self.costs.append(cost)
-        self.G.append(g)
-        return len(self.hyps) - 1
+        if key not in self._keys:
+            self._keys[key] = len(self.hyps)
+            self.hyps.append(h)
+            self.costs.append(cost)
+            self.G.append(g)
+            self._arrays = None
+        if index is not None:
+            self._keys[("member", index)] = self._keys[key]
+        return self._keys[key]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.asarray(self.costs), np.vstack(self.G)
+        if getattr(self, "_arrays", None) is None:
+            self._arrays = (np.asarray(self.costs), np.vstack(self.G))
+        return self._arrays
 
     def __len__(self) -> int:
         return len(self.hyps)
@@ -204,12 +212,13 @@ class ExponentiatedGradient:
         """Index in the pool of Best_h(lam) and its Lagrangian value."""
         self._calls += 1
         idx = pool.add(self.oracle.best_response(lam))
+        if not use_pool:
+            return idx, self._L(pool.costs[idx], pool.G[idx], lam)
         costs, G = pool.arrays()
         values = self.moment.lagrangian(costs, G, lam)
-        if use_pool:
-            best = int(np.argmin(values))
-            if values[best] < values[idx]:
-                idx = best
+        best = int(np.argmin(values))
+        if values[best] < values[idx]:
+            idx = best
         return idx, float(values[idx])
 
     def _L(self, cost, g, lam) -> float:
