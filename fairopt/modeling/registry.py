@@ -185,32 +185,33 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
     Fills in the default inner solver when the spec names none.
     """
     info = BACKENDS[spec.backend]
-    alternatives = installed_specs(problem_class)
+
+    def unavailable(message: str) -> SolverNotAvailableError:
+        # probing the other back ends imports them: only do it when reporting an error
+        return SolverNotAvailableError(message, installed_specs(problem_class))
     if not backend_installed(spec.backend):
-        raise SolverNotAvailableError(
+        raise unavailable(
             f"back end {spec.backend!r} needs the Python package {info.module!r}, which is not "
-            f"installed (pip install {info.module}).", alternatives)
+            f"installed (pip install {info.module}).")
     if problem_class not in info.problem_classes:
-        raise SolverNotAvailableError(
+        raise unavailable(
             f"back end {spec.backend!r} does not take {problem_class} problems "
-            f"(it takes {', '.join(info.problem_classes)}).", alternatives)
-    solvers = inner_solvers(spec.backend)
+            f"(it takes {', '.join(info.problem_classes)}).")
     solver = spec.solver or info.default_solver
+    solvers = inner_solvers(spec.backend) if spec.backend in ("cvxpy", "pyomo") else (solver,)
     if spec.backend == "cvxpy":
         if solver is None:
             solver = "CLARABEL" if "CLARABEL" in solvers else (solvers[0] if solvers else None)
         solver = solver.upper() if solver else None
         if problem_class == "QP" and solver not in _CVXPY_QP:
-            raise SolverNotAvailableError(f"cvxpy solver {solver!r} does not take QP problems.",
-                                          alternatives)
+            raise unavailable(f"cvxpy solver {solver!r} does not take QP problems.")
     if spec.backend == "pyomo" and problem_class == "QP" and spec.solver is None:
         solver = "highs"  # appsi_highs passes only linear objectives
     if spec.backend == "pyomo" and problem_class == "QP" and solver in ("glpk", "cbc", "appsi_highs"):
-        raise SolverNotAvailableError(f"pyomo solver {solver!r} does not take QP problems.",
-                                      alternatives)
+        raise unavailable(f"pyomo solver {solver!r} does not take QP problems.")
     if spec.backend in ("cvxpy", "pyomo") and solver not in solvers:
-        raise SolverNotAvailableError(
-            f"{spec.backend} solver {solver!r} is not installed on this machine.", alternatives)
+        raise unavailable(
+            f"{spec.backend} solver {solver!r} is not installed on this machine.")
     if solver != spec.solver:
         spec = SolverSpec(spec.backend, solver, spec.options, spec.time_limit, spec.verbose)
     return spec

@@ -1,0 +1,99 @@
+"""The command line and model cards, per the public contract."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fairopt.cli import main
+from fairopt.config import load_card
+from fairopt.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "models" / "quickstart.toml"
+CONTRACT_KEYS = {"card", "formulation", "backend", "solver", "status", "metrics", "timings", "parameters"}
+
+
+def _run(tmp_path, *extra, name="out"):
+    out = tmp_path / name
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--quiet", *extra]) == 0
+    return json.loads((out / "result.json").read_text())
+
+
+def test_quickstart_same_tv_on_three_backends(tmp_path, monkeypatch):
+    monkeypatch.delenv("FAIROPT_DATA_HOME", raising=False)  # built-in data only
+    results = {s: _run(tmp_path, "--solver", s, name=s.replace(":", "_"))
+               for s in ("highs", "pyomo:appsi_highs", "cvxpy:CLARABEL")}
+    for spec, res in results.items():
+        assert CONTRACT_KEYS <= set(res), spec
+        assert set(res["timings"]) >= {"build_seconds", "solve_seconds", "total_seconds"}
+        assert res["status"] == "optimal"
+        assert all(isinstance(v, float) for v in res["metrics"].values())
+        assert res["metrics"]["statistical_rate_after"] == pytest.approx(1.0, abs=1e-7)
+    tv = [r["metrics"]["tv_distance"] for r in results.values()]
+    assert max(tv) - min(tv) < 1e-6
+    assert results["pyomo:appsi_highs"]["backend"] == "pyomo"
+    assert results["pyomo:appsi_highs"]["solver"] == "appsi_highs"
+    assert results["cvxpy:CLARABEL"]["solver"] == "CLARABEL"
+
+
+def test_set_overrides_the_card(tmp_path):
+    res = _run(tmp_path, "--set", "parameters.statistical_rate=0.9")
+    assert res["parameters"]["statistical_rate"] == 0.9
+    assert res["metrics"]["statistical_rate_after"] == pytest.approx(0.9, abs=1e-7)
+    res = _run(tmp_path, "--set", "parameters.protected=sex", "--set", "parameters.statistical_rate=0.8",
+               name="sex")
+    assert res["metrics"]["statistical_rate_after"] >= 0.8 - 1e-9
+
+
+@pytest.mark.parametrize("override, key", [
+    ("parameters.statistical_rate=1.5", "parameters.statistical_rate"),
+    ("parameters.statisticl_rate=0.9", "parameters.statisticl_rate"),
+    ("data.dataset=builtin:german", "data.dataset"),
+    ("card.nmae=x", "card.nmae"),
+    ("formulation.name=magic", "formulation.name"),
+])
+def test_bad_cards_name_the_key(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_card(QUICKSTART, [override])
+    assert key in str(err.value) or repr(key.split(".")[-1]) in str(err.value) or "magic" in str(err.value)
+
+
+def test_bad_card_exits_2_with_message(tmp_path, capsys):
+    code = main(["run", str(QUICKSTART), "--out", str(tmp_path), "--set", "parameters.statistical_rate=2"])
+    assert code == 2
+    assert "parameters.statistical_rate" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.toml")]) == 2
+    assert main(["run", str(QUICKSTART), "--solver", "cvxpy:NOPE", "--out", str(tmp_path)]) == 2
+    assert "Installed alternatives" in capsys.readouterr().err
+
+
+def test_solvers_json_lists_backends(capsys):
+    assert main(["solvers", "--json"]) == 0
+    rows = {r["backend"]: r for r in json.loads(capsys.readouterr().out)}
+    assert {"highs", "osqp", "scipy", "cvxpy", "pyomo"} <= set(rows)
+    assert all(rows[b]["installed"] for b in ("highs", "osqp", "scipy", "cvxpy", "pyomo"))
+    assert "appsi_highs" in rows["pyomo"]["solvers"] and "CLARABEL" in rows["cvxpy"]["solvers"]
+    assert rows["scipy"]["problem_classes"] == ["LP"]
+
+
+def test_inspect_prints_summary_and_exports(tmp_path, capsys):
+    mps = tmp_path / "quick.mps"
+    assert main(["inspect", str(QUICKSTART), "--export", str(mps), "--set", "parameters.form=full"]) == 0
+    out = capsys.readouterr().out
+    assert "group_mass" in out and "statistical_rate" in out and "LP" in out
+    text = mps.read_text()
+    assert "statistical_rate_0" in text and "gain_143" in text
+
+
+def test_entry_point_installed(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "FAIROPT_DATA_HOME"}
+    proc = subprocess.run([sys.executable, "-m", "fairopt.cli", "run", str(QUICKSTART), "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "statistical rate" in proc.stdout
+    assert json.loads((tmp_path / "result.json").read_text())["status"] == "optimal"
