@@ -26,7 +26,7 @@ from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent import priors as P
 
-__all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing"]
+__all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing", "TVRepairResampler"]
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -293,8 +293,9 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
 class _WeightedResampler(_FrameMixin, BaseEstimator):
     """Reweights the observed rows; sampling draws rows with probability ∝ weight."""
 
-    def __init__(self, random_state=None):
+    def __init__(self, random_state=None, domain=None):
         self.random_state = random_state
+        self.domain = domain
 
     #: weighting scheme of the subclass: "kamiran_calders" or "representation"
     _scheme = "kamiran_calders"
@@ -307,7 +308,7 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Compute one weight per row (``sample_weight_``, mean 1 over rows)."""
         t0 = time.perf_counter()
-        _, codes, label, protected = self._prepare(X, y, sensitive_features)
+        _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
         sw = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, float)
         points, counts, inverse = P.collapse(codes, sw)
         k = self.domain_.cardinalities
@@ -337,6 +338,20 @@ class Reweighing(_WeightedResampler):
 
     Makes the label independent of the protected attribute (statistical rate 1 of the weighted
     data) while keeping group sizes (the representation rate is unchanged).
+
+    Parameters
+    ----------
+    random_state : int, Generator or None
+        Default seed of :meth:`sample`.
+    domain : fairopt.data.Domain, optional
+        Fixes the level sets and code order (default: read from the fitted frame).
+
+    Attributes
+    ----------
+    sample_weight_ : ndarray (n_samples,)
+        Weight of each training row (mean 1).
+    points_, point_weights_ : ndarray
+        Distinct training cells (codes of :attr:`domain_`) and their probabilities.
     """
 
     _scheme = "kamiran_calders"
@@ -346,6 +361,65 @@ class RepresentationReweighing(_WeightedResampler):
     """Representation reweighting: ``w ∝ 1 / c(z)`` per row, so every group has equal share.
 
     Reaches representation rate 1; within-group label rates (statistical rate) are unchanged.
+    Parameters and attributes as :class:`Reweighing`.
     """
 
     _scheme = "representation"
+
+
+class TVRepairResampler(_WeightedResampler):
+    """Total-variation repair of the empirical distribution (Calmon et al. 2017, simple form).
+
+    Thin wrapper over :class:`fairopt.formulations.tv_repair.TVRepair`: the closest distribution
+    to the training data in total variation whose favourable-label rates satisfy a statistical
+    rate of at least ``statistical_rate`` between protected groups, with group masses fixed.
+    The repaired distribution lives on the observed cells (plus canonical cells of empty
+    blocks); :meth:`sample` draws from it.
+
+    Parameters
+    ----------
+    statistical_rate : float in (0, 1], default 1.0
+        Required ratio of favourable-label rates between every pair of groups (1 = parity).
+    representation : {"data", "balanced"} or array, default "data"
+        Group masses of the repaired distribution (``"data"`` keeps the raw representation rate).
+    solver : str, default "highs"
+        LP back end of the TV program.
+    pos_label : optional
+        Favourable label value (default 1 if it is a level, else the last level).
+    random_state : int, Generator or None
+    domain : fairopt.data.Domain, optional
+        Fixes the level sets and code order (default: read from the fitted frame).
+    """
+
+    def __init__(self, statistical_rate=1.0, representation="data", solver="highs", pos_label=None,
+                 random_state=None, domain=None):
+        self.statistical_rate = statistical_rate
+        self.representation = representation
+        self.solver = solver
+        self.pos_label = pos_label
+        self.random_state = random_state
+        self.domain = domain
+
+    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+        """Solve the TV program on the training cells."""
+        from fairopt.formulations.tv_repair import TVRepair
+
+        t0 = time.perf_counter()
+        _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
+        sw = None if sample_weight is None else np.asarray(sample_weight, float)
+        cells, counts = self.domain_.unique_codes(codes, sample_weight=sw)
+        pos = self.domain_.levels[self.label_name_][_pos_level(self.domain_, self.label_name_,
+                                                               self.pos_label)]
+        model = TVRepair(self.domain_, cells, counts, protected=self.sensitive_name_,
+                         label=self.label_name_, favourable_label=pos,
+                         statistical_rate=self.statistical_rate, representation=self.representation)
+        res = model.solve(self.solver)
+        if res.status != "optimal":
+            from fairopt.errors import SolverError
+            raise SolverError(f"TV repair did not solve to optimality (status {res.status}).",
+                              status=res.status)
+        self.result_ = res
+        self.points_, self.point_weights_ = res.cells, res.p / res.p.sum()
+        self.tv_ = float(res.tv)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from fairopt.errors import DataValidationError
@@ -83,6 +84,9 @@ class DualOracle:
         if self.theta.shape != (enc.dim,):
             raise DataValidationError(f"theta must have {enc.dim} reference-coded entries.")
         self.S = enc.features(self.points)
+        # one-hot features are sparse (F nonzeros per row): S^T diag(rho) S then costs O(M F^2)
+        nnz = np.count_nonzero(self.S)
+        self._S_sparse = sp.csr_matrix(self.S) if nnz < 0.25 * self.S.size else None
         self._flat = self.points + enc.level_offsets[:-1][None, :]
         self._log_k = np.log(np.asarray(enc.n_levels, dtype=float))
         self.has_u = self.C > 0.0
@@ -152,8 +156,14 @@ class DualOracle:
                 mu = st.mean_u[blk]
                 H[blk, blk] += st.pi * ((phi.T * P) @ phi - np.outer(mu, mu))
         if self.has_w and st.pi < 1:
-            Sc = self.S - st.mean_w
-            H += (1.0 - st.pi) * ((Sc.T * st.rho) @ Sc)
+            if self._S_sparse is not None:
+                Ss = self._S_sparse
+                second = (Ss.T @ sp.diags(st.rho) @ Ss).toarray()
+                cov_w = second - np.outer(st.mean_w, st.mean_w)
+            else:
+                Sc = self.S - st.mean_w
+                cov_w = (Sc.T * st.rho) @ Sc
+            H += (1.0 - st.pi) * cov_w
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
             H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)

@@ -18,6 +18,7 @@ violation and never reports a non-converged run as optimal.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,7 +84,21 @@ def lambda_bound(oracle: DualOracle, eta: float) -> float:
 
 def newton(oracle: DualOracle, tol: float = 1e-10, max_iter: int = 100, lam0=None,
            eta: float = 0.0, boundary_hint: str = "") -> BackendResult:
-    """Damped Newton with Armijo backtracking (see module docstring)."""
+    """Damped Newton with Armijo backtracking (see module docstring).
+
+    BLAS is limited to one thread: the systems are small (``d`` in the hundreds), and threaded
+    BLAS on a busy machine costs far more in contention than it gains.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint)
+
+
+def _newton(oracle: DualOracle, tol: float, max_iter: int, lam0, eta: float,
+            boundary_hint: str) -> BackendResult:
     d = oracle.dim
     lam = np.zeros(d) if lam0 is None else np.asarray(lam0, float).copy()
     bound = lambda_bound(oracle, eta)
@@ -169,7 +184,7 @@ def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: in
     res = minimize(oracle.value_grad, np.zeros(oracle.dim), jac=True, method=method,
                    options=opts, **kw)
     return BackendResult(np.asarray(res.x, float), int(getattr(res, "nit", 0) or 0),
-                         bool(res.success), str(res.message), str(res), f"scipy:{method}")
+                         bool(res.success), str(res.message), str(res), method)
 
 
 # ------------------------------------------------------------------------------------ cvxpy
@@ -218,7 +233,10 @@ def cvxpy_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: in
         opts = {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iters": 200_000}
     opts.update(options or {})
     try:
-        prob.solve(solver=solver, **opts)
+        with warnings.catch_warnings():
+            # "solution may be inaccurate" at the tight tolerances: the caller re-checks marginals
+            warnings.simplefilter("ignore", UserWarning)
+            prob.solve(solver=solver, **opts)
     except cp.error.SolverError as exc:
         raise SolverError(f"cvxpy/{solver} failed on the max-entropy dual: {exc}",
                           status="error") from exc
@@ -226,7 +244,7 @@ def cvxpy_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: in
         raise SolverError(f"cvxpy/{solver} returned status {prob.status!r}.", status=prob.status)
     stats = prob.solver_stats
     return BackendResult(np.asarray(lam.value, float), int(stats.num_iters or 0),
-                         prob.status == "optimal", prob.status, "", f"cvxpy:{solver}")
+                         prob.status == "optimal", prob.status, "", solver)
 
 
 # ------------------------------------------------------------------------------------ pyomo
@@ -293,7 +311,7 @@ def pyomo_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: in
     res = opt.solve(model)
     term = str(res.solver.termination_condition)
     lam = np.array([pyo.value(model.lam[j]) for j in range(oracle.dim)], dtype=float)
-    return BackendResult(lam, 0, term == "optimal", term, str(res), f"pyomo:{name}")
+    return BackendResult(lam, 0, term == "optimal", term, str(res), name)
 
 
 def run_backend(oracle: DualOracle, backend: str, inner: str | None, tol: float, max_iter: int,
