@@ -68,6 +68,8 @@ class GameResult:
     violated_row: str | None = None
     seconds: float = 0.0
     history: list[dict[str, Any]] = field(default_factory=list)
+    pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def max_violation(self) -> float:
@@ -157,13 +159,19 @@ class ExponentiatedGradient:
         so that it can be returned when its gap is the smallest.
     solver : str, default="highs"
         LP back end of the best-mixture program (any ``fairopt.modeling`` LP solver).
+    eta0 : float, optional
+        Practical mode: initial EG step (default ``2 / B``).
+    min_iter : int, default=1
+        Practical mode: iterations played before the gap test may stop the game. With heuristic
+        oracles the gap is an estimate that can reach 0 early; more EG steps add diverse columns.
     progress : callable, optional
         ``progress(done, total, description)`` after each iteration.
     """
 
     def __init__(self, moment, oracle, B: float = 10.0, nu: float | None = None,
                  max_iter: int | None = None, mode: str = "practical", eg_gap: bool = False,
-                 solver="highs", progress: Progress | None = None):
+                 solver="highs", eta0: float | None = None, min_iter: int = 1,
+                 progress: Progress | None = None):
         self.moment = moment
         self.oracle = oracle
         self.B = B
@@ -172,6 +180,8 @@ class ExponentiatedGradient:
         self.mode = mode
         self.eg_gap = eg_gap
         self.solver = solver
+        self.eta0 = eta0
+        self.min_iter = min_iter
         self.progress = progress
 
     # ------------------------------------------------------------------------------------------
@@ -228,6 +238,15 @@ class ExponentiatedGradient:
         """:math:`L(Q, \\mathrm{Best}_\\lambda(Q)) = cost + B\\max(0,\\max_j(g_j-b_j))`."""
         return float(cost + self.B * max(0.0, float(np.max(g - self.moment.bound))))
 
+    @staticmethod
+    def _better(gap: float, value: float, best, nu: float) -> bool:
+        """Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
+        :math:`L(Q,\mathrm{Best}_\lambda(Q))` (later LPs see a larger pool, so they never lose)."""
+        if best is None:
+            return True
+        tol = max(nu, 1e-12)
+        return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
+
     def _faithful(self, pool: _Pool) -> GameResult:
         m, B, nu = self.moment, float(self.B), self._nu()
         eta = nu / (m.eta_divisor * B)
@@ -267,7 +286,7 @@ class ExponentiatedGradient:
         T = self.max_iter or 50
         progress = self.progress or _no_progress
         eta_min = nu / (m.eta_divisor * B)
-        eta = 2.0 / B
+        eta = 2.0 / B if self.eta0 is None else float(self.eta0)
         theta = np.zeros(m.n_rows)
         counts: dict[int, int] = {}
         cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
@@ -286,10 +305,11 @@ class ExponentiatedGradient:
             if self.eg_gap:
                 _, L_resp = self._oracle(lam_hat, pool, use_pool=True)
                 eg_gap = max(eg_gap, L_hat - L_resp)
-                if best is None or eg_gap < best[0]:
+                value = self._L_best(cost_hat, g_hat)
+                if self._better(eg_gap, value, best, nu):
                     idxs = np.array(sorted(counts))
                     w = np.array([counts[i] for i in idxs], dtype=float)
-                    best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0)
+                    best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0, value)
             # restricted best-mixture LP over the pool, then price a new column at its duals
             costs, G = pool.arrays()
             q, lam_lp, slack = solve_best_mixture(costs, G, m.bound, B, solver=self.solver)
@@ -297,14 +317,15 @@ class ExponentiatedGradient:
             L_lp = self._L(cost_lp, g_lp, lam_lp)
             _, L_price = self._oracle(lam_lp, pool, use_pool=True)
             lp_gap = max(self._L_best(cost_lp, g_lp) - L_lp, L_lp - L_price, 0.0)
-            if best is None or lp_gap < best[0]:
+            value = self._L_best(cost_lp, g_lp)
+            if self._better(lp_gap, value, best, nu):
                 keep = np.flatnonzero(q > 1e-12)
                 w = q[keep] / q[keep].sum()
-                best = (lp_gap, keep, w, lam_lp, slack)
+                best = (lp_gap, keep, w, lam_lp, slack, value)
             history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
                             "eta": eta, "pool": len(pool), "oracle_calls": self._calls})
             progress(t, T, f"EG gap={best[0]:.3g} pool={len(pool)}")
-            if best[0] <= nu:
+            if best[0] <= nu and t >= self.min_iter:
                 status = "converged"
                 break
             if eg_gap > prev_eg_gap:
@@ -313,7 +334,7 @@ class ExponentiatedGradient:
             theta += eta * (g_t - m.bound)
         if status == "converged" and t < T:
             progress(T, T, f"EG converged gap={best[0]:.3g}")
-        gap, idxs, w, lam_best, slack = best
+        gap, idxs, w, lam_best, slack, _ = best
         return self._finish(pool, idxs, w, lam_best, gap, status, t, nu, slack, history)
 
     def _finish(self, pool, idxs, w, lam, gap, status, t, nu, slack, history) -> GameResult:
@@ -332,4 +353,5 @@ class ExponentiatedGradient:
         return GameResult(status=status, hypotheses=hyps, weights=weights, lambda_=np.asarray(lam),
                           gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
                           n_iter=t, n_oracle_calls=self._calls, mode=self.mode, B=float(self.B),
-                          nu=nu, lp_slack=float(slack), violated_row=violated, history=history)
+                          nu=nu, lp_slack=float(slack), violated_row=violated, history=history,
+                          pool_costs=costs, pool_G=G)

@@ -123,15 +123,48 @@ def sp_targets(moment, lam) -> np.ndarray:
     return U[moment.ycode, moment.group]
 
 
-class LeastSquaresOracle(Oracle):
-    """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights)."""
+class _HeuristicSP(Oracle):
+    """Shared part of the LS/LR heuristics: optional multi-scale pricing.
+
+    The heuristics only approximate :math:`\arg\min_h L(h,\lambda)`. With ``lambda_scales``
+    other than ``(1,)`` they fit one candidate per scaled multiplier ``s * lambda`` and return
+    the candidate with the smallest :math:`L(\cdot,\lambda)` at the *given* ``lambda`` (a better
+    approximate best response for the price of ``len(lambda_scales)`` fits).
+    """
 
     kinds = ("statistical_parity",)
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, lambda_scales=(1.0,)):
         self.estimator = estimator
+        self.lambda_scales = lambda_scales
+
+    def prepare(self, moment, X):
+        super().prepare(moment, X)
+        self.n_fits = 0
+        return self
+
+    def _fit(self, lam):  # pragma: no cover - interface
+        raise AttributeError
 
     def best_response(self, lam):
+        scales = tuple(self.lambda_scales)
+        if len(scales) == 1:
+            self.n_fits += 1
+            return self._fit(scales[0] * np.asarray(lam))
+        best, best_value = None, np.inf
+        for s in scales:
+            self.n_fits += 1
+            h = self._fit(s * np.asarray(lam))
+            value = float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
+            if value < best_value:
+                best, best_value = h, value
+        return best
+
+
+class LeastSquaresOracle(_HeuristicSP):
+    """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights)."""
+
+    def _fit(self, lam):
         U = sp_targets(self.moment, lam)
         est = clone(self.estimator).fit(self.X, U)
         return ClippedRegressor(est)
@@ -150,7 +183,7 @@ def two_label_weights(loss, U) -> np.ndarray:
     return np.where(den > 0, d0 / np.where(den > 0, den, 1.0), 0.5)
 
 
-class RiskMinimizationOracle(Oracle):
+class RiskMinimizationOracle(_HeuristicSP):
     """LR heuristic for statistical parity: two weighted copies of each row with labels 1 and 0.
 
     For the logistic loss, ``estimator`` must be a classifier exposing ``decision_function``; its
@@ -158,12 +191,7 @@ class RiskMinimizationOracle(Oracle):
     For other losses it is a regressor fitted to labels {0, 1}.
     """
 
-    kinds = ("statistical_parity",)
-
-    def __init__(self, estimator):
-        self.estimator = estimator
-
-    def best_response(self, lam):
+    def _fit(self, lam):
         m = self.moment
         U = sp_targets(m, lam)
         w1 = two_label_weights(m.loss_, U)
