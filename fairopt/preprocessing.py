@@ -286,7 +286,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         Returns a frame with the fitted columns (``X``'s, the sensitive feature, the label) and
         their original values.
         """
-        return _decode(self.domain_, self.sample_codes(n, random_state, distribution), self.dtypes_)
+        codes = self.sample_codes(n, random_state, distribution)
+        return _decode(self.domain_, codes, self.dtypes_)
 
 
 # --------------------------------------------------------------------------- reweighting
@@ -330,7 +331,8 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
 
     def sample(self, n: int, random_state=None) -> pd.DataFrame:
         """Draw ``n`` rows of the reweighted empirical distribution."""
-        return _decode(self.domain_, self.sample_codes(n, random_state), self.dtypes_)
+        codes = self.sample_codes(n, random_state)
+        return _decode(self.domain_, codes, self.dtypes_)
 
 
 class Reweighing(_WeightedResampler):

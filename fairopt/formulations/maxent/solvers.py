@@ -176,15 +176,34 @@ def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: in
     if method.lower() not in canon:
         raise ConfigError(f"scipy method {method!r} is not supported; choose one of {SCIPY_METHODS}.")
     method = canon[method.lower()]
-    opts = {"maxiter": max_iter, "gtol": tol * 0.5}
+    opts = {"maxiter": max_iter, "gtol": tol * 0.1}
     if method == "L-BFGS-B":
         opts.update(ftol=1e-15, maxcor=30, maxiter=max(max_iter, 2000))
     opts.update(options or {})
-    kw = {} if method == "L-BFGS-B" else {"hess": oracle.hessian}
-    res = minimize(oracle.value_grad, np.zeros(oracle.dim), jac=True, method=method,
-                   options=opts, **kw)
-    return BackendResult(np.asarray(res.x, float), int(getattr(res, "nit", 0) or 0),
-                         bool(res.success), str(res.message), str(res), method)
+    best = {"lam": np.zeros(oracle.dim), "viol": np.inf}
+
+    def fun(lam):
+        # trust-region subproblem solvers can propose non-finite points near convergence:
+        # reject them (value +inf) and remember the best certified iterate seen
+        if not np.all(np.isfinite(lam)):
+            return np.inf, np.zeros_like(lam)
+        v, g = oracle.value_grad(lam)
+        viol = full_violation(oracle, g)
+        if viol < best["viol"]:
+            best.update(lam=np.array(lam, dtype=float), viol=viol)
+        return v, g
+
+    def hess(lam):
+        return oracle.hessian(lam) if np.all(np.isfinite(lam)) else np.eye(oracle.dim)
+
+    kw = {} if method == "L-BFGS-B" else {"hess": hess}
+    with np.errstate(invalid="ignore", over="ignore"):
+        res = minimize(fun, np.zeros(oracle.dim), jac=True, method=method, options=opts, **kw)
+    lam = np.asarray(res.x, float)
+    if not np.all(np.isfinite(lam)) or full_violation(oracle, oracle.gradient(lam)) > best["viol"]:
+        lam = best["lam"]
+    return BackendResult(lam, int(getattr(res, "nit", 0) or 0), bool(res.success),
+                         str(res.message), str(res), method)
 
 
 # ------------------------------------------------------------------------------------ cvxpy

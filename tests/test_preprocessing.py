@@ -1,0 +1,145 @@
+"""Pre-processing estimators: MaxEntResampler and the reweighting / TV-repair baselines."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from fairopt.data import load_builtin
+from fairopt.errors import DataValidationError, NotFittedError, SolverError
+from fairopt.metrics import representation_rate, statistical_rate
+from fairopt.preprocessing import (MaxEntResampler, RepresentationReweighing, Reweighing,
+                                   TVRepairResampler)
+
+
+@pytest.fixture(scope="module")
+def compas():
+    df = load_builtin("compas").expand(shuffle=True, random_state=1)
+    return df.drop(columns="two_year_recid"), df["two_year_recid"]
+
+
+def test_maxent_resampler_fit_attributes_and_exact_rates(compas):
+    X, y = compas
+    m = MaxEntResampler(C=0.5, target="balanced", random_state=0).fit(X, y, "race")
+    assert (m.marginals() - m.theta_).abs().max() <= 1e-8 and m.max_violation_ <= 1e-8
+    assert m.n_iter_ >= 1 and m.solve_seconds_ > 0 and m.kl_ > 0
+    assert m.theta_["race=Caucasian"] == pytest.approx(0.5, abs=1e-15)
+    # lambda_: reference (first, here sorted) levels carry 0
+    assert m.lambda_["race=Caucasian"] == 0.0 and m.lambda_["race=Not-Caucasian"] != 0.0 and m.lambda_.index.equals(m.theta_.index)
+    # prior weights: Algorithm 1, so the weighted training data have statistical rate exactly 1
+    assert m.prior_weights_.shape == (len(X),) and m.prior_weights_.sum() == pytest.approx(1, abs=1e-12)
+    assert statistical_rate(y, X["race"], sample_weight=m.prior_weights_) == pytest.approx(1, abs=1e-12)
+    assert m.statistical_rate("prior") == pytest.approx(1, abs=1e-12)
+    assert m.representation_rate() == pytest.approx(1, abs=1e-8)
+    # exact rates agree with a large sample
+    s = m.sample(400_000, random_state=3)
+    assert statistical_rate(s["two_year_recid"], s["race"]) == pytest.approx(m.statistical_rate(), abs=0.01)
+    assert representation_rate(s["race"]) == pytest.approx(m.representation_rate(), abs=0.01)
+
+
+def test_sample_keeps_columns_values_and_dtypes(compas):
+    X, y = compas
+    Xc = X.assign(age_cat=pd.Categorical(X["age_cat"], categories=["Less than 25", "25 - 45",
+                                                                      "Greater than 45"]))
+    m = MaxEntResampler(random_state=5).fit(Xc, y, "sex")
+    s = m.sample(1000)
+    assert list(s.columns) == list(X.columns) + ["two_year_recid"]
+    assert isinstance(s["age_cat"].dtype, pd.CategoricalDtype)
+    assert list(s["age_cat"].cat.categories) == ["Less than 25", "25 - 45", "Greater than 45"]
+    for c in X.columns:
+        assert set(s[c].astype(str)) <= set(X[c].astype(str))
+    assert set(s["two_year_recid"]) <= {0, 1} and s["two_year_recid"].dtype == y.dtype
+    pd.testing.assert_frame_equal(m.sample(1000), s)                 # default random_state
+    pd.testing.assert_frame_equal(m.sample(50, random_state=9), m.sample(50, random_state=9))
+    prior = m.sample(2000, random_state=1, distribution="prior")
+    assert list(prior.columns) == list(s.columns)
+
+
+def test_external_sensitive_feature_and_user_target(compas):
+    X, y = compas
+    z = X["race"].rename("group")
+    Xn = X.drop(columns="race")
+    target = {c: None for c in list(Xn.columns) + ["group", "two_year_recid"]}
+    base = MaxEntResampler(target="data").fit(Xn, y, z)
+    theta = {k.split("=")[0]: None for k in base.theta_.index}
+    for key in theta:
+        theta[key] = base.theta_[[i for i in base.theta_.index if i.split("=")[0] == key]].to_numpy()
+    theta["group"] = {"Caucasian": 0.4, "Not-Caucasian": 0.6}
+    m = MaxEntResampler(target=theta).fit(Xn, y, z)
+    assert "group" in m.sample(10).columns and len(target) == len(theta)
+    assert m.marginals()["group=Caucasian"] == pytest.approx(0.4, abs=1e-9)
+    assert m.representation_rate() == pytest.approx(0.4 / 0.6, abs=1e-9)
+
+
+def test_solver_choice_gives_same_marginals(compas):
+    X, y = compas
+    a = MaxEntResampler(target="weighted").fit(X, y, "sex")
+    b = MaxEntResampler(target="weighted", solver="cvxpy:CLARABEL").fit(X, y, "sex")
+    assert (a.marginals() - b.marginals()).abs().max() <= 1e-6
+
+
+def test_estimator_conventions_and_errors(compas):
+    X, y = compas
+    est = MaxEntResampler(C=0.3, target="data", tau=0.8)
+    assert clone(est).get_params() == est.get_params()
+    with pytest.raises(NotFittedError):
+        est.sample(5)
+    with pytest.raises(DataValidationError, match="not a column"):
+        MaxEntResampler().fit(X, y, "gender")
+    with pytest.raises(DataValidationError, match="DataFrame"):
+        MaxEntResampler().fit(X.to_numpy(), y, "sex")
+    with pytest.raises(DataValidationError, match="also a column"):
+        MaxEntResampler().fit(X.assign(two_year_recid=1), y, "sex")
+    with pytest.raises(DataValidationError, match="missing values"):
+        MaxEntResampler().fit(X.assign(sex=X["sex"].where(X.index != X.index[0])), y, "sex")
+    with pytest.raises(SolverError, match="did not converge"):
+        MaxEntResampler(tol=1e-14, max_iter=1).fit(X, y, "sex")
+    # tau sets the representation rate of θ^w (τ scales the first level, here Female)
+    m = MaxEntResampler(target="weighted", tau=0.8).fit(X, y, "sex")
+    assert m.representation_rate() == pytest.approx(0.8, abs=1e-8)
+
+
+def test_declared_but_unseen_level_needs_smoothing(compas):
+    from fairopt.data import Domain
+
+    X, y = compas
+    frame = X.assign(two_year_recid=y)
+    dom = Domain.from_frame(frame, levels={"priors_count": ["0", "1-3", ">3", "unused"]})
+    with pytest.raises(DataValidationError, match="'priors_count' level 'unused'"):
+        MaxEntResampler(domain=dom).fit(X, y, "sex")
+    m = MaxEntResampler(domain=dom, theta_smoothing=1e-6).fit(X, y, "sex")
+    assert m.marginals()["priors_count=unused"] == pytest.approx(1e-6 / 4, abs=1e-8)
+
+
+@pytest.mark.parametrize("protected", ["race", "sex"])
+def test_reweighing_and_representation_weights(compas, protected):
+    X, y = compas
+    kc = Reweighing(random_state=0).fit(X, y, protected)
+    assert kc.sample_weight_.mean() == pytest.approx(1, abs=1e-12)
+    assert statistical_rate(y, X[protected], sample_weight=kc.sample_weight_) == pytest.approx(1, abs=1e-12)
+    assert representation_rate(X[protected], sample_weight=kc.sample_weight_) == \
+        pytest.approx(representation_rate(X[protected]), abs=1e-12)
+    rw = RepresentationReweighing(random_state=0).fit(X, y, protected)
+    assert representation_rate(X[protected], sample_weight=rw.sample_weight_) == pytest.approx(1, abs=1e-12)
+    assert statistical_rate(y, X[protected], sample_weight=rw.sample_weight_) == \
+        pytest.approx(statistical_rate(y, X[protected]), abs=1e-12)
+    s = kc.sample(200_000, random_state=2)
+    assert statistical_rate(s["two_year_recid"], s[protected]) == pytest.approx(1, abs=0.02)
+    pd.testing.assert_frame_equal(kc.sample(100), kc.sample(100))
+    assert list(s.columns) == list(X.columns) + ["two_year_recid"]
+
+
+def test_tv_repair_resampler_reaches_parity_and_keeps_groups(compas):
+    X, y = compas
+    tv = TVRepairResampler(statistical_rate=1.0, representation="data").fit(X, y, "race")
+    assert tv.tv_ > 0 and tv.point_weights_.sum() == pytest.approx(1, abs=1e-12)
+    z = tv.points_[:, tv.domain_.index("race")]
+    lab = tv.points_[:, tv.domain_.index("two_year_recid")] == 1
+    w = tv.point_weights_
+    rates = np.bincount(z, w * lab) / np.bincount(z, w)
+    assert rates.min() / rates.max() >= 1 - 1e-7
+    shares = np.bincount(z, w)
+    raw = X["race"].value_counts(normalize=True)
+    levels = tv.domain_.levels["race"]
+    np.testing.assert_allclose(shares, [raw[v] for v in levels], atol=1e-7)
