@@ -115,6 +115,15 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
     round : {"down", "mid"}, default="down"
         SP predictions are rounded down to the grid (the guarantees' predictors) or to cell
         midpoints (same SP, loss closer to the discretised loss).
+    min_iter : int, default=1
+        Practical mode: game iterations played before the (estimated) gap may stop it.
+    eta0 : float, optional
+        Practical mode: initial EG step (default ``2 / B``).
+    refine_rounds : int, default=3
+        SP heuristics (LS/LR): proximal refinement rounds per weight after the published targets
+        (0 = the published heuristic only); see :class:`fairopt.reductions.oracles.LeastSquaresOracle`.
+    lambda_scales : tuple of float, default=(1.0,)
+        SP heuristics: also price at these multiples of the multipliers and keep the best.
 
     Attributes
     ----------
@@ -133,7 +142,8 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
 
     def __init__(self, estimator=None, constraint="statistical_parity", eps=0.05, grid_size=40,
                  loss="square", solver="highs", max_iter=50, random_state=None, oracle="auto",
-                 B=10.0, nu=None, mode="practical", logistic_scale=5.0, round="down"):
+                 B=10.0, nu=None, mode="practical", logistic_scale=5.0, round="down", min_iter=1,
+                 eta0=None, refine_rounds=3, lambda_scales=(1.0,)):
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -148,6 +158,10 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         self.mode = mode
         self.logistic_scale = logistic_scale
         self.round = round
+        self.min_iter = min_iter
+        self.eta0 = eta0
+        self.refine_rounds = refine_rounds
+        self.lambda_scales = lambda_scales
 
     def _loss(self):
         return get_loss(self.loss, self.logistic_scale)
@@ -166,7 +180,10 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         if est is None:
             est = LogisticRegression(max_iter=1000) if isinstance(moment.loss, ScaledLogisticLoss) \
                 else LinearRegression()
-        return make_oracle(moment, est, self.oracle)
+        if moment.kind != "statistical_parity":
+            return make_oracle(moment, est, self.oracle)
+        return make_oracle(moment, est, self.oracle, refine_rounds=self.refine_rounds,
+                           lambda_scales=tuple(self.lambda_scales))
 
     def fit(self, X, y, *, sensitive_features, progress=None):
         """Play the game on ``(X, y)`` with protected attribute ``sensitive_features``.
@@ -188,7 +205,8 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         moment = self._moment()
         oracle = self._oracle(moment)
         game = ExponentiatedGradient(moment, oracle, B=self.B, nu=self.nu, max_iter=self.max_iter,
-                                     mode=self.mode, solver=self.solver, progress=progress)
+                                     mode=self.mode, solver=self.solver, eta0=self.eta0,
+                                     min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, s)
         self.result_ = res
         self.moment_ = moment

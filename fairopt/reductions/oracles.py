@@ -124,38 +124,72 @@ def sp_targets(moment, lam) -> np.ndarray:
 
 
 class _HeuristicSP(Oracle):
-    """Shared part of the LS/LR heuristics: optional multi-scale pricing.
+    r"""Shared part of the LS/LR heuristics: targets, optional multi-scale pricing and refinement.
 
-    The heuristics only approximate :math:`\arg\min_h L(h,\lambda)`. With ``lambda_scales``
-    other than ``(1,)`` they fit one candidate per scaled multiplier ``s * lambda`` and return
-    the candidate with the smallest :math:`L(\cdot,\lambda)` at the *given* ``lambda`` (a better
-    approximate best response for the price of ``len(lambda_scales)`` fits).
+    The heuristics only approximate :math:`\arg\min_h L(h,\lambda)`; two optional extensions
+    produce more candidates and return the one with the smallest :math:`L(\cdot,\lambda)` at the
+    *given* ``lambda`` (the published targets are always the first candidate):
+
+    ``lambda_scales``
+        one fit per scaled multiplier ``s * lambda``;
+    ``refine_rounds`` / ``refine_weights``
+        proximal refinement: with the current fit ``f``, new targets
+        :math:`U_i=\arg\min_{u}\ g_\lambda(\underline Y_i,A_i,u)+\rho\,(u-f(X_i))^2` over cell
+        midpoints (smallest cell on ties), refit, repeat ``refine_rounds`` times for each
+        :math:`\rho` in ``refine_weights``. Rows whose :math:`g_\lambda` is flat stay near the
+        current fit instead of jumping to an arbitrary minimiser.
     """
 
     kinds = ("statistical_parity",)
 
-    def __init__(self, estimator, lambda_scales=(1.0,)):
+    def __init__(self, estimator, lambda_scales=(1.0,), refine_rounds=0,
+                 refine_weights=(0.3, 1.0, 3.0)):
         self.estimator = estimator
         self.lambda_scales = lambda_scales
+        self.refine_rounds = refine_rounds
+        self.refine_weights = refine_weights
 
     def prepare(self, moment, X):
         super().prepare(moment, X)
         self.n_fits = 0
         return self
 
-    def _fit(self, lam):  # pragma: no cover - interface
+    def _fit_targets(self, U):  # pragma: no cover - interface
         raise AttributeError
+
+    def _value(self, h, lam) -> float:
+        return float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
+
+    def _fit(self, lam):
+        m = self.moment
+        self.n_fits += 1
+        h = self._fit_targets(sp_targets(m, lam))
+        if not self.refine_rounds:
+            return h
+        G = prefix_table(m.cost_sensitive_table(lam))[m.ycode, m.group]      # (n, N+1)
+        N = m.grid.size
+        mids = np.minimum(np.arange(N + 1) / N + 0.5 / N, 1.0)
+        best, best_value = h, self._value(h, lam)
+        for rho in self.refine_weights:
+            f = best.predict(self.X)
+            for _ in range(int(self.refine_rounds)):
+                U = mids[np.argmin(G + rho * (mids[None, :] - f[:, None]) ** 2, axis=1)]
+                self.n_fits += 1
+                h = self._fit_targets(U)
+                f = h.predict(self.X)
+                value = float(m.lagrangian(*m.stats(f), lam))
+                if value < best_value:
+                    best, best_value = h, value
+        return best
 
     def best_response(self, lam):
         scales = tuple(self.lambda_scales)
         if len(scales) == 1:
-            self.n_fits += 1
             return self._fit(scales[0] * np.asarray(lam))
         best, best_value = None, np.inf
         for s in scales:
-            self.n_fits += 1
             h = self._fit(s * np.asarray(lam))
-            value = float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
+            value = self._value(h, lam)
             if value < best_value:
                 best, best_value = h, value
         return best
@@ -164,10 +198,8 @@ class _HeuristicSP(Oracle):
 class LeastSquaresOracle(_HeuristicSP):
     """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights)."""
 
-    def _fit(self, lam):
-        U = sp_targets(self.moment, lam)
-        est = clone(self.estimator).fit(self.X, U)
-        return ClippedRegressor(est)
+    def _fit_targets(self, U):
+        return ClippedRegressor(clone(self.estimator).fit(self.X, U))
 
 
 def two_label_weights(loss, U) -> np.ndarray:
@@ -191,9 +223,8 @@ class RiskMinimizationOracle(_HeuristicSP):
     For other losses it is a regressor fitted to labels {0, 1}.
     """
 
-    def _fit(self, lam):
+    def _fit_targets(self, U):
         m = self.moment
-        U = sp_targets(m, lam)
         w1 = two_label_weights(m.loss_, U)
         X2 = _stack_rows(self.X, self.X)
         y2 = np.concatenate([np.ones(U.size), np.zeros(U.size)])
@@ -355,13 +386,14 @@ def _stack_rows(A, B):
     return np.vstack([np.asarray(A), np.asarray(B)])
 
 
-def make_oracle(moment, estimator, oracle: str = "auto") -> Oracle:
+def make_oracle(moment, estimator, oracle: str = "auto", **heuristic_options) -> Oracle:
     """Pick the oracle for ``moment`` around ``estimator`` (or return ``estimator`` if it is one).
 
     ``oracle`` is ``"auto"``, ``"least_squares"``, ``"risk_minimization"`` or ``"hinge_lp"``.
     ``"auto"`` uses risk minimisation for a classifier under the logistic loss, least squares
     otherwise (statistical parity), the weighted-loss oracle for bounded group loss and the
-    cost-sensitive classification oracle for classification moments.
+    cost-sensitive classification oracle for classification moments. ``heuristic_options``
+    (``lambda_scales``, ``refine_rounds``, ``refine_weights``) go to the LS/LR heuristics.
     """
     if isinstance(estimator, Oracle):
         return estimator
@@ -372,12 +404,13 @@ def make_oracle(moment, estimator, oracle: str = "auto") -> Oracle:
     if moment.kind == "classification":
         return CostSensitiveOracle(estimator)
     if oracle == "least_squares":
-        return LeastSquaresOracle(estimator)
+        return LeastSquaresOracle(estimator, **heuristic_options)
     if oracle == "risk_minimization":
-        return RiskMinimizationOracle(estimator)
+        return RiskMinimizationOracle(estimator, **heuristic_options)
     if oracle != "auto":
         raise ConfigError(f"oracle={oracle!r} is not known; use 'auto', 'least_squares', "
                           "'risk_minimization' or 'hinge_lp'.")
-    if isinstance(getattr(moment, "loss_", None), ScaledLogisticLoss) and is_classifier(estimator):
-        return RiskMinimizationOracle(estimator)
-    return LeastSquaresOracle(estimator)
+    loss = getattr(moment, "loss_", getattr(moment, "loss", None))
+    if isinstance(loss, ScaledLogisticLoss) and is_classifier(estimator):
+        return RiskMinimizationOracle(estimator, **heuristic_options)
+    return LeastSquaresOracle(estimator, **heuristic_options)
