@@ -84,7 +84,7 @@ class OsqpModel(CompiledModel):
             self.solver.update(l=lo, u=hi)
 
     def _run(self) -> RawResult:
-        res = self.solver.solve()
+        res = self.solver.solve(raise_error=False)
         status = _status_map().get(res.info.status_val, Status.ERROR)
         log = f"OSQP status: {res.info.status} after {res.info.iter} iterations"
         if status is Status.NUMERICAL:
