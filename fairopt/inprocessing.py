@@ -109,7 +109,7 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
     B : float, default=10.0
         Bound on the multipliers' l1 norm.
     nu : float, optional
-        Duality-gap tolerance (default 1e-6 practical, 0.01 faithful).
+        Duality-gap tolerance (default 1e-9 practical, 0.01 faithful).
     mode : {"practical", "faithful"}, default="practical"
     logistic_scale : float, default=5.0
     round : {"down", "mid"}, default="down"

@@ -20,9 +20,13 @@ Two modes:
     multipliers :math:`\lambda_{\rm LP}`, and :math:`\mathrm{Best}_h(\lambda_{\rm LP})` prices a new
     column. The iterate with the smallest certified gap over the run is returned.
 
-Bounded group loss may be infeasible: at convergence, if some row still exceeds its bound by
-more than :math:`(r+2\nu)/B` (``r`` = moment cost range), the problem has no solution in the
-class (Algorithm 2 returns null) and the result has ``status == "infeasible"`` and no hypotheses.
+Bounded group loss may be infeasible. Faithful mode applies Algorithm 2's test: at convergence,
+a row still above its bound by more than :math:`(r+2\nu)/B` (``r`` = moment cost range) means no
+solution (Algorithm 2 returns null). Practical mode treats ``B`` as an exact penalty: when the
+game converges while the best mixture LP still needs slack, ``B`` is raised tenfold (up to
+``1e4 B``) and the game continues; slack left at the largest ``B`` means no mixture of the
+oracle's hypotheses meets the bound. Either way the result has ``status == "infeasible"``,
+no hypotheses, and ``violated_row`` names the group constraint.
 """
 from __future__ import annotations
 
@@ -36,6 +40,11 @@ import numpy as np
 from fairopt.errors import ConfigError
 
 Progress = Callable[[int, int, str], None]
+
+#: LP slack below which the best mixture counts as feasible
+SLACK_TOL = 1e-9
+#: practical mode raises the LP penalty B tenfold at most this factor above the given B
+MAX_B_GROWTH = 1e4
 
 
 def _no_progress(done: int, total: int, desc: str = "") -> None:
@@ -150,7 +159,7 @@ class ExponentiatedGradient:
         :math:`\\ell_1` bound on the multipliers (an exact penalty once it exceeds the norm of the
         optimal multipliers).
     nu : float, optional
-        Duality-gap tolerance; default ``1e-6`` (practical) or ``0.01`` (faithful).
+        Duality-gap tolerance; default ``1e-9`` (practical) or ``0.01`` (faithful).
     max_iter : int, optional
         Iteration cap; default 50 (practical) or Theorem 4's bound (faithful).
     mode : {"practical", "faithful"}, default="practical"
@@ -194,7 +203,7 @@ class ExponentiatedGradient:
     def _nu(self) -> float:
         if self.nu is not None:
             return float(self.nu)
-        return 1e-6 if self.mode == "practical" else 0.01
+        return 1e-9 if self.mode == "practical" else 0.01
 
     def run(self, X, y, sensitive_features) -> GameResult:
         """Fit the moment on ``(y, sensitive_features)``, prepare the oracle on ``X`` and play."""
@@ -234,13 +243,14 @@ class ExponentiatedGradient:
     def _L(self, cost, g, lam) -> float:
         return float(self.moment.lagrangian(cost, g, lam))
 
-    def _L_best(self, cost, g) -> float:
+    def _L_best(self, cost, g, B: float | None = None) -> float:
         """:math:`L(Q, \\mathrm{Best}_\\lambda(Q)) = cost + B\\max(0,\\max_j(g_j-b_j))`."""
-        return float(cost + self.B * max(0.0, float(np.max(g - self.moment.bound))))
+        B = self.B if B is None else B
+        return float(cost + B * max(0.0, float(np.max(g - self.moment.bound))))
 
     @staticmethod
     def _better(gap: float, value: float, best, nu: float) -> bool:
-        """Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
+        r"""Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
         :math:`L(Q,\mathrm{Best}_\lambda(Q))` (later LPs see a larger pool, so they never lose)."""
         if best is None:
             return True
@@ -290,7 +300,8 @@ class ExponentiatedGradient:
         theta = np.zeros(m.n_rows)
         counts: dict[int, int] = {}
         cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
-        best = None  # (gap, idxs, weights, lam, slack)
+        best = None  # (gap, idxs, weights, lam, slack, penalised value)
+        B_lp = B       # exact-penalty bound of the LP; raised while the pool LP needs slack
         prev_eg_gap, history, status, t = np.inf, [], "max_iter", 0
         for t in range(1, T + 1):
             lam = lambda_from_theta(theta, B)
@@ -305,19 +316,19 @@ class ExponentiatedGradient:
             if self.eg_gap:
                 _, L_resp = self._oracle(lam_hat, pool, use_pool=True)
                 eg_gap = max(eg_gap, L_hat - L_resp)
-                value = self._L_best(cost_hat, g_hat)
+                value = self._L_best(cost_hat, g_hat, B_lp)
                 if self._better(eg_gap, value, best, nu):
                     idxs = np.array(sorted(counts))
                     w = np.array([counts[i] for i in idxs], dtype=float)
                     best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0, value)
             # restricted best-mixture LP over the pool, then price a new column at its duals
             costs, G = pool.arrays()
-            q, lam_lp, slack = solve_best_mixture(costs, G, m.bound, B, solver=self.solver)
+            q, lam_lp, slack = solve_best_mixture(costs, G, m.bound, B_lp, solver=self.solver)
             cost_lp, g_lp = float(q @ costs), q @ G
             L_lp = self._L(cost_lp, g_lp, lam_lp)
             _, L_price = self._oracle(lam_lp, pool, use_pool=True)
-            lp_gap = max(self._L_best(cost_lp, g_lp) - L_lp, L_lp - L_price, 0.0)
-            value = self._L_best(cost_lp, g_lp)
+            lp_gap = max(self._L_best(cost_lp, g_lp, B_lp) - L_lp, L_lp - L_price, 0.0)
+            value = self._L_best(cost_lp, g_lp, B_lp)
             if self._better(lp_gap, value, best, nu):
                 keep = np.flatnonzero(q > 1e-12)
                 w = q[keep] / q[keep].sum()
@@ -326,32 +337,46 @@ class ExponentiatedGradient:
                             "eta": eta, "pool": len(pool), "oracle_calls": self._calls})
             progress(t, T, f"EG gap={best[0]:.3g} pool={len(pool)}")
             if best[0] <= nu and t >= self.min_iter:
-                status = "converged"
-                break
+                if best[4] > SLACK_TOL and B_lp < B * MAX_B_GROWTH:
+                    # converged at this penalty but the mixture still violates: B may be below
+                    # the multipliers' norm, so raise it (exact penalty) and keep pricing
+                    B_lp *= 10.0
+                    best = None
+                else:
+                    status = "converged"
+                    break
             if eg_gap > prev_eg_gap:
                 eta = max(eta / 2.0, eta_min)
             prev_eg_gap = eg_gap
             theta += eta * (g_t - m.bound)
         if status == "converged" and t < T:
             progress(T, T, f"EG converged gap={best[0]:.3g}")
+        if best is None:  # the cap hit right after raising B: keep the last LP iterate
+            keep = np.flatnonzero(q > 1e-12)
+            best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
         gap, idxs, w, lam_best, slack, _ = best
-        return self._finish(pool, idxs, w, lam_best, gap, status, t, nu, slack, history)
+        return self._finish(pool, idxs, w, lam_best, gap, status, t, nu, slack, history, B_lp)
 
-    def _finish(self, pool, idxs, w, lam, gap, status, t, nu, slack, history) -> GameResult:
+    def _finish(self, pool, idxs, w, lam, gap, status, t, nu, slack, history,
+                B_used: float | None = None) -> GameResult:
         m = self.moment
         costs, G = pool.arrays()
         cost_q = float(w @ costs[idxs])
         g_q = w @ G[idxs]
         viol = g_q - m.bound
         violated = None
-        tol = (m.cost_range + 2 * nu) / self.B
-        if status == "converged" and m.may_be_infeasible and np.max(viol) > tol:
+        if self.mode == "faithful":  # Algorithm 2: certificate tolerance (r + 2 nu) / B
+            unreachable = np.max(viol) > (m.cost_range + 2 * nu) / self.B
+        else:                        # pool LP still needs slack at the largest penalty tried
+            unreachable = slack > SLACK_TOL
+        if status == "converged" and m.may_be_infeasible and unreachable:
             status = "infeasible"
             violated = m.block_of_row(int(np.argmax(viol)))
         hyps = [] if status == "infeasible" else [pool.hyps[i] for i in idxs]
         weights = np.zeros(0) if status == "infeasible" else np.asarray(w, dtype=float)
         return GameResult(status=status, hypotheses=hyps, weights=weights, lambda_=np.asarray(lam),
                           gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
-                          n_iter=t, n_oracle_calls=self._calls, mode=self.mode, B=float(self.B),
+                          n_iter=t, n_oracle_calls=self._calls, mode=self.mode,
+                          B=float(self.B if B_used is None else B_used),
                           nu=nu, lp_slack=float(slack), violated_row=violated, history=history,
                           pool_costs=costs, pool_G=G)
