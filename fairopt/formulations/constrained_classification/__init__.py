@@ -1,0 +1,17 @@
+"""Constrained classification: randomized-threshold post-processing of trained scores.
+
+Alabdulmohsin & Lucic (2021) cast debiasing a trained score ``f`` as a strongly convex QP over
+the prediction probabilities of the post-processing sample; its solution is a per-group ramp
+``clip((f - theta_k)/gamma, 0, 1)``. This package holds that model for statistical parity
+(:class:`RandomizedThresholdParity`), its covariance extension
+(:class:`RandomizedThresholdCovariance`), the label-based equal-opportunity / equalized-odds
+LP over score atoms (:class:`ThresholdMixtureOdds`), and their solvers.
+"""
+from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
+from fairopt.formulations.constrained_classification.parity import RandomizedThresholdParity
+from fairopt.formulations.constrained_classification.ramp import CellRamp, ramp, smoothed_relu
+from fairopt.formulations.constrained_classification.sgd import ThresholdSGD, sgd_thresholds
+from fairopt.formulations.constrained_classification.solution import ThresholdSolution
+
+__all__ = ["CellRamp", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
+           "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds", "smoothed_relu"]

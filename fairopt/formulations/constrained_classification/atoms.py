@@ -1,0 +1,136 @@
+"""Sufficient statistics of a post-processing sample: unique (cell, score) atoms with weights.
+
+Every randomized-threshold model in this package depends on the data only through, for each
+cell (a group, or a group crossed with a binary sensitive indicator), the multiset of scores
+with their total weight, and for label-based constraints the weight of positive labels at each
+score. :func:`collapse_atoms` computes these in one sort, so that neither the native solvers nor
+the LP/QP back ends ever see more variables than there are distinct (cell, score) pairs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairopt.errors import DataValidationError
+
+
+@dataclass(frozen=True)
+class ScoreAtoms:
+    """Distinct ``(cell, score)`` pairs with their total weight.
+
+    Atoms are sorted by cell, then by score (ascending), so cell ``k`` occupies the contiguous
+    slice ``offsets[k]:offsets[k + 1]``.
+
+    Attributes
+    ----------
+    cell : ndarray of int, shape (m,)
+        Cell code of each atom, in ``0 .. n_cells - 1``.
+    score : ndarray of float, shape (m,)
+        Score ``f`` of each atom.
+    weight : ndarray of float, shape (m,)
+        Total row weight ``c_j`` of the atom (row counts when rows are unweighted).
+    positive : ndarray of float, shape (m,) or None
+        Total weight of rows with label 1 at the atom (``None`` when no labels were given).
+    offsets : ndarray of int, shape (n_cells + 1,)
+        Start of each cell's slice.
+    row_atom : ndarray of int, shape (n,) or None
+        Atom index of every input row (only when requested), to map atom values back to rows.
+    """
+
+    cell: np.ndarray
+    score: np.ndarray
+    weight: np.ndarray
+    positive: np.ndarray | None
+    offsets: np.ndarray
+    row_atom: np.ndarray | None = None
+
+    @property
+    def n_atoms(self) -> int:
+        return int(self.score.shape[0])
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    @property
+    def cell_weight(self) -> np.ndarray:
+        """Total weight ``n_k`` of each cell."""
+        return np.bincount(self.cell, weights=self.weight, minlength=self.n_cells)
+
+    def cell_slice(self, k: int) -> slice:
+        return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+
+def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None, labels=None,
+                   keep_rows: bool = False, allow_empty: bool = False) -> ScoreAtoms:
+    """Collapse rows to unique ``(cell, score)`` atoms.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (n,)
+        Scores ``f(x_i)``.
+    cells : array-like of int, shape (n,)
+        Cell code of every row, in ``0 .. n_cells - 1``.
+    n_cells : int, optional
+        Number of cells (default ``max(cells) + 1``). Every cell must contain at least one row.
+    sample_weight : array-like of float, shape (n,), optional
+        Non-negative row weights (default 1).
+    labels : array-like of {0, 1}, shape (n,), optional
+        Binary labels; when given, the positive weight of each atom is also collected.
+    keep_rows : bool, default False
+        Also return the atom index of every row.
+    allow_empty : bool, default False
+        Accept cells without rows (otherwise a :class:`DataValidationError`).
+
+    Returns
+    -------
+    ScoreAtoms
+    """
+    f = np.asarray(scores, dtype=float).reshape(-1)
+    g = np.asarray(cells).reshape(-1)
+    if g.shape != f.shape:
+        raise DataValidationError(f"scores ({f.shape[0]} rows) and group codes ({g.shape[0]} rows) "
+                                  "must have the same length.")
+    if f.size == 0:
+        raise DataValidationError("the post-processing sample is empty; pass at least one row per group.")
+    g = g.astype(np.int64, copy=False)
+    n_cells = int(g.max()) + 1 if n_cells is None else int(n_cells)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
+    if w is not None:
+        if w.shape != f.shape or not np.isfinite(w).all() or (w < 0).any():
+            raise DataValidationError("sample_weight must be finite, non-negative and one per row.")
+        if (w == 0).any():  # zero-weight rows carry no information; drop them before sorting
+            keep = w > 0
+            f, g, w = f[keep], g[keep], w[keep]
+            labels = None if labels is None else np.asarray(labels).reshape(-1)[keep]
+            if keep_rows:
+                raise DataValidationError("keep_rows needs strictly positive sample weights.")
+    # stable two-pass sort: by score, then (stably) by cell -> cell-major, score-ascending
+    order = np.argsort(f, kind="stable")
+    order = order[np.argsort(g[order], kind="stable")]
+    fs, gs = f[order], g[order]
+    new = np.empty(f.shape[0], dtype=bool)
+    new[0] = True
+    np.logical_or(fs[1:] != fs[:-1], gs[1:] != gs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    weight = (np.diff(np.append(starts, f.shape[0])).astype(float) if w is None
+              else np.add.reduceat(w[order], starts))
+    positive = None
+    if labels is not None:
+        yv = np.asarray(labels, dtype=float).reshape(-1)
+        yw = yv[order] if w is None else yv[order] * w[order]
+        positive = np.add.reduceat(yw, starts)
+    cell = gs[starts]
+    offsets = np.searchsorted(cell, np.arange(n_cells + 1), side="left")
+    counts = np.diff(offsets)
+    if (counts == 0).any() and not allow_empty:
+        missing = np.flatnonzero(counts == 0).tolist()
+        raise DataValidationError(f"cells {missing} have no rows in the post-processing sample; "
+                                  "every group must be represented.")
+    row_atom = None
+    if keep_rows:
+        row_atom = np.empty(f.shape[0], dtype=np.int64)
+        row_atom[order] = np.cumsum(new) - 1
+    return ScoreAtoms(cell=cell, score=fs[starts], weight=weight, positive=positive,
+                      offsets=offsets, row_atom=row_atom)

@@ -1,0 +1,202 @@
+"""Equal opportunity and equalized odds as an LP over score atoms (beyond the paper).
+
+Label-based criteria need the labels of the fitting sample, and a rule free to set each atom's
+probability would simply copy them. The rule is therefore restricted, like Hardt et al.'s, to be
+non-decreasing in the score within each group: ``q_j = sum_{i <= j} d_i`` with increments
+``d_i >= 0`` and ``sum_i d_i <= 1`` (atoms sorted by score). A mixture of thresholds, in
+other words, with ``d_i`` the weight of "predict 1 iff f >= f_i". In the increments every
+group rate is linear with *suffix sums* as coefficients (the ROC curve of the group):
+
+    TPR_k = (1/P_k) sum_i d_i R+_i,   FPR_k = (1/Q_k) sum_i d_i R-_i,   rate_k = (1/n_k) sum_i d_i R_i
+
+with ``R+_i`` (``R-_i``, ``R_i``) the positive (negative, total) weight at scores ``>= f_i`` in
+the group. The LP maximises accuracy ``sum_i d_i (R+_i - R-_i) / N`` (``objective="labels"``)
+or the paper's score objective ``sum_i d_i F_i / N`` with ``F_i = sum_{j >= i} c_j f_j``
+(``objective="scores"``), subject to ``|TPR_k - r1| <= eps/2`` (equal opportunity), plus
+``|FPR_k - r0| <= eps/2`` (equalized odds), or ``|rate_k - r| <= eps/2`` (demographic parity),
+with free common rates ``r1, r0, r in [0, 1]``. A simplex vertex mixes at most a few thresholds.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.formulations.constrained_classification.atoms import collapse_atoms
+
+CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
+#: increments below this are dropped from the deployed step rule
+D_TOL = 1e-12
+
+
+@dataclass
+class StepRule:
+    """Non-decreasing step rule of one group: ``h(f) = levels[searchsorted(cuts, f, 'right')]``."""
+
+    cuts: np.ndarray
+    levels: np.ndarray
+
+    def __call__(self, f: np.ndarray) -> np.ndarray:
+        return self.levels[np.searchsorted(self.cuts, f, side="right")]
+
+
+@dataclass
+class OddsSolution:
+    """Fitted monotone mixture-of-thresholds rule and its fitted group rates."""
+
+    rules: list
+    tpr: np.ndarray
+    fpr: np.ndarray
+    rate: np.ndarray
+    accuracy: float
+    objective: float
+    q: np.ndarray
+    duals: dict
+    backend: str
+    solver: str
+    status: str = "optimal"
+    solve_seconds: float = 0.0
+    info: dict = field(default_factory=dict)
+
+
+def _suffix_within(x: np.ndarray, offsets: np.ndarray, cell: np.ndarray) -> np.ndarray:
+    """``sum_{j >= i, same cell} x_j`` for cell-major arrays."""
+    rc = np.concatenate([np.cumsum(x[::-1])[::-1], [0.0]])
+    return rc[:-1] - rc[offsets[1:]][cell]
+
+
+class ThresholdMixtureOdds:
+    """Monotone randomized post-processing for label-based criteria, as an LP over atoms.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (n,)
+        Scores (any monotone scale: the rule only uses their order).
+    groups : array-like of int, shape (n,)
+        Group codes ``0 .. K-1``.
+    labels : array-like of {0, 1}, shape (n,)
+        Labels of the fitting sample.
+    constraint : {"equal_opportunity", "equalized_odds", "demographic_parity"}
+    eps : float, default 0.0
+        Largest allowed gap between the groups' TPRs (and FPRs).
+    objective : {"labels", "scores"}, default "labels"
+        Empirical accuracy, or the paper's ``E[h f]`` (needs ``f ~ 2 eta - 1``).
+    """
+
+    name = "constrained_classification.odds"
+
+    def __init__(self, scores, groups, labels, constraint: str = "equalized_odds", eps: float = 0.0,
+                 objective: str = "labels", sample_weight=None, n_groups: int | None = None):
+        if constraint not in CONSTRAINTS:
+            raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {constraint!r}.")
+        if objective not in ("labels", "scores"):
+            raise ConfigError(f"objective must be 'labels' or 'scores', got {objective!r}.")
+        eps = float(eps)
+        if not np.isfinite(eps) or eps < 0:
+            raise ConfigError(f"eps must be >= 0, got {eps}.")
+        y = np.asarray(labels).reshape(-1)
+        if not np.isin(y, (0, 1)).all():
+            raise DataValidationError("labels must be 0/1.")
+        self.constraint, self.eps, self.objective = constraint, eps, objective
+        self.atoms = at = collapse_atoms(scores, groups, n_groups, sample_weight, labels=y)
+        K = at.n_cells
+        self.pos = at.positive
+        self.neg = at.weight - at.positive
+        self.P = np.bincount(at.cell, weights=self.pos, minlength=K)
+        self.Q = np.bincount(at.cell, weights=self.neg, minlength=K)
+        self.n = at.cell_weight
+        if constraint != "demographic_parity":
+            bad = np.flatnonzero(self.P <= 0)
+            if bad.size:
+                raise DataValidationError(f"groups {bad.tolist()} have no positive labels; their true "
+                                          "positive rate is undefined.")
+        if constraint == "equalized_odds":
+            bad = np.flatnonzero(self.Q <= 0)
+            if bad.size:
+                raise DataValidationError(f"groups {bad.tolist()} have no negative labels; their false "
+                                          "positive rate is undefined.")
+
+    def _rows(self):
+        at = self.atoms
+        cols = np.arange(at.n_atoms)
+        K = at.n_cells
+        Rp = _suffix_within(self.pos, at.offsets, at.cell)
+        Rn = _suffix_within(self.neg, at.offsets, at.cell)
+        blocks = {}
+        if self.constraint in ("equal_opportunity", "equalized_odds"):
+            blocks["tpr"] = Rp / self.P[at.cell]
+        if self.constraint == "equalized_odds":
+            blocks["fpr"] = Rn / self.Q[at.cell]
+        if self.constraint == "demographic_parity":
+            blocks["rate"] = (Rp + Rn) / self.n[at.cell]
+        mats = {k: sp.csr_matrix((v, (at.cell, cols)), shape=(K, at.n_atoms)) for k, v in blocks.items()}
+        return Rp, Rn, mats
+
+    def build(self):
+        """The LP as a :class:`fairopt.modeling.Program`.
+
+        Variables ``d`` (threshold weights, ``>= 0``) and one free common rate per criterion
+        (``tpr_common``, ``fpr_common`` or ``rate_common``); constraints ``mass`` (``sum d <= 1``
+        per group) and ``tpr`` / ``fpr`` / ``rate`` (band of half-width ``eps/2`` around the
+        common rate).
+        """
+        from fairopt.modeling import Program
+        at = self.atoms
+        K = at.n_cells
+        Rp, Rn, mats = self._rows()
+        prog = Program(name=f"threshold_mixture_{self.constraint}")
+        prog.add_variables("d", shape=(at.n_atoms,), lb=0.0, ub=1.0)
+        ones = sp.csr_matrix((np.ones(at.n_atoms), (at.cell, np.arange(at.n_atoms))), shape=(K, at.n_atoms))
+        prog.add_constraints("mass", {"d": ones}, ub=1.0)
+        half = 0.5 * self.eps
+        for name, mat in mats.items():
+            prog.add_variables(f"{name}_common", shape=(1,), lb=0.0, ub=1.0)
+            prog.add_constraints(name, {"d": mat, f"{name}_common": -np.ones((K, 1))}, lb=-half, ub=half)
+        N = float(at.weight.sum())
+        if self.objective == "labels":
+            gain = (Rp - Rn) / N
+        else:
+            gain = _suffix_within(at.weight * at.score, at.offsets, at.cell) / N
+        prog.set_objective(linear={"d": gain}, sense="maximize")
+        return prog
+
+    def solve(self, solver: str = "highs", **options) -> OddsSolution:
+        """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
+        which returns a vertex: a mixture of few thresholds per group)."""
+        if solver in ("native", "sgd"):
+            raise ConfigError(f"the {self.constraint} LP has no {solver!r} back end; use an LP "
+                              "solver such as 'highs', 'scipy', 'cvxpy' or 'pyomo'.")
+        t0 = time.perf_counter()
+        prog = self.build()
+        sol = prog.solve(solver, **options)
+        if not sol.is_optimal:
+            raise SolverError(f"{prog.name}: solver stopped with status {sol.status}.",
+                              status=sol.status, log=sol.log)
+        at = self.atoms
+        d = np.clip(sol.primal["d"], 0.0, None)
+        d[d < D_TOL] = 0.0
+        q = np.minimum(np.concatenate([np.cumsum(d[at.cell_slice(k)]) for k in range(at.n_cells)]), 1.0)
+        rules = []
+        for k in range(at.n_cells):
+            sl = at.cell_slice(k)
+            f, dk = at.score[sl], d[sl]
+            idx = np.flatnonzero(dk > 0)
+            cuts = np.where(idx == 0, -np.inf, 0.5 * (f[idx] + f[np.maximum(idx - 1, 0)]))
+            levels = np.concatenate([[0.0], np.minimum(np.cumsum(dk[idx]), 1.0)])
+            rules.append(StepRule(cuts=cuts, levels=levels))
+        K = at.n_cells
+        tp = np.bincount(at.cell, weights=self.pos * q, minlength=K)
+        fp = np.bincount(at.cell, weights=self.neg * q, minlength=K)
+        acc = float((tp.sum() + (self.neg * (1 - q)).sum()) / at.weight.sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tpr, fpr = tp / self.P, fp / self.Q
+        return OddsSolution(rules=rules, tpr=tpr, fpr=fpr, rate=(tp + fp) / self.n, accuracy=acc,
+                            objective=sol.objective, q=q, duals=dict(sol.dual), backend=sol.backend,
+                            solver=sol.solver, solve_seconds=time.perf_counter() - t0)
+
+    def summary(self) -> dict:
+        return {"formulation": self.name, "problem_class": "LP", "constraint": self.constraint,
+                "n_atoms": self.atoms.n_atoms, "n_groups": self.atoms.n_cells, "eps": self.eps}

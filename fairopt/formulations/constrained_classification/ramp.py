@@ -1,0 +1,196 @@
+"""Exact per-group solver for the randomized-threshold (ramp) rule.
+
+For one group with atoms ``(f_j, z_j)`` of normalised weight ``a_j`` (``sum_j a_j = 1``) the
+fitted rate of the ramp rule with threshold ``theta`` is
+
+    g(theta) = sum_j a_j z_j clip((f_j - theta z_j) / gamma, 0, 1),
+
+with ``z_j = 1`` for statistical parity (``g = m_k``, the group's positive rate) and
+``z_j = 1_S(j) - rho_k`` for the covariance extension. Each term is a ramp in ``theta`` with two
+kinks, so ``g`` is continuous, non-increasing and piecewise linear. :class:`CellRamp` sorts the
+kinks once (``O(n log n)``), tabulates ``g`` at every kink, and then finds the root of
+``g(theta) = c`` by a binary search plus an exact linear solve on the bracketing piece.
+
+Flat roots: if ``g`` equals ``c`` on a whole interval (no score inside the ramp), every point of
+the interval gives the same predictions on the fitting sample and the same dual value; the
+solver returns the point of the interval **nearest to 0**, i.e. the minimum-norm dual solution
+(smallest ``lambda_k + mu_k``). This makes ``theta_k`` continuous with the "already inside the
+band" case ``theta_k = 0`` and is the point projected SGD started at 0 drifts to.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: absolute tolerance on g used to recognise a flat piece at the target level
+FLAT_TOL = 1e-12
+
+
+def ramp(w, gamma: float):
+    """Derivative of the smoothed ReLU: ``clip(w / gamma, 0, 1)`` (the rule's probability)."""
+    return np.clip(np.asarray(w, dtype=float) / gamma, 0.0, 1.0)
+
+
+def smoothed_relu(w, gamma: float):
+    """The paper's ``xi_gamma``: 0 for ``w <= 0``, ``w^2 / (2 gamma)`` on ``[0, gamma]``,
+    ``w - gamma / 2`` above (convex, with ``1/gamma``-Lipschitz derivative)."""
+    w = np.asarray(w, dtype=float)
+    return np.where(w <= 0, 0.0, np.where(w >= gamma, w - 0.5 * gamma, 0.5 * w * w / gamma))
+
+
+class CellRamp:
+    """Tabulated ``g(theta) = sum_j a_j z_j clip((f_j - theta z_j)/gamma, 0, 1)`` for one group.
+
+    Parameters
+    ----------
+    f : ndarray of float
+        Scores of the atoms.
+    a : ndarray of float
+        Normalised atom weights (``c_j / n_k``).
+    gamma : float
+        Ramp width, ``> 0``.
+    z : ndarray of float, optional
+        Constraint coefficients (default 1: statistical parity). Atoms with ``z = 0`` add
+        nothing to ``g`` and are ignored.
+    """
+
+    def __init__(self, f, a, gamma: float, z=None):
+        f = np.asarray(f, dtype=float)
+        a = np.asarray(a, dtype=float)
+        z = np.ones_like(f) if z is None else np.asarray(z, dtype=float)
+        keep = z != 0
+        self.f, self.a, self.z, self.gamma = f[keep], a[keep], z[keep], float(gamma)
+        f, a, z = self.f, self.a, self.z
+        # term j is z_j on one side of [lo_j, hi_j], 0 on the other, linear (slope -a z^2/gamma) inside
+        t0, t1 = f / z, (f - self.gamma) / z
+        lo, hi = np.minimum(t0, t1), np.maximum(t0, t1)
+        s = a * z * z / self.gamma
+        b = np.concatenate([lo, hi])
+        order = np.argsort(b, kind="stable")
+        self.b = b[order]
+        slope = np.cumsum(np.concatenate([-s, s])[order])
+        self.active = np.cumsum(np.concatenate([np.ones_like(s), -np.ones_like(s)])[order])
+        self.g_left = float(np.sum(a * z * (z > 0)))    # g(-inf)
+        self.g_right = float(np.sum(a * z * (z < 0)))   # g(+inf)
+        steps = slope[:-1] * np.diff(self.b)
+        self.v = self.g_left + np.concatenate([[0.0], np.cumsum(steps)])
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """Interval of thresholds outside which the rule no longer changes."""
+        return (float(self.b[0]), float(self.b[-1])) if self.b.size else (0.0, 0.0)
+
+    def __call__(self, theta: float) -> float:
+        """Exact value ``g(theta)`` (a direct vectorised sum over the atoms)."""
+        if not self.f.size:
+            return 0.0
+        return float(np.sum(self.a * self.z * np.clip((self.f - theta * self.z) / self.gamma, 0, 1)))
+
+    def values(self, thetas) -> np.ndarray:
+        """``g`` at several thresholds, interpolated from the kink table (fast, ``O(log n)`` each)."""
+        thetas = np.asarray(thetas, dtype=float)
+        if not self.b.size:
+            return np.zeros_like(thetas)
+        return np.interp(thetas, self.b, self.v, left=self.g_left, right=self.g_right)
+
+    # ------------------------------------------------------------------ roots
+    def root_fast(self, c: float) -> float:
+        """Root of ``g = c`` by interpolation in the kink table (used inside bisections)."""
+        if not self.b.size:
+            return 0.0
+        if c >= self.v[0]:
+            return float(self.b[0])
+        if c <= self.v[-1]:
+            return float(self.b[-1])
+        j = int(np.searchsorted(-self.v, -c, side="left"))  # first kink with v <= c
+        if self.active[j - 1] == 0:  # flat piece at the target level
+            return _nearest_zero(self.b[j - 1], self.b[j])
+        v0, v1 = self.v[j - 1], self.v[j]
+        t = (v0 - c) / (v0 - v1) if v0 > v1 else 0.5
+        flat_next = j + 1 < self.b.size and self.active[j] == 0 and v1 == c
+        if flat_next:
+            return _nearest_zero(self.b[j], self.b[j + 1])
+        return float(self.b[j - 1] + t * (self.b[j] - self.b[j - 1]))
+
+    def root(self, c: float) -> float:
+        """Exact root of ``g(theta) = c`` (point nearest 0 of the root interval when ``g`` is flat).
+
+        ``c`` must lie in ``[g(+inf), g(-inf)]``; outside it the nearest finite kink is returned.
+        """
+        if not self.b.size:
+            return 0.0
+        flat = self._flat_root(c)
+        if flat is not None:
+            return flat
+        if c >= self.v[0]:
+            return float(self.b[0])
+        if c <= self.v[-1]:
+            return float(self.b[-1])
+        j = int(np.searchsorted(-self.v, -c, side="left"))
+        theta = 0.5 * (self.b[j - 1] + self.b[j])
+        for _ in range(64):  # the table is exact up to rounding, so this loop runs once or twice
+            new, lo, hi = self._piece_solve(theta, c)
+            if new is None:
+                return float(theta)
+            if lo <= new <= hi:
+                return float(new)
+            theta = np.nextafter(hi, np.inf) if new > hi else np.nextafter(lo, -np.inf)
+            theta = self._piece_mid(theta)
+        return float(theta)
+
+    def _flat_root(self, c: float) -> float | None:
+        """Point nearest 0 of a flat piece whose level is ``c`` (to :data:`FLAT_TOL`), if any."""
+        flat = np.flatnonzero((self.active[:-1] == 0) & (np.abs(self.v[:-1] - c) <= 1e3 * FLAT_TOL)
+                              & (self.b[1:] > self.b[:-1]))
+        for j in flat:
+            mid = 0.5 * float(self.b[j] + self.b[j + 1])
+            if abs(self(mid) - c) <= FLAT_TOL:
+                return _nearest_zero(self.b[j], self.b[j + 1])
+        if abs(self.g_left - c) <= FLAT_TOL:
+            return _nearest_zero(-np.inf, self.b[0])
+        if abs(self.g_right - c) <= FLAT_TOL:
+            return _nearest_zero(self.b[-1], np.inf)
+        return None
+
+    def _piece_mid(self, theta: float) -> float:
+        j = int(np.searchsorted(self.b, theta, side="right"))
+        if j == 0 or j >= self.b.size:
+            return float(theta)
+        return 0.5 * float(self.b[j - 1] + self.b[j])
+
+    def _piece_solve(self, theta: float, c: float):
+        """Solve ``g = c`` exactly on the linear piece containing ``theta``.
+
+        Returns ``(root or None, piece_lo, piece_hi)``; ``None`` when the piece is flat.
+        """
+        j = int(np.searchsorted(self.b, theta, side="right"))
+        lo = float(self.b[j - 1]) if j > 0 else -np.inf
+        hi = float(self.b[j]) if j < self.b.size else np.inf
+        u = (self.f - theta * self.z) / self.gamma
+        inside = (u > 0) & (u < 1)
+        full = u >= 1
+        az = self.a * self.z
+        denom = float(np.sum(az[inside] * self.z[inside]))
+        if denom <= 0:
+            return None, lo, hi
+        num = float(np.sum(az[inside] * self.f[inside])) - self.gamma * (c - float(np.sum(az[full])))
+        return num / denom, lo, hi
+
+
+def _nearest_zero(lo: float, hi: float) -> float:
+    return float(min(max(0.0, lo), hi))
+
+
+def parity_threshold(ramp_k: CellRamp, rho: float, half_width: float, fast: bool = False) -> float:
+    """Optimal dual threshold ``theta_k`` of one group for the band ``|g - rho| <= half_width``.
+
+    ``theta_k = 0`` when ``g(0)`` is inside the band; otherwise the root of ``g = rho +
+    half_width`` (``theta_k > 0``) or of ``g = rho - half_width`` (``theta_k < 0``).
+    """
+    g0 = float(ramp_k.values(0.0)) if fast else ramp_k(0.0)
+    if g0 > rho + half_width:
+        target = rho + half_width
+    elif g0 < rho - half_width:
+        target = rho - half_width
+    else:
+        return 0.0
+    return ramp_k.root_fast(target) if fast else ramp_k.root(target)
