@@ -96,6 +96,8 @@ def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None
         raise DataValidationError("the post-processing sample is empty; pass at least one row per group.")
     g = g.astype(np.int64, copy=False)
     n_cells = int(g.max()) + 1 if n_cells is None else int(n_cells)
+    if g.min() < 0 or g.max() >= n_cells:
+        raise DataValidationError(f"group codes must lie in 0 .. {n_cells - 1}.")
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
     if w is not None:
         if w.shape != f.shape or not np.isfinite(w).all() or (w < 0).any():
@@ -106,9 +108,11 @@ def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None
             labels = None if labels is None else np.asarray(labels).reshape(-1)[keep]
             if keep_rows:
                 raise DataValidationError("keep_rows needs strictly positive sample weights.")
-    # stable two-pass sort: by score, then (stably) by cell -> cell-major, score-ascending
-    order = np.argsort(f, kind="stable")
-    order = order[np.argsort(g[order], kind="stable")]
+    # two-pass sort: by score, then stably by cell -> cell-major, score-ascending. Small
+    # integer codes make the second pass a radix sort.
+    gsmall = g.astype(np.uint8 if n_cells <= 256 else np.uint16 if n_cells <= 65536 else np.int64)
+    order = np.argsort(f)
+    order = order[np.argsort(gsmall[order], kind="stable")]
     fs, gs = f[order], g[order]
     new = np.empty(f.shape[0], dtype=bool)
     new[0] = True
