@@ -268,13 +268,16 @@ def cvxpy_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: in
 
 # ------------------------------------------------------------------------------------ pyomo
 def build_pyomo(oracle: DualOracle):
-    """The dual as a pyomo ``ConcreteModel`` with variable ``lam`` and objective ``dual``.
+    """The dual as a pyomo ``ConcreteModel`` (an unconstrained smooth NLP).
 
-    ``log Z`` is written with the max-shift removed at ``λ = 0`` (``Z(0) = 1``) so that Ipopt starts
-    from well-scaled exponentials; the data part is one ``exp`` per distinct point, built from the
-    nonzeros of the feature matrix.
+    Named components: ``lam[j]`` (dual variables, reference coding), ``level_sum[f]``
+    (``(1/k_f) Σ_v e^{a_{f,v}}``, the uniform part factorises over attributes), ``weight[i]`` and
+    ``score[i] = <λ, s_i>`` over the distinct data points, ``log_partition`` (``log Z``) and the
+    objective ``dual = log_partition − <θ, λ>``. Expressions are assembled from the CSR rows of the
+    feature matrix (pyomo has no array expressions, so one linear expression per point is built).
     """
     import pyomo.environ as pyo
+    import scipy.sparse as sp
 
     enc = oracle.enc
     m = pyo.ConcreteModel(name="maxent_dual")
@@ -282,32 +285,38 @@ def build_pyomo(oracle: DualOracle):
     m.lam = pyo.Var(m.I, initialize=0.0, domain=pyo.Reals)
     parts = []
     if oracle.has_u:
-        facs = []
-        for f in range(enc.n_attributes):
-            blk = enc.block(f)
-            phi = enc.phi(f)
-            cols = list(range(blk.start, blk.stop))
-            terms = []
-            for v in range(enc.n_levels[f]):
-                nz = np.nonzero(phi[v])[0]
-                arg = pyo.quicksum(float(phi[v, c]) * m.lam[cols[c]] for c in nz) if nz.size else 0.0
-                terms.append(pyo.exp(arg) / enc.n_levels[f])
-            facs.append(pyo.quicksum(terms))
-        prod = facs[0]
-        for fac in facs[1:]:
-            prod = prod * fac
-        parts.append(oracle.C * prod)
+        m.F = pyo.RangeSet(0, enc.n_attributes - 1)
+
+        def level_sum(model, f):
+            phi = sp.csr_matrix(enc.phi(f))
+            cols = np.arange(enc.block(f).start, enc.block(f).stop)
+            return pyo.quicksum(
+                pyo.exp(pyo.quicksum(float(c) * model.lam[int(j)]
+                                     for c, j in zip(phi.data[phi.indptr[v]:phi.indptr[v + 1]],
+                                                     cols[phi.indices[phi.indptr[v]:phi.indptr[v + 1]]])))
+                for v in range(enc.n_levels[f])) / enc.n_levels[f]
+
+        m.level_sum = pyo.Expression(m.F, rule=level_sum)
+        uniform = oracle.C
+        for f in m.F:
+            uniform = uniform * m.level_sum[f]
+        parts.append(uniform)
     if oracle.has_w:
-        S = oracle.S
-        rows = []
-        for i in range(S.shape[0]):
-            nz = np.nonzero(S[i])[0]
-            arg = pyo.quicksum(float(S[i, c]) * m.lam[int(c)] for c in nz) if nz.size else 0.0
-            rows.append(float(oracle.weights[i]) * pyo.exp(arg))
-        parts.append((1.0 - oracle.C) * pyo.quicksum(rows))
-    z = pyo.quicksum(parts)
-    lin = pyo.quicksum(float(oracle.theta[j]) * m.lam[j] for j in range(enc.dim))
-    m.dual = pyo.Objective(expr=pyo.log(z) - lin, sense=pyo.minimize)
+        S = sp.csr_matrix(oracle.S)
+        m.P = pyo.RangeSet(0, S.shape[0] - 1)
+        m.weight = pyo.Param(m.P, initialize=dict(enumerate(oracle.weights.tolist())))
+
+        def score(model, i):
+            lo, hi = S.indptr[i], S.indptr[i + 1]
+            return pyo.quicksum(float(c) * model.lam[int(j)]
+                                for c, j in zip(S.data[lo:hi], S.indices[lo:hi]))
+
+        m.score = pyo.Expression(m.P, rule=score)
+        parts.append((1.0 - oracle.C) * pyo.quicksum(m.weight[i] * pyo.exp(m.score[i]) for i in m.P))
+    m.log_partition = pyo.Expression(expr=pyo.log(pyo.quicksum(parts)))
+    m.dual = pyo.Objective(
+        expr=m.log_partition - pyo.quicksum(float(oracle.theta[j]) * m.lam[j] for j in m.I),
+        sense=pyo.minimize)
     return m
 
 
