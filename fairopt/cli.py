@@ -18,7 +18,10 @@ from fairopt.errors import FairoptError, InfeasibleError, SolverError
 
 def _console(stderr: bool = False):
     from rich.console import Console
-    return Console(stderr=stderr, highlight=False)
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
+        console = Console(stderr=stderr, highlight=False, width=140)
+    return console
 
 
 def _fmt(value) -> str:

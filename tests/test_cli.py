@@ -78,7 +78,8 @@ def test_solvers_json_lists_backends(capsys):
     assert {"highs", "osqp", "scipy", "cvxpy", "pyomo"} <= set(rows)
     assert all(rows[b]["installed"] for b in ("highs", "osqp", "scipy", "cvxpy", "pyomo"))
     assert "appsi_highs" in rows["pyomo"]["solvers"] and "CLARABEL" in rows["cvxpy"]["solvers"]
-    assert rows["scipy"]["problem_classes"] == ["LP"]
+    assert "LP" in rows["scipy"]["problem_classes"] and "QP" not in rows["scipy"]["problem_classes"]
+    assert rows["native"]["installed"] and "threshold" in rows["native"]["problem_classes"]
 
 
 def test_inspect_prints_summary_and_exports(tmp_path, capsys):

@@ -15,8 +15,10 @@ from typing import Any, Mapping
 
 from fairopt.errors import ConfigError, SolverNotAvailableError
 
-#: problem classes: "LP" (linear), "QP" (convex quadratic objective, linear constraints)
-PROBLEM_CLASSES = ("LP", "QP")
+#: problem classes: "LP" (linear), "QP" (convex quadratic objective, linear constraints),
+#: "smooth" (the max-entropy dual and other smooth convex models solved by formulation-specific
+#: algorithms), "threshold" (randomized-threshold post-processing solved exactly or by SGD)
+PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold")
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,16 @@ BACKENDS: dict[str, BackendInfo] = {
     "highs": BackendInfo("highs", "highspy", ("LP", "QP"),
                          "HiGHS through highspy, model passed as CSC arrays; warm starts", "highs"),
     "osqp": BackendInfo("osqp", "osqp", ("LP", "QP"), "OSQP operator-splitting QP solver", "osqp"),
-    "scipy": BackendInfo("scipy", "scipy", ("LP",), "scipy.optimize.linprog (HiGHS inside scipy)",
-                         "highs"),
-    "cvxpy": BackendInfo("cvxpy", "cvxpy", ("LP", "QP"), "cvxpy Problem; any installed cvxpy solver",
+    "scipy": BackendInfo("scipy", "scipy", ("LP", "smooth"),
+                         "scipy.optimize: linprog for LPs, trust-region/L-BFGS for smooth duals", "highs"),
+    "native": BackendInfo("native", "numpy", ("smooth", "threshold"),
+                          "fairopt's own vectorised algorithms (max-ent Newton, exact threshold roots)",
+                          "native"),
+    "sgd": BackendInfo("sgd", "numpy", ("threshold",),
+                       "projected stochastic gradient with averaging (streaming threshold debiasing)", "sgd"),
+    "cvxpy": BackendInfo("cvxpy", "cvxpy", ("LP", "QP", "smooth"), "cvxpy Problem; any installed cvxpy solver",
                          None),
-    "pyomo": BackendInfo("pyomo", "pyomo", ("LP", "QP"),
+    "pyomo": BackendInfo("pyomo", "pyomo", ("LP", "QP", "smooth"),
                          "pyomo ConcreteModel with named indexed components; any pyomo solver",
                          "appsi_highs"),
 }
