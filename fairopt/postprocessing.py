@@ -323,9 +323,10 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         codes, self.groups_ = _encode(_group_frame(sensitive_features, X, n))
         opts = dict(self.solver_options or {})
+        solver_name = getattr(self.solver, "backend", self.solver)
         self.eps_ = float(self.eps)
         if constraint == "demographic_parity":
-            if self.solver == "sgd" and "random_state" not in opts:
+            if solver_name == "sgd" and "random_state" not in opts:
                 opts["random_state"] = self.random_state
             form = RandomizedThresholdParity(f, codes, self.gamma, self.eps, self.rho, sw, len(self.groups_))
             sol = form.solve(self.solver, **opts)
@@ -337,7 +338,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                                           f"{len(self.groups_)} groups {list(self.groups_)[:5]}.")
             sub_codes, self.subgroups_ = (np.zeros(n, np.int64), pd.Index([None])) if subgroups is None \
                 else _encode(_group_frame(subgroups, X, n))
-            if self.solver == "sgd" and "random_state" not in opts:
+            if solver_name == "sgd" and "random_state" not in opts:
                 opts["random_state"] = self.random_state
             form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps, sw, len(self.subgroups_))
             sol = form.solve(self.solver, **opts)
@@ -348,7 +349,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
             form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
                                         n_groups=len(self.groups_))
-            sol = form.solve("highs" if self.solver == "native" else self.solver, **opts)
+            sol = form.solve("highs" if solver_name == "native" else self.solver, **opts)
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr

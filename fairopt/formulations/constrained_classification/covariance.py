@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError, SolverError
 from fairopt.formulations.constrained_classification.atoms import collapse_atoms
-from fairopt.formulations.constrained_classification.parity import check_parameters
+from fairopt.formulations.constrained_classification.parity import check_parameters, split_solver
 from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution, threshold_from_q
 
@@ -112,6 +112,7 @@ class RandomizedThresholdCovariance:
         """Solve with ``"native"`` (exact), ``"sgd"`` or a Program QP solver."""
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups
+        solver, spec, options = split_solver(solver, options)
         if solver == "native":
             a = at.weight / self.subgroup_weight[self.sub]
             theta = np.zeros(K)
@@ -126,9 +127,11 @@ class RandomizedThresholdCovariance:
             sub_atoms = ScoreAtoms(cell=self.sub, score=at.score, weight=at.weight, positive=None,
                                    offsets=offsets)
             theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z, **options)
-            return self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
+            out = self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
+            out.status, out.iterations = "iteration_limit", state.n_steps
+            return out
         prog = self.build()
-        sol = prog.solve(solver, **options)
+        sol = prog.solve(spec, **options)
         if not sol.is_optimal:
             raise SolverError(f"{prog.name}: solver stopped with status {sol.status}.",
                               status=sol.status, log=sol.log)

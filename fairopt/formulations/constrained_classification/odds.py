@@ -166,7 +166,9 @@ class ThresholdMixtureOdds:
     def solve(self, solver: str = "highs", **options) -> OddsSolution:
         """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
         which returns a vertex: a mixture of few thresholds per group)."""
-        if solver in ("native", "sgd"):
+        from fairopt.formulations.constrained_classification.parity import split_solver
+        name, solver, options = split_solver(solver, options)
+        if name in ("native", "sgd"):
             raise ConfigError(f"the {self.constraint} LP has no {solver!r} back end; use an LP "
                               "solver such as 'highs', 'scipy', 'cvxpy' or 'pyomo'.")
         t0 = time.perf_counter()

@@ -80,6 +80,22 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
     return t, 1.0 if t == f[hi] else 0.0
 
 
+def split_solver(solver, options: dict) -> tuple[str, object, dict]:
+    """``(name, spec, options)`` for a solver given as a string or a :class:`SolverSpec`.
+
+    ``name`` is ``"native"``, ``"sgd"`` or a :mod:`fairopt.modeling` back end; for the native and
+    SGD back ends a spec's ``options`` are merged into the keyword options.
+    """
+    backend = getattr(solver, "backend", None)
+    if backend is None:
+        name = str(solver).strip().lower() if solver is not None else "native"
+        return name.partition(":")[0], solver, dict(options)
+    if backend in ("native", "sgd"):
+        merged = {**dict(getattr(solver, "options", {}) or {}), **options}
+        return backend, backend, merged
+    return backend, solver, dict(options)
+
+
 class RandomizedThresholdParity:
     """Randomized-threshold post-processing for statistical parity over K groups.
 
@@ -120,6 +136,14 @@ class RandomizedThresholdParity:
         self.atoms = atoms
         self.group_weight = nk
         self._ramps: list[CellRamp] | None = None
+
+    def with_parameters(self, eps: float | None = None, rho="keep") -> "RandomizedThresholdParity":
+        """Same data and ``gamma`` with another ``eps`` / ``rho``; the sorted per-group tables
+        are shared, so a sweep over ``rho`` costs ``O(K log n)`` per point."""
+        other = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps if eps is None else eps,
+                                          rho=self.rho if rho == "keep" else rho, atoms=self.atoms)
+        other._ramps = self.ramps() if self.gamma > 0 else None
+        return other
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -211,8 +235,11 @@ class RandomizedThresholdParity:
         if self.gamma <= 0:
             raise ConfigError("the sgd back end needs gamma > 0 (the dual is not smooth at gamma = 0).")
         th, state = sgd_thresholds(self.atoms, self.gamma, self.rho, 0.5 * self.eps, **options)
-        return self._finish(th, np.zeros_like(th), th, self.rho, "sgd", "projected_sgd", t0,
-                            n_steps=state.n_steps)
+        out = self._finish(th, np.zeros_like(th), th, self.rho, "sgd", "projected_sgd", t0,
+                           n_steps=state.n_steps)
+        out.status = "iteration_limit"  # a fixed number of stochastic steps: approximate, not certified
+        out.iterations = state.n_steps
+        return out
 
     # ------------------------------------------------------------------ Program back ends
     def build(self):
@@ -275,11 +302,12 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        if solver == "native":
+        name, spec, options = split_solver(solver, options)
+        if name == "native":
             return self._solve_native(t0)
-        if solver == "sgd":
+        if name == "sgd":
             return self._solve_sgd(t0, **options)
-        return self._solve_program(t0, solver, **options)
+        return self._solve_program(t0, spec, **options)
 
     def summary(self) -> dict:
         """Sizes of the collapsed problem (atoms, groups) and its problem class."""
