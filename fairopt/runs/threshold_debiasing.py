@@ -1,0 +1,203 @@
+"""Model-card runner of randomized-threshold debiasing (``formulation.name = "threshold_debiasing"``).
+
+Trains a classifier on one split of Adult or credit default (or reads precomputed scores), fits
+:class:`fairopt.postprocessing.ThresholdDebiaser` on a disjoint post-processing split, and
+reports accuracy and fairness before and after on a test split, the per-group thresholds and
+the price of fairness (the duals ``theta_k``).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.runs.base import Progress, RunOutput, Table
+
+#: default sensitive column and target of each data set
+DATASETS = {"adult": ("sex", "income"), "credit": ("SEX", "default")}
+
+
+class Data(BaseModel):
+    """``[data]``: a benchmark data set, or a CSV of precomputed scores.
+
+    ``dataset = "adult"`` / ``"credit"`` reads ``path`` or ``$FAIROPT_DATA_HOME``. With
+    ``dataset = "scores"``, ``path`` is a CSV with columns ``score`` (in [-1, 1], or set
+    ``score_map``), ``group`` and optionally ``label``: the scores of any model, Python or not.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    dataset: Literal["adult", "credit", "scores"] = "adult"
+    path: str | None = None
+    sensitive: list[str] | None = None
+    subsample: int | None = Field(default=None, gt=100)
+    random_state: int = 0
+
+    @field_validator("sensitive", mode="before")
+    @classmethod
+    def _as_list(cls, v):
+        return [v] if isinstance(v, str) else v
+
+
+class Parameters(BaseModel):
+    """``[parameters]``; see :class:`fairopt.postprocessing.ThresholdDebiaser`."""
+
+    model_config = ConfigDict(extra="forbid")
+    constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds"] = "demographic_parity"
+    gamma: float = Field(default=0.1, ge=0)
+    eps: float = Field(default=0.0, ge=0)
+    rho: float | None = Field(default=None, ge=0, le=1)
+    classifier: Literal["lr", "rf", "knn", "mlp"] = "lr"
+    inject_bias: bool | None = Field(default=None, description="credit: drop training rows with sex != label "
+                                     "w.p. 0.5 (default: True for credit)")
+    splits: list[float] = Field(default_factory=lambda: [0.4, 0.3, 0.3],
+                                description="train / post-processing / test fractions")
+    score_map: Literal["auto", "proba", "logit", "identity"] = "auto"
+    sgd_steps: int = Field(default=4000, ge=1)
+    random_state: int = 0
+
+    @field_validator("splits")
+    @classmethod
+    def _splits(cls, v):
+        if len(v) != 3 or min(v) <= 0 or abs(sum(v) - 1) > 1e-9:
+            raise ValueError("splits must be three positive fractions (train, post, test) summing to 1")
+        return v
+
+
+def _classifier(name: str, df: pd.DataFrame, seed: int):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    num = list(df.select_dtypes("number").columns)
+    cat = [c for c in df.columns if c not in num]
+    pre = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cat), ("num", StandardScaler(), num)])
+    model = {"lr": lambda: LogisticRegression(max_iter=2000),
+             "rf": lambda: RandomForestClassifier(max_depth=10, random_state=seed),
+             "knn": lambda: KNeighborsClassifier(n_neighbors=10),
+             "mlp": lambda: MLPClassifier(hidden_layer_sizes=(128,), early_stopping=True, random_state=seed)}[name]()
+    return make_pipeline(pre, model)
+
+
+def prepare(params: Parameters, data: Data, progress: Progress | None = None) -> dict:
+    """Scores, groups and labels of the post-processing and test splits."""
+    rng = np.random.default_rng(data.random_state)
+    if data.dataset == "scores":
+        if not data.path:
+            raise ConfigError("data.dataset = 'scores' needs data.path, a CSV with columns score, group[, label].")
+        df = pd.read_csv(data.path)
+        missing = {"score", "group"} - set(df.columns)
+        if missing:
+            raise DataValidationError(f"{data.path}: missing column(s) {sorted(missing)}.")
+        perm = rng.permutation(len(df))
+        cut = int(round(len(df) * params.splits[1] / (params.splits[1] + params.splits[2])))
+        parts = {"post": perm[:cut], "test": perm[cut:]}
+        lab = df["label"].to_numpy().astype(int) if "label" in df else None
+        return {k: {"X": df["score"].to_numpy(float)[v], "groups": df["group"].to_numpy()[v],
+                    "y": None if lab is None else lab[v]} for k, v in parts.items()} | {"estimator": None}
+    from fairopt.data import load_adult, load_credit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = load_adult(data.path) if data.dataset == "adult" else load_credit(data.path)
+    sens_default, target = DATASETS[data.dataset]
+    sens = data.sensitive or [sens_default]
+    y = df.pop(target).to_numpy().astype(int)
+    if "ID" in df:
+        df = df.drop(columns=["ID"])
+    if data.subsample and data.subsample < len(y):
+        keep = np.sort(rng.choice(len(y), data.subsample, replace=False))
+        df, y = df.iloc[keep].reset_index(drop=True), y[keep]
+    perm = rng.permutation(len(y))
+    c1, c2 = np.cumsum(np.round(np.array(params.splits[:2]) * len(y)).astype(int))
+    tr, post, test = perm[:c1], perm[c1:c2], perm[c2:]
+    inject = params.inject_bias if params.inject_bias is not None else data.dataset == "credit"
+    if inject:
+        s = (df[sens[0]].astype(str).to_numpy()[tr] == "Female").astype(int)
+        tr = tr[(s == y[tr]) | (rng.random(tr.shape[0]) < 0.5)]
+    if progress:
+        progress(0, 3, f"training {params.classifier} on {tr.shape[0]} rows")
+    clf = _classifier(params.classifier, df, params.random_state).fit(df.iloc[tr], y[tr])
+    groups = df[sens] if len(sens) > 1 else df[sens[0]]
+    return {k: {"X": df.iloc[v], "groups": groups.iloc[v].to_numpy() if len(sens) == 1 else groups.iloc[v],
+                "y": y[v]} for k, v in (("post", post), ("test", test))} | {"estimator": clf}
+
+
+def _debiaser(params: Parameters, estimator, solver):
+    from fairopt.postprocessing import ThresholdDebiaser
+    name = "native" if solver is None else solver
+    options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
+    return ThresholdDebiaser(estimator=estimator, prefit=estimator is not None, constraint=params.constraint,
+                             gamma=params.gamma, eps=params.eps, rho=params.rho, solver=name,
+                             random_state=params.random_state, score_map=params.score_map,
+                             solver_options=options)
+
+
+def _metrics(h: np.ndarray, y, groups) -> dict:
+    from fairopt.metrics import demographic_parity_difference, equalized_odds_difference
+    out = {"dp_gap": float(demographic_parity_difference(h, groups)), "positive_rate": float(np.mean(h))}
+    if y is not None:
+        out["accuracy"] = float(np.mean(h * y + (1 - h) * (1 - y)))
+        out["eo_gap"] = float(equalized_odds_difference(y, h, groups))
+    return out
+
+
+def build(card, params: Parameters, data: Data):
+    """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
+    from fairopt.formulations.constrained_classification import RandomizedThresholdParity
+    from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+    from fairopt.postprocessing import _encode, _group_frame
+    parts = prepare(params, data)
+    deb = _debiaser(params, parts["estimator"], None)
+    if parts["estimator"] is not None:
+        deb.estimator_ = parts["estimator"]
+    p = parts["post"]
+    f = deb._scores(p["X"])
+    codes, _ = _encode(_group_frame(p["groups"], p["X"], len(f)))
+    if params.constraint == "demographic_parity":
+        return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho).build()
+    return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps).build()
+
+
+def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
+    t0 = time.perf_counter()
+    parts = prepare(params, data, progress)
+    post, test = parts["post"], parts["test"]
+    deb = _debiaser(params, parts["estimator"], solver)
+    progress(1, 3, "fitting thresholds")
+    t1 = time.perf_counter()
+    deb.fit(post["X"], post["y"], sensitive_features=post["groups"])
+    fit_s = time.perf_counter() - t1
+    progress(2, 3, "evaluating")
+    f_test = deb._scores(test["X"])
+    before = _metrics((f_test > 0).astype(float), test["y"], test["groups"])
+    after = _metrics(deb.decision_probability(test["X"], test["groups"]), test["y"], test["groups"])
+    fitted = _metrics(deb.decision_probability(post["X"], post["groups"]), post["y"], post["groups"])
+    sol = deb.solution_
+    metrics = {f"test_{k}_before": v for k, v in before.items()}
+    metrics |= {f"test_{k}_after": v for k, v in after.items()}
+    metrics |= {f"fit_{k}": v for k, v in fitted.items()}
+    metrics |= {"gamma": deb.gamma_, "rho": deb.rho_, "eps": deb.eps_, "fit_seconds": fit_s,
+                "n_post": float(len(post["X"])), "n_test": float(len(test["X"]))}
+    if hasattr(sol, "theta"):
+        metrics["objective"] = sol.objective
+        metrics["n_atoms"] = float(sol.q.shape[0])
+        rows = [[str(g), float(t), float(th), float(r)] for g, t, th, r in
+                zip(deb.groups_, deb.thresholds_, sol.theta, deb.fitted_rates_)]
+        tables = [Table("Per-group rule (fitting sample)", ["group", "threshold", "theta (price of fairness)",
+                                                            "fitted positive rate"], rows)]
+    else:
+        rows = [[str(g), float(tp), float(fp)] for g, tp, fp in zip(deb.groups_, sol.tpr, sol.fpr)]
+        tables = [Table("Per-group fitted rates", ["group", "TPR", "FPR"], rows)]
+    tables.append(Table("Test split before / after", ["metric", "before", "after"],
+                        [[k, before[k], after[k]] for k in before]))
+    progress(3, 3, "done")
+    return RunOutput(backend=sol.backend, solver=sol.solver, status=str(sol.status), metrics=metrics,
+                     build_seconds=t1 - t0, solve_seconds=fit_s, tables=tables,
+                     extra={"groups": [str(g) for g in deb.groups_]})
