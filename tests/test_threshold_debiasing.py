@@ -1,0 +1,315 @@
+"""Randomized-threshold post-processing (Alabdulmohsin & Lucic 2021): formulation, back ends, estimator."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.formulations.constrained_classification import (
+    CellRamp, RandomizedThresholdParity, ThresholdSGD, collapse_atoms)
+from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
+from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+from fairopt.postprocessing import ShiftInference, ThresholdDebiaser, scores_from_logits, scores_from_proba
+from tests.conftest import requires_data
+
+QP_SOLVERS = ["osqp", "highs", "pyomo"]
+
+
+# ----------------------------------------------------------------------------------- fixtures
+def example1():
+    """Paper Example 1 with f = 2 eta - 1 and counts x12: group 1 = (f=-1: 3, f=0: 4), group 0 = (f=-1: 3, f=1: 2)."""
+    f = np.repeat([-1.0, 0.0, -1.0, 1.0], [3, 4, 3, 2])
+    g = np.repeat([1, 1, 0, 0], [3, 4, 3, 2])
+    return f, g
+
+
+def random_scores(seed=0, sizes=(300, 1000, 150), decimals=3):
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(len(sizes)), sizes)
+    mu = np.linspace(0.5, -0.3, len(sizes))
+    f = np.concatenate([np.tanh(rng.normal(m, 1.0, n)) for m, n in zip(mu, sizes)])
+    return np.round(f, decimals), g
+
+
+def group_rates(q, atoms):
+    return np.bincount(atoms.cell, weights=atoms.weight * q) / atoms.cell_weight
+
+
+# ----------------------------------------------------------------------------------- Example 1
+@pytest.mark.parametrize("gamma", [0.1, 0.5, 1.0])
+def test_example1_native_gives_0_07_1(gamma):
+    f, g = example1()
+    sol = RandomizedThresholdParity(f, g, gamma=gamma, rho=0.4).solve()
+    assert sol.thresholds[1] == pytest.approx(-0.7 * gamma, abs=1e-12)
+    assert -1.0 <= sol.thresholds[0] <= 1.0 - gamma          # flat root: any theta_0 in [-1, 1 - gamma]
+    assert sol.thresholds[0] == 0.0                            # convention: the point nearest 0
+    deb = ThresholdDebiaser(gamma=gamma, rho=0.4).fit(f, sensitive_features=g)
+    p = deb.predict_proba(np.array([-1.0, 0.0, -1.0, 1.0]), sensitive_features=[1, 1, 0, 0])[:, 1]
+    np.testing.assert_allclose(p, [0.0, 0.7, 0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(sol.rates, [0.4, 0.4], atol=1e-12)
+
+
+def test_example1_lp_free_rho():
+    f, g = example1()
+    for solver in ("native", "highs"):
+        sol = RandomizedThresholdParity(f, g, gamma=0.0, rho=None).solve(solver)
+        assert sol.rho == pytest.approx(0.4, abs=1e-9)
+        atoms = collapse_atoms(f, g)
+        j = np.flatnonzero((atoms.cell == 1) & (atoms.score == 0.0))[0]
+        assert sol.q[j] == pytest.approx(0.7, abs=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["native"] + QP_SOLVERS)
+def test_example1_qp_free_rho(solver):
+    f, g = example1()
+    sol = RandomizedThresholdParity(f, g, gamma=1.0, rho=None).solve(solver)
+    assert sol.rho == pytest.approx(20 / 99, abs=1e-6)
+    np.testing.assert_allclose(sol.thresholds, [49 / 99, -35 / 99], atol=1e-6)
+    assert 5 * sol.thresholds[0] + 7 * sol.thresholds[1] == pytest.approx(0.0, abs=1e-5)
+    half = RandomizedThresholdParity(f, g, gamma=0.5, rho=None).solve(solver)   # gamma <= 50/99
+    assert half.rho == pytest.approx(0.4, abs=1e-6)
+
+
+# ----------------------------------------------------------------------------------- back ends agree
+@pytest.mark.parametrize("eps", [0.0, 0.05])
+@pytest.mark.parametrize("rho", [0.45, None])
+def test_backends_agree_on_thresholds(eps, rho):
+    f, g = random_scores()
+    ref = RandomizedThresholdParity(f, g, gamma=0.2, eps=eps, rho=rho).solve()
+    for solver in QP_SOLVERS:
+        sol = RandomizedThresholdParity(f, g, gamma=0.2, eps=eps, rho=rho).solve(solver)
+        np.testing.assert_allclose(sol.thresholds, ref.thresholds, atol=1e-6, err_msg=solver)
+        assert sol.rho == pytest.approx(ref.rho, abs=1e-6)
+    cv = RandomizedThresholdParity(f, g, gamma=0.2, eps=eps, rho=rho).solve("cvxpy")
+    np.testing.assert_allclose(cv.thresholds, ref.thresholds, atol=1e-4)   # interior point
+    if rho is not None:
+        sgd = RandomizedThresholdParity(f, g, gamma=0.2, eps=eps, rho=rho).solve("sgd", random_state=1)
+        np.testing.assert_allclose(sgd.thresholds, ref.thresholds, atol=1e-2)
+        assert sgd.status == "iteration_limit"
+
+
+def test_lp_limit_matches_small_gamma():
+    f, g = random_scores(seed=3)
+    for rho in (0.45, None):
+        small = RandomizedThresholdParity(f, g, gamma=1e-6, rho=rho).solve()
+        lp = RandomizedThresholdParity(f, g, gamma=0.0, rho=rho).solve("highs")
+        knap = RandomizedThresholdParity(f, g, gamma=0.0, rho=rho).solve("native")
+        np.testing.assert_allclose(small.rates, lp.rates, atol=1e-6)
+        assert small.objective == pytest.approx(lp.objective, abs=1e-5)
+        assert knap.objective == pytest.approx(lp.objective, abs=1e-12)
+        np.testing.assert_allclose(knap.rates, lp.rates, atol=1e-9)
+        q = lp.info["q_solver"]
+        frac = (q > 1e-9) & (q < 1 - 1e-9)
+        assert np.bincount(lp_atoms_cell(f, g)[frac], minlength=3).max() <= 1   # one fractional atom per group
+        has_frac = np.bincount(lp_atoms_cell(f, g)[frac], minlength=3) == 1
+        np.testing.assert_allclose(small.thresholds[has_frac], lp.thresholds[has_frac], atol=1e-5)
+
+
+def lp_atoms_cell(f, g):
+    return collapse_atoms(f, g).cell
+
+
+# ----------------------------------------------------------------------------------- invariants
+@pytest.mark.parametrize("eps", [0.0, 0.03, 0.1])
+def test_band_holds_exactly_on_fitting_sample(eps):
+    f, g = random_scores(seed=5, sizes=(400, 90, 1200, 35))
+    rho = 0.4
+    sol = RandomizedThresholdParity(f, g, gamma=0.15, eps=eps, rho=rho).solve()
+    assert np.all(np.abs(sol.rates - rho) <= eps / 2 + 1e-12)
+    moved = sol.thresholds != 0
+    np.testing.assert_allclose(np.abs(sol.rates[moved] - rho), eps / 2, atol=1e-12)  # on the boundary
+    free = RandomizedThresholdParity(f, g, gamma=0.15, eps=eps, rho=None).solve()
+    assert free.rates.max() - free.rates.min() <= eps + 1e-12
+
+
+def test_groups_already_inside_band_keep_theta_zero():
+    rng = np.random.default_rng(2)
+    f = rng.uniform(-1, 1, 3000)
+    g = rng.integers(0, 3, 3000)
+    m0 = RandomizedThresholdParity(f, g, gamma=0.2, rho=0.5).ramps()
+    rates0 = np.array([r(0.0) for r in m0])
+    eps = 2 * np.abs(rates0 - 0.5).max() + 1e-9
+    sol = RandomizedThresholdParity(f, g, gamma=0.2, eps=eps, rho=0.5).solve()
+    np.testing.assert_array_equal(sol.thresholds, 0.0)
+    free = RandomizedThresholdParity(f, g, gamma=0.2, eps=rates0.max() - rates0.min() + 1e-9).solve()
+    np.testing.assert_array_equal(free.thresholds, 0.0)
+
+
+def test_raising_rho_never_raises_theta():
+    f, g = random_scores(seed=7)
+    form = RandomizedThresholdParity(f, g, gamma=0.1, eps=0.02, rho=0.1)
+    ths = np.array([form.with_parameters(rho=r).solve().thresholds for r in np.linspace(0.05, 0.95, 19)])
+    assert np.all(np.diff(ths, axis=0) <= 1e-12)
+
+
+def test_ramp_table_matches_direct_evaluation():
+    rng = np.random.default_rng(0)
+    f, a = rng.uniform(-1, 1, 500), rng.uniform(0.5, 2, 500)
+    a /= a.sum()
+    r = CellRamp(f, a, 0.3)
+    th = np.linspace(-1.5, 1.2, 101)
+    np.testing.assert_allclose(r.values(th), [r(t) for t in th], atol=1e-12)
+    for c in (0.05, 0.37, 0.9):
+        assert r(r.root(c)) == pytest.approx(c, abs=1e-13)
+
+
+def test_collapse_atoms_counts_and_weights():
+    f = np.array([0.2, 0.2, -0.1, 0.2, 0.5, -0.1])
+    g = np.array([1, 1, 0, 0, 1, 0])
+    at = collapse_atoms(f, g, sample_weight=[1, 2, 1, 1, 0, 3], labels=[1, 0, 0, 1, 1, 1], keep_rows=False)
+    np.testing.assert_array_equal(at.cell, [0, 0, 1])
+    np.testing.assert_allclose(at.score, [-0.1, 0.2, 0.2])
+    np.testing.assert_allclose(at.weight, [4, 1, 3])
+    np.testing.assert_allclose(at.positive, [3, 1, 1])
+
+
+def test_sgd_streaming_partial_fit_converges():
+    f, g = random_scores(seed=9, sizes=(2000, 6000, 800))
+    ref = RandomizedThresholdParity(f, g, gamma=0.2, rho=0.4).solve()
+    rng = np.random.default_rng(0)
+    sgd = ThresholdSGD(3, gamma=0.2, target=0.4)
+    for _ in range(15):
+        order = rng.permutation(f.shape[0])
+        sgd.partial_fit(f[order], g[order], batch_size=256)
+    np.testing.assert_allclose(sgd.thresholds, ref.thresholds, atol=2e-2)
+
+
+# ----------------------------------------------------------------------------------- extensions
+def test_covariance_extension_native_matches_qp_and_bound_holds():
+    rng = np.random.default_rng(1)
+    n = 2000
+    k = rng.integers(0, 3, n)
+    s = (rng.random(n) < 0.3 + 0.2 * k).astype(int)
+    f = np.tanh(rng.normal(0.3 * s - 0.2, 1.0, n))
+    for eps in (0.0, 0.01):
+        ref = RandomizedThresholdCovariance(f, s, k, gamma=0.2, eps=eps).solve()
+        assert np.all(np.abs(ref.rates) <= eps + 1e-12)
+        qp = RandomizedThresholdCovariance(f, s, k, gamma=0.2, eps=eps).solve("osqp")
+        np.testing.assert_allclose(qp.theta, ref.theta, atol=1e-6)
+        # direct check of Cov(h, 1_S | k) from the deployed per-cell thresholds
+        h = np.clip((f - ref.thresholds[2 * k + s]) / 0.2, 0, 1)
+        cov = [np.mean(h[k == j] * s[k == j]) - h[k == j].mean() * s[k == j].mean() for j in range(3)]
+        assert np.max(np.abs(cov)) <= eps + 1e-12
+
+
+def _labelled(seed=2, n=5000):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 3, n)
+    eta = 1 / (1 + np.exp(-(rng.normal(0, 1.5, n) + 0.5 * g - 0.5)))
+    y = (rng.random(n) < eta).astype(int)
+    return np.round(2 * eta - 1, 4), g, y
+
+
+@pytest.mark.parametrize("constraint", ["equal_opportunity", "equalized_odds"])
+@pytest.mark.parametrize("eps", [0.0, 0.05])
+def test_odds_lp_constraints_hold(constraint, eps):
+    f, g, y = _labelled()
+    sol = ThresholdMixtureOdds(f, g, y, constraint, eps).solve()
+    assert sol.tpr.max() - sol.tpr.min() <= eps + 1e-9
+    if constraint == "equalized_odds":
+        assert sol.fpr.max() - sol.fpr.min() <= eps + 1e-9
+    deb = ThresholdDebiaser(constraint=constraint, eps=eps).fit(f, y, sensitive_features=g)
+    h = deb.decision_probability(f, g)
+    tpr = [h[(g == k) & (y == 1)].mean() for k in range(3)]
+    assert max(tpr) - min(tpr) <= eps + 1e-9
+    assert np.all(np.diff(np.sort(f[g == 0])) >= 0) and np.all(np.diff(h[g == 0][np.argsort(f[g == 0])]) >= -1e-12)
+
+
+def test_mixture_lp_with_score_objective_equals_parity_lp():
+    f, g, y = _labelled(seed=4)
+    mix = ThresholdMixtureOdds(f, g, y, "demographic_parity", 0.0, objective="scores").solve()
+    lp = RandomizedThresholdParity(f, g, gamma=0.0, rho=None).solve()
+    assert mix.objective == pytest.approx(-lp.objective, abs=1e-9)
+    np.testing.assert_allclose(mix.rate, lp.rates, atol=1e-7)
+
+
+# ----------------------------------------------------------------------------------- estimator
+def test_estimator_validation_and_errors():
+    f, g = example1()
+    with pytest.raises(DataValidationError, match="not seen at fit"):
+        ThresholdDebiaser(gamma=0.5, rho=0.4).fit(f, sensitive_features=g).predict(f[:2], sensitive_features=[1, 7])
+    with pytest.raises(DataValidationError, match=r"\[-1, 1\]"):
+        ThresholdDebiaser().fit(f * 3, sensitive_features=g)
+    with pytest.raises(ConfigError, match="gamma"):
+        ThresholdDebiaser(gamma=-1).fit(f, sensitive_features=g)
+    with pytest.raises(ConfigError, match="rho"):
+        ThresholdDebiaser(solver="sgd").fit(f, sensitive_features=g)
+    with pytest.raises(NotFittedError):
+        ThresholdDebiaser().predict(f, sensitive_features=g)
+    with pytest.raises(DataValidationError, match="labels y"):
+        ThresholdDebiaser(constraint="equal_opportunity").fit(f, sensitive_features=g)
+
+
+def test_predict_is_seeded_and_matches_probabilities():
+    f, g = random_scores(seed=11, sizes=(20000, 30000))
+    deb = ThresholdDebiaser(gamma=0.3, rho=0.4, random_state=5).fit(f, sensitive_features=g)
+    a, b = deb.predict(f, sensitive_features=g), deb.predict(f, sensitive_features=g)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, deb.predict(f, sensitive_features=g, random_state=6))
+    h = deb.predict_proba(f, sensitive_features=g)[:, 1]
+    for k in (0, 1):
+        assert a[g == k].mean() == pytest.approx(0.4, abs=4 * np.sqrt(0.24 / (g == k).sum()))
+        assert h[g == k].mean() == pytest.approx(0.4, abs=1e-12)
+
+
+def test_score_maps_and_intersectional_groups():
+    np.testing.assert_allclose(scores_from_proba([0.0, 0.5, 1.0]), [-1, 0, 1])
+    np.testing.assert_allclose(scores_from_logits([0.0, np.log(3)]), [0.0, 0.5])
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 1, 4000)
+    sf = pd.DataFrame({"sex": rng.choice(["F", "M"], 4000), "race": rng.choice(["a", "b", "c"], 4000)})
+    deb = ThresholdDebiaser(gamma=0.1, score_map="proba").fit(p, sensitive_features=sf)
+    assert len(deb.groups_) == 6
+    h = deb.decision_probability(p, sf)
+    rates = pd.Series(h).groupby([sf["sex"], sf["race"]]).mean()
+    assert rates.max() - rates.min() <= 1e-12
+
+
+def test_sklearn_pipeline_and_cross_val_score_with_prefit_estimator():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "sex": rng.integers(0, 2, n)})
+    y = (X["a"] + 0.8 * X["sex"] + rng.normal(size=n) > 0.5).astype(int).to_numpy()
+    clf = make_pipeline(StandardScaler(), LogisticRegression()).fit(X.iloc[:1500], y[:1500])
+    Xp, yp = X.iloc[1500:].reset_index(drop=True), y[1500:]
+    deb = ThresholdDebiaser(estimator=clf, prefit=True, gamma=0.1, random_state=0)
+    scores = cross_val_score(deb, Xp, yp, params={"sensitive_features": "sex"}, cv=3)
+    assert scores.shape == (3,) and np.all((scores > 0.6) & (scores <= 1.0))
+    assert not hasattr(clf, "estimator_")     # the prefit model is shared, never refitted
+    outer = Pipeline([("identity", FunctionTransformer()), ("debias", ThresholdDebiaser(estimator=clf, prefit=True))])
+    outer.fit(Xp, yp, debias__sensitive_features=Xp["sex"])
+    h = outer.predict_proba(Xp, sensitive_features=Xp["sex"])[:, 1]
+    assert abs(h[Xp["sex"] == 0].mean() - h[Xp["sex"] == 1].mean()) <= 1e-12
+    assert outer.predict(Xp.iloc[:10], sensitive_features=Xp["sex"].iloc[:10]).shape == (10,)
+
+
+def test_shift_inference_moves_priors_not_parity():
+    f, g, y = _labelled(seed=6, n=20000)
+    si = ShiftInference().fit(f, y, sensitive_features=g)
+    before = [(f[g == k] > 0).mean() for k in range(3)]
+    pred = si.predict(f, sensitive_features=g)
+    after = [pred[g == k].mean() for k in range(3)]
+    assert max(after) - min(after) < max(before) - min(before)      # moves rates toward each other
+    assert si.prior_ == pytest.approx(y.mean())
+
+
+# ----------------------------------------------------------------------------------- benchmark smoke test
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import threshold_debiasing as bench
+    res = bench.run(datasets=("adult",), classifiers=("rf",), subsample=3000, roc_grid=(5, 3), speed=False,
+                    plots=False, out=tmp_path / "r.json", resplits=1, progress=lambda *a: None)
+    pair = res["datasets"]["adult"]["classifiers"]["rf"]
+    assert pair["original"]["test"]["dp_gap"] > 0.05
+    assert pair["ours"]["test"]["dp_gap"] < pair["original"]["test"]["dp_gap"]
+    assert 0.6 < pair["ours"]["test"]["accuracy"] <= 1.0
+    assert res["datasets"]["adult"]["speed"]["speedup_free_rho"] > 1.0
+    assert (tmp_path / "r.json").exists()
