@@ -64,6 +64,7 @@ class Parameters(BaseModel):
     random_state: int = 0
     executor: Literal["serial", "processes", "dask"] = "serial"
     n_workers: int | None = Field(default=None, ge=1)
+    blas_threads: int | None = Field(default=1, ge=1, description="BLAS threads per fit (None = library default)")
 
     @field_validator("eps", mode="before")
     @classmethod
@@ -140,7 +141,12 @@ def fit_one(job: dict) -> dict:
     t0 = time.perf_counter()
     try:
         import warnings
-        with warnings.catch_warnings():
+        from contextlib import nullcontext
+
+        from threadpoolctl import threadpool_limits
+        # the many small fits of a game lose badly to BLAS thread oversubscription
+        limits = nullcontext() if params.blas_threads is None else threadpool_limits(params.blas_threads)
+        with warnings.catch_warnings(), limits:
             warnings.simplefilter("ignore", RuntimeWarning)
             est.fit(data["X_train"], data["y_train"], sensitive_features=data["a_train"],
                     progress=job.get("progress"))
