@@ -348,3 +348,41 @@ def test_invalid_configuration_errors(rng):
     with pytest.raises(ConfigError, match="cannot answer"):
         LeastSquaresOracle(LinearRegression()).prepare(BoundedGroupLoss().fit(np.zeros(3), np.zeros(3)),
                                                        np.zeros((3, 1)))
+
+
+def test_theorem_1_discretised_optimum_within_2_alpha(rng):
+    """Empirical Theorem 1 on a finite class: the optimum of (8) over rounded predictors loses at
+    most 2 alpha against the optimum of (3) with constraints at *every* threshold, and is feasible
+    for (3)."""
+    from fairopt.reductions.evaluation import mixture_sp_disparity, mixture_sp_gamma
+    n, N, eps = 150, 10, 0.1
+    X, y, group, preds = _finite_class(rng, n=n, N=N, K=30)
+    sq = SquareLoss()
+    losses = sq.value(y[None, :], preds).mean(axis=1)
+
+    def lp(costs, gammas):                      # min costs @ q  s.t. |gammas @ q| <= eps
+        K = costs.size
+        prog = Program("theorem_1")
+        prog.add_variables("q", shape=(K,), lb=0.0)
+        prog.add_constraints("sp", {"q": gammas.T}, lb=-eps, ub=eps)
+        prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
+        prog.set_objective(linear={"q": costs})
+        sol = prog.solve("highs")
+        return sol.objective, np.clip(sol.primal["q"], 0, None)
+
+    # (3): every threshold = every distinct prediction value
+    z_all = np.unique(preds)
+    gam_cont = np.stack([mixture_sp_gamma(p[None], [1.0], group, thresholds=z_all)[0].ravel()
+                         for p in preds])
+    opt_cont, _ = lp(losses, gam_cont)
+    # (8): rounded predictors, discretised loss, grid thresholds
+    m = StatisticalParity(eps=eps, grid_size=N).fit(y, group)
+    rounded = m.grid.round_down(preds)
+    stats = [m.stats(p) for p in rounded]
+    loss_alpha = np.array([m.loss_from_cost(c) for c, _ in stats])
+    gam_grid = np.stack([g[: g.size // 2] for _, g in stats])
+    _, q = lp(loss_alpha, gam_grid)
+    q = q / q.sum()
+    true_loss = q @ sq.value(y[None, :], rounded).mean(axis=1)
+    assert true_loss <= opt_cont + 2 * m.grid.alpha
+    assert mixture_sp_disparity(rounded, q, group) <= eps + 1e-7

@@ -248,3 +248,23 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
                      metrics=metrics, build_seconds=build_seconds, solve_seconds=solve_seconds,
                      tables=[table], extra={"sweep": results, "baselines": base,
                                             "protected": DATASETS[data.dataset][1]})
+
+
+def build(card, params: Parameters, data: Data):
+    """The weighted hinge LP of the first CS best response (lambda = 0) on the training half.
+
+    This is the LP the ``hinge_lp`` oracle solves in every game iteration (only its column bounds
+    and costs change), in the form ``form="auto"`` picks (the 2d-row dual), for
+    ``fairopt inspect`` and MPS/LP export.
+    """
+    from fairopt.reductions import HingeLPOracle, StatisticalParity
+    prepared = prepare_data(data.dataset, data.path, data.subsample, data.random_state,
+                            params.test_size)
+    moment = StatisticalParity(eps=params.eps[0], grid_size=params.grid_size,
+                               loss=params.loss or prepared["loss"])
+    moment.fit(prepared["y_train"], prepared["a_train"])
+    oracle = HingeLPOracle().prepare(moment, prepared["X_train"])
+    C = oracle.augmented_costs(np.zeros(moment.n_rows))
+    from fairopt.formulations.cost_sensitive import WeightedHingeLP
+    return WeightedHingeLP(oracle._features, oracle._z, np.abs(C), np.where(C <= 0, 1.0, -1.0),
+                           moment.grid.alpha).build()
