@@ -282,3 +282,21 @@ def test_solver_failure_is_not_silent(rng):
         except SolverError:
             return                                     # iteration limit reported, not "optimal"
     assert sol.certificate_gap < 1e-3
+
+
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fair_regression.py"
+    spec = importlib.util.spec_from_file_location("bench_fair_regression", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = bench.main(["--quick", "--executor", "serial", "--out", str(tmp_path)])
+    assert (tmp_path / "fair_regression.json").is_file() and (tmp_path / "fair_regression.png").is_file()
+    assert "| CS | linear |" in (tmp_path / "fair_regression_table1.md").read_text()
+    pts = res["datasets"]["law-2k"]["points"]
+    assert all(p["train_sp"] <= p["eps"] + 1e-9 for p in pts)
+    bgl = res["bgl_vs_fairlearn"][0]
+    assert bgl["fairopt_violation"] <= bgl["fairlearn_violation"] + 1e-9
+    assert bgl["fairopt_train_loss"] <= bgl["fairlearn_train_loss"] + 1e-9
