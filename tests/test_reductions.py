@@ -386,3 +386,15 @@ def test_theorem_1_discretised_optimum_within_2_alpha(rng):
     true_loss = q @ sq.value(y[None, :], rounded).mean(axis=1)
     assert true_loss <= opt_cont + 2 * m.grid.alpha
     assert mixture_sp_disparity(rounded, q, group) <= eps + 1e-7
+
+
+@pytest.mark.parametrize("solver", ["scipy", "cvxpy", "pyomo:appsi_highs"])
+def test_practical_game_on_other_lp_backends(solver, rng):
+    X, y, group, preds = _finite_class(rng)
+    moment = StatisticalParity(eps=0.05, grid_size=10)
+    oracle = FiniteClassOracle(preds)
+    res = ExponentiatedGradient(moment, oracle, B=50.0, nu=1e-7, max_iter=100,
+                                solver=solver).run(X, y, group)
+    opt = _sp_opt(moment, oracle.costs, oracle.G)
+    assert res.status == "converged" and abs(res.cost - opt) < 1e-6
+    assert res.max_violation < 1e-6
