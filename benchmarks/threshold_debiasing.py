@@ -383,7 +383,7 @@ def plot(results: dict, outdir: Path) -> list[str]:
         for ax, clf in zip(axes[0], clfs):
             c = r["classifiers"][clf]
             tr = c["ours"]["tradeoff"]
-            ax.plot([p["dp_gap"] for p in tr], [p["accuracy"] for p in tr], "o-", label="ours (eps sweep)")
+            ax.plot([p["dp_gap"] for p in tr], [p["accuracy"] for p in tr], "o-", label="ours (eps sweep, free rho)")
             tt = [{"dp_gap": c["threshold_optimizer"]["test"]["dp_gap"],
                    "accuracy": c["threshold_optimizer"]["test"]["accuracy"]}] + c["threshold_optimizer_tradeoff"]
             ax.plot([p["dp_gap"] for p in tt], [p["accuracy"] for p in tt], "s--", label="ThresholdOptimizer (tol)")
