@@ -313,3 +313,21 @@ def test_benchmark_smoke(tmp_path):
     assert 0.6 < pair["ours"]["test"]["accuracy"] <= 1.0
     assert res["datasets"]["adult"]["speed"]["speedup_free_rho"] > 1.0
     assert (tmp_path / "r.json").exists()
+
+
+def test_runner_on_a_score_csv(tmp_path):
+    from fairopt.runs import get_runner
+    runner = get_runner("threshold_debiasing")
+    f, g, y = _labelled(seed=8, n=4000)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"score": f, "group": g, "label": y}).to_csv(path, index=False)
+    data = runner.Data(dataset="scores", path=str(path))
+    params = runner.Parameters(gamma=0.05, splits=[0.2, 0.4, 0.4])
+    out = runner.run(None, params, data, None, lambda *a: None)
+    assert out.status == "optimal" and out.backend == "native"
+    assert out.metrics["fit_dp_gap"] <= 1e-12
+    assert out.metrics["test_dp_gap_after"] < out.metrics["test_dp_gap_before"]
+    prog = runner.build(None, params, data)
+    assert prog.summary().problem_class == "QP"
+    with pytest.raises(Exception):
+        runner.Parameters(splits=[0.5, 0.5])
