@@ -20,6 +20,12 @@ objective ``E[h f]`` then tracks accuracy, ``f = 0`` means "even odds", and the 
 * ``"identity"``: scores already in ``[-1, 1]``;
 * ``"auto"`` (default): with an estimator, ``predict_proba`` (``"proba"``) if it has one, else
   ``decision_function`` (``"logit"``); without one (``X`` is the score array), ``"identity"``.
+
+Uncalibrated scores (random forests, kNN, networks) can additionally be recalibrated on the
+labelled fitting sample with ``ThresholdDebiaser(calibration="isotonic" | "isotonic_per_group")``:
+an isotonic regression of ``y`` on the mapped score gives ``eta_hat``, and the rule then works on
+``f = 2 eta_hat - 1`` at fit and at predict time
+(:class:`~fairopt.formulations.constrained_classification.IsotonicScoreMap`).
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ __all__ = ["ShiftInference", "ThresholdDebiaser", "scores_from_logits", "scores_
 CONSTRAINTS = ("demographic_parity", "covariance", "equal_opportunity", "equalized_odds")
 _ALIASES = {"statistical_parity": "demographic_parity", "true_positive_rate_parity": "equal_opportunity"}
 SCORE_MAPS = ("auto", "proba", "logit", "identity")
+CALIBRATIONS = (None, "isotonic", "isotonic_per_group")
 
 
 def scores_from_proba(p) -> np.ndarray:
@@ -228,6 +235,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         Seed of ``predict``'s sampling (and of the SGD).
     score_map : {"auto", "proba", "logit", "identity"}, default "auto"
         How raw scores are mapped to ``[-1, 1]`` (see the module docstring).
+    calibration : {None, "isotonic", "isotonic_per_group"}, default None
+        Optional recalibration of the mapped scores on the labelled fitting sample (needs ``y``
+        at fit). The rule maximises ``E[h f]``, which is accuracy only when ``f = 2 eta - 1``.
+        ``"isotonic"`` fits one non-decreasing regression ``eta_hat`` of ``y`` on the score and
+        uses ``f = 2 eta_hat - 1``; it keeps the score order and merges blocks of scores into ties.
+        ``"isotonic_per_group"`` fits one per group. On the fitting sample ``E[h f]`` is then the
+        accuracy of every rule constant on the isotonic blocks, so with ``gamma -> 0`` and free
+        ``rho`` the fitted rule is the most accurate such parity rule there. The same map is
+        applied at predict time (linear between breakpoints, clipped outside the fitted range).
+        ``None`` uses the scores as mapped by ``score_map``.
     solver_options : dict or None
         Extra options for the solver (e.g. ``{"n_steps": 8000}`` for SGD, ``{"time_limit": 10}``).
 
@@ -245,6 +262,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         Constraint values on the fitting sample (group positive rates; covariances; TPRs).
     solution_ : object
         Full solver result (duals, objective, timings).
+    calibrator_ : IsotonicScoreMap or None
+        The fitted score calibration (``None`` without ``calibration``); its ``breakpoints_``
+        hold the isotonic steps (per group for ``"isotonic_per_group"``).
 
     Examples
     --------
@@ -257,7 +277,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, prefit=False, constraint="demographic_parity", gamma=0.1, eps=0.0,
-                 rho=None, solver="native", random_state=None, score_map="auto", solver_options=None):
+                 rho=None, solver="native", random_state=None, score_map="auto", solver_options=None,
+                 calibration=None):
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -268,6 +289,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.score_map = score_map
         self.solver_options = solver_options
+        self.calibration = calibration
 
     def __sklearn_clone__(self):
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
@@ -291,7 +313,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         X : array-like
             Features for ``estimator``, or a 1-D array of scores when ``estimator=None``.
         y : array-like of {0, 1}, optional
-            Labels; needed for the label-based constraints and to fit a non-prefit estimator.
+            Labels; needed for the label-based constraints, for ``calibration`` and to fit a
+            non-prefit estimator.
         sensitive_features : array-like, DataFrame, or column name(s) of X
             Group of every row; several columns define intersectional groups (the paper's
             gender x ethnicity). For ``covariance``, the binary sensitive attribute.
@@ -300,10 +323,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like, optional
             Row weights.
         """
-        from fairopt.formulations.constrained_classification import RandomizedThresholdParity
+        from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
         from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
         from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
         constraint = self._constraint()
+        if self.calibration not in CALIBRATIONS:
+            raise ConfigError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}.")
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
@@ -322,6 +347,15 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self._fit_estimator(X, yv, sw)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         codes, self.groups_ = _encode(_group_frame(sensitive_features, X, n))
+        self.calibrator_ = None
+        if self.calibration is not None:
+            if yv is None:
+                raise DataValidationError(f"calibration={self.calibration!r} fits P(y=1 | score) on the "
+                                          "fitting sample, so fit needs its labels y; pass y or set "
+                                          "calibration=None.")
+            self.calibrator_ = IsotonicScoreMap(per_group=self.calibration == "isotonic_per_group").fit(
+                f, yv, codes, len(self.groups_), sw)
+            f = self.calibrator_.transform(f, codes)
         opts = dict(self.solver_options or {})
         solver_name = getattr(self.solver, "backend", self.solver)
         self.eps_ = float(self.eps)
@@ -367,6 +401,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         n = self._n_rows(X)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         k = self._groups_at_predict(X, sensitive_features, n)
+        if getattr(self, "calibrator_", None) is not None:
+            f = self.calibrator_.transform(f, k)
         if self.constraint_ == "demographic_parity":
             t = self.thresholds_[k]
             if self.gamma_ > 0:

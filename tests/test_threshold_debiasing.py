@@ -298,6 +298,120 @@ def test_shift_inference_moves_priors_not_parity():
     assert si.prior_ == pytest.approx(y.mean())
 
 
+# ----------------------------------------------------------------------------------- isotonic calibration
+def _miscalibrated(seed=3, n=6000):
+    """Scores inflated by 2 logits in group 0 (eta = sigmoid(z), f = tanh((z + 2) / 2) there)."""
+    rng = np.random.default_rng(seed)
+    g = (rng.random(n) < 0.4).astype(int)
+    z = rng.normal(0.3 * g - 0.6, 1.5, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(int)
+    f = np.round(np.tanh(z + 2.0 * (g == 0)), 3)
+    return f, g, y
+
+
+def _accuracy(h, y):
+    return float(np.mean(h * y + (1 - h) * (1 - y)))
+
+
+def _best_parity_accuracy(f, g, y):
+    """Reference: the most accurate exact-parity rule constant on each group's isotonic blocks.
+    Per group the best accuracy at rate r is concave piecewise linear (blocks by decreasing eta);
+    the maximum over a common r sits at one of the groups' block boundaries."""
+    from sklearn.isotonic import IsotonicRegression
+    curves = []
+    for k in np.unique(g):
+        m = g == k
+        levels, inv = np.unique(IsotonicRegression().fit_transform(f[m], y[m]), return_inverse=True)
+        order = np.argsort(-levels)
+        cnt, gain = np.bincount(inv)[order], np.bincount(inv, weights=2 * y[m] - 1)[order]
+        curves.append((np.r_[0, np.cumsum(cnt)] / m.sum(), np.r_[0, np.cumsum(gain)]))
+    rates = np.unique(np.concatenate([r for r, _ in curves]))
+    total = sum(np.interp(rates, r, a) for r, a in curves)
+    return (total.max() + np.sum(1 - y)) / y.size
+
+
+def test_calibration_map_is_monotone_per_group_and_equals_isotonic_fit():
+    from sklearn.base import clone
+    from sklearn.isotonic import IsotonicRegression
+    f, g, y = _miscalibrated()
+    deb = ThresholdDebiaser(gamma=0.05, calibration="isotonic_per_group").fit(f, y, sensitive_features=g)
+    assert clone(deb).calibration == "isotonic_per_group"
+    eta = deb.calibrator_.eta(f, g)
+    grid = np.linspace(-1.2, 1.2, 2001)                       # also outside the fitted range (clipped)
+    for k in (0, 1):
+        m = g == k
+        np.testing.assert_allclose(eta[m], IsotonicRegression().fit_transform(f[m], y[m]), atol=1e-12)
+        e = deb.calibrator_.eta(grid, np.full(grid.size, k))
+        assert np.all(np.diff(e) >= 0) and 0 <= e.min() and e.max() <= 1
+        iso = IsotonicRegression(out_of_bounds="clip").fit(f[m], y[m])
+        np.testing.assert_allclose(e, iso.predict(grid), atol=1e-12)
+    # raw f = 0.5 means eta = sigmoid(atanh(0.5) - 2) = 0.19 in group 0 and sigmoid(atanh(0.5)) = 0.63
+    # in group 1, i.e. calibrated scores near -0.62 and 0.27
+    np.testing.assert_allclose(deb.calibrator_.transform([0.5, 0.5], [0, 1]), [-0.62, 0.27], atol=0.1)
+    pooled = ThresholdDebiaser(gamma=0.05, calibration="isotonic").fit(f, y, sensitive_features=g)
+    assert len(pooled.calibrator_.breakpoints_) == 1 and len(deb.calibrator_.breakpoints_) == 2
+    np.testing.assert_allclose(pooled.calibrator_.eta(f, g), IsotonicRegression().fit_transform(f, y), atol=1e-12)
+
+
+def test_calibration_counts_example_exact_accuracies():
+    # two groups x three raw levels (0.1, 0.5, 0.9), 10 rows each; positives (1, 5, 9) and (0, 2, 6).
+    # Every raw score is > 0, so the uncalibrated free-rho rule predicts 1 everywhere (23/60); after
+    # calibration only the top level of each group is positive (rate 1/3, accuracy 47/60).
+    f = np.tile(np.repeat([0.1, 0.5, 0.9], 10), 2)
+    g = np.repeat([0, 1], 30)
+    y = np.concatenate([np.r_[np.ones(p), np.zeros(10 - p)] for p in (1, 5, 9, 0, 2, 6)]).astype(int)
+    for gamma in (0.0, 0.01):
+        raw = ThresholdDebiaser(gamma=gamma).fit(f, y, sensitive_features=g)
+        assert _accuracy(raw.decision_probability(f, g), y) == pytest.approx(23 / 60, abs=1e-12)
+        for cal in ("isotonic", "isotonic_per_group"):
+            deb = ThresholdDebiaser(gamma=gamma, calibration=cal).fit(f, y, sensitive_features=g)
+            h = deb.decision_probability(f, g)
+            assert _accuracy(h, y) == pytest.approx(47 / 60, abs=1e-12)
+            assert deb.rho_ == pytest.approx(1 / 3, abs=1e-9)
+            np.testing.assert_allclose([h[g == 0].mean(), h[g == 1].mean()], [1 / 3, 1 / 3], atol=1e-12)
+
+
+def test_per_group_calibration_is_the_most_accurate_parity_rule_on_fitting_sample():
+    f, g, y = _miscalibrated()
+    ref = _best_parity_accuracy(f, g, y)
+    acc = {}
+    for cal in (None, "isotonic", "isotonic_per_group"):
+        deb = ThresholdDebiaser(gamma=0.0, calibration=cal).fit(f, y, sensitive_features=g)
+        h = deb.decision_probability(f, g)
+        assert abs(h[g == 0].mean() - h[g == 1].mean()) <= 1e-12     # exact parity on the fitting sample
+        acc[cal] = _accuracy(h, y)
+    assert acc["isotonic_per_group"] == pytest.approx(ref, abs=1e-12)
+    assert acc["isotonic_per_group"] >= max(acc.values()) - 1e-15
+    # inflated scores pull the uncalibrated free rho up (0.69) and cost 9 points of accuracy
+    assert acc[None] == pytest.approx(0.6572, abs=5e-4) and ref == pytest.approx(0.7463, abs=5e-4)
+    assert acc["isotonic"] == pytest.approx(0.7447, abs=5e-4)
+    # a narrow ramp stays within gamma-order of the LP optimum
+    small = ThresholdDebiaser(gamma=0.01, calibration="isotonic_per_group").fit(f, y, sensitive_features=g)
+    assert _accuracy(small.decision_probability(f, g), y) >= ref - 1e-3
+
+
+@pytest.mark.parametrize("eps, rho", [(0.0, 0.35), (0.0, None), (0.06, 0.3), (0.06, None)])
+def test_band_holds_exactly_with_calibration(eps, rho):
+    f, g, y = _miscalibrated(seed=4)
+    for cal in ("isotonic", "isotonic_per_group"):
+        deb = ThresholdDebiaser(gamma=0.1, eps=eps, rho=rho, calibration=cal).fit(f, y, sensitive_features=g)
+        h = deb.decision_probability(f, g)
+        rates = np.array([h[g == k].mean() for k in (0, 1)])
+        np.testing.assert_allclose(rates, deb.fitted_rates_, atol=1e-12)
+        if rho is None:
+            assert rates.max() - rates.min() <= eps + 1e-12
+        else:
+            assert np.all(np.abs(rates - rho) <= eps / 2 + 1e-12)
+
+
+def test_calibration_validation():
+    f, g, y = _miscalibrated(n=500)
+    with pytest.raises(DataValidationError, match="labels y"):
+        ThresholdDebiaser(calibration="isotonic").fit(f, sensitive_features=g)
+    with pytest.raises(ConfigError, match="calibration"):
+        ThresholdDebiaser(calibration="platt").fit(f, y, sensitive_features=g)
+
+
 # ----------------------------------------------------------------------------------- benchmark smoke test
 @requires_data
 def test_benchmark_smoke(tmp_path):

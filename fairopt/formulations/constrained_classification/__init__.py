@@ -5,13 +5,15 @@ the prediction probabilities of the post-processing sample; its solution is a pe
 ``clip((f - theta_k)/gamma, 0, 1)``. This package holds that model for statistical parity
 (:class:`RandomizedThresholdParity`), its covariance extension
 (:class:`RandomizedThresholdCovariance`), the label-based equal-opportunity / equalized-odds
-LP over score atoms (:class:`ThresholdMixtureOdds`), and their solvers.
+LP over score atoms (:class:`ThresholdMixtureOdds`), their solvers, and an optional isotonic
+calibration of the scores (:class:`IsotonicScoreMap`).
 """
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
+from fairopt.formulations.constrained_classification.calibration import IsotonicScoreMap
 from fairopt.formulations.constrained_classification.parity import RandomizedThresholdParity
 from fairopt.formulations.constrained_classification.ramp import CellRamp, ramp, smoothed_relu
 from fairopt.formulations.constrained_classification.sgd import ThresholdSGD, sgd_thresholds
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution
 
-__all__ = ["CellRamp", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
+__all__ = ["CellRamp", "IsotonicScoreMap", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
            "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds", "smoothed_relu"]
