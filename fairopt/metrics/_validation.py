@@ -100,7 +100,7 @@ def _columns(sensitive_features) -> tuple[list[np.ndarray], list]:
         if sensitive_features.shape[1] == 0:
             raise DataValidationError("sensitive_features is a DataFrame with no columns; pass at least one.")
         names = list(sensitive_features.columns)
-        return [sensitive_features.iloc[:, j].to_numpy() for j in range(len(names))], names
+        return [col.to_numpy() for _, col in sensitive_features.items()], names  # per column, not per row
     if isinstance(sensitive_features, pd.Series):
         return [sensitive_features.to_numpy()], [sensitive_features.name]
     arr = np.asarray(sensitive_features)
