@@ -16,6 +16,13 @@ Protocol (paper Section 5, unreported details fixed here):
   sample together) is kept. With ``eps = 0`` every setting has exact parity on the fitting sample,
   so validation gaps are sampling noise and are not used to filter (``selection="paper"`` keeps
   the paper's coarse grid and validation-only selection, reported as ``ours_paper_grid``);
+* ours, score calibration: the grid above runs once per ``calibration`` in {None, "isotonic",
+  "isotonic_per_group"} (isotonic regression of y on the score, fitted on the fitting sample).
+  Each option keeps its best (gamma, rho) as above; the option is then chosen by *validation*
+  accuracy alone (the fitting-sample accuracy of a calibrated option is optimistic, because the
+  calibration was fitted on those labels); ties keep the uncalibrated rule. Every option's test
+  metrics are stored too (``ours_uncalibrated``, ``ours_isotonic``, ``ours_isotonic_per_group``),
+  but only for reporting: nothing is selected on test data;
 * baselines: fairlearn ``ThresholdOptimizer`` (demographic parity, accuracy objective), AIF360
   reject option classification (grid of 100 thresholds in [0.01, 0.99] x 50 margins, SP
   difference within +-0.02, AIF360's balanced-accuracy selection), shift inference;
@@ -53,7 +60,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairopt.data import load_adult, load_credit
-from fairopt.formulations.constrained_classification import RandomizedThresholdParity
+from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
 from fairopt.metrics import demographic_parity_difference
 from fairopt.postprocessing import ShiftInference, ThresholdDebiaser
 
@@ -64,6 +71,7 @@ RHO_FINE = np.round(np.linspace(-0.15, 0.15, 61), 4).tolist()
 VAL_GAP = 0.02
 SPLITS = (0.40, 0.25, 0.10, 0.25)
 CLASSIFIERS = ("rf", "knn", "mlp", "lr")
+CALIBRATIONS = (None, "isotonic", "isotonic_per_group")
 
 
 # ----------------------------------------------------------------------------------- data
@@ -130,15 +138,19 @@ class StoredScores(ClassifierMixin, BaseEstimator):
 
 
 # ----------------------------------------------------------------------------------- methods
-def ours(sc: dict, y: dict, s: dict, seed: int, selection: str = "pooled", sweep: bool = True) -> dict:
-    """Grid over (gamma, rho) with eps = 0; see the module docstring for the selection rule."""
-    base = float(y["post"].mean())
-    shifts = RHO_SHIFTS if selection == "paper" else sorted(set(RHO_SHIFTS) | set(RHO_FINE))
-    rhos = [None] + sorted({min(max(round(base + d, 6), 0.0), 1.0) for d in shifts})
+def _calibrated(sc: dict, y: dict, s: dict, calibration) -> dict:
+    """Scores of every split after the calibration fitted on the fitting sample (identity if None)."""
+    if calibration is None:
+        return sc
+    cmap = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(sc["post"], y["post"], s["post"], 2)
+    return {k: cmap.transform(v, s[k]) for k, v in sc.items()}
+
+
+def _grid(sc: dict, y: dict, s: dict, rhos: list) -> list[dict]:
+    """Every (gamma, rho) on the fitting sample, with validation and pooled (fitting + validation) accuracy."""
     n_val, n_post = len(y["val"]), len(y["post"])
     grid = []
-    t0 = time.perf_counter()
-    # the sweep reuses each gamma's sorted per-group tables; the chosen setting is refitted below
+    # the sweep reuses each gamma's sorted per-group tables; the chosen setting is refitted
     # through the public estimator, which is what the test metrics evaluate
     for gamma in GAMMAS:
         base_form = RandomizedThresholdParity(sc["post"], s["post"], gamma=gamma, n_groups=2)
@@ -151,22 +163,41 @@ def ours(sc: dict, y: dict, s: dict, seed: int, selection: str = "pooled", sweep
             pooled = (val["accuracy"] * n_val + post_acc * n_post) / (n_val + n_post)
             grid.append({"gamma": gamma, "rho": rho, "rho_fitted": sol.rho, "val": val,
                          "pooled_accuracy": pooled})
-    if selection == "paper":
-        ok = [g for g in grid if g["val"]["dp_gap"] <= VAL_GAP]
-        best = (max(ok, key=lambda g: g["val"]["accuracy"]) if ok
-                else min(grid, key=lambda g: g["val"]["dp_gap"]))
-    else:
-        best = max(grid, key=lambda g: g["pooled_accuracy"])
-    deb = ThresholdDebiaser(gamma=best["gamma"], rho=best["rho"], random_state=seed).fit(
-        sc["post"], sensitive_features=s["post"])
-    test = evaluate(deb.decision_probability(sc["test"], s["test"]), y["test"], s["test"], seed)
-    out = {"test": test, "val": best["val"], "gamma": best["gamma"], "rho": best["rho"],
-           "rho_fitted": best["rho_fitted"], "grid_size": len(grid), "selection": selection,
+    return grid
+
+
+def ours(sc: dict, y: dict, s: dict, seed: int, selection: str = "pooled", sweep: bool = True,
+         calibrations=CALIBRATIONS) -> dict:
+    """Grid over (calibration, gamma, rho) with eps = 0; see the module docstring for the selection."""
+    base = float(y["post"].mean())
+    shifts = RHO_SHIFTS if selection == "paper" else sorted(set(RHO_SHIFTS) | set(RHO_FINE))
+    rhos = [None] + sorted({min(max(round(base + d, 6), 0.0), 1.0) for d in shifts})
+    t0 = time.perf_counter()
+    options = {}
+    for cal in calibrations:
+        grid = _grid(_calibrated(sc, y, s, cal), y, s, rhos)
+        if selection == "paper":
+            ok = [g for g in grid if g["val"]["dp_gap"] <= VAL_GAP]
+            best = (max(ok, key=lambda g: g["val"]["accuracy"]) if ok
+                    else min(grid, key=lambda g: g["val"]["dp_gap"]))
+        else:
+            best = max(grid, key=lambda g: g["pooled_accuracy"])
+        deb = ThresholdDebiaser(gamma=best["gamma"], rho=best["rho"], calibration=cal, random_state=seed).fit(
+            sc["post"], y["post"], sensitive_features=s["post"])
+        test = evaluate(deb.decision_probability(sc["test"], s["test"]), y["test"], s["test"], seed)
+        options[str(cal)] = {"calibration": cal, "test": test, "val": best["val"], "gamma": best["gamma"],
+                             "rho": best["rho"], "rho_fitted": best["rho_fitted"], "grid_size": len(grid)}
+    chosen = options[str(calibrations[0])]
+    for opt in options.values():     # validation accuracy only; strict ">" keeps the earlier option on ties
+        if opt["val"]["accuracy"] > chosen["val"]["accuracy"]:
+            chosen = opt
+    out = {**chosen, "selection": selection, "by_calibration": options,
            "tuning_seconds": time.perf_counter() - t0}
     if sweep:
         out["tradeoff"] = []
         for eps in [0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2]:
-            d = ThresholdDebiaser(gamma=best["gamma"], eps=eps, rho=None).fit(sc["post"], sensitive_features=s["post"])
+            d = ThresholdDebiaser(gamma=chosen["gamma"], eps=eps, rho=None, calibration=chosen["calibration"]).fit(
+                sc["post"], y["post"], sensitive_features=s["post"])
             out["tradeoff"].append({"eps": eps, **evaluate(d.decision_probability(sc["test"], s["test"]),
                                                            y["test"], s["test"])})
     return out
@@ -256,11 +287,15 @@ def speed_vs_threshold_optimizer(sc, y, s) -> dict:
     X = sc.reshape(-1, 1)
     ours_s = _best_of(lambda: ThresholdDebiaser(gamma=0.1, rho=None).fit(sc, sensitive_features=s), 5)
     ours_fixed = _best_of(lambda: ThresholdDebiaser(gamma=0.1, rho=float(y.mean())).fit(sc, sensitive_features=s), 5)
+    ours_cal = _best_of(lambda: ThresholdDebiaser(gamma=0.1, rho=None, calibration="isotonic_per_group").fit(
+        sc, y, sensitive_features=s), 5)
     to_s = _best_of(lambda: ThresholdOptimizer(estimator=StoredScores(), prefit=True, predict_method="predict",
                                                constraints="demographic_parity").fit(X, y, sensitive_features=s), 5)
     return {"n_rows": int(sc.shape[0]), "ours_fit_seconds_free_rho": ours_s,
-            "ours_fit_seconds_fixed_rho": ours_fixed, "threshold_optimizer_fit_seconds": to_s,
+            "ours_fit_seconds_fixed_rho": ours_fixed, "ours_fit_seconds_isotonic_per_group": ours_cal,
+            "threshold_optimizer_fit_seconds": to_s,
             "speedup_free_rho": to_s / ours_s, "speedup_fixed_rho": to_s / ours_fixed,
+            "speedup_isotonic_per_group": to_s / ours_cal,
             "ok": to_s / ours_s >= 10}
 
 
@@ -281,10 +316,16 @@ def _mean_metrics(runs: list[dict]) -> dict:
     return {k: float(np.mean([r[k] for r in runs])) for k in keys}
 
 
+def _variant(calibration) -> str:
+    return "ours_uncalibrated" if calibration is None else f"ours_{calibration}"
+
+
 def run_pair(scores_all, y_all, s_all, parts, seed, resplits, roc_grid) -> dict:
     """All post-processing methods on one classifier's scores, over ``resplits`` re-splits."""
     pool = np.concatenate([parts["post"], parts["val"], parts["test"]])
-    per = {"ours": [], "ours_paper_grid": [], "threshold_optimizer": [], "shift_inference": [], "original": []}
+    per = {"ours": [], "ours_paper_grid": [], "threshold_optimizer": [], "shift_inference": [], "original": [],
+           **{_variant(c): [] for c in CALIBRATIONS}}
+    chosen = []
     res = {}
     for r in range(resplits):
         idx = resplit(pool, r, seed) or {k: parts[k] for k in ("post", "val", "test")}
@@ -292,12 +333,15 @@ def run_pair(scores_all, y_all, s_all, parts, seed, resplits, roc_grid) -> dict:
         y = {k: y_all[v] for k, v in idx.items()}
         s = {k: s_all[v] for k, v in idx.items()}
         runs = {"ours": ours(sc, y, s, seed, "pooled", sweep=r == 0),
-                "ours_paper_grid": ours(sc, y, s, seed, "paper", sweep=False),
+                "ours_paper_grid": ours(sc, y, s, seed, "paper", sweep=False, calibrations=(None,)),
                 "threshold_optimizer": threshold_optimizer(sc, y, s, seed),
                 "shift_inference": shift_inference(sc, y, s, seed),
                 "original": {"test": evaluate((sc["test"] > 0).astype(float), y["test"], s["test"])}}
         for k, v in runs.items():
             per[k].append(v["test"])
+        for c in CALIBRATIONS:
+            per[_variant(c)].append(runs["ours"]["by_calibration"][str(c)]["test"])
+        chosen.append(runs["ours"]["calibration"])
         if r == 0:
             res.update(runs)
             res["threshold_optimizer_tradeoff"] = [
@@ -308,6 +352,7 @@ def run_pair(scores_all, y_all, s_all, parts, seed, resplits, roc_grid) -> dict:
             res["split0_labels"] = (y, s)
     res["mean_over_resplits"] = {k: _mean_metrics(v) for k, v in per.items()}
     res["per_resplit_test"] = per
+    res["ours_calibration_chosen"] = chosen
     res["n_resplits"] = resplits
     return res
 
@@ -342,13 +387,15 @@ def run_dataset(name, classifiers, seed, subsample=None, roc_grid=(100, 50), res
             out["speed"]["classifier"] = clf_name
         out["classifiers"][clf_name] = res
         o, t = res["mean_over_resplits"]["ours"], res["mean_over_resplits"]["threshold_optimizer"]
-        progress(f"{name}/{clf_name} (mean of {resplits}): ours acc {o['accuracy']:.4f} gap {o['dp_gap']:.4f} | "
-                 f"TO acc {t['accuracy']:.4f} gap {t['dp_gap']:.4f} | train {train_s:.1f}s")
+        progress(f"{name}/{clf_name} (mean of {resplits}): ours acc {o['accuracy']:.4f} gap {o['dp_gap']:.4f} "
+                 f"(calibration {res['ours_calibration_chosen']}) | TO acc {t['accuracy']:.4f} "
+                 f"gap {t['dp_gap']:.4f} | train {train_s:.1f}s")
     return out
 
 
 def acceptance(results: dict) -> dict:
     pairs, wins, wins0, gaps_ok = [], 0, 0, True
+    variant_wins = {_variant(c): 0 for c in CALIBRATIONS}
     for data, r in results["datasets"].items():
         for clf, c in r["classifiers"].items():
             o, t = c["mean_over_resplits"]["ours"], c["mean_over_resplits"]["threshold_optimizer"]
@@ -357,16 +404,23 @@ def acceptance(results: dict) -> dict:
             wins += win
             wins0 += o0["accuracy"] >= t0["accuracy"]
             gaps_ok &= o["dp_gap"] <= 0.02 and t["dp_gap"] <= 0.02
+            means = c["mean_over_resplits"]
+            for v in variant_wins:
+                variant_wins[v] += means[v]["accuracy"] >= t["accuracy"]
             pairs.append({"pair": f"{data}/{clf}", "ours_accuracy": o["accuracy"], "to_accuracy": t["accuracy"],
                           "accuracy_difference": o["accuracy"] - t["accuracy"],
                           "ours_dp_gap": o["dp_gap"], "to_dp_gap": t["dp_gap"], "ours_not_worse": bool(win),
                           "split0_ours_accuracy": o0["accuracy"], "split0_to_accuracy": t0["accuracy"],
-                          "split0_ours_dp_gap": o0["dp_gap"], "split0_to_dp_gap": t0["dp_gap"]})
+                          "split0_ours_dp_gap": o0["dp_gap"], "split0_to_dp_gap": t0["dp_gap"],
+                          "calibration_chosen": [str(x) for x in c["ours_calibration_chosen"]],
+                          **{f"{v}_accuracy": means[v]["accuracy"] for v in variant_wins},
+                          **{f"{v}_dp_gap": means[v]["dp_gap"] for v in variant_wins}})
     sp = results.get("speed_large", {})
     adult_speed = results["datasets"].get("adult", {}).get("speed", {})
     n = len(pairs)
     return {"pairs": pairs, "n_pairs": n, "ours_accuracy_ge_to": int(wins),
             "ours_accuracy_ge_to_split0": int(wins0),
+            "variant_accuracy_ge_to": {k: int(v) for k, v in variant_wins.items()},
             "accuracy_ok": bool(n and wins >= n - 1), "dp_gap_ok": bool(gaps_ok),
             "fit_1e6_ok": sp.get("fit_ok"), "predict_1e6_ok": sp.get("predict_ok"),
             "adult_speedup_ok": adult_speed.get("ok")}
@@ -412,6 +466,8 @@ def run(datasets=("adult", "credit"), classifiers=CLASSIFIERS, seed=0, subsample
     t0 = time.perf_counter()
     results = {"benchmark": "threshold_debiasing", "seed": seed, "subsample": subsample,
                "protocol": {"splits": dict(zip(("train", "post", "val", "test"), SPLITS)), "gammas": GAMMAS,
+                            "calibrations": [str(c) for c in CALIBRATIONS],
+                            "calibration_selection": "validation accuracy; ties keep None",
                             "rho_shifts": RHO_SHIFTS, "val_gap_bound": VAL_GAP, "eps": 0.0,
                             "rho_fine": RHO_FINE, "roc_grid": list(roc_grid), "resplits": resplits},
                "datasets": {}}
