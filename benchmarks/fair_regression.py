@@ -246,11 +246,11 @@ def plot(results: dict, path: Path) -> None:
             marker = "s" if b["method"] == "unconstrained" else "^"
             ax.errorbar(b["test_sp"], b["test_loss"] - ref, xerr=half, fmt=marker, color="k",
                         capsize=3, label=b["method"])
-        ax.set_title(f"{name} (n_train={res['n_train']})")
+        ax.set_title(f"{name} (n_train={res['n_train']}, {res['loss']} loss)")
+        ax.legend(fontsize=7)
         ax.set_xlabel("worst SP violation (test)")
         ax.axhline(0, color="grey", lw=0.5)
     axes[0][0].set_ylabel("relative test loss")
-    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -279,9 +279,14 @@ def main(argv=None) -> dict:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="tiny smoke run (law subsample only)")
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--replot", action="store_true", help="redraw the PNG from the existing JSON")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.replot:
+        results = json.loads((out / "fair_regression.json").read_text())
+        plot(results, out / "fair_regression.png")
+        return results
     t_start = time.perf_counter()
     datasets = DATASETS
     eps_values, fc_eps = EPS, FC_EPS
