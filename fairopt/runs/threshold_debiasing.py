@@ -57,6 +57,8 @@ class Parameters(BaseModel):
     splits: list[float] = Field(default_factory=lambda: [0.4, 0.3, 0.3],
                                 description="train / post-processing / test fractions")
     score_map: Literal["auto", "proba", "logit", "identity"] = "auto"
+    calibration: Literal["isotonic", "isotonic_per_group"] | None = Field(
+        default=None, description="isotonic calibration of the scores on the fitting sample")
     sgd_steps: int = Field(default=4000, ge=1)
     random_state: int = 0
 
@@ -136,7 +138,7 @@ def _debiaser(params: Parameters, estimator, solver):
     return ThresholdDebiaser(estimator=estimator, prefit=estimator is not None, constraint=params.constraint,
                              gamma=params.gamma, eps=params.eps, rho=params.rho, solver=name,
                              random_state=params.random_state, score_map=params.score_map,
-                             solver_options=options)
+                             calibration=params.calibration, solver_options=options)
 
 
 def _metrics(h: np.ndarray, y, groups) -> dict:
