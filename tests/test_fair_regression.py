@@ -14,7 +14,7 @@ from fairopt.formulations.cost_sensitive import WeightedHingeLP, hinge_objective
 from fairopt.inprocessing import FairClassifier, FairRegressor, SEORegressor
 from fairopt.metrics import demographic_parity_difference, ks_statistical_parity
 from fairopt.parallel import get_executor
-from fairopt.reductions import HingeLPOracle, StatisticalParity
+from fairopt.reductions import StatisticalParity
 from fairopt.reductions.evaluation import (dkw_halfwidth, lower_convex_envelope,
                                            mixture_sp_disparity, mixture_sp_gamma)
 from fairopt.reductions.losses import AbsoluteLoss
