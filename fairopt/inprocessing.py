@@ -61,6 +61,10 @@ def _min_max_group_loss(costs, G, solver) -> float:
     return float(prog.solve(solver).objective)
 
 
+def _fmt(value) -> str:
+    return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
+
+
 class _MixtureMixin:
     """Randomized prediction from ``predictors_`` and ``weights_``."""
 
@@ -219,7 +223,7 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         if res.status == "infeasible":
             tightest = _min_max_group_loss(res.pool_costs, res.pool_G, self.solver)
             raise InfeasibleError(
-                f"bounded group loss eps={self.eps!r} is out of reach: {res.violated_row} stays "
+                f"bounded group loss eps={_fmt(self.eps)} is out of reach: {res.violated_row} stays "
                 f"{res.max_violation:.4g} above its bound after convergence (gap {res.gap:.2g}). The "
                 f"smallest worst-group loss the oracle's hypotheses reach is {tightest:.6g}; raise eps "
                 "to at least that, or add features/data for that group.",
