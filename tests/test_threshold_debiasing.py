@@ -11,7 +11,7 @@ from fairopt.formulations.constrained_classification import (
 from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
 from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
 from fairopt.postprocessing import ShiftInference, ThresholdDebiaser, scores_from_logits, scores_from_proba
-from tests.conftest import requires_data
+from conftest import requires_data
 
 QP_SOLVERS = ["osqp", "highs", "pyomo"]
 
