@@ -51,6 +51,19 @@ def _no_progress(done: int, total: int, desc: str = "") -> None:
     """Progress callback that ignores its arguments."""
 
 
+class _RunningAverages:
+    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
+
+    def __init__(self, n_rows: int):
+        self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)
+
+    def update(self, cost: float, g: np.ndarray, lam: np.ndarray, t: int):
+        self.cost += (cost - self.cost) / t
+        self.g += (g - self.g) / t
+        self.lam += (lam - self.lam) / t
+        return self.cost, self.g, self.lam
+
+
 @dataclass
 class GameResult:
     """Outcome of :meth:`ExponentiatedGradient.run`.
@@ -264,16 +277,14 @@ class ExponentiatedGradient:
         progress = self.progress or _no_progress
         theta = np.zeros(m.n_rows)
         counts: dict[int, int] = {}
-        cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
+        avg = _RunningAverages(m.n_rows)
         status, gap, t = "max_iter", np.inf, 0
         for t in range(1, T + 1):
             lam = lambda_from_theta(theta, B)
             idx, _ = self._oracle(lam, pool, use_pool=False)
             counts[idx] = counts.get(idx, 0) + 1
-            c_t, g_t = pool.costs[idx], pool.G[idx]
-            cost_hat += (c_t - cost_hat) / t
-            g_hat += (g_t - g_hat) / t
-            lam_hat += (lam - lam_hat) / t
+            g_t = pool.G[idx]
+            cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
             L_hat = self._L(cost_hat, g_hat, lam_hat)
             upper = self._L_best(cost_hat, g_hat) - L_hat
             _, L_resp = self._oracle(lam_hat, pool, use_pool=False)
@@ -299,7 +310,7 @@ class ExponentiatedGradient:
         eta = 2.0 / B if self.eta0 is None else float(self.eta0)
         theta = np.zeros(m.n_rows)
         counts: dict[int, int] = {}
-        cost_hat, g_hat, lam_hat = 0.0, np.zeros(m.n_rows), np.zeros(m.n_rows)
+        avg = _RunningAverages(m.n_rows)
         best = None  # (gap, idxs, weights, lam, slack, penalised value)
         B_lp = B       # exact-penalty bound of the LP; raised while the pool LP needs slack
         prev_eg_gap, history, status, t = np.inf, [], "max_iter", 0
@@ -307,10 +318,8 @@ class ExponentiatedGradient:
             lam = lambda_from_theta(theta, B)
             idx, _ = self._oracle(lam, pool, use_pool=True)
             counts[idx] = counts.get(idx, 0) + 1
-            c_t, g_t = pool.costs[idx], pool.G[idx]
-            cost_hat += (c_t - cost_hat) / t
-            g_hat += (g_t - g_hat) / t
-            lam_hat += (lam - lam_hat) / t
+            g_t = pool.G[idx]
+            cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
             L_hat = self._L(cost_hat, g_hat, lam_hat)
             eg_gap = self._L_best(cost_hat, g_hat) - L_hat
             if self.eg_gap:
