@@ -1,7 +1,8 @@
 """Command line: ``fairopt run | solvers | inspect``.
 
-Exit codes: 0 success; 1 the model is infeasible or the solver failed (``result.json`` is still
-written for ``run``); 2 invalid input (card, data, parameters, missing solver).
+Exit codes: 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid input (card,
+data, parameters, missing solver); 3 finished without proof of optimality (time or iteration
+limit). ``run`` writes ``result.json`` in cases 0, 1 and 3.
 """
 from __future__ import annotations
 
@@ -86,19 +87,27 @@ def cmd_run(args) -> int:
                           error=str(exc), infeasible_constraint=exc.constraint, tightest=exc.tightest)
         except SolverError as exc:
             output, code = None, 1
-            result.update(status=str(exc.status or "error"), backend=None, solver=None, metrics={},
+            result.update(status=str(exc.status or "error"),
+                          backend=str(card.solver.backend) if card.solver else None,
+                          solver=card.solver.solver if card.solver else None, metrics={},
                           error=str(exc))
     total = time.perf_counter() - t0
     if output is not None:
+        metrics = {k: float(v) for k, v in output.metrics.items()}
+        undefined = sorted(k for k, v in metrics.items() if not math.isfinite(v))
+        if output.status != "optimal":
+            code = 3
         result.update(backend=output.backend, solver=output.solver, status=output.status,
-                      metrics={k: float(v) for k, v in output.metrics.items()},
+                      # metrics stay a flat dict of finite floats; undefined ones are listed by name
+                      metrics={k: v for k, v in metrics.items() if k not in undefined},
+                      undefined_metrics=undefined,
                       timings={"build_seconds": output.build_seconds, "solve_seconds": output.solve_seconds,
                                "total_seconds": total},
                       tables=[{"title": t.title, "columns": t.columns, "rows": t.rows} for t in output.tables],
                       extra=output.extra)
         for t in output.tables:
             _print_table(console, t.title, t.columns, t.rows)
-        _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
+        _print_table(console, "Metrics", ["metric", "value"], list(metrics.items()))
         console.print(f"status [bold]{output.status}[/bold] · backend {output.backend}:{output.solver} · "
                       f"build {output.build_seconds:.3f}s · solve {output.solve_seconds:.3f}s · "
                       f"total {total:.2f}s")

@@ -98,3 +98,28 @@ def test_entry_point_installed(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "statistical rate" in proc.stdout
     assert json.loads((tmp_path / "result.json").read_text())["status"] == "optimal"
+
+
+def test_undefined_metrics_are_listed_not_written_as_null(tmp_path):
+    # exact parity among the 7 age-decade groups of Adult: the price of fairness is undefined (NaN)
+    res = _run(tmp_path, "--set", 'data.dataset="builtin:adult"', "--set", 'parameters.protected="age_decade"')
+    assert "price_of_fairness" not in res["metrics"]
+    assert res["undefined_metrics"] == ["price_of_fairness"]
+    assert all(isinstance(v, float) for v in res["metrics"].values())
+
+
+def test_non_optimal_run_is_not_a_success(tmp_path):
+    out = tmp_path / "limited"
+    code = main(["run", str(QUICKSTART), "--out", str(out), "--quiet", "--set", "parameters.form=full",
+                 "--set", "solver.options.simplex_iteration_limit=1", "--set", 'solver.options.presolve="off"'])
+    res = json.loads((out / "result.json").read_text())
+    assert code == 1 and res["status"] in ("iteration_limit", "time_limit")
+    assert res["backend"] == "highs" and "iteration" in res["error"]
+
+
+def test_iteration_limit_exits_3_with_a_result(tmp_path):
+    card = ROOT / "models" / "maxent-compas-small.toml"
+    out = tmp_path / "me"
+    assert main(["run", str(card), "--out", str(out), "--quiet", "--set", "parameters.max_iter=1"]) == 3
+    res = json.loads((out / "result.json").read_text())
+    assert res["status"] == "iteration_limit" and CONTRACT_KEYS <= set(res)

@@ -267,3 +267,10 @@ def test_summary_reports_blocks():
     assert [v["name"] for v in s.variables] == ["u", "w"]
     assert s.variables[1]["shape"] == [1, 3]
     assert "rest" in str(s) and s.as_dict()["nnz"] == prog.canonical().A.nnz
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_cvxpy_iteration_cap_is_an_iteration_limit():
+    prog, _ = _planted_program(2, quadratic=True)
+    sol = prog.solve("cvxpy:CLARABEL", options={"max_iter": 1})
+    assert sol.status is Status.ITERATION_LIMIT and not sol.is_optimal

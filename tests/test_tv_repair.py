@@ -171,3 +171,13 @@ def test_bad_input_is_rejected_with_guidance():
         TVRepair(dom, cells, counts, protected="g", label="y", representation=[0.2, 0.2])
     with pytest.raises(DataValidationError, match="non-negative"):
         TVRepair(dom, cells, -counts, protected="g", label="y")
+
+
+def test_non_optimal_solve_raises_instead_of_returning_a_repair():
+    from fairopt.errors import SolverError
+    data = load_builtin("compas")
+    cells, counts = data.codes()
+    model = TVRepair(data.domain, cells, counts, protected="race", label=data.label, favourable_label=0,
+                     form="full")
+    with pytest.raises(SolverError, match="iteration_limit|time_limit"):
+        model.solve("highs", options={"simplex_iteration_limit": 1, "presolve": "off"})

@@ -36,7 +36,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.data.domain import Domain
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, Solution
 
 #: largest domain the enumerated (``form="full"``) program accepts
@@ -303,6 +303,10 @@ class TVRepair:
         comp = prog.compile(solver, **kwargs)
         build_seconds = time.perf_counter() - t0
         sol = comp.solve()
+        if not sol.is_optimal:
+            raise SolverError(f"TV repair program {self.name!r} stopped with status {sol.status.value} "
+                              f"on {sol.backend}:{sol.solver}; raise the time or iteration limit "
+                              "(solver options) to get an optimal repair.", status=sol.status, log=sol.log)
         delta = sol.primal["gain"] - sol.primal["loss"]
         s = np.clip(self._support_q + delta, 0.0, None)
         cells, q, p = self._lift(s)
@@ -385,9 +389,11 @@ class TVRepair:
         return pd.Series(values, index=index, name="dual", dtype=float)
 
     def _price(self, sol: Solution, s: np.ndarray) -> float:
+        if not self._pairs:
+            return 0.0  # a single group: no fairness rows, fairness costs nothing
         y = sol.dual.get("statistical_rate")
-        if y is None or not len(y):
-            return 0.0
+        if y is None or len(y) != len(self._pairs):
+            return float("nan")  # the back end reported no duals
         if self.sr_difference is not None and self.sr_difference > 0:
             return float(-np.abs(y).sum())   # relaxing eps moves the active side outward
         if len(self._active_groups) > 2 and (self.sr_difference == 0 or self.statistical_rate == 1):

@@ -96,9 +96,11 @@ class CvxpyModel(CompiledModel):
         except cp.error.SolverError as exc:
             return RawResult(Status.ERROR, log=f"cvxpy/{solver}: {exc}")
         st = self.problem.status
+        # cvxpy says "user_limit" for any solver limit: a time limit only if one was set
+        limit = Status.TIME_LIMIT if self.spec.time_limit is not None else Status.ITERATION_LIMIT
         status = {cp.OPTIMAL: Status.OPTIMAL, cp.INFEASIBLE: Status.INFEASIBLE,
                   cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE, cp.UNBOUNDED: Status.UNBOUNDED,
-                  cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED, cp.USER_LIMIT: Status.TIME_LIMIT,
+                  cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED, cp.USER_LIMIT: limit,
                   cp.OPTIMAL_INACCURATE: Status.NUMERICAL}.get(st, Status.ERROR)
         stats = self.problem.solver_stats
         iters = getattr(stats, "num_iters", None)

@@ -14,16 +14,10 @@ from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.program import Canonical
 from fairopt.modeling.solution import Status
 
-INF = 1e30  # HiGHS' infinity (kHighsInf); anything at or above it is "no bound"
-
 
 def _highs():
     import highspy
     return highspy
-
-
-def _clip(a: np.ndarray) -> np.ndarray:
-    return np.clip(a, -np.inf, np.inf)
 
 
 def _make_lp(canon: Canonical, names: bool = False):
@@ -33,8 +27,8 @@ def _make_lp(canon: Canonical, names: bool = False):
     lp.num_col_, lp.num_row_ = canon.n, canon.m
     lp.col_cost_ = canon.c
     lp.offset_ = canon.constant
-    lp.col_lower_, lp.col_upper_ = _clip(canon.xl), _clip(canon.xu)
-    lp.row_lower_, lp.row_upper_ = _clip(canon.rl), _clip(canon.ru)
+    lp.col_lower_, lp.col_upper_ = canon.xl, canon.xu  # HiGHS reads +-inf as "no bound"
+    lp.row_lower_, lp.row_upper_ = canon.rl, canon.ru
     A = canon.A.tocsc()
     A.sort_indices()
     lp.a_matrix_.format_ = hp.MatrixFormat.kColwise
@@ -106,13 +100,13 @@ class HighsModel(CompiledModel):
         if self._dirty:
             return
         idx = np.arange(s.start, s.stop, dtype=np.int32)
-        self.h.changeRowsBounds(idx.size, idx, _clip(self.canon.rl[s]), _clip(self.canon.ru[s]))
+        self.h.changeRowsBounds(idx.size, idx, self.canon.rl[s], self.canon.ru[s])
 
     def _col_bounds_changed(self, s: slice) -> None:
         if self._dirty:
             return
         idx = np.arange(s.start, s.stop, dtype=np.int32)
-        self.h.changeColsBounds(idx.size, idx, _clip(self.canon.xl[s]), _clip(self.canon.xu[s]))
+        self.h.changeColsBounds(idx.size, idx, self.canon.xl[s], self.canon.xu[s])
 
     def _run(self) -> RawResult:
         self.h.run()
