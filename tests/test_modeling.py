@@ -274,3 +274,31 @@ def test_cvxpy_iteration_cap_is_an_iteration_limit():
     prog, _ = _planted_program(2, quadratic=True)
     sol = prog.solve("cvxpy:CLARABEL", options={"max_iter": 1})
     assert sol.status is Status.ITERATION_LIMIT and not sol.is_optimal
+
+
+@pytest.mark.parametrize("spec", ["highs", "scipy", "cvxpy:CLARABEL", "osqp"])
+def test_extend_variables_matches_a_fresh_build(spec):
+    """Column generation: growing the last block and re-solving equals building the big program."""
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(4, 9))          # rows x hypotheses
+    cost = rng.uniform(size=9)
+
+    def build(k):
+        prog = Program("master")
+        prog.add_variables("s", shape=(1,), lb=0.0)
+        prog.add_variables("q", shape=(k,), lb=0.0)
+        prog.add_constraints("fair", {"q": G[:, :k], "s": -np.ones((4, 1))}, ub=0.1)
+        prog.add_constraints("simplex", {"q": np.ones((1, k))}, lb=1.0, ub=1.0)
+        prog.set_objective(linear={"q": cost[:k], "s": [3.0]})
+        return prog
+    comp = build(3).compile(spec)
+    comp.solve()
+    for k0, k1 in ((3, 6), (6, 9)):
+        comp.extend_variables("q", {"fair": G[:, k0:k1], "simplex": np.ones((1, k1 - k0))}, cost[k0:k1])
+        grown = comp.solve()
+        fresh = build(k1).solve("highs")
+        assert grown.objective == pytest.approx(fresh.objective, rel=1e-7, abs=1e-9)
+        assert grown.primal["q"].shape == (k1,)
+        np.testing.assert_allclose(grown.dual["fair"], fresh.dual["fair"], atol=1e-6)
+    with pytest.raises(DataValidationError, match="last"):
+        comp.extend_variables("s", {}, [1.0])

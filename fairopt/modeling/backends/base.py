@@ -72,6 +72,51 @@ class CompiledModel:
         self._set_bounds(self.canon.xl, self.canon.xu, s, lb, ub, f"variable {name!r}")
         self._col_bounds_changed(s)
 
+    def extend_variables(self, name: str, coeffs: Mapping[str, Any], cost, lb=0.0, ub=None) -> None:
+        """Append ``k`` columns to the *last* variable block (which must be 1-D).
+
+        ``coeffs`` maps constraint-block names to ``(rows, k)`` matrices (blocks not named get
+        zeros); ``cost``, ``lb`` and ``ub`` give the new columns' objective coefficients (user
+        sense) and bounds. Column-generation loops use this to grow a restricted master problem
+        and re-solve from the previous basis instead of rebuilding it.
+        """
+        import scipy.sparse as sp
+        c = self.canon
+        last = next(reversed(c.var_slices))
+        if name != last or len(c.var_shapes[name]) != 1:
+            raise DataValidationError(f"extend_variables grows only the last 1-D variable block "
+                                      f"({last!r}); declare {name!r} last to grow it.")
+        cost = np.asarray(cost, dtype=float).reshape(-1)
+        k = cost.shape[0]
+        unknown = set(coeffs) - set(c.con_slices)
+        if unknown:
+            raise DataValidationError(f"extend_variables: unknown constraint blocks {sorted(unknown)}.")
+        parts = []
+        for con, s in c.con_slices.items():
+            rows = s.stop - s.start
+            mat = coeffs.get(con)
+            mat = sp.csr_matrix((rows, k)) if mat is None else sp.csr_matrix(mat, dtype=float)
+            if mat.shape != (rows, k):
+                raise DataValidationError(f"extend_variables: block {con!r} needs shape ({rows}, {k}), "
+                                          f"got {mat.shape}.")
+            parts.append(mat)
+        new_cols = sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, k))
+        lo = _as_bound(lb, k, f"variable {name!r} lb", -np.inf)
+        hi = _as_bound(ub, k, f"variable {name!r} ub", np.inf)
+        n0 = c.n
+        c.c = np.concatenate([c.c, c.sense * cost])
+        c.xl, c.xu = np.concatenate([c.xl, lo]), np.concatenate([c.xu, hi])
+        c.A = sp.hstack([c.A, new_cols], format="csr")
+        if c.P is not None:
+            c.P = sp.block_diag([c.P, sp.csc_matrix((k, k))], format="csc")
+        old = c.var_slices[name]
+        c.var_slices = {**c.var_slices, name: slice(old.start, old.stop + k)}
+        c.var_shapes = {**c.var_shapes, name: (old.stop + k - old.start,)}
+        self._columns_added(n0, new_cols, c.c[n0:], lo, hi)
+
+    def _columns_added(self, n0: int, cols, cost, lo, hi) -> None:
+        self._dirty = True
+
     def _var_slice(self, name: str) -> slice:
         if name not in self.canon.var_slices:
             raise DataValidationError(f"unknown variable block {name!r}; known: {list(self.canon.var_slices)}.")

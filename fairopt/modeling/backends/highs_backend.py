@@ -108,6 +108,14 @@ class HighsModel(CompiledModel):
         idx = np.arange(s.start, s.stop, dtype=np.int32)
         self.h.changeColsBounds(idx.size, idx, self.canon.xl[s], self.canon.xu[s])
 
+    def _columns_added(self, n0: int, cols, cost, lo, hi) -> None:
+        if self._dirty:
+            return
+        cols = cols.tocsc()
+        cols.sort_indices()
+        self.h.addCols(cols.shape[1], cost, lo, hi, cols.nnz, cols.indptr[:-1].astype(np.int32),
+                       cols.indices.astype(np.int32), cols.data)
+
     def _run(self) -> RawResult:
         self.h.run()
         model_status = self.h.getModelStatus()
