@@ -272,6 +272,50 @@ def test_runner_on_law_subsample():
         runner.Parameters(unknown=1)
 
 
+@requires_data
+def test_runner_sweep_with_no_feasible_point_raises_infeasible():
+    from fairopt.runs import fair_regression as runner
+    params = runner.Parameters(constraint="bounded_group_loss", eps=[0.0001, 0.0002], max_iter=300)
+    data = runner.Data(dataset="law", subsample=600)
+    with pytest.raises(InfeasibleError) as info:
+        runner.run(None, params, data, None, lambda d, t, s: None)
+    err = info.value
+    assert err.constraint.startswith("bounded_group_loss[")
+    assert err.tightest["eps"] > 0.0002                   # smallest reachable worst-group loss
+    assert "every eps value" in str(err) and f"{err.tightest['eps']:.6g}" in str(err)
+
+
+@requires_data
+def test_runner_partially_infeasible_sweep_is_not_reported_optimal():
+    from fairopt.runs import fair_regression as runner
+    params = runner.Parameters(constraint="bounded_group_loss", eps=[0.0001, 0.1], max_iter=300)
+    out = runner.run(None, params, runner.Data(dataset="law", subsample=600), None,
+                     lambda d, t, s: None)
+    assert out.status == "infeasible"
+    assert out.metrics["n_infeasible"] == 1.0 and out.metrics["n_eps"] == 2.0
+    feasible = [r for r in out.extra["sweep"] if r["status"] != "infeasible"]
+    assert [r["eps"] for r in feasible] == [0.1]
+    assert feasible[0]["train_worst_group_loss"] <= 0.1 + 1e-9
+    assert runner.sweep_status([{"status": "converged"}, {"status": "max_iter"}]) == "iteration_limit"
+    assert runner.sweep_status([{"status": "converged"}]) == "optimal"
+
+
+@requires_data
+@pytest.mark.parametrize("spec", [{"time_limit": 1e-6},
+                                  {"options": {"presolve": "off", "simplex_iteration_limit": 0}}])
+def test_runner_passes_the_solver_spec_to_the_lps(spec):
+    from fairopt.modeling import SolverSpec, Status
+    from fairopt.runs import fair_regression as runner
+    params = runner.Parameters(eps=[0.05], max_iter=3, oracle="hinge_lp", grid_size=10)
+    data = runner.Data(dataset="law", subsample=200)
+    with pytest.raises(SolverError) as info:   # the card's limit reaches the LP: never "optimal"
+        runner.run(None, params, data, SolverSpec(backend="highs", **spec), lambda d, t, s: None)
+    assert info.value.status in (Status.TIME_LIMIT, Status.ITERATION_LIMIT)
+    out = runner.run(None, params, data, SolverSpec(backend="highs", time_limit=60.0),
+                     lambda d, t, s: None)
+    assert out.solver == "highs" and out.extra["sweep"][0]["train_sp"] <= 0.05 + 1e-9
+
+
 def test_solver_failure_is_not_silent(rng):
     F, z, C, alpha = _hinge_instance(rng, n=20, N=5)
     lp = WeightedHingeLP(F, z, np.abs(C), np.where(C <= 0, 1.0, -1.0), alpha)

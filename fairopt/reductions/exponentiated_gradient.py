@@ -179,8 +179,9 @@ class ExponentiatedGradient:
     eg_gap : bool, default=False
         Practical mode: also certify the EG average with one extra oracle call per iteration
         so that it can be returned when its gap is the smallest.
-    solver : str, default="highs"
-        LP back end of the best-mixture program (any ``fairopt.modeling`` LP solver).
+    solver : str or SolverSpec, default="highs"
+        LP back end of the best-mixture program (any ``fairopt.modeling`` LP solver; a
+        ``SolverSpec`` carries its time limit and options to every solve).
     eta0 : float, optional
         Practical mode: initial EG step (default ``2 / B``).
     min_iter : int, default=1

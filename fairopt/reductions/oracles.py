@@ -326,8 +326,8 @@ class HingeLPOracle(Oracle):
 
     Parameters
     ----------
-    solver : str, default="highs"
-        Any LP back end of :mod:`fairopt.modeling`.
+    solver : str or SolverSpec, default="highs"
+        Any LP back end of :mod:`fairopt.modeling` (a ``SolverSpec`` carries time limit and options).
     form : {"auto", "primal", "dual"}, default="auto"
     warm_start : bool, default=True
         Keep the compiled dual model and update only bounds and costs between calls.

@@ -20,6 +20,7 @@ from fairopt.data.loaders import CRIME_DERIVED_COLUMNS, crime_majority_white
 from fairopt.errors import InfeasibleError
 from fairopt.inprocessing import FairRegressor, SEORegressor
 from fairopt.metrics import ks_statistical_parity
+from fairopt.modeling import SolverSpec
 from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import get_loss
 from fairopt.runs.base import Progress, RunOutput, Table
@@ -152,7 +153,8 @@ def fit_one(job: dict) -> dict:
                     progress=job.get("progress"))
     except InfeasibleError as exc:
         return {"eps": eps, "status": "infeasible", "message": str(exc),
-                "seconds": time.perf_counter() - t0, "tightest": (exc.tightest or {}).get("eps")}
+                "seconds": time.perf_counter() - t0, "tightest": (exc.tightest or {}).get("eps"),
+                "constraint": exc.constraint}
     seconds = time.perf_counter() - t0
     out = {"eps": eps, "status": est.status_, "seconds": seconds, "gap": est.gap_,
            "oracle_calls": est.n_oracle_calls_, "iterations": est.n_iter_,
@@ -191,6 +193,29 @@ def baselines(data: dict, loss_name: str) -> list[dict]:
     return rows
 
 
+def sweep_status(results: list[dict]) -> str:
+    """Status of a sweep: ``"infeasible"`` if any point is, else ``"iteration_limit"`` if any
+    game stopped at ``max_iter``, else ``"optimal"`` (every point converged)."""
+    statuses = [r["status"] for r in results]
+    if "infeasible" in statuses:
+        return "infeasible"
+    return "optimal" if all(s == "converged" for s in statuses) else "iteration_limit"
+
+
+def _all_infeasible(params: Parameters, results: list[dict]) -> InfeasibleError:
+    """The error of a sweep in which no ``eps`` value is feasible."""
+    loosest = max(results, key=lambda r: r["eps"])
+    reached = [r["tightest"] for r in results if r.get("tightest") is not None]
+    tightest = {"eps": float(min(reached))} if reached else None
+    hint = (f" The smallest worst-group loss the oracle's hypotheses reach is {tightest['eps']:.6g}; "
+            "use eps values at least that large." if tightest else " Loosen eps.")
+    eps = ", ".join(f"{r['eps']:g}" for r in results)
+    return InfeasibleError(
+        f"{params.constraint}: every eps value of the sweep ({eps}) is infeasible; at the loosest "
+        f"(eps={loosest['eps']:g}) {loosest.get('constraint') or 'a group constraint'} cannot be met."
+        + hint, program="fair_regression", constraint=loosest.get("constraint"), tightest=tightest)
+
+
 def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
     from fairopt.parallel import get_executor
     t0 = time.perf_counter()
@@ -199,10 +224,11 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     loss_name = params.loss or prepared["loss"]
     base = baselines(prepared, loss_name)
     build_seconds = time.perf_counter() - t0
-    solver_name = str(solver) if solver is not None else "highs"
+    # the whole spec travels to the oracles and LPs, so the card's time_limit and options apply
+    spec = SolverSpec.parse(solver, default="highs")
     eps_values = list(params.eps)
     total = len(eps_values) * params.max_iter
-    jobs = [{"params": params, "data": prepared, "eps": e, "solver": solver_name} for e in eps_values]
+    jobs = [{"params": params, "data": prepared, "eps": e, "solver": spec} for e in eps_values]
     t1 = time.perf_counter()
     if params.executor == "serial":
         results = []
@@ -217,6 +243,8 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
                                                                                f"{d}/{t} eps values"))
     solve_seconds = time.perf_counter() - t1
     ok = [r for r in results if r["status"] != "infeasible"]
+    if not ok:
+        raise _all_infeasible(params, results)
     rows = [[r["method"], "", r["train_loss"], r["train_sp"], r["test_loss"], r["test_sp"], "", "", ""]
             for r in base]
     for r in results:
@@ -239,12 +267,12 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
             "frontier_points": float(len(frontier)),
             "seconds_per_oracle_call": solve_seconds / max(1.0, metrics["oracle_calls"]),
         })
-    status = "optimal" if all(r["status"] == "converged" for r in ok) else "iteration_limit"
+    status = sweep_status(results)
     table = Table(f"Fair regression frontier on {data.dataset} ({DATASETS[data.dataset][0]}; "
                   f"{params.constraint}; loss {loss_name})",
                   ["method", "eps", "train loss", "train SP", "test loss", "test SP", "support",
                    "oracle calls", "gap"], rows)
-    return RunOutput(backend=solver_name.split(":")[0], solver=solver_name, status=status,
+    return RunOutput(backend=spec.backend, solver=str(spec), status=status,
                      metrics=metrics, build_seconds=build_seconds, solve_seconds=solve_seconds,
                      tables=[table], extra={"sweep": results, "baselines": base,
                                             "protected": DATASETS[data.dataset][1]})
