@@ -19,7 +19,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, NotFittedError
+from fairopt.errors import (ConfigError, DataValidationError, InfeasibleError, NotFittedError,
+                            SolverError)
 from fairopt.reductions import (BoundedGroupLoss, ExponentiatedGradient, HingeLPOracle,
                                 StatisticalParity, make_oracle)
 from fairopt.reductions.evaluation import mixture_sp_disparity
@@ -58,7 +59,16 @@ def _min_max_group_loss(costs, G, solver) -> float:
     prog.add_constraints("group_loss", {"q": G.T, "t": -np.ones((M, 1))}, ub=0.0)
     prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
     prog.set_objective(linear={"t": [1.0]})
-    return float(prog.solve(solver).objective)
+    sol = prog.solve(solver)
+    if not sol.is_optimal:
+        raise SolverError(f"the tightest-group-loss LP ended with status {sol.status}; raise the "
+                          "time limit or choose another LP back end.", status=sol.status, log=sol.log)
+    return float(sol.objective)
+
+
+#: attributes set by :meth:`FairRegressor.fit` (all removed when a fit fails)
+_FITTED_ATTRIBUTES = ("result_", "moment_", "groups_", "constraint_names_", "n_oracle_calls_",
+                      "n_iter_", "gap_", "lambda_", "status_", "predictors_", "weights_")
 
 
 def _fmt(value) -> str:
@@ -102,8 +112,9 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
     loss : {"square", "logistic", "absolute"} or Loss, default="square"
         Square :math:`(y-u)^2/2`; logistic is the scaled loss of Example 2 with
         ``logistic_scale`` ``C``; targets must lie in ``[0, 1]``.
-    solver : str, default="highs"
-        LP back end for the best-mixture LP and the hinge LP.
+    solver : str or SolverSpec, default="highs"
+        LP back end for the best-mixture LP and the hinge LP (a
+        :class:`fairopt.modeling.SolverSpec` also carries its time limit and options).
     max_iter : int, default=50
         Iteration cap of the game.
     random_state : int or None
@@ -199,7 +210,14 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         InfeasibleError
             Bounded group loss cannot be met: no mixture of the oracle's hypotheses reaches
             the bound (``constraint`` names the group; ``tightest`` the smallest bound found).
+
+        A fit that raises leaves the estimator unfitted: the attributes of an earlier fit are
+        removed, so ``predict`` raises :class:`~fairopt.errors.NotFittedError` instead of using
+        stale predictors.
         """
+        for name in _FITTED_ATTRIBUTES:
+            if name in self.__dict__:
+                delattr(self, name)
         y, s = _check_xy(X, y, sensitive_features, "FairRegressor.fit")
         if y.min() < 0 or y.max() > 1:
             raise DataValidationError(f"FairRegressor needs targets in [0, 1] (got [{y.min():.4g}, "
@@ -212,6 +230,9 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
                                      mode=self.mode, solver=self.solver, eta0=self.eta0,
                                      min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, s)
+        if res.status == "infeasible":
+            raise self._infeasible(res)
+        # every fitted attribute is set together, only after a successful game
         self.result_ = res
         self.moment_ = moment
         self.groups_ = moment.groups
@@ -220,15 +241,6 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
         self.n_iter_ = res.n_iter
         self.gap_ = res.gap
         self.lambda_ = res.lambda_
-        if res.status == "infeasible":
-            tightest = _min_max_group_loss(res.pool_costs, res.pool_G, self.solver)
-            raise InfeasibleError(
-                f"bounded group loss eps={_fmt(self.eps)} is out of reach: {res.violated_row} stays "
-                f"{res.max_violation:.4g} above its bound after convergence (gap {res.gap:.2g}). The "
-                f"smallest worst-group loss the oracle's hypotheses reach is {tightest:.6g}; raise eps "
-                "to at least that, or add features/data for that group.",
-                program="fair_regression", constraint=res.violated_row,
-                tightest={"eps": tightest})
         self.status_ = res.status
         self.predictors_ = res.hypotheses
         self.weights_ = res.weights
@@ -236,6 +248,22 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
             warnings.warn(f"FairRegressor: game stopped with status {res.status!r}, gap {res.gap:.3g}, "
                           f"slack {res.lp_slack:.3g}; raise max_iter or B.", RuntimeWarning, stacklevel=2)
         return self
+
+    def _infeasible(self, res) -> InfeasibleError:
+        """The error of an infeasible bounded-group-loss game, with the tightest reachable bound."""
+        head = (f"bounded group loss eps={_fmt(self.eps)} is out of reach: {res.violated_row} stays "
+                f"{res.max_violation:.4g} above its bound after convergence (gap {res.gap:.2g}).")
+        try:
+            tightest = _min_max_group_loss(res.pool_costs, res.pool_G, self.solver)
+        except SolverError as exc:  # the verdict stands; only the hint is missing
+            return InfeasibleError(
+                f"{head} The smallest reachable worst-group loss could not be computed ({exc}); "
+                "raise eps, or add features/data for that group.",
+                program="fair_regression", constraint=res.violated_row)
+        return InfeasibleError(
+            f"{head} The smallest worst-group loss the oracle's hypotheses reach is {tightest:.6g}; "
+            "raise eps to at least that, or add features/data for that group.",
+            program="fair_regression", constraint=res.violated_row, tightest={"eps": tightest})
 
     def predict_components(self, X) -> np.ndarray:
         """Predictions of every support member, shape ``(K, n)`` (rounded for SP)."""

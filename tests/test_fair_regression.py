@@ -176,6 +176,32 @@ def test_unreachable_bounded_group_loss_raises(rng):
     assert not hasattr(est, "weights_")
 
 
+def test_failed_refit_leaves_the_estimator_unfitted(rng):
+    X, y, a = _regression_data(rng, n=400)
+    fr = FairRegressor(constraint="bounded_group_loss", eps=0.5).fit(X, y, sensitive_features=a)
+    assert fr.status_ == "converged" and fr.predict(X).shape == (400,)
+    fr.set_params(eps=0.0, loss=AbsoluteLoss(), nu=0.05)
+    with pytest.raises(InfeasibleError):
+        fr.fit(X, rng.uniform(0, 1, 400), sensitive_features=a)
+    for name in ("result_", "moment_", "lambda_", "predictors_", "weights_", "status_", "gap_"):
+        assert not hasattr(fr, name), name
+    with pytest.raises(NotFittedError):
+        fr.predict(X)                       # never the previous fit's predictors
+    fr.set_params(eps=0.5, loss="square", nu=None).fit(X, y, sensitive_features=a)
+    assert fr.status_ == "converged"        # refit after the failure works
+
+
+def test_tightest_group_loss_lp_checks_its_status():
+    from fairopt.inprocessing import _min_max_group_loss
+    from fairopt.modeling import SolverSpec
+    costs = np.array([0.3, 0.2, 0.4])
+    G = np.array([[0.3, 0.1], [0.1, 0.4], [0.25, 0.25]])
+    assert abs(_min_max_group_loss(costs, G, "highs") - 0.22) < 1e-9     # q = (0.6, 0.4, 0)
+    capped = SolverSpec(backend="highs", options={"presolve": "off", "simplex_iteration_limit": 0})
+    with pytest.raises(SolverError, match="iteration_limit"):
+        _min_max_group_loss(costs, G, capped)
+
+
 def test_fair_regressor_validation(rng):
     X, y, a = _regression_data(rng, n=50)
     with pytest.raises(DataValidationError, match=r"\[0, 1\]"):
