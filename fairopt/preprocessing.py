@@ -197,6 +197,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Learn the max-entropy distribution of the records ``(X, sensitive, y)``."""
+        self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
         dom = self.domain_
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)

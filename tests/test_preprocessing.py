@@ -38,6 +38,19 @@ def test_maxent_resampler_fit_attributes_and_exact_rates(compas):
     assert representation_rate(s["race"]) == pytest.approx(m.representation_rate(), abs=0.01)
 
 
+def test_prior_rates_follow_a_refit_on_new_labels(compas):
+    X, y = compas
+    keep = np.random.default_rng(0).random(len(y)) < 0.3            # Caucasian positives mostly dropped
+    flipped = pd.Series(np.where(X["race"] == "Caucasian", y * keep, y), name=y.name, index=y.index)
+    m = MaxEntResampler(prior="data", target="prior").fit(X, y, "race")
+    before = m.statistical_rate("prior")
+    m.fit(X, flipped, "race")
+    fresh = MaxEntResampler(prior="data", target="prior").fit(X, flipped, "race")
+    assert m.statistical_rate("prior") == fresh.statistical_rate("prior")
+    assert abs(m.statistical_rate("prior") - before) > 0.1        # the labels did change the prior
+    assert (m.marginals("prior") == fresh.marginals("prior")).all()
+
+
 def test_sample_keeps_columns_values_and_dtypes(compas):
     X, y = compas
     Xc = X.assign(age_cat=pd.Categorical(X["age_cat"], categories=["Less than 25", "25 - 45",
