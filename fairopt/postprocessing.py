@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.metrics._validation import check_weights
 
 __all__ = ["ShiftInference", "ThresholdDebiaser", "scores_from_logits", "scores_from_proba"]
 
@@ -332,9 +333,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
-        if sw is not None and sw.shape[0] != n:
-            raise DataValidationError(f"sample_weight has {sw.shape[0]} entries for {n} rows.")
+        sw = None if sample_weight is None else check_weights(sample_weight, n)
         yv = None
         if y is not None:
             yv = np.asarray(y).reshape(-1)
@@ -468,10 +467,10 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         yv = np.asarray(y, dtype=float).reshape(-1)
         if yv.shape[0] != n or not np.isin(yv, (0, 1)).all():
             raise DataValidationError("y must be 0/1 labels, one per row of X.")
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
+        w = check_weights(sample_weight, n)
         self.classes_ = np.array([0, 1])
         self.sensitive_columns_ = _sensitive_columns(sensitive_features, X)
-        self._fit_estimator(X, yv, sample_weight)
+        self._fit_estimator(X, yv, None if sample_weight is None else w)
         codes, self.groups_ = _encode(_group_frame(sensitive_features, X, n))
         G = len(self.groups_)
         pk = np.bincount(codes, weights=w * yv, minlength=G) / np.bincount(codes, weights=w, minlength=G)

@@ -25,6 +25,7 @@ from fairopt.data import Domain
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent import priors as P
+from fairopt.metrics._validation import check_weights
 
 __all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing", "TVRepairResampler"]
 
@@ -34,6 +35,11 @@ def _rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     return np.random.default_rng(random_state)
+
+
+def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``mass / total`` with 0 where ``total`` is 0 (rows of a cell whose weights are all 0)."""
+    return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
 
 
 def _assemble(X, y, sensitive_features):
@@ -199,6 +205,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         """Learn the max-entropy distribution of the records ``(X, sensitive, y)``."""
         self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
+        if sample_weight is not None:
+            sample_weight = check_weights(sample_weight, len(codes))
         dom = self.domain_
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
         target = self.target
@@ -239,7 +247,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     def _row_weights(self, codes, sample_weight):
         sw = np.asarray(sample_weight, dtype=float)
         _, wsum, inverse = P.collapse(codes, sw)
-        return self.model_.prior_weights[inverse] * sw / wsum[inverse]
+        return _share(self.model_.prior_weights[inverse] * sw, wsum[inverse])
 
     def _level_vector(self, name, value):
         if isinstance(value, (dict, pd.Series)):
@@ -311,11 +319,11 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
         """Compute one weight per row (``sample_weight_``, mean 1 over rows)."""
         t0 = time.perf_counter()
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
-        sw = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, float)
+        sw = check_weights(sample_weight, len(codes))
         points, counts, inverse = P.collapse(codes, sw)
         k = self.domain_.cardinalities
         w_pts = self._weights(points, counts, label, protected, k)
-        row = w_pts[inverse] * sw / counts[inverse]
+        row = _share(w_pts[inverse] * sw, counts[inverse])
         self.sample_weight_ = row * (len(row) / row.sum())
         self.points_, self.point_weights_ = points, w_pts
         self.fit_seconds_ = time.perf_counter() - t0
@@ -409,7 +417,7 @@ class TVRepairResampler(_WeightedResampler):
 
         t0 = time.perf_counter()
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
-        sw = None if sample_weight is None else np.asarray(sample_weight, float)
+        sw = None if sample_weight is None else check_weights(sample_weight, len(codes))
         cells, counts = self.domain_.unique_codes(codes, sample_weight=sw)
         pos = self.domain_.levels[self.label_name_][_pos_level(self.domain_, self.label_name_,
                                                                self.pos_label)]

@@ -135,6 +135,21 @@ def test_counts_collapse_to_sufficient_statistics(rng):
     assert d.counts(d.decode(codes))[COUNT_COLUMN].tolist() == table[COUNT_COLUMN].tolist()
 
 
+def test_unique_codes_names_the_bad_weight(rng):
+    d = _toy()
+    codes = rng.integers(0, d.cardinalities, size=(200, 3))
+    cases = {"NaN": np.where(np.arange(200) == 17, np.nan, 1.0),
+             "infinite": np.where(np.arange(200) == 17, -np.inf, 1.0),
+             r"negative \(-2\)": np.where(np.arange(200) == 17, -2.0, 1.0)}
+    for why, w in cases.items():
+        with pytest.raises(DataValidationError, match=rf"sample_weight\[17\] is {why}"):
+            d.unique_codes(codes, sample_weight=w)
+    with pytest.raises(DataValidationError, match=r"shape \(200,\); got shape \(199,\)"):
+        d.unique_codes(codes, sample_weight=np.ones(199))
+    cells, wsum = d.unique_codes(codes, sample_weight=np.zeros(200))      # zeros are allowed
+    assert wsum.shape == (len(cells),) and wsum.sum() == 0
+
+
 def test_from_frame_levels_and_bins():
     df = pd.DataFrame({"b": ["y", "x", "y"], "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"]),
                        "n": [1.5, 7.0, 30.0]})

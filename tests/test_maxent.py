@@ -272,6 +272,18 @@ def test_scalar_target_on_boundary_and_unseen_level():
     assert sol.is_optimal
 
 
+@pytest.mark.parametrize("bad,match", [(np.nan, "missing value"), (-1.0, "negative value")])
+def test_model_rejects_bad_sample_weights(bad, match):
+    enc = Encoding.make([2, 2, 3], "onehot", names=["y", "z", "x"])
+    codes = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 2], [1, 0, 1]] * 5)
+    w = np.ones(len(codes))
+    w[6] = bad
+    with pytest.raises(DataValidationError, match=match):
+        MaxEnt(codes, enc, label=0, protected=1, sample_weight=w)
+    with pytest.raises(DataValidationError, match="rows but the other inputs have"):
+        MaxEnt(codes, enc, label=0, protected=1, sample_weight=np.ones(len(codes) + 1))
+
+
 def test_non_converged_run_is_never_optimal():
     b, enc, codes = _builtin("adult")
     m = MaxEnt(codes, enc, label=4, protected=0, C=0.5, target="balanced")

@@ -156,3 +156,46 @@ def test_tv_repair_resampler_reaches_parity_and_keeps_groups(compas):
     raw = X["race"].value_counts(normalize=True)
     levels = tv.domain_.levels["race"]
     np.testing.assert_allclose(shares, [raw[v] for v in levels], atol=1e-7)
+
+
+# ------------------------------------------------------------------------- sample weights
+RESAMPLERS = [MaxEntResampler, Reweighing, RepresentationReweighing, TVRepairResampler]
+BAD_WEIGHTS = {"nan": (lambda n: np.where(np.arange(n) == 7, np.nan, 1.0), "missing value"),
+               "inf": (lambda n: np.where(np.arange(n) == 7, np.inf, 1.0), "non-finite"),
+               "negative": (lambda n: np.where(np.arange(n) == 3, -1.0, 1.0), "negative value"),
+               "length": (lambda n: np.ones(n - 1), "rows but the other inputs have"),
+               "all zero": (lambda n: np.zeros(n), "sums to 0")}
+
+
+@pytest.mark.parametrize("bad", list(BAD_WEIGHTS))
+@pytest.mark.parametrize("cls", RESAMPLERS, ids=lambda c: c.__name__)
+def test_resamplers_reject_bad_sample_weights(compas, cls, bad):
+    X, y = compas
+    make, message = BAD_WEIGHTS[bad]
+    with pytest.raises(DataValidationError, match=message):
+        cls().fit(X, y, "race", sample_weight=make(len(X)))
+
+
+@pytest.mark.parametrize("cls", [Reweighing, RepresentationReweighing], ids=lambda c: c.__name__)
+def test_zero_sample_weights_act_like_dropped_rows(compas, cls):
+    X, y = compas
+    half = len(X) // 2
+    w = np.r_[np.zeros(half), np.ones(len(X) - half)]
+    full = cls().fit(X, y, "race", sample_weight=w)
+    kept = cls().fit(X.iloc[half:], y.iloc[half:], "race")
+    assert np.all(full.sample_weight_[:half] == 0) and np.all(np.isfinite(full.sample_weight_))
+    rest = full.sample_weight_[half:]
+    np.testing.assert_allclose(rest / rest.mean(), kept.sample_weight_, rtol=1e-12)
+    # a (label, group) cell whose rows all weigh 0 gets no mass instead of NaN
+    cell = ((X["race"] == "Caucasian") & (y == 1)).to_numpy()
+    rw = cls().fit(X, y, "race", sample_weight=np.where(cell, 0.0, 1.0)).sample_weight_
+    assert np.all(np.isfinite(rw)) and np.all(rw[cell] == 0)
+
+
+def test_maxent_zero_weights_give_finite_row_weights(compas):
+    X, y = compas
+    same = (X == X.iloc[0]).all(axis=1).to_numpy() & (y == y.iloc[0]).to_numpy()
+    w = np.where(same, 0.0, 1.0)              # every copy of one record weighs 0
+    m = MaxEntResampler().fit(X, y, "race", sample_weight=w)
+    assert np.all(np.isfinite(m.prior_weights_)) and np.all(m.prior_weights_[same] == 0)
+    assert m.prior_weights_.sum() == pytest.approx(1, abs=1e-12)

@@ -241,6 +241,27 @@ def test_estimator_validation_and_errors():
         ThresholdDebiaser(constraint="equal_opportunity").fit(f, sensitive_features=g)
 
 
+@pytest.mark.parametrize("cls", [ThresholdDebiaser, ShiftInference], ids=lambda c: c.__name__)
+def test_sample_weights_are_validated(cls):
+    f, g = random_scores(seed=4)
+    y = (np.random.default_rng(4).random(f.size) < 0.5 * (f + 1)).astype(int)
+    n = f.size
+    bad = {"missing value": np.where(np.arange(n) == 5, np.nan, 1.0),
+           "non-finite": np.where(np.arange(n) == 5, np.inf, 1.0),
+           "negative value": np.where(np.arange(n) == 2, -0.5, 1.0),
+           "rows but the other inputs have": np.ones(n + 1)}
+    for message, w in bad.items():
+        with pytest.raises(DataValidationError, match=message):
+            cls().fit(f, y, sensitive_features=g, sample_weight=w)
+    # zero weights are rows left out
+    w = np.where(np.arange(n) % 3 == 0, 0.0, 1.0)
+    keep = w > 0
+    a = cls().fit(f, y, sensitive_features=g, sample_weight=w)
+    b = cls().fit(f[keep], y[keep], sensitive_features=g[keep])
+    np.testing.assert_allclose(a.predict_proba(f, sensitive_features=g),
+                               b.predict_proba(f, sensitive_features=g), atol=1e-12)
+
+
 def test_predict_is_seeded_and_matches_probabilities():
     f, g = random_scores(seed=11, sizes=(20000, 30000))
     deb = ThresholdDebiaser(gamma=0.3, rho=0.4, random_state=5).fit(f, sensitive_features=g)

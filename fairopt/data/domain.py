@@ -35,6 +35,24 @@ def _is_missing(value: Any) -> bool:
         or value is pd.NaT
 
 
+def _check_row_weights(sample_weight, n: int) -> np.ndarray:
+    """``sample_weight`` as float64 ``(n,)``: finite and non-negative, naming the first bad entry."""
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"sample_weight must be numeric: {exc}") from exc
+    if w.shape != (n,):
+        raise DataValidationError(f"sample_weight must have one entry per row, shape ({n},); got shape {w.shape}.")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        why = "NaN" if np.isnan(w[i]) else ("infinite" if np.isinf(w[i]) else f"negative ({w[i]:g})")
+        raise DataValidationError(
+            f"sample_weight[{i}] is {why}; weights must be finite and >= 0 ({int(bad.sum())} bad "
+            "entries in all). Drop those rows or fix their weights.")
+    return w
+
+
 def _fmt_edge(e: float) -> str:
     if math.isinf(e):
         return "inf" if e > 0 else "-inf"
@@ -483,7 +501,7 @@ class Domain:
         ----------
         data : DataFrame or array of codes ``(n, F)``
         sample_weight : array ``(n,)``, optional
-            Row weights; the returned counts are then float sums of weights.
+            Row weights (finite, ``>= 0``); the returned counts are then float sums of weights.
 
         Returns
         -------
@@ -493,6 +511,7 @@ class Domain:
             Number of records (int64) or summed weights (float64) per cell.
         """
         codes = self._to_codes(data)
+        w = None if sample_weight is None else _check_row_weights(sample_weight, len(codes))
         if len(codes) == 0:
             return codes.reshape(0, self.n_attributes), np.zeros(0, dtype=np.int64 if sample_weight is None else float)
         if self.size < _INT64_LIMIT:  # 1-D unique on flat indices is much faster than row-wise unique
@@ -500,11 +519,8 @@ class Domain:
             cells = self.unravel(flat)
         else:
             cells, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-        if sample_weight is None:
+        if w is None:
             return cells, counts.astype(np.int64)
-        w = np.asarray(sample_weight, dtype=float)
-        if w.shape != (len(codes),) or not np.isfinite(w).all():
-            raise DataValidationError(f"sample_weight must be finite with shape ({len(codes)},), got {w.shape}")
         return cells, np.bincount(inverse.ravel(), weights=w, minlength=len(cells))
 
     def counts(self, data, sample_weight=None, *, name: str = "count") -> pd.DataFrame:

@@ -18,6 +18,7 @@ from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.formulations.maxent.sampler import sample_mixture, sample_sequential
 from fairopt.formulations.maxent.solvers import (build_cvxpy, build_pyomo, full_violation,
                                                  parse_solver, run_backend)
+from fairopt.metrics._validation import check_weights
 from fairopt.modeling.solution import Solution, Status
 
 PRIORS = ("reweighted", "data")
@@ -140,7 +141,7 @@ class MaxEnt:
         Algorithm 1 factor(s): group shares under ``w`` are ``∝ tau_z``; ``tau`` sets the
         representation rate of ``θ^w`` while the statistical rate of ``w`` stays 1.
     sample_weight : ndarray (n,), optional
-        Row weights of the data.
+        Row weights of the data (finite, ``>= 0``, positive total).
     theta_smoothing : float, default 0
         Mix one-hot target blocks with uniform by this amount (handles levels absent from a fold).
     level_names : list of sequences, optional
@@ -169,6 +170,8 @@ class MaxEnt:
         self.encoding, self.label, self.protected = enc, int(label), int(protected)
         self.C, self.tau, self.theta_smoothing = float(C), tau, float(theta_smoothing)
         self.level_names = level_names
+        if sample_weight is not None:
+            sample_weight = check_weights(sample_weight, codes.shape[0])
         self.points, self.counts, _ = P.collapse(codes, sample_weight)
         self.data_weights = P.data_weights(self.counts)
         self.fair_weights = P.fair_reweighting(self.points, self.counts, self.label, self.protected,

@@ -132,7 +132,8 @@ def kamiran_calders_weights(points, counts, label: int, protected: int, n_levels
     y, z, c_yz = _cell_counts(points, counts, label, protected, n_levels)
     N = counts.sum()
     c_y, c_z = c_yz.sum(axis=1), c_yz.sum(axis=0)
-    w = counts * c_y[y] * c_z[z] / (N * c_yz[y, z])
+    cell = c_yz[y, z]   # 0 only for points whose rows all have weight 0: they get weight 0
+    w = np.divide(counts * c_y[y] * c_z[z], N * cell, out=np.zeros_like(counts), where=cell > 0)
     return w / w.sum()
 
 
