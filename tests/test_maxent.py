@@ -291,6 +291,44 @@ def test_non_converged_run_is_never_optimal():
     assert sol.status is Status.ITERATION_LIMIT and sol.max_violation > 1e-12
 
 
+def test_fractional_codes_are_rejected_not_truncated():
+    enc = Encoding.make([2, 2, 3], "onehot", names=["y", "z", "x"])
+    codes = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 2], [1, 0, 1]] * 5, dtype=float)
+    assert enc.check_codes(codes).dtype == np.int64                   # whole floats are fine
+    for bad in (1.5, np.nan):
+        c = codes.copy()
+        c[3, 2] = bad
+        with pytest.raises(DataValidationError, match=r"integers .*entry \(3, 2\)"):
+            MaxEnt(c, enc, label=0, protected=1)
+
+
+@pytest.mark.parametrize("backend", ["native", "scipy", "scipy:L-BFGS-B"])
+def test_time_limit_is_honoured(backend):
+    from fairopt.modeling import SolverSpec
+    b, enc, codes = _builtin("adult")
+    m = MaxEnt(codes, enc, label=4, protected=0, C=0.5, target="balanced")
+    name, _, inner = backend.partition(":")
+    sol = m.solve(SolverSpec(backend=name, solver=inner or None, time_limit=1e-9), tol=1e-10)
+    assert sol.status is Status.TIME_LIMIT and not sol.is_optimal and sol.max_violation > 1e-10
+    sol = m.solve(SolverSpec(backend=name, solver=inner or None, time_limit=60.0), tol=1e-8,
+                  max_iter=2000)
+    assert sol.is_optimal and sol.max_violation <= 1e-8
+
+
+@pytest.mark.parametrize("spec, match", [
+    ({"backend": "cvxpy", "time_limit": 5.0}, "time_limit is not supported by the cvxpy"),
+    ({"backend": "pyomo", "time_limit": 5.0}, "time_limit is not supported by the pyomo"),
+    ({"backend": "native", "options": {"max_iter": 3}}, "native max-entropy back end takes no solver options"),
+])
+def test_settings_a_backend_cannot_use_are_refused(spec, match):
+    from fairopt.errors import ConfigError
+    from fairopt.modeling import SolverSpec
+    enc = Encoding.make([2, 2, 3], "onehot", names=["y", "z", "x"])
+    codes = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 2], [1, 0, 1]] * 5)
+    with pytest.raises(ConfigError, match=match):
+        MaxEnt(codes, enc, label=0, protected=1).solve(SolverSpec(**spec))
+
+
 # --------------------------------------------------------------------------------- sampler
 def test_mixture_sampler_chi_square_on_144_cells():
     b, enc, codes = _builtin("compas")

@@ -144,8 +144,23 @@ class Encoding:
             if self.dim else np.zeros((codes.shape[0], 0))
 
     def check_codes(self, codes: np.ndarray) -> np.ndarray:
-        """Return ``codes`` as a C-contiguous int64 array after range checks."""
-        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        """Return ``codes`` as a C-contiguous int64 array after integrality and range checks.
+
+        Float codes are accepted only when every entry is a whole number (never truncated).
+        """
+        arr = np.asarray(codes)
+        if arr.size and not np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool:
+            try:
+                flt = arr.astype(float)
+            except (TypeError, ValueError) as exc:
+                raise DataValidationError(f"codes must be integers, got dtype {arr.dtype}.") from exc
+            bad = ~np.isfinite(flt) | (flt != np.round(flt))
+            if bad.any():
+                pos = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise DataValidationError(
+                    f"codes must be integers (no NaN, no fractions); entry {pos} is {float(flt[pos])}. "
+                    "Encode the records with Domain.encode instead of passing raw values.")
+        codes = np.ascontiguousarray(arr, dtype=np.int64)
         if codes.ndim != 2 or codes.shape[1] != self.n_attributes:
             raise DataValidationError(
                 f"codes must be an (n, {self.n_attributes}) integer array, got shape {codes.shape}.")

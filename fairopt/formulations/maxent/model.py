@@ -256,7 +256,10 @@ class MaxEnt:
         ----------
         solver : str or SolverSpec
             ``"native"`` (damped Newton), ``"scipy[:trust-exact|trust-krylov|L-BFGS-B]"``,
-            ``"cvxpy[:CLARABEL|SCS]"`` or ``"pyomo[:ipopt]"``.
+            ``"cvxpy[:CLARABEL|SCS]"`` or ``"pyomo[:ipopt]"``. A ``SolverSpec``'s ``time_limit``
+            is honoured by native and scipy (status TIME_LIMIT when reached before ``tol``) and
+            refused with :class:`~fairopt.errors.ConfigError` by cvxpy and pyomo; native takes
+            no ``options``.
         tol : float
             Target max marginal violation ``‖E_p[α] − θ‖∞`` (over every level).
         max_iter : int
@@ -267,13 +270,15 @@ class MaxEnt:
         MaxEntSolution
             ``status`` is OPTIMAL exactly when the re-checked max marginal violation (the gradient
             of the unconstrained convex dual, an optimality certificate) is at most ``tol``;
-            otherwise ITERATION_LIMIT or NUMERICAL, with ``max_violation`` reporting how far off.
+            otherwise TIME_LIMIT, ITERATION_LIMIT or NUMERICAL, with ``max_violation`` reporting
+            how far off.
         """
-        backend, inner, spec_opts = parse_solver(solver)
+        backend, inner, spec_opts, time_limit = parse_solver(solver)
         opts = {**spec_opts, **(options or {})}
         orc = self.oracle()
         eta, who = P.boundary_distance(self.target, self.encoding)
-        res, seconds = run_backend(orc, backend, inner, tol, max_iter, opts, eta=eta, boundary_hint=who)
+        res, seconds = run_backend(orc, backend, inner, tol, max_iter, opts, eta=eta, boundary_hint=who,
+                                   time_limit=time_limit)
         dist = MaxEntDistribution(orc, res.lam)
         grad = dist.state.mean - orc.theta
         viol = full_violation(orc, grad)
@@ -281,6 +286,8 @@ class MaxEnt:
         # the back end's own status says
         if viol <= tol:
             status = Status.OPTIMAL
+        elif not res.converged and res.message == "time limit":
+            status = Status.TIME_LIMIT
         elif not res.converged and "iteration" in res.message.lower():
             status = Status.ITERATION_LIMIT
         else:

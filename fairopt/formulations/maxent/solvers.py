@@ -51,15 +51,18 @@ def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     return v
 
 
-def parse_solver(solver) -> tuple[str, str | None, dict]:
-    """Split ``"backend[:solver]"`` (or a :class:`fairopt.modeling.SolverSpec`-like object)."""
+def parse_solver(solver) -> tuple[str, str | None, dict, float | None]:
+    """Split ``"backend[:solver]"`` or a :class:`fairopt.modeling.SolverSpec`-like object into
+    ``(backend, inner, options, time_limit)``."""
     options: dict = {}
+    time_limit = None
     if solver is None:
-        return "native", None, options
+        return "native", None, options, None
     if not isinstance(solver, str):
         backend = getattr(solver, "backend", None)
         inner = getattr(solver, "solver", None)
         options = dict(getattr(solver, "options", {}) or {})
+        time_limit = getattr(solver, "time_limit", None)
         if backend is None:
             raise ConfigError(f"cannot read a solver from {solver!r}.")
         solver = backend if inner is None else f"{backend}:{inner}"
@@ -69,7 +72,32 @@ def parse_solver(solver) -> tuple[str, str | None, dict]:
         raise ConfigError(
             f"max-entropy back end {backend!r} is unknown; choose one of {list(BACKENDS)} "
             "(e.g. 'native', 'scipy:trust-exact', 'cvxpy:CLARABEL', 'pyomo:ipopt').")
-    return backend, (inner.strip() or None), options
+    if time_limit is not None and not float(time_limit) > 0:
+        raise ConfigError(f"time_limit must be positive, got {time_limit!r}.")
+    return backend, (inner.strip() or None), options, (None if time_limit is None else float(time_limit))
+
+
+#: how to bound the run time of the inner solvers that do not take ``time_limit`` here
+_OWN_LIMITS = {"cvxpy": "CLARABEL: time_limit, SCS: time_limit_secs", "pyomo": "ipopt: max_cpu_time"}
+
+
+def check_settings(backend: str, options: dict | None, time_limit: float | None) -> None:
+    """Refuse settings a back end would otherwise ignore silently.
+
+    ``native`` takes no solver options; ``time_limit`` is honoured by ``native`` and ``scipy``
+    (checked once per iteration) and refused by ``cvxpy`` and ``pyomo``, whose inner solvers take
+    their own limit through ``options``.
+    """
+    if backend == "native" and options:
+        raise ConfigError(
+            f"the native max-entropy back end takes no solver options (got {sorted(options)}); "
+            "set tol and max_iter instead, or choose backend 'scipy', 'cvxpy' or 'pyomo', whose "
+            "options are passed to the solver.")
+    if time_limit is not None and backend in _OWN_LIMITS:
+        raise ConfigError(
+            f"time_limit is not supported by the {backend} back end of the max-entropy dual; pass "
+            f"the inner solver's own limit in the solver options ({_OWN_LIMITS[backend]}) or use "
+            "backend 'native' or 'scipy', which honour time_limit.")
 
 
 # ------------------------------------------------------------------------------ native Newton
@@ -83,22 +111,26 @@ def lambda_bound(oracle: DualOracle, eta: float) -> float:
 
 
 def newton(oracle: DualOracle, tol: float = 1e-10, max_iter: int = 100, lam0=None,
-           eta: float = 0.0, boundary_hint: str = "") -> BackendResult:
+           eta: float = 0.0, boundary_hint: str = "", time_limit: float | None = None) -> BackendResult:
     """Damped Newton with Armijo backtracking (see module docstring).
+
+    ``time_limit`` (seconds) is checked before every Newton step; reaching it returns the current
+    iterate with message ``"time limit"`` (``converged=False``).
 
     BLAS is limited to one thread: the systems are small (``d`` in the hundreds), and threaded
     BLAS on a busy machine costs far more in contention than it gains.
     """
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint)
+        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint, deadline)
     with threadpool_limits(limits=1, user_api="blas"):
-        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint)
+        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint, deadline)
 
 
 def _newton(oracle: DualOracle, tol: float, max_iter: int, lam0, eta: float,
-            boundary_hint: str) -> BackendResult:
+            boundary_hint: str, deadline: float | None = None) -> BackendResult:
     d = oracle.dim
     lam = np.zeros(d) if lam0 is None else np.asarray(lam0, float).copy()
     bound = lambda_bound(oracle, eta)
@@ -115,6 +147,9 @@ def _newton(oracle: DualOracle, tol: float, max_iter: int, lam0, eta: float,
             break
         if d == 0:
             break
+        if deadline is not None and time.perf_counter() >= deadline:
+            lines.append(f"time limit reached after {it} iterations")
+            return BackendResult(lam, it, False, "time limit", "\n".join(lines), "newton")
         H = oracle.hessian_from_state(st)
         mu, step = 0.0, None
         scale = max(np.trace(H) / d, 1e-300)
@@ -168,8 +203,10 @@ def _newton(oracle: DualOracle, tol: float, max_iter: int, lam0, eta: float,
 
 # ------------------------------------------------------------------------------------ scipy
 def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: int,
-                options: dict | None = None) -> BackendResult:
+                options: dict | None = None, time_limit: float | None = None) -> BackendResult:
     from scipy.optimize import minimize
+
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
 
     method = method or "trust-exact"
     canon = {m.lower(): m for m in SCIPY_METHODS}
@@ -196,12 +233,24 @@ def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: in
     def hess(lam):
         return oracle.hessian(lam) if np.all(np.isfinite(lam)) else np.eye(oracle.dim)
 
+    timed_out = []
+
+    def stop_at_deadline(intermediate_result):
+        # scipy ends the run when the callback raises StopIteration (checked once per iteration)
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out.append(True)
+            raise StopIteration
+
     kw = {} if method == "L-BFGS-B" else {"hess": hess}
+    if deadline is not None:
+        kw["callback"] = stop_at_deadline
     with np.errstate(invalid="ignore", over="ignore"):
         res = minimize(fun, np.zeros(oracle.dim), jac=True, method=method, options=opts, **kw)
     lam = np.asarray(res.x, float)
     if not np.all(np.isfinite(lam)) or full_violation(oracle, oracle.gradient(lam)) > best["viol"]:
         lam = best["lam"]
+    if timed_out:
+        return BackendResult(lam, int(getattr(res, "nit", 0) or 0), False, "time limit", str(res), method)
     return BackendResult(lam, int(getattr(res, "nit", 0) or 0), bool(res.success),
                          str(res.message), str(res), method)
 
@@ -343,13 +392,16 @@ def pyomo_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: in
 
 
 def run_backend(oracle: DualOracle, backend: str, inner: str | None, tol: float, max_iter: int,
-                options: dict | None = None, eta: float = 0.0, boundary_hint: str = "") -> tuple:
-    """Dispatch; returns ``(BackendResult, seconds)``."""
+                options: dict | None = None, eta: float = 0.0, boundary_hint: str = "",
+                time_limit: float | None = None) -> tuple:
+    """Dispatch (after :func:`check_settings`); returns ``(BackendResult, seconds)``."""
+    check_settings(backend, options, time_limit)
     t0 = time.perf_counter()
     if backend == "native":
-        res = newton(oracle, tol=tol, max_iter=max_iter, eta=eta, boundary_hint=boundary_hint)
+        res = newton(oracle, tol=tol, max_iter=max_iter, eta=eta, boundary_hint=boundary_hint,
+                     time_limit=time_limit)
     elif backend == "scipy":
-        res = scipy_solve(oracle, inner, tol, max_iter, options)
+        res = scipy_solve(oracle, inner, tol, max_iter, options, time_limit)
     elif backend == "cvxpy":
         res = cvxpy_solve(oracle, inner, tol, max_iter, options)
     else:
