@@ -34,6 +34,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.metrics._validation import check_weights
 
@@ -105,10 +106,6 @@ def _encode(columns: list[np.ndarray]) -> tuple[np.ndarray, pd.Index]:
     if (codes < 0).any():
         raise DataValidationError("sensitive_features contains missing values; give every row a group.")
     return codes.astype(np.int64), pd.Index(labels)
-
-
-def _rng(random_state) -> np.random.Generator:
-    return random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
 
 
 class _ScoreMixin:
@@ -433,7 +430,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """Sampled 0/1 predictions ``y_hat ~ Bernoulli(h)``; reproducible through ``random_state``
         (the argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
-        rng = _rng(self.random_state if random_state is None else random_state)
+        rng = as_generator(self.random_state if random_state is None else random_state)
         return (rng.random(h.shape[0]) < h).astype(np.int64)
 
 

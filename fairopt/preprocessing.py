@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from fairopt._utils import as_generator
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.maxent import Encoding, MaxEnt
@@ -31,12 +32,6 @@ __all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing", "TVRepai
 
 
 # ----------------------------------------------------------------------------------- helpers
-def _rng(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
-
-
 def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
     """``mass / total`` with 0 where ``total`` is 0 (rows of a cell whose weights are all 0)."""
     return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
@@ -287,7 +282,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     def sample_codes(self, n: int, random_state=None, distribution: str = "fitted") -> np.ndarray:
         """``n`` exact draws as integer codes of :attr:`domain_`."""
         rs = self.random_state if random_state is None else random_state
-        return self._dist(distribution).sample(int(n), _rng(rs))
+        return self._dist(distribution).sample(int(n), as_generator(rs))
 
     def sample(self, n: int, random_state=None, distribution: str = "fitted") -> pd.DataFrame:
         """Draw ``n`` synthetic records from ``p*`` (or from the prior with ``distribution="prior"``).
@@ -332,7 +327,7 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
     def sample_codes(self, n: int, random_state=None) -> np.ndarray:
         self._check_fitted()
         rs = self.random_state if random_state is None else random_state
-        rng = _rng(rs)
+        rng = as_generator(rs)
         cdf = np.cumsum(self.point_weights_)
         idx = np.minimum(np.searchsorted(cdf, rng.random(int(n)) * cdf[-1], side="right"),
                          len(cdf) - 1)

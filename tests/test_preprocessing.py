@@ -199,3 +199,21 @@ def test_maxent_zero_weights_give_finite_row_weights(compas):
     m = MaxEntResampler().fit(X, y, "race", sample_weight=w)
     assert np.all(np.isfinite(m.prior_weights_)) and np.all(m.prior_weights_[same] == 0)
     assert m.prior_weights_.sum() == pytest.approx(1, abs=1e-12)
+
+
+def test_one_random_state_helper_is_shared():
+    import fairopt.formulations.maxent.model as maxent_model
+    import fairopt.postprocessing as post
+    import fairopt.preprocessing as pre
+    from fairopt._utils import as_generator
+    for module in (pre, post, maxent_model):
+        assert not hasattr(module, "_rng") and module.as_generator is as_generator
+    g = np.random.default_rng(3)
+    assert as_generator(g) is g                                   # a Generator is used as is
+    assert as_generator(7).random() == np.random.default_rng(7).random()
+    X = pd.DataFrame({"a": ["x", "y"] * 50})
+    y = pd.Series([0, 1, 1, 0] * 25, name="y")
+    rw = Reweighing().fit(X, y, "a")
+    np.testing.assert_array_equal(rw.sample_codes(20, random_state=np.random.default_rng(1)),
+                                  rw.sample_codes(20, random_state=1))
+

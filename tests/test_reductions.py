@@ -398,3 +398,11 @@ def test_practical_game_on_other_lp_backends(solver, rng):
     opt = _sp_opt(moment, oracle.costs, oracle.G)
     assert res.status == "converged" and abs(res.cost - opt) < 1e-6
     assert res.max_violation < 1e-6
+
+
+def test_game_uses_the_shared_progress_helpers():
+    import fairopt.reductions.exponentiated_gradient as eg
+    from fairopt.runs import base
+    assert eg.no_progress is base.no_progress and eg.Progress is base.Progress
+    assert not hasattr(eg, "_no_progress")
+

@@ -33,22 +33,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from fairopt.errors import ConfigError
-
-Progress = Callable[[int, int, str], None]
+from fairopt.runs.base import Progress, no_progress
 
 #: LP slack below which the best mixture counts as feasible
 SLACK_TOL = 1e-9
 #: practical mode raises the LP penalty B tenfold at most this factor above the given B
 MAX_B_GROWTH = 1e4
-
-
-def _no_progress(done: int, total: int, desc: str = "") -> None:
-    """Progress callback that ignores its arguments."""
 
 
 class _RunningAverages:
@@ -275,7 +270,7 @@ class ExponentiatedGradient:
         m, B, nu = self.moment, float(self.B), self._nu()
         eta = nu / (m.eta_divisor * B)
         T = self.max_iter or self.iteration_bound()
-        progress = self.progress or _no_progress
+        progress = self.progress or no_progress
         theta = np.zeros(m.n_rows)
         counts: dict[int, int] = {}
         avg = _RunningAverages(m.n_rows)
@@ -306,7 +301,7 @@ class ExponentiatedGradient:
         from fairopt.formulations.cost_sensitive import solve_best_mixture
         m, B, nu = self.moment, float(self.B), self._nu()
         T = self.max_iter or 50
-        progress = self.progress or _no_progress
+        progress = self.progress or no_progress
         eta_min = nu / (m.eta_divisor * B)
         eta = 2.0 / B if self.eta0 is None else float(self.eta0)
         theta = np.zeros(m.n_rows)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError, SolverError
 from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.encoding import Encoding
@@ -23,12 +24,6 @@ from fairopt.modeling.solution import Solution, Status
 
 PRIORS = ("reweighted", "data")
 TARGETS = ("weighted", "balanced", "data", "prior")
-
-
-def _rng(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def _ratio(values: np.ndarray) -> float:
@@ -94,7 +89,7 @@ class MaxEntDistribution:
 
     def sample(self, n: int, random_state=None, method: str = "mixture") -> np.ndarray:
         """Draw ``n`` code rows exactly; ``method`` is ``"mixture"`` or ``"sequential"``."""
-        rng = _rng(random_state)
+        rng = as_generator(random_state)
         if method == "mixture":
             return sample_mixture(self.oracle, self.state, n, rng)
         if method == "sequential":

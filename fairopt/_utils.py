@@ -1,0 +1,15 @@
+"""Tiny helpers shared by several fairopt modules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_generator(random_state) -> np.random.Generator:
+    """``random_state`` itself if it is a :class:`numpy.random.Generator`, else a new one seeded with it.
+
+    ``None`` gives fresh OS entropy; an int (or anything :func:`numpy.random.default_rng` takes)
+    gives a reproducible generator.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
