@@ -17,6 +17,12 @@ from fairopt import __version__
 from fairopt.errors import FairoptError, InfeasibleError, SolverError
 
 
+def escape(text: str) -> str:
+    """Show ``[...]`` in messages (constraint names such as ``rows[group]``) as text, not markup."""
+    from rich.markup import escape as rich_escape
+    return rich_escape(text)
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
     console = Console(stderr=stderr, highlight=False)
@@ -113,7 +119,7 @@ def cmd_run(args) -> int:
                       f"total {total:.2f}s")
     else:
         result["timings"] = {"build_seconds": None, "solve_seconds": None, "total_seconds": total}
-        _console(stderr=True).print(f"[red]{result['status']}[/red]: {result['error']}")
+        _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "result.json").write_text(json.dumps(_json_safe(result), indent=2) + "\n")
     console.print(f"wrote {out_dir / 'result.json'}")
@@ -180,7 +186,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except FairoptError as exc:
-        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {exc}", markup=True,
+        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(str(exc))}", markup=True,
                                     highlight=False, soft_wrap=True)
         return 2
 

@@ -47,7 +47,7 @@ def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np
         if count:
             raise DataValidationError(
                 f"{name} has {count} missing value(s) (first at position {first}); impute or drop those "
-                "rows before computing metrics (fairopt never drops rows silently).")
+                "rows first (fairopt never drops rows silently).")
     return arr
 
 
@@ -61,7 +61,9 @@ def as_float(arr: np.ndarray, name: str) -> np.ndarray:
         raise DataValidationError(f"{name} must be numeric; got values of dtype {arr.dtype}.") from exc
     if not np.isfinite(out).all():
         bad = int((~np.isfinite(out)).sum())
-        raise DataValidationError(f"{name} has {bad} non-finite value(s) (inf or NaN); remove or clip them.")
+        first = int(np.argmax(~np.isfinite(out)))
+        raise DataValidationError(f"{name} has {bad} non-finite value(s) (inf or NaN; first at position "
+                                  f"{first}); remove or clip them.")
     return out
 
 
