@@ -406,3 +406,18 @@ def test_game_uses_the_shared_progress_helpers():
     assert eg.no_progress is base.no_progress and eg.Progress is base.Progress
     assert not hasattr(eg, "_no_progress")
 
+
+
+@pytest.mark.parametrize("solver", ["highs", "scipy"])
+def test_warm_started_best_mixture_equals_fresh_solves(solver):
+    from fairopt.formulations.cost_sensitive import BestMixtureLP
+    rng = np.random.default_rng(11)
+    costs, G = rng.uniform(size=12), rng.normal(scale=0.2, size=(12, 5))
+    bound = np.full(5, 0.05)
+    master = BestMixtureLP(bound, solver=solver)
+    for K, B in ((3, 5.0), (4, 5.0), (8, 50.0), (12, 50.0), (12, 500.0)):
+        q, lam, s = master.solve(costs[:K], G[:K], B)
+        q0, lam0, s0 = solve_best_mixture(costs[:K], G[:K], bound, B, solver="highs")
+        value = lambda q, s: q @ costs[:K] + B * s
+        assert value(q, s) == pytest.approx(value(q0, s0), abs=1e-9)
+        np.testing.assert_allclose(lam, lam0, atol=1e-7)

@@ -43,29 +43,64 @@ from fairopt.modeling import Program
 
 # ---- best-response mixture LP ------------------------------------------------------------------
 def best_mixture_program(costs, G, bound, B: float, name: str = "best_mixture") -> Program:
-    """Build the restricted best-mixture LP over ``K`` hypotheses (``G`` has shape ``(K, M)``)."""
+    """Build the restricted best-mixture LP over ``K`` hypotheses (``G`` has shape ``(K, M)``).
+
+    The weights ``q`` are the last variable block, so a compiled copy can grow by one column per
+    new hypothesis (:meth:`CompiledModel.extend_variables`).
+    """
     costs = np.asarray(costs, dtype=float)
     G = np.atleast_2d(np.asarray(G, dtype=float))
     K, M = G.shape
     prog = Program(name)
-    prog.add_variables("q", shape=(K,), lb=0.0)
     prog.add_variables("s", shape=(1,), lb=0.0)
+    prog.add_variables("q", shape=(K,), lb=0.0)
     prog.add_constraints("fairness", {"q": G.T, "s": -np.ones((M, 1))}, ub=np.asarray(bound, float))
     prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
     prog.set_objective(linear={"q": costs, "s": [float(B)]})
     return prog
 
 
+class BestMixtureLP:
+    """The best-mixture LP over a pool of hypotheses that only grows.
+
+    The first :meth:`solve` compiles the program; later calls append the new hypotheses as
+    columns and change the penalty ``B`` in place, so HiGHS re-solves from the previous basis
+    instead of rebuilding the model each game iteration.
+    """
+
+    def __init__(self, bound, solver="highs"):
+        self.bound = np.asarray(bound, dtype=float)
+        self.solver = solver
+        self._compiled, self._k, self._B = None, 0, None
+
+    def solve(self, costs, G, B: float):
+        """Return ``(q, lambda, s)`` for the pool ``(costs, G)`` with ``lambda >= 0``."""
+        costs = np.asarray(costs, dtype=float)
+        G = np.atleast_2d(np.asarray(G, dtype=float))
+        K = costs.shape[0]
+        if self._compiled is None or K < self._k:
+            self._compiled = best_mixture_program(costs, G, self.bound, B).compile(self.solver)
+        else:
+            if K > self._k:
+                new = slice(self._k, K)
+                self._compiled.extend_variables("q", {"fairness": G[new].T,
+                                                      "simplex": np.ones((1, K - self._k))}, costs[new])
+            if B != self._B:
+                self._compiled.set_objective(linear={"s": [float(B)]})
+        self._k, self._B = K, B
+        sol = self._compiled.solve()
+        if not sol.is_optimal:
+            raise SolverError(f"best-mixture LP ended with status {sol.status}; raise the time limit "
+                              "or choose another LP back end.", status=sol.status, log=sol.log)
+        q = np.clip(sol.primal["q"], 0.0, None)
+        q = q / q.sum()
+        lam = np.clip(-np.asarray(sol.dual["fairness"]), 0.0, None)
+        return q, lam, float(sol.primal["s"][0])
+
+
 def solve_best_mixture(costs, G, bound, B: float, solver="highs"):
-    """Solve :func:`best_mixture_program`; return ``(q, lambda, s)`` with ``lambda >= 0``."""
-    sol = best_mixture_program(costs, G, bound, B).solve(solver)
-    if not sol.is_optimal:
-        raise SolverError(f"best-mixture LP ended with status {sol.status}; raise the time limit "
-                          "or choose another LP back end.", status=sol.status, log=sol.log)
-    q = np.clip(sol.primal["q"], 0.0, None)
-    q = q / q.sum()
-    lam = np.clip(-np.asarray(sol.dual["fairness"]), 0.0, None)
-    return q, lam, float(sol.primal["s"][0])
+    """Solve :func:`best_mixture_program` once; return ``(q, lambda, s)`` with ``lambda >= 0``."""
+    return BestMixtureLP(bound, solver).solve(costs, G, B)
 
 
 # ---- weighted hinge LP ---------------------------------------------------------------------------

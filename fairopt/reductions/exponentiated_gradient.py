@@ -298,8 +298,9 @@ class ExponentiatedGradient:
         return self._finish(pool, idxs, w / w.sum(), lam_hat, gap, status, t, nu, 0.0, [])
 
     def _practical(self, pool: _Pool) -> GameResult:
-        from fairopt.formulations.cost_sensitive import solve_best_mixture
+        from fairopt.formulations.cost_sensitive import BestMixtureLP
         m, B, nu = self.moment, float(self.B), self._nu()
+        master = BestMixtureLP(m.bound, solver=self.solver)  # warm-started across iterations
         T = self.max_iter or 50
         progress = self.progress or no_progress
         eta_min = nu / (m.eta_divisor * B)
@@ -328,7 +329,7 @@ class ExponentiatedGradient:
                     best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0, value)
             # restricted best-mixture LP over the pool, then price a new column at its duals
             costs, G = pool.arrays()
-            q, lam_lp, slack = solve_best_mixture(costs, G, m.bound, B_lp, solver=self.solver)
+            q, lam_lp, slack = master.solve(costs, G, B_lp)
             cost_lp, g_lp = float(q @ costs), q @ G
             L_lp = self._L(cost_lp, g_lp, lam_lp)
             _, L_price = self._oracle(lam_lp, pool, use_pool=True)
