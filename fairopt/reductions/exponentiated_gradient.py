@@ -266,6 +266,16 @@ class ExponentiatedGradient:
         tol = max(nu, 1e-12)
         return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
 
+    def _play(self, lam, pool: _Pool, use_pool: bool, counts: dict, avg: "_RunningAverages", t: int):
+        """One round: the Q-player best-responds to ``lam``; update the running averages and
+        return ``(g_t, cost_hat, g_hat, lam_hat, L_hat, upper gap)``."""
+        idx, _ = self._oracle(lam, pool, use_pool=use_pool)
+        counts[idx] = counts.get(idx, 0) + 1
+        g_t = pool.G[idx]
+        cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
+        L_hat = self._L(cost_hat, g_hat, lam_hat)
+        return g_t, cost_hat, g_hat, lam_hat, L_hat, self._L_best(cost_hat, g_hat) - L_hat
+
     def _faithful(self, pool: _Pool) -> GameResult:
         m, B, nu = self.moment, float(self.B), self._nu()
         eta = nu / (m.eta_divisor * B)
@@ -277,12 +287,7 @@ class ExponentiatedGradient:
         status, gap, t = "max_iter", np.inf, 0
         for t in range(1, T + 1):
             lam = lambda_from_theta(theta, B)
-            idx, _ = self._oracle(lam, pool, use_pool=False)
-            counts[idx] = counts.get(idx, 0) + 1
-            g_t = pool.G[idx]
-            cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
-            L_hat = self._L(cost_hat, g_hat, lam_hat)
-            upper = self._L_best(cost_hat, g_hat) - L_hat
+            g_t, cost_hat, g_hat, lam_hat, L_hat, upper = self._play(lam, pool, False, counts, avg, t)
             _, L_resp = self._oracle(lam_hat, pool, use_pool=False)
             lower = L_hat - L_resp
             gap = max(upper, lower)
@@ -313,12 +318,7 @@ class ExponentiatedGradient:
         prev_eg_gap, history, status, t = np.inf, [], "max_iter", 0
         for t in range(1, T + 1):
             lam = lambda_from_theta(theta, B)
-            idx, _ = self._oracle(lam, pool, use_pool=True)
-            counts[idx] = counts.get(idx, 0) + 1
-            g_t = pool.G[idx]
-            cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
-            L_hat = self._L(cost_hat, g_hat, lam_hat)
-            eg_gap = self._L_best(cost_hat, g_hat) - L_hat
+            g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._play(lam, pool, True, counts, avg, t)
             if self.eg_gap:
                 _, L_resp = self._oracle(lam_hat, pool, use_pool=True)
                 eg_gap = max(eg_gap, L_hat - L_resp)
