@@ -405,3 +405,4 @@ class SEORegressor(RegressorMixin, BaseEstimator):
             raise NotFittedError("SEORegressor is not fitted; call fit first.")
         pred = np.asarray(X, dtype=float) @ self.coef_[:-1] + self.coef_[-1]
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
+from fairopt.inprocessing.logloss import FairLogLossClassifier  # noqa: E402,F401
