@@ -155,7 +155,7 @@ class FairLogLoss:
         lam = np.asarray(lam, dtype=float)
         c = self.rows.c(lam)
         P, P_bar, capped, floored = truncate(pe, pe_bar, c)
-        q, _ = approximator(P, P_bar, c)
+        q, _ = approximator(P, P_bar, c, capped, floored)
         return RowTerms(s, pe, pe_bar, lam, c, P, P_bar, capped, floored, q), orders
 
     def row_losses(self, t: RowTerms) -> np.ndarray:
@@ -233,8 +233,9 @@ class FairLogLoss:
         Returns
         -------
         FairLogLossSolution
-            ``status`` is OPTIMAL for native/scipy only when the saddle residual is at most
-            ``tol``; cvxpy/pyomo report their solver's status (the residual is in ``kkt``).
+            ``status`` is OPTIMAL exactly when the saddle conditions hold at the returned point
+            (stationarity to ``tol``, training gaps to ``min(tol, 1e-11)``), whatever the back
+            end reported; a time or iteration limit keeps its status otherwise.
         """
         problem = self.to_problem()
         sol = solve_smooth(problem, solver, tol=tol, max_iter=max_iter, options=options, x0=x0)
@@ -247,9 +248,11 @@ class FairLogLoss:
             lam = -sol.dual["fairness"] if "fairness" in sol.dual else np.zeros(0)
         gnorm, gapnorm, t = self.saddle_residual(theta, lam)
         kkt = max(gnorm, gapnorm)
+        # every back end is judged by the same certificate: the saddle conditions of V
         status = sol.status
-        if sol.backend in ("native", "scipy") and status is Status.OPTIMAL \
-                and not self.certified(gnorm, gapnorm, tol):
+        if self.certified(gnorm, gapnorm, tol):
+            status = Status.OPTIMAL
+        elif status in (Status.OPTIMAL, Status.NUMERICAL):
             status = Status.NUMERICAL
         objective = sol.objective
         if sol.backend in ("native", "scipy"):

@@ -156,9 +156,18 @@ def truncate(pe: np.ndarray, pe_bar: np.ndarray, c: np.ndarray):
     return P, P_bar, capped, floored
 
 
-def approximator(P: np.ndarray, P_bar: np.ndarray, c: np.ndarray):
-    """Eq. 12: ``ℚ(ŷ=1) = P(1 + c(1 − P))`` and ``ℚ(ŷ=0) = (1 − P)(1 − cP)`` (product form)."""
-    return P * (1.0 + c * P_bar), P_bar * (1.0 - c * P)
+def approximator(P: np.ndarray, P_bar: np.ndarray, c: np.ndarray, capped=None, floored=None):
+    """Eq. 12: ``ℚ(ŷ=1) = P(1 + c(1 − P))`` and ``ℚ(ŷ=0) = (1 − P)(1 − cP)`` (product form).
+
+    At truncated rows (masks from :func:`truncate`) the values are exactly 1/0 (capped) and
+    0/1 (floored), which the product form reproduces only up to rounding.
+    """
+    q1, q0 = P * (1.0 + c * P_bar), P_bar * (1.0 - c * P)
+    if capped is not None:
+        q1, q0 = np.where(capped, 1.0, q1), np.where(capped, 0.0, q0)
+    if floored is not None:
+        q1, q0 = np.where(floored, 0.0, q1), np.where(floored, 1.0, q0)
+    return q1, q0
 
 
 # ------------------------------------------------------------------------------ exact λ*(θ)

@@ -48,8 +48,8 @@ class FairLogLossRule:
     def conditional(self, s: np.ndarray, group: np.ndarray, y: int):
         """``(P, 1 − P, ℚ(ŷ=1), ℚ(ŷ=0))`` of rows with scores ``s`` if their label were ``y``."""
         c = self._c(group, y)
-        P, P_bar, _, _ = truncate(expit(s), expit(-s), c)
-        Q1, Q0 = approximator(P, P_bar, c)
+        P, P_bar, capped, floored = truncate(expit(s), expit(-s), c)
+        Q1, Q0 = approximator(P, P_bar, c, capped, floored)
         return P, P_bar, Q1, Q0
 
     def proba(self, X, group: np.ndarray):
