@@ -284,3 +284,24 @@ def test_card_runs_with_a_bare_set_key(tmp_path, capsys):
         assert key in res["metrics"]
     assert res["metrics"]["train_max_gap"] <= 1e-9
     assert "eodd_violation" in capsys.readouterr().out
+
+
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fair_logloss.py"
+    spec = importlib.util.spec_from_file_location("fair_logloss_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = bench.main(["--splits", "1", "--subsample", "400", "--datasets", "compas", "--grid", "0.01",
+                          "0.1", "--eg-eps", "0.01", "--eg-max-iter", "10", "--out", str(tmp_path), "--quiet"])
+    res = json.loads((tmp_path / "fair_logloss.json").read_text())["results"]["compas"]
+    assert (tmp_path / "fair_logloss.png").stat().st_size > 10_000
+    for method in ("fair_logloss_dp", "fair_logloss_eodd", "lr", "reweighing_lr", "eg_dp_0.01",
+                   "eg_eodd_0.01", "threshold_optimizer_eodd"):
+        assert 0 <= res["summary"][method]["error"]["mean"] <= 1
+    assert res["splits"][0]["fair_logloss_dp"]["n_not_optimal"] == 0
+    cc = res["crosscheck"]["dp"]
+    assert cc["theta_max_abs_diff"] <= 1e-4 and abs(cc["objective_diff"]) <= 1e-7
+    assert isinstance(results["compas"]["pareto_dp"]["on_pareto_set"], bool)
