@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from conftest import requires_data
+from conftest import load_benchmark, requires_data
 from fairopt.errors import ConfigError, DataValidationError, SolverNotAvailableError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import (
@@ -288,12 +288,7 @@ def test_card_runs_with_a_bare_set_key(tmp_path, capsys):
 
 @requires_data
 def test_benchmark_smoke(tmp_path):
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fair_logloss.py"
-    spec = importlib.util.spec_from_file_location("fair_logloss_benchmark", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("fair_logloss")
     results = bench.main(["--splits", "1", "--subsample", "400", "--datasets", "compas", "--grid", "0.01",
                           "0.1", "--eg-eps", "0.01", "--eg-max-iter", "10", "--out", str(tmp_path), "--quiet"])
     res = json.loads((tmp_path / "fair_logloss.json").read_text())["results"]["compas"]
