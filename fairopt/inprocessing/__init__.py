@@ -59,11 +59,7 @@ def _min_max_group_loss(costs, G, solver) -> float:
     prog.add_constraints("group_loss", {"q": G.T, "t": -np.ones((M, 1))}, ub=0.0)
     prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
     prog.set_objective(linear={"t": [1.0]})
-    sol = prog.solve(solver)
-    if not sol.is_optimal:
-        raise SolverError(f"the tightest-group-loss LP ended with status {sol.status}; raise the "
-                          "time limit or choose another LP back end.", status=sol.status, log=sol.log)
-    return float(sol.objective)
+    return float(prog.solve(solver, require_optimal=True).objective)
 
 
 #: attributes set by :meth:`FairRegressor.fit` (all removed when a fit fails)
