@@ -25,7 +25,8 @@ from fairopt.reductions import (BoundedGroupLoss, ExponentiatedGradient, HingeLP
                                 StatisticalParity, make_oracle)
 from fairopt.reductions.evaluation import mixture_sp_disparity
 from fairopt.reductions.losses import ScaledLogisticLoss, get_loss
-from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, encode_groups
+from fairopt.reductions.moments import CLASSIFICATION_MOMENTS
+from fairopt.validation import check_groups
 
 REGRESSION_CONSTRAINTS = ("statistical_parity", "bounded_group_loss")
 
@@ -42,7 +43,7 @@ def _check_xy(X, y, sensitive_features, what: str):
     s = np.asarray(sensitive_features).reshape(-1)
     if s.size != n:
         raise DataValidationError(f"{what}: sensitive_features has {s.size} values for {n} rows.")
-    groups, codes = encode_groups(s)
+    groups = check_groups(s, n).labels
     if groups.size < 2:
         raise DataValidationError(f"{what}: sensitive_features has a single group {groups.tolist()}; "
                                   "fairness constraints need at least two groups.")
@@ -301,7 +302,7 @@ class FairRegressor(_MixtureMixin, BaseEstimator):
             return mixture_sp_disparity(comps, self.weights_, sensitive_features)
         if y is None:
             raise DataValidationError("bounded group loss disparity needs the labels y.")
-        groups, codes = encode_groups(sensitive_features)
+        grp = check_groups(sensitive_features, len(y)); groups, codes = grp.labels, grp.codes
         losses = self.weights_ @ self._loss().value(np.asarray(y, float)[None, :], comps)
         return float(np.max(np.bincount(codes, weights=losses) / np.bincount(codes)))
 
@@ -390,7 +391,7 @@ class SEORegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y, *, sensitive_features):
         y, s = _check_xy(X, y, sensitive_features, "SEORegressor.fit")
         Xt = np.hstack([np.asarray(X, dtype=float), np.ones((len(y), 1))])
-        groups, codes = encode_groups(s)
+        grp = check_groups(s, len(y)); groups, codes = grp.labels, grp.codes
         A = (codes[:, None] == np.arange(1, groups.size)[None, :]).astype(float)
         M = np.linalg.pinv(Xt.T @ Xt)
         beta = M @ (Xt.T @ y)

@@ -22,22 +22,19 @@ Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for class
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
                                                snap_labels, survival_by_group)
 from fairopt.reductions.losses import Loss, get_loss
+from fairopt.validation import as_groups
 
 
-def encode_groups(sensitive) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(groups, codes)``: sorted distinct values and the code of every row."""
-    s = np.asarray(sensitive)
-    if s.ndim != 1:
-        raise DataValidationError("sensitive_features must be one-dimensional (one value per row).")
-    if s.dtype.kind == "f" and np.isnan(s).any():
-        raise DataValidationError("sensitive_features contains NaN; drop or impute those rows.")
-    groups, codes = np.unique(s, return_inverse=True)
-    return groups, codes.astype(np.int64)
+def _groups(sensitive, n: int) -> tuple[pd.Index, np.ndarray]:
+    """``(labels, codes)`` of the protected attribute (a :class:`~fairopt.validation.Groups` or raw labels)."""
+    grp = as_groups(sensitive, n)
+    return grp.labels, grp.codes.astype(np.int64)
 
 
 def per_group(value, groups: np.ndarray, what: str) -> np.ndarray:
@@ -123,7 +120,7 @@ class StatisticalParity(Moment):
         y = np.asarray(y, dtype=float)
         self.loss_ = get_loss(self.loss)
         self.grid = Grid(self.grid_size)
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, y.size)
         self.n = y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
@@ -209,7 +206,7 @@ class BoundedGroupLoss(Moment):
     def fit(self, y, sensitive) -> "BoundedGroupLoss":
         self.y = np.asarray(y, dtype=float)
         self.loss_: Loss = get_loss(self.loss)
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, self.y.size)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
@@ -253,7 +250,7 @@ class _ClassificationMoment(Moment):
         self.y = np.asarray(y, dtype=float)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
             raise DataValidationError(f"{self.name} needs binary labels in {{0, 1}}.")
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, self.y.size)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.event = self._event_codes(self.y)         # -1 = no event
