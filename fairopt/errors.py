@@ -79,3 +79,9 @@ class NotFittedError(FairoptError, _SklearnNotFittedError):
     A subclass of scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
     ``AttributeError``), so scikit-learn utilities and ``except`` clauses written for it catch it.
     """
+
+
+class NotOptimalWarning(RuntimeWarning):
+    """A fit ended without a certificate of optimality or with a constraint violated on the training
+    data (iteration cap, duality gap above tolerance). The message says what to raise or loosen;
+    turn it into an error with ``warnings.simplefilter("error", NotOptimalWarning)``."""

@@ -402,8 +402,9 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
         _, first = np.unique(codes, return_index=True)
         labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels)], names=names)
     if len(labels) < min_groups:
-        raise DataValidationError(f"{name} has {len(labels)} group(s) {list(labels)[:5]}; at least {min_groups} "
-                                  "are needed (a fairness constraint compares groups).")
+        count = "a single group" if len(labels) == 1 else f"{len(labels)} groups"
+        raise DataValidationError(f"{name} has {count} {list(labels)[:5]}; at least {min_groups} are needed "
+                                  "(a fairness constraint compares groups).")
     if groups is not None:
         declared = groups if isinstance(groups, pd.Index) else pd.Index(list(groups))
         if declared.has_duplicates:
