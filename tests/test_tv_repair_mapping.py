@@ -352,8 +352,14 @@ def test_transform_is_seeded_vectorised_and_follows_the_mapping():
             np.testing.assert_array_equal(res.apply(unseen, random_state=0), unseen[:, 1:])
     frame = res.to_frame()
     assert frame.groupby(["d", "x1", "x2", "y"])["probability"].sum().sub(1).abs().max() < 1e-9
-    T = res.test_mapping()
+    T, dx_keys, xhat = res.test_mapping()
     np.testing.assert_allclose(np.asarray(T.sum(axis=1)).ravel(), 1.0)
+    # unlabelled records: x-hat frequencies follow P(x-hat | d, x)
+    dx = np.repeat(res.rows[[0], :-1], 50_000, axis=0)
+    drawn = res.apply_features(dx, random_state=3)
+    got = np.bincount(np.searchsorted(xhat[:, 0] * 3 + xhat[:, 1], drawn[:, 0] * 3 + drawn[:, 1]),
+                      minlength=len(xhat)) / len(dx)
+    np.testing.assert_allclose(got, T[0].toarray().ravel(), atol=0.01)
 
 
 def test_distortion_rules():

@@ -122,34 +122,27 @@ class MappingResult:
         warning says how many).
         """
         codes = self.dxy_domain.check_codes(codes)
-        keys = self.dxy_domain.ravel(self.rows)
-        flat = self.dxy_domain.ravel(codes)
-        pos = np.minimum(np.searchsorted(keys, flat), len(keys) - 1)
-        seen = keys[pos] == flat
         out = codes[:, 1:].copy()
-        if (~seen).any():
-            warnings.warn(f"{int((~seen).sum())} record(s) fall in (d, x, y) rows unseen at fit time; "
-                          "they are kept unchanged.", stacklevel=2)
-        P = self.mapping
-        cdf = np.cumsum(P.data)
-        row_of = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
-        start = np.concatenate([[0.0], cdf])[P.indptr[:-1]]
-        total = cdf[P.indptr[1:] - 1] - start
-        within = (cdf - start[row_of]) / total[row_of]
-        within[P.indptr[1:] - 1] = 1.0           # exact row ends
-        level = row_of + within
-        rng = np.random.default_rng(random_state)
-        r = pos[seen]
-        u = rng.random(r.size)
-        pick = np.minimum(np.searchsorted(level, r + u, side="right"), len(level) - 1)
-        out[seen] = self.columns[P.indices[pick]]
+        pos, seen = _locate(self.dxy_domain.ravel(self.rows), self.dxy_domain.ravel(codes))
+        out[seen] = self.columns[_draw(self.mapping, pos[seen], random_state)]
         return out
 
-    def test_mapping(self) -> sp.csr_matrix:
+    def apply_features(self, codes: np.ndarray, random_state=None) -> np.ndarray:
+        """Draw mapped x̂ for unlabelled records with (d, x) ``codes`` from :meth:`test_mapping`."""
+        n_y = self.xy_domain.cardinalities[-1]
+        codes = np.asarray(codes, dtype=np.int64)
+        full = self.dxy_domain.check_codes(np.column_stack([codes, np.zeros(len(codes), dtype=np.int64)]))
+        M, dx_keys, xhat = self.test_mapping()
+        out = codes[:, 1:].copy()
+        pos, seen = _locate(dx_keys, self.dxy_domain.ravel(full) // n_y)
+        out[seen] = xhat[_draw(M, pos[seen], random_state)]
+        return out
+
+    def test_mapping(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
         """``P(x̂ | d, x)`` for records without a label: Σ_{y,ŷ} q(d,x,y) P(x̂,ŷ|d,x,y), row-normalised.
 
-        Rows are the distinct (d, x) of :attr:`rows` (in :meth:`test_rows` order); columns are the
-        distinct x̂ of :attr:`columns`.
+        Returns the matrix, the flat keys of its (d, x) rows (``dxy_domain`` index // |Y|) and
+        the x̂ codes of its columns.
         """
         n_y = self.xy_domain.cardinalities[-1]   # the label is the last (least significant) digit
         dx_keys, dx_of_row = np.unique(self.dxy_domain.ravel(self.rows) // n_y, return_inverse=True)
@@ -158,7 +151,33 @@ class MappingResult:
         Cm = _csr(np.arange(len(xhat_of_col)), xhat_of_col, np.ones(len(xhat_of_col)),
                   (len(xhat_of_col), len(xhat_keys)))
         M = (R @ self.mapping @ Cm).tocsr()
-        return sp.diags(1.0 / np.asarray(M.sum(axis=1)).ravel()) @ M
+        M = (sp.diags(1.0 / np.asarray(M.sum(axis=1)).ravel()) @ M).tocsr()
+        return M, dx_keys, self.xy_domain.unravel(xhat_keys * n_y)[:, :-1]
+
+
+def _locate(keys: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row of each flat key in sorted ``keys`` and whether it exists (warns about the others)."""
+    pos = np.minimum(np.searchsorted(keys, flat), len(keys) - 1)
+    seen = keys[pos] == flat
+    if (~seen).any():
+        warnings.warn(f"{int((~seen).sum())} record(s) fall in rows unseen at fit time; they are kept "
+                      "unchanged.", stacklevel=3)
+    return pos, seen
+
+
+def _draw(P: sp.csr_matrix, rows: np.ndarray, random_state) -> np.ndarray:
+    """Column index drawn from row ``rows[i]`` of the row-stochastic ``P`` for every i: one
+    ``searchsorted`` of ``row + u`` over the row CDFs offset by their row index."""
+    P = P.tocsr()
+    row_of = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+    cdf = np.cumsum(P.data)
+    start = np.concatenate([[0.0], cdf])[P.indptr[:-1]]
+    total = cdf[P.indptr[1:] - 1] - start
+    level = row_of + (cdf - start[row_of]) / total[row_of]
+    level[P.indptr[1:] - 1] = row_of[P.indptr[1:] - 1] + 1.0   # exact row ends
+    u = np.random.default_rng(random_state).random(rows.size)
+    pick = np.minimum(np.searchsorted(level, rows + u, side="right"), len(level) - 1)
+    return P.indices[pick]
 
 
 class OptimizedPreprocessing:
