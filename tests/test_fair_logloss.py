@@ -254,7 +254,13 @@ def test_estimator_conventions_and_fair_predictions(rng):
             assert abs(P[a == 1].mean() - P[a == 0].mean()) <= 1e-9
     with pytest.raises(DataValidationError, match="sensitive_features"):
         FairLogLossClassifier().fit(X, y)
-    with pytest.raises(DataValidationError, match="not seen in fit"):
+    # the protected attribute named as a column of a DataFrame (it stays a feature)
+    import pandas as pd
+    frame = pd.DataFrame(X, columns=["x0", "x1", "x2", "x3", "a"])
+    by_name = FairLogLossClassifier().fit(frame, y, "a")
+    by_array = FairLogLossClassifier().fit(X, y, a)
+    np.testing.assert_allclose(by_name.predict_proba(frame), by_array.predict_proba(X, a), atol=1e-12)
+    with pytest.raises(DataValidationError, match="not seen at fit"):
         e.predict(X, np.where(a == 1, "m", "x"))
 
 

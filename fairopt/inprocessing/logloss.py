@@ -13,12 +13,14 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fairopt.errors import ConfigError, DataValidationError
+from fairopt.validation import check_groups
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
 
 
-# Input checks. They mirror ``fairopt.validation`` (check_X / check_target / check_groups) so
-# that switching to the shared module is a change of imports.
+# Features go through scikit-learn's validate_data (feature counts and names as its checks
+# expect); labels follow scikit-learn's classifier conventions (any two labels, ``classes_``);
+# groups go through fairopt.validation like every fairopt estimator.
 def _check_X(X, estimator, reset: bool):
     return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64)
 
@@ -45,18 +47,6 @@ def _check_binary_target(y, n: int):
             f"FairLogLossClassifier needs two classes in y, got 1 class ({classes.tolist()}); the "
             "second in sorted order is the favourable outcome.")
     return classes, codes
-
-
-def _check_groups(sensitive_features, n: int):
-    s = np.asarray(sensitive_features)
-    if s.ndim == 2 and s.shape[1] == 1:
-        s = s.ravel()
-    if s.ndim != 1 or s.shape[0] != n:
-        raise DataValidationError(
-            f"sensitive_features must hold one protected value per row ({n}), got shape {s.shape}.")
-    if s.dtype.kind == "f" and np.isnan(s).any():
-        raise DataValidationError("sensitive_features contains NaN; drop or impute those rows.")
-    return s
 
 
 class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
@@ -105,8 +95,8 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     n_iter_ : int
     classes_ : ndarray (2,)
         ``classes_[1]`` is the favourable outcome ``y = 1``.
-    groups_ : ndarray
-        Protected values in sorted order (group codes).
+    groups_ : pandas.Index
+        Protected groups in sorted order (code ``k`` is ``groups_[k]``).
     solution_ : FairLogLossSolution
         The solved model (status, multipliers, training ℙ and ℚ, saddle residual).
     status_ : str
@@ -145,31 +135,20 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         if not (isinstance(self.tol, (int, float)) and self.tol > 0):
             raise ConfigError(f"tol must be positive, got {self.tol!r}.")
 
-    def _encode_groups(self, sensitive_features, n: int, fitting: bool):
-        if sensitive_features is None:
-            if self.constraint is None if fitting else self.lambda_.size == 0:
-                return np.zeros(n, dtype=np.int64)
-            raise DataValidationError(
-                f"{type(self).__name__}: pass sensitive_features=<one protected value per row> "
-                f"(the {self.constraint} rule depends on the group).")
-        s = _check_groups(sensitive_features, n)
-        if fitting:
-            self.groups_, codes = np.unique(s, return_inverse=True)
-            if self.constraint is not None and self.groups_.size < 2:
-                raise DataValidationError(
-                    f"sensitive_features has a single group {self.groups_.tolist()}; the "
-                    f"{self.constraint} constraint compares at least two groups.")
-            return codes.astype(np.int64)
-        if not hasattr(self, "groups_"):
+    def _encode_groups(self, sensitive_features, X, n: int, fitting: bool):
+        """Group codes (``fairopt.validation``): one attribute, several (intersectional
+        groups) or column names of ``X``; ``None`` only where no group is needed."""
+        needs = self.constraint is not None if fitting else self.lambda_.size > 0
+        if sensitive_features is None and not needs:
             return np.zeros(n, dtype=np.int64)
-        codes = np.searchsorted(self.groups_, s)
-        codes = np.clip(codes, 0, self.groups_.size - 1)
-        unseen = self.groups_[codes] != s
-        if np.any(unseen):
-            raise DataValidationError(
-                f"sensitive_features has values not seen in fit: {np.unique(s[unseen])[:5].tolist()} "
-                f"(known: {self.groups_.tolist()}).")
-        return codes.astype(np.int64)
+        name = f"{type(self).__name__}: sensitive_features"
+        if fitting:
+            grp = check_groups(sensitive_features, n, X=X, min_groups=2 if needs else 1, name=name)
+            self.group_index_, self.groups_ = grp, grp.labels
+            return np.asarray(grp.codes, dtype=np.int64)
+        if getattr(self, "group_index_", None) is None:
+            return np.zeros(n, dtype=np.int64)
+        return np.asarray(self.group_index_.encode(sensitive_features, n, X=X, name=name), dtype=np.int64)
 
     def fit(self, X, y, sensitive_features=None, *, x0=None):
         """Fit θ and λ on the training sample.
@@ -180,8 +159,9 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
             Features; include the protected attribute to follow the paper.
         y : array-like (n_samples,)
             Two classes; ``classes_[1]`` is the favourable outcome.
-        sensitive_features : array-like (n_samples,)
-            Protected group of each row (needed unless ``constraint=None``).
+        sensitive_features : array-like, DataFrame or column name(s) of X
+            Protected group of each row (needed unless ``constraint=None``); several columns
+            define intersectional groups (demographic parity with ``solver="cvxpy"``).
         x0 : array, optional
             Warm start for θ (coefficients, then the intercept), e.g. from a neighbouring ``C``.
 
@@ -200,12 +180,14 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
             warns (``RuntimeWarning``) and keeps the point; ``status_`` says which.
         """
         self._check_params()
-        for attr in ("coef_", "intercept_", "lambda_", "n_iter_", "solution_", "status_"):
+        for attr in ("coef_", "intercept_", "lambda_", "n_iter_", "solution_", "status_", "groups_",
+                     "group_index_"):
             self.__dict__.pop(attr, None)
+        X_in = X
         X = _check_X(X, self, reset=True)
         self.classes_, y01 = _check_binary_target(y, X.shape[0])
-        group = self._encode_groups(sensitive_features, X.shape[0], fitting=True)
-        n_groups = int(getattr(self, "groups_", np.zeros(1)).size)
+        group = self._encode_groups(sensitive_features, X_in, X.shape[0], fitting=True)
+        n_groups = len(self.groups_) if hasattr(self, "groups_") else 1
         model = FairLogLoss(X, y01, group, self.constraint, float(self.C), self.fit_intercept,
                             n_groups=max(n_groups, 2 if self.constraint is not None else 1))
         sol = model.solve(self.solver, tol=float(self.tol), max_iter=int(self.max_iter), x0=x0)
@@ -225,8 +207,9 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
 
     def _proba(self, X, sensitive_features):
         check_is_fitted(self, "solution_")
+        X_in = X
         X = _check_X(X, self, reset=False)
-        group = self._encode_groups(sensitive_features, X.shape[0], fitting=False)
+        group = self._encode_groups(sensitive_features, X_in, X.shape[0], fitting=False)
         return self.solution_.rule.proba(X, group)
 
     def predict_proba(self, X, sensitive_features=None) -> np.ndarray:

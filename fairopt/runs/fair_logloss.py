@@ -97,24 +97,36 @@ class Data(BaseModel):
     random_state: int = 0
 
 
+def _default():
+    from fairopt.inprocessing import FairLogLossClassifier
+    return FairLogLossClassifier().get_params()
+
+
+#: the estimator's defaults, the one place they are set
+_DEFAULT = _default()
+#: card parameters that are FairLogLossClassifier parameters of the same name and meaning
+ESTIMATOR_KEYS = ("C", "fit_intercept", "max_iter", "tol")
+
+
 class Parameters(BaseModel):
-    """``[parameters]``; see :class:`fairopt.inprocessing.FairLogLossClassifier`."""
+    """``[parameters]``; see :class:`fairopt.inprocessing.FairLogLossClassifier` (its defaults
+    apply; ``constraint = "none"`` is its ``constraint=None``)."""
 
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds", "none"] = \
-        "demographic_parity"
-    C: float = Field(default=0.01, ge=0, description="L2 weight on the mean-loss scale")
-    fit_intercept: bool = True
-    max_iter: int = Field(default=1000, ge=1)
-    tol: float = Field(default=1e-8, gt=0)
+        _DEFAULT["constraint"]
+    C: float = Field(default=_DEFAULT["C"], ge=0, description="L2 weight on the mean-loss scale")
+    fit_intercept: bool = _DEFAULT["fit_intercept"]
+    max_iter: int = Field(default=_DEFAULT["max_iter"], ge=1)
+    tol: float = Field(default=_DEFAULT["tol"], gt=0)
 
 
 def _estimator(params: Parameters, solver):
     from fairopt.inprocessing import FairLogLossClassifier
-    return FairLogLossClassifier(constraint=None if params.constraint == "none" else params.constraint,
-                                 C=params.C, solver=solver or "native",
-                                 fit_intercept=params.fit_intercept, max_iter=params.max_iter,
-                                 tol=params.tol)
+    # the card's values go through set_params: the estimator keeps the one list of defaults
+    return FairLogLossClassifier().set_params(
+        constraint=None if params.constraint == "none" else params.constraint,
+        solver=solver or _DEFAULT["solver"], **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 
 
 def _prepare(params: Parameters, data: Data):
