@@ -53,6 +53,9 @@ def test_exact_lambda_equalises_group_means_for_random_theta(rng, constraint):
             p1, p0 = rows.shares(r)
             if lam[r] != 0:
                 assert min(p1, p0) - 1e-12 <= abs(lam[r]) <= p1 + p0 + 1e-12
+        # already-equal untruncated means give λ* = 0 exactly
+        lam0, *_ = _terms(rows, np.zeros(n))
+        assert np.all(lam0 == 0)
         # swapping the group labels negates λ* and leaves P unchanged
         lam_s, _, P_s, *_ = _terms(fairness_rows(1 - a, y, constraint), s)
         np.testing.assert_allclose(lam_s, -lam, rtol=1e-10)
@@ -181,6 +184,18 @@ def test_kink_and_truncated_optima_both_occur_and_are_fair():
             seen["kink" if sol.on_kink else "truncated"] = sol
     assert {"kink", "truncated"} <= set(seen)
     assert seen["truncated"].n_truncated > 10
+
+
+def test_limits_are_reported_not_optimal(rng):
+    from fairopt.modeling import SolverSpec, Status
+    X, y, a = _synthetic(rng, n=500)
+    m = FairLogLoss(X, y, a, "equalized_odds", C=0.01)
+    sol = m.solve(SolverSpec("native", time_limit=1e-9))
+    assert sol.status is Status.TIME_LIMIT and not sol.is_optimal
+    sol = m.solve("native", max_iter=1, tol=1e-14)
+    assert sol.status is Status.ITERATION_LIMIT and sol.iterations <= 1
+    with pytest.warns(RuntimeWarning, match="raise max_iter"):
+        FairLogLossClassifier(constraint="equalized_odds", max_iter=1, tol=1e-14).fit(X, y, a)
 
 
 def test_more_than_two_groups_use_the_joint_form(rng):

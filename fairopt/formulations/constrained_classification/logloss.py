@@ -32,6 +32,7 @@ for ℙ and ℚ everywhere.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -271,10 +272,11 @@ class FairLogLoss:
                                  self.fit_intercept, any(v is not None for v in self.rows.label_value)))
 
     # ----------------------------------------------------------------------- native
-    def semismooth_newton(self, theta, lam, tol: float, max_iter: int = 50):
+    def semismooth_newton(self, theta, lam, tol: float, max_iter: int = 50, deadline=None):
         """Semismooth Newton on the saddle conditions ``F(θ, λ) = 0`` (see module docstring).
 
-        Returns ``(θ, λ, residual, iterations)``; backtracks on ``‖F‖₂``.
+        Returns ``(θ, λ, residual, iterations)``; backtracks on ``‖F‖₂``; stops at ``deadline``
+        (a ``time.perf_counter`` value).
         """
         theta, lam = np.asarray(theta, float).copy(), np.asarray(lam, float).copy()
         d, R, n = self.dim, self.rows.n_rows, self.n
@@ -287,7 +289,8 @@ class FairLogLoss:
         Fz, t = F(theta, lam)
         it = 0
         for it in range(1, max_iter + 1):
-            if self.certified(np.max(np.abs(Fz[:d])), np.max(np.abs(Fz[d:]), initial=0.0), tol):
+            if self.certified(np.max(np.abs(Fz[:d])), np.max(np.abs(Fz[d:]), initial=0.0), tol) \
+                    or (deadline is not None and time.perf_counter() >= deadline):
                 return theta, lam, Fz, it - 1
             untr = ~t.truncated
             w0 = np.where(untr, t.pe * t.pe_bar, 0.0)
@@ -373,20 +376,22 @@ class FairLogLossProblem(SmoothProblem):
             best = m.saddle_residual(theta, lam)[:2]
             log = [res.log, f"L-BFGS: {res.iterations} iterations, saddle residual {best}"]
             status, newton_iters = res.status, 0
-            if not m.certified(*best, tol) and res.status is not Status.TIME_LIMIT:
+            budget = max(max_iter - res.iterations, 0)     # max_iter bounds both phases together
+            if not m.certified(*best, tol) and res.status is not Status.TIME_LIMIT and budget:
                 d = m.rows.gaps(expit(m.X @ theta))
                 starts = [lam]
                 if np.max(np.abs(d), initial=np.inf) <= 1e-3:   # near the kink: start from the note's λ
                     starts.insert(0, m.kink_multiplier(theta))
                 for lam0 in starts:
-                    th, lm, _, k = m.semismooth_newton(theta, lam0, tol)
+                    th, lm, _, k = m.semismooth_newton(theta, lam0, tol, budget - newton_iters,
+                                                       deadline=deadline)
                     newton_iters += k
                     r = m.saddle_residual(th, lm)[:2]
                     log.append(f"semismooth Newton from λ={np.round(lam0, 6).tolist()}: "
                                f"{k} iterations, saddle residual {r}")
                     if max(r) < max(best):
                         theta, lam, best = th, lm, r
-                    if m.certified(*best, tol):
+                    if m.certified(*best, tol) or newton_iters >= budget:
                         break
                 # off the kink λ*(θ) is unique: prefer it (gaps to rounding) when it certifies
                 exact = m.terms(theta)[0].lam
@@ -395,6 +400,10 @@ class FairLogLossProblem(SmoothProblem):
                     lam, best = exact, r
             if m.certified(*best, tol):
                 status = Status.OPTIMAL
+            elif deadline is not None and time.perf_counter() >= deadline:
+                status = Status.TIME_LIMIT
+            elif res.iterations + newton_iters >= max_iter:
+                status = Status.ITERATION_LIMIT
             elif status is Status.OPTIMAL:
                 status = Status.NUMERICAL
         return NativeResult(theta, res.iterations + newton_iters, status, "\n".join(log),
