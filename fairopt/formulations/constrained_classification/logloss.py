@@ -344,8 +344,9 @@ class FairLogLossProblem(SmoothProblem):
     description = "fair robust log-loss model"
     family = "fair log-loss"
     certifies = False
-    #: gradient norm at which L-BFGS hands over to the Newton polish
-    switch_tol = 1e-5
+    #: gradient norm at which L-BFGS hands over to the Newton polish: early while a Newton step
+    #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
+    switch_tol = {True: 1e-3, False: 1e-6}
 
     def __init__(self, model: FairLogLoss):
         self.model = model
@@ -370,7 +371,7 @@ class FairLogLossProblem(SmoothProblem):
         m = self.model
         with threadpool_limits(limits=1, user_api="blas"):
             # L-BFGS to moderate accuracy; the semismooth Newton polish converges fast from there
-            res = lbfgs(self, x0, max(tol, self.switch_tol), max_iter, deadline, maxcor=20)
+            res = lbfgs(self, x0, max(tol, self.switch_tol[m.dim <= 300]), max_iter, deadline, maxcor=20)
             theta = res.x
             lam = m.terms(theta)[0].lam
             best = m.saddle_residual(theta, lam)[:2]

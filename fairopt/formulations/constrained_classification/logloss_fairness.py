@@ -58,6 +58,7 @@ class FairnessRows:
 
     def __post_init__(self):
         self.coef = self.table[:, self.group, self.y] if self.table.size else np.zeros((0, self.n))
+        self._members = [(np.flatnonzero(c > 0), np.flatnonzero(c < 0)) for c in self.coef]
 
     @property
     def n(self) -> int:
@@ -77,11 +78,12 @@ class FairnessRows:
 
     def members(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """Indices of ``G1`` and ``G0`` of two-group row ``r``."""
-        return np.flatnonzero(self.coef[r] > 0), np.flatnonzero(self.coef[r] < 0)
+        return self._members[r]
 
     def shares(self, r: int) -> tuple[float, float]:
         """``(p_γ1, p_γ0)`` of two-group row ``r``."""
-        return float(np.sum(self.coef[r] > 0)) / self.n, float(np.sum(self.coef[r] < 0)) / self.n
+        i1, i0 = self._members[r]
+        return i1.size / self.n, i0.size / self.n
 
     def gaps(self, P: np.ndarray) -> np.ndarray:
         """``Σ_i coef[r, i] P_i / n`` per row (gap of group means)."""
