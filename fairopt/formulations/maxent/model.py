@@ -17,10 +17,11 @@ from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.encoding import Encoding
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.formulations.maxent.sampler import sample_mixture, sample_sequential
-from fairopt.formulations.maxent.solvers import (build_cvxpy, build_pyomo, full_violation,
-                                                 parse_solver, run_backend)
+from fairopt.formulations.maxent.solvers import (BACKENDS, build_cvxpy, build_pyomo,
+                                                 full_violation, run_backend)
 from fairopt.metrics._validation import check_weights
 from fairopt.modeling.solution import Solution, Status
+from fairopt.modeling.spec import SolverSpec
 
 PRIORS = ("reweighted", "data")
 TARGETS = ("weighted", "balanced", "data", "prior")
@@ -268,8 +269,13 @@ class MaxEnt:
             otherwise TIME_LIMIT, ITERATION_LIMIT or NUMERICAL, with ``max_violation`` reporting
             how far off.
         """
-        backend, inner, spec_opts, time_limit = parse_solver(solver)
-        opts = {**spec_opts, **(options or {})}
+        spec = SolverSpec.parse(solver, default="native")
+        if spec.backend not in BACKENDS:
+            raise ConfigError(
+                f"max-entropy back end {spec.backend!r} does not take smooth problems; choose one of "
+                f"{list(BACKENDS)} (e.g. 'native', 'scipy:trust-exact', 'cvxpy:CLARABEL', 'pyomo:ipopt').")
+        backend, inner, time_limit = spec.backend, spec.solver, spec.time_limit
+        opts = {**dict(spec.options), **(options or {})}
         orc = self.oracle()
         eta, who = P.boundary_distance(self.target, self.encoding)
         res, seconds = run_backend(orc, backend, inner, tol, max_iter, opts, eta=eta, boundary_hint=who,

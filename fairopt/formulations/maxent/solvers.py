@@ -51,32 +51,6 @@ def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     return v
 
 
-def parse_solver(solver) -> tuple[str, str | None, dict, float | None]:
-    """Split ``"backend[:solver]"`` or a :class:`fairopt.modeling.SolverSpec`-like object into
-    ``(backend, inner, options, time_limit)``."""
-    options: dict = {}
-    time_limit = None
-    if solver is None:
-        return "native", None, options, None
-    if not isinstance(solver, str):
-        backend = getattr(solver, "backend", None)
-        inner = getattr(solver, "solver", None)
-        options = dict(getattr(solver, "options", {}) or {})
-        time_limit = getattr(solver, "time_limit", None)
-        if backend is None:
-            raise ConfigError(f"cannot read a solver from {solver!r}.")
-        solver = backend if inner is None else f"{backend}:{inner}"
-    backend, _, inner = solver.partition(":")
-    backend = backend.strip().lower()
-    if backend not in BACKENDS:
-        raise ConfigError(
-            f"max-entropy back end {backend!r} is unknown; choose one of {list(BACKENDS)} "
-            "(e.g. 'native', 'scipy:trust-exact', 'cvxpy:CLARABEL', 'pyomo:ipopt').")
-    if time_limit is not None and not float(time_limit) > 0:
-        raise ConfigError(f"time_limit must be positive, got {time_limit!r}.")
-    return backend, (inner.strip() or None), options, (None if time_limit is None else float(time_limit))
-
-
 #: how to bound the run time of the inner solvers that do not take ``time_limit`` here
 _OWN_LIMITS = {"cvxpy": "CLARABEL: time_limit, SCS: time_limit_secs", "pyomo": "ipopt: max_cpu_time"}
 
