@@ -20,6 +20,8 @@ Proxies (``proxy=``):
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
@@ -168,8 +170,15 @@ class BalancedFilter(BaseEstimator):
         """Fit the proxy and its acceptance probabilities on a sample with known groups.
 
         ``sensitive`` holds each row's group (array-like) or names a column of ``X``, which is
-        then excluded from the proxy's features.
+        then excluded from the proxy's features. BLAS runs on one thread during the fit (thin
+        matrix products; two threads slowed them several-fold on a loaded 2-core machine).
         """
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Found unknown categories")
+            return self._fit(X, sensitive, progress)
+
+    def _fit(self, X, sensitive, progress) -> "BalancedFilter":
         self._check_params()
         n = num_rows(X)
         grp = check_groups(sensitive, n, X=X, min_groups=2, name="sensitive")
@@ -213,9 +222,14 @@ class BalancedFilter(BaseEstimator):
 
     # ---- use --------------------------------------------------------------------------------
     def membership(self, X) -> np.ndarray:
-        """Cell probabilities (n, ℓ) of each row under the proxy's randomisation."""
+        """Cell probabilities (n, ℓ) of each row under the proxy's randomisation.
+
+        Categories unseen at fit are encoded as the reference level (all-zero indicators).
+        """
         check_is_fitted(self, "sampling_probabilities_", "fit(X, sensitive)")
-        return self.proxy_.membership(self._encode(self._drop_sensitive(X), fit=False))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Found unknown categories")
+            return self.proxy_.membership(self._encode(self._drop_sensitive(X), fit=False))
 
     def _drop_sensitive(self, X):
         if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):

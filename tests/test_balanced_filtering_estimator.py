@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import (check_get_params_invariance, check_n
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.filtering import BalancedFilter
 from fairopt.reductions.proxy_tree import DISCLOSURE_TOL
+from conftest import requires_data
 
 
 def frame(n=3000, seed=0):
@@ -78,3 +79,61 @@ def test_bad_input():
         BalancedFilter().fit(bad, "group")
     with pytest.raises(NotFittedError):
         BalancedFilter().acceptance_probability(df)
+
+
+def test_relaxed_tree_is_the_exact_tree_renormalised():
+    """P1′ renormalised equals P1 (min over t ≥ 0 of ‖t p̃ − u‖ is decreasing in ‖p̃‖), so the
+    relaxed proxy grows the same tree and keeps the same distribution."""
+    df = frame()
+    exact = BalancedFilter(alpha=0.3, proxy="tree").fit(df, "group")
+    relaxed = BalancedFilter(alpha=0.3, proxy="relaxed_tree").fit(df, "group")
+    np.testing.assert_allclose(relaxed.conditional_matrix_, exact.conditional_matrix_, atol=1e-9)
+    np.testing.assert_allclose(relaxed.filtered_distribution_, exact.filtered_distribution_, atol=1e-6)
+    np.testing.assert_allclose(relaxed.sampling_probabilities_, exact.sampling_probabilities_, atol=1e-5)
+    assert relaxed.weights_.sum() < 1 - 1e-3            # but q itself is off the simplex
+
+
+@requires_data
+def test_runner_bare_alpha_override(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from fairopt.cli import main
+    card = Path(__file__).resolve().parents[1] / "models" / "balanced-filtering-bank.toml"
+    assert main(["run", str(card), "--set", "alpha=0.05", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Group proportions of job" in out and "train filtered" in out
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert res["parameters"]["alpha"] == 0.05
+    m = res["metrics"]
+    assert m["disclosivity_train"] <= 0.05 + DISCLOSURE_TOL
+    assert m["imbalance_train"] < m["imbalance_before_train"]
+
+
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "balanced_filtering.py"
+    spec = importlib.util.spec_from_file_location("bench_balanced_filtering", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = bench.main(["--seeds", "1", "--alphas", "0,0.3", "--subsample", "3000", "--out", str(tmp_path)])
+    for name in ("adult", "bank"):
+        assert (tmp_path / f"balanced_filtering_{name}.png").is_file()
+        curves = res["datasets"][name]["mean_curves"]
+        assert set(curves) == set(bench.PROXIES)
+        ab = curves["alpha_beta"]
+        assert ab[0]["disclosivity_train"] <= 1e-9                      # α = 0: no split
+        assert ab[1]["disclosivity_train"] <= 0.3 + DISCLOSURE_TOL
+        assert ab[1]["imbalance_train"] <= ab[0]["imbalance_train"] + 1e-9
+        # η = 1 makes every baseline's rows equal the prior: disclosivity 0
+        for proxy in bench.PROXIES[2:]:
+            assert curves[proxy][-1]["eta"] == 1.0 and curves[proxy][-1]["disclosivity_train"] <= 1e-9
+    assert (tmp_path / "balanced_filtering_bank_proportions.png").is_file()
+    assert json_ok(tmp_path / "balanced_filtering.json")
+
+
+def json_ok(path) -> bool:
+    import json
+    return "summary" in json.loads(path.read_text())["datasets"]["adult"]

@@ -10,7 +10,9 @@ The loop: solve P1 (P1′ for ``relaxed=True``) for the nearest point U′ and d
 (:func:`fairopt.reductions.split_game.learn_split`) at a leaf of height < ``max_height`` (20) and
 accept the split only if the new distance is at most ``(1 − γ)·D`` (γ = 0.1) and both children are
 α-disclosive in-sample (to ``DISCLOSURE_TOL``); stop when no leaf passes. For ``relaxed`` the
-distance is the cone residual of P1′, the quantity P1′ minimises.
+"distance" is the imbalance the P1′ weights deliver, ``‖p/1ᵀp − U‖`` with ``p = Aᵀq`` from P1′,
+and U′ = p/1ᵀp: the paper does not say which quantity drives the relaxed tree, and growing by
+the cone residual (what P1′ minimises) stalled at the root on Bank and Adult.
 """
 from __future__ import annotations
 
@@ -110,6 +112,8 @@ class ProxyTree:
         live = r_hat > 0
         q, _ = solve_p1(A[live], relaxed=self.relaxed, solver=self.solver)
         p = A[live].T @ q
+        if self.relaxed:   # the kept sample follows p/1ᵀp: grow by the imbalance P1′ delivers
+            p = p / p.sum()
         return A, r_hat, p, float(np.linalg.norm(p - 1.0 / K))
 
     def fit(self, X, groups, n_groups: int | None = None, progress=None) -> "ProxyTree":
