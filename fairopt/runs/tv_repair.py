@@ -16,7 +16,11 @@ from fairopt.data import BUILTIN_SPECS, load_builtin, load_dataset
 from fairopt.errors import ConfigError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing, TVRepair
 from fairopt.modeling import SolverSpec
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+
+
+#: what `fairopt frontier` plots: moved mass against the fairness reached
+FRONTIER = FrontierSpec("tv_distance", "min", {"statistical_rate_after": "max", "representation_rate_after": "max"})
 
 
 class Data(BaseModel):
@@ -146,7 +150,8 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
                      metrics=metrics, build_seconds=res.build_seconds, solve_seconds=res.solve_seconds,
                      tables=[Table("Fairness before and after TV repair", ["quantity", "before", "after"], rows),
                              duals],
-                     extra={"blocks": res.blocks.to_dict(orient="records")})
+                     extra={"blocks": res.blocks.to_dict(orient="records")},
+                     parameters={"protected": model.protected, "favourable_label": model.favourable_label})
 
 
 def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, progress, t0) -> RunOutput:

@@ -36,7 +36,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.data.domain import Domain
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.errors import DataValidationError
 from fairopt.metrics import representation_rate, statistical_rate
 from fairopt.modeling import Program, Solution
 
@@ -303,11 +303,7 @@ class TVRepair:
         prog = self.build()
         comp = prog.compile(solver, **kwargs)
         build_seconds = time.perf_counter() - t0
-        sol = comp.solve()
-        if not sol.is_optimal:
-            raise SolverError(f"TV repair program {self.name!r} stopped with status {sol.status.value} "
-                              f"on {sol.backend}:{sol.solver}; raise the time or iteration limit "
-                              "(solver options) to get an optimal repair.", status=sol.status, log=sol.log)
+        sol = comp.solve(require_optimal=True)
         delta = sol.primal["gain"] - sol.primal["loss"]
         s = np.clip(self._support_q + delta, 0.0, None)
         cells, q, p = self._lift(s)
