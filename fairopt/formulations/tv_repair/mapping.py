@@ -524,13 +524,9 @@ class OptimizedPreprocessing:
             comp = prog.compile(solver, **kwargs)
             build_s = time.perf_counter() - t0
             try:
-                sol = comp.solve()
+                sol = comp.solve(require_optimal=True)
             except InfeasibleError as exc:
                 raise self._infeasible(solver, exc) from exc
-            if not sol.is_optimal:
-                raise SolverError(f"program {self.name!r} stopped with status {sol.status.value} on "
-                                  f"{sol.backend}:{sol.solver}; raise the time or iteration limit.",
-                                  status=sol.status, log=sol.log)
         return self._result(sol, build_s)
 
     def _result(self, sol: Solution, build_seconds: float) -> MappingResult:
@@ -595,18 +591,16 @@ class OptimizedPreprocessing:
         feasibility (monotone in ε); ``inf`` when no finite ε is feasible.
         """
         if self.discrimination != "ratio":
-            sol = self.build("min_epsilon").solve(solver)
-            if not sol.is_optimal:
-                raise SolverError(f"minimal-ε LP stopped with status {sol.status.value}.", status=sol.status)
+            sol = self.build("min_epsilon").solve(solver, require_optimal=True)
             return float(sol.primal["epsilon"][0])
 
         def feasible(eps: float) -> bool:
             probe = self._with_epsilon(eps)
             try:
-                sol = probe.build(objective="feasibility").solve(solver)
+                probe.build(objective="feasibility").solve(solver, require_optimal=True)
             except InfeasibleError:
                 return False
-            return sol.is_optimal
+            return True
         if feasible(0.0):
             return 0.0
         hi = 1.0
