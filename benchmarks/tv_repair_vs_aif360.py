@@ -138,7 +138,10 @@ def unbinned_adult(age_step: int, edu_up: int) -> dict:
     # 10^5..10^6-column mappings it was 2x faster than HiGHS's default dual simplex
     res = model.solve("highs", options={"solver": "ipm"})
     n_xy = dom.size // 2
-    return {"domain_cells": int(dom.size), "observed_rows": len(model.q), "mapping_variables": model.n_variables,
+    # with raw weekly hours as a third feature, AIF360's dense objects alone would need:
+    n_hours = raw["hours_per_week"].nunique()
+    wider = _aif_dense(dom.size * n_hours, n_xy * n_hours)
+    return {"aif360_dense_with_raw_hours": wider, "domain_cells": int(dom.size), "observed_rows": len(model.q), "mapping_variables": model.n_variables,
             "dense_variables": model.n_dense, "objective": res.objective, "status": res.status,
             "setup_seconds": build, "solve_seconds": res.solve_seconds,
             "total_seconds": time.perf_counter() - t0, "aif360_dense": _aif_dense(dom.size, n_xy)}
