@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fairopt.data import BUILTIN_SPECS, load_builtin, load_dataset
