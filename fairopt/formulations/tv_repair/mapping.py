@@ -487,6 +487,34 @@ class OptimizedPreprocessing:
             lo, hi = (lo, mid) if feasible(mid) else (mid, hi)
         return hi
 
+    def sweep_epsilon(self, epsilons, solver="highs") -> pd.DataFrame:
+        """Solve for every ε and report a status per value instead of stopping at the first
+        infeasible one: columns ``epsilon``, ``status``, ``objective``, ``d_objective_d_epsilon``.
+
+        Additive and target forms change only row bounds, so the LP is compiled once and
+        re-solved warm (HiGHS keeps its basis); the ratio form's coefficients move with ε and
+        it is rebuilt. ``attrs["minimal_epsilon"]`` holds the smallest feasible ε.
+        """
+        rows = []
+        comp = None if self.discrimination == "ratio" or self.divergence == "kl" else self.build().compile(solver)
+        for eps in np.asarray(epsilons, dtype=float):
+            twin = self._with_epsilon(eps)
+            try:
+                if comp is None:
+                    res = twin.solve(solver)
+                else:
+                    _, lo, hi, _, _ = twin._discrimination_rows()
+                    if len(lo):
+                        comp.set_constraint_bounds("discrimination", lb=lo, ub=hi)
+                    twin.build()   # row metadata for the duals
+                    res = twin._result(comp.solve(require_optimal=True), 0.0)
+                rows.append((eps, "optimal", res.objective, res.d_objective_d_epsilon))
+            except InfeasibleError:
+                rows.append((eps, "infeasible", np.nan, np.nan))
+        out = pd.DataFrame(rows, columns=["epsilon", "status", "objective", "d_objective_d_epsilon"])
+        out.attrs["minimal_epsilon"] = self.minimal_epsilon(solver) if self.divergence == "tv" else np.nan
+        return out
+
     def _with_epsilon(self, eps: float) -> "OptimizedPreprocessing":
         import copy
         twin = copy.copy(self)
