@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling import Program
 
 
@@ -88,10 +88,7 @@ class BestMixtureLP:
             if B != self._B:
                 self._compiled.set_objective(linear={"s": [float(B)]})
         self._k, self._B = K, B
-        sol = self._compiled.solve()
-        if not sol.is_optimal:
-            raise SolverError(f"best-mixture LP ended with status {sol.status}; raise the time limit "
-                              "or choose another LP back end.", status=sol.status, log=sol.log)
+        sol = self._compiled.solve(require_optimal=True)
         q = np.clip(sol.primal["q"], 0.0, None)
         q = q / q.sum()
         lam = np.clip(-np.asarray(sol.dual["fairness"]), 0.0, None)
@@ -101,6 +98,38 @@ class BestMixtureLP:
 def solve_best_mixture(costs, G, bound, B: float, solver="highs"):
     """Solve :func:`best_mixture_program` once; return ``(q, lambda, s)`` with ``lambda >= 0``."""
     return BestMixtureLP(bound, solver).solve(costs, G, B)
+
+
+@dataclass
+class MinMaxGroupLoss:
+    """Solution of :func:`min_max_group_loss`: value ``t*``, mixture ``q`` and group duals ``mu``."""
+
+    value: float
+    q: np.ndarray
+    mu: np.ndarray
+
+
+def min_max_group_loss(G, solver="highs", offset=None) -> MinMaxGroupLoss:
+    r"""Smallest worst-group loss over mixtures of a pool: :math:`\min_{q\in\Delta}\max_a (G^\top q - o)_a`.
+
+    ``G`` has shape ``(K, M)`` (pool members x groups); ``offset`` ``o`` (e.g. the bounds
+    :math:`\zeta_a`) shifts every row, so a positive value with ``offset=bound`` certifies that no
+    mixture of the pool meets the bounds. The duals ``mu`` (a distribution over groups) are the
+    group weights at which a new hypothesis would lower the value (column generation).
+    """
+    G = np.atleast_2d(np.asarray(G, dtype=float))
+    K, M = G.shape
+    o = np.zeros(M) if offset is None else np.asarray(offset, dtype=float)
+    prog = Program("tightest_group_loss")
+    prog.add_variables("q", shape=(K,), lb=0.0)
+    prog.add_variables("t", shape=(1,), lb=None)
+    prog.add_constraints("group_loss", {"q": G.T, "t": -np.ones((M, 1))}, ub=o)
+    prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
+    prog.set_objective(linear={"t": [1.0]})
+    sol = prog.solve(solver, require_optimal=True)
+    q = np.clip(np.asarray(sol.primal["q"], dtype=float), 0.0, None)
+    mu = np.clip(-np.asarray(sol.dual["group_loss"], dtype=float), 0.0, None)
+    return MinMaxGroupLoss(float(sol.objective), q / q.sum(), mu)
 
 
 # ---- weighted hinge LP ---------------------------------------------------------------------------
@@ -213,18 +242,16 @@ class WeightedHingeLP:
                 c, lb, ub = self._dual_data()
                 self._compiled.set_objective({"omega": c})
                 self._compiled.set_variable_bounds("omega", lb=lb, ub=ub)
-                sol = self._compiled.solve()
+                sol = self._compiled.solve(require_optimal=True)
             else:
                 comp = self.build("dual").compile(solver)
-                sol = comp.solve()
+                sol = comp.solve(require_optimal=True)
                 if warm_start:
                     self._compiled, self._compiled_solver = comp, solver
-            self._check(sol)
             beta = np.clip(np.asarray(sol.dual["pos"]) - np.asarray(sol.dual["neg"]), -1.0, 1.0)
             value = -float(sol.objective)
         else:
-            sol = self.build("primal").solve(solver)
-            self._check(sol)
+            sol = self.build("primal").solve(solver, require_optimal=True)
             beta = np.asarray(sol.primal["beta"], dtype=float)
             value = float(sol.objective)
         seconds = time.perf_counter() - t0
@@ -232,12 +259,6 @@ class WeightedHingeLP:
         return HingeSolution(beta=beta, objective=value, form=form,
                              certificate_gap=abs(obj - value) / max(1.0, abs(value)),
                              solve_seconds=seconds, backend=str(solver))
-
-    @staticmethod
-    def _check(sol) -> None:
-        if not sol.is_optimal:
-            raise SolverError(f"weighted hinge LP ended with status {sol.status}; raise the time "
-                              "limit or use another LP back end.", status=sol.status, log=sol.log)
 
     def summary(self) -> dict:
         m, d = self.shape

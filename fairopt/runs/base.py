@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-#: progress callback: ``progress(done, total, description)``
-Progress = Callable[[int, int, str], None]
+from fairopt._progress import Progress, no_progress
 
-
-def no_progress(done: int, total: int, description: str = "") -> None:
-    """Progress callback that ignores its arguments."""
+__all__ = ["Progress", "RunOutput", "Table", "no_progress"]
 
 
 @dataclass

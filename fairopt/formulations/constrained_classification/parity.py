@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.spec import SolverSpec
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
 from fairopt.formulations.constrained_classification.solution import (
@@ -78,22 +79,6 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
     works; take the one nearest 0 (``tau = 1`` only when ``t`` lands on ``f_hi``)."""
     t = min(max(0.0, float(f[lo])), float(f[hi]))
     return t, 1.0 if t == f[hi] else 0.0
-
-
-def split_solver(solver, options: dict) -> tuple[str, object, dict]:
-    """``(name, spec, options)`` for a solver given as a string or a :class:`SolverSpec`.
-
-    ``name`` is ``"native"``, ``"sgd"`` or a :mod:`fairopt.modeling` back end; for the native and
-    SGD back ends a spec's ``options`` are merged into the keyword options.
-    """
-    backend = getattr(solver, "backend", None)
-    if backend is None:
-        name = str(solver).strip().lower() if solver is not None else "native"
-        return name.partition(":")[0], solver, dict(options)
-    if backend in ("native", "sgd"):
-        merged = {**dict(getattr(solver, "options", {}) or {}), **options}
-        return backend, backend, merged
-    return backend, solver, dict(options)
 
 
 class RandomizedThresholdParity:
@@ -269,12 +254,7 @@ class RandomizedThresholdParity:
         return prog
 
     def _solve_program(self, t0, solver, **options) -> ThresholdSolution:
-        from fairopt.errors import SolverError
-        prog = self.build()
-        sol = prog.solve(solver, **options)
-        if not sol.is_optimal:
-            raise SolverError(f"{prog.name}: solver {sol.solver!r} stopped with status "
-                              f"{sol.status}; no optimal rule to return.", status=sol.status, log=sol.log)
+        sol = self.build().solve(solver, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)
         at, N = self.atoms, float(self.atoms.weight.sum())
         dual = sol.dual.get("parity")
@@ -302,11 +282,11 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        name, spec, options = split_solver(solver, options)
-        if name == "native":
+        spec = SolverSpec.parse(solver, default="native")
+        if spec.backend == "native":
             return self._solve_native(t0)
-        if name == "sgd":
-            return self._solve_sgd(t0, **options)
+        if spec.backend == "sgd":
+            return self._solve_sgd(t0, **{**dict(spec.options), **options})
         return self._solve_program(t0, spec, **options)
 
     def summary(self) -> dict:
