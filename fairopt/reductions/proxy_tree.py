@@ -128,7 +128,7 @@ class ProxyTree:
 
     def _fit(self, X, groups, n_groups, progress) -> "ProxyTree":
         t0 = time.perf_counter()
-        X = np.asarray(X, dtype=float)
+        X = np.ascontiguousarray(X, dtype=float)   # row-major: fast X @ β in every oracle call
         groups = np.asarray(groups)
         K = int(groups.max()) + 1 if n_groups is None else int(n_groups)
         n = X.shape[0]
