@@ -281,6 +281,7 @@ def test_infeasible_epsilon_names_discrimination_and_the_minimal_epsilon():
         assert info.value.constraint == "discrimination"
         assert info.value.tightest["epsilon"] == pytest.approx(gap, abs=1e-7)
         assert "minimal feasible epsilon" in str(info.value)
+        assert info.value.tightest["pairs"] == ["Female vs Male (income=1)"]   # the elastic LP's row
     ratio = OptimizedPreprocessing(data.domain, cells, counts, protected="sex", label="income",
                                    features=["age_decade", "education_years"], distortion=frozen,
                                    discrimination="ratio", epsilon=0.05)

@@ -355,7 +355,17 @@ class OptimizedPreprocessing:
             self._distortion_blocks(prog)
             prog.set_objective(linear={"epsilon": [1.0]})
             return prog
-        if S.shape[0]:
+        if S.shape[0] and objective == "elastic":
+            # slack on the discrimination rows only: always feasible; positive slack marks a row
+            # that cannot hold together with the distortion limits
+            n = S.shape[0]
+            eye = sp.identity(n, format="csr")
+            prog.add_variables("slack_up", shape=(n,), lb=0.0)
+            prog.add_variables("slack_down", shape=(n,), lb=0.0)
+            prog.add_constraints("discrimination", {"mapping": (S @ Pi).tocsr(), "slack_up": -eye,
+                                                    "slack_down": eye}, lb=lo, ub=hi)
+            prog.set_objective(linear={"slack_up": np.ones(n), "slack_down": np.ones(n)})
+        elif S.shape[0]:
             prog.add_constraints("discrimination", {"mapping": (S @ Pi).tocsr()}, lb=lo, ub=hi)
         self._distortion_blocks(prog)
         if self.divergence == "tv" and objective is None:
@@ -527,10 +537,24 @@ class OptimizedPreprocessing:
         except SolverError:
             eps_min = float("nan")
         limits = [n for n in ("expected_distortion", "excess_distortion") if n in self.build().constraints]
+        pairs = self.offending_pairs(solver)
         return InfeasibleError(
             f"the {self.discrimination} discrimination constraints (epsilon={self.epsilon:g}) cannot hold "
-            f"together with the distortion limits ({', '.join(limits) or 'forbidden moves'}); the minimal "
-            f"feasible epsilon for these distortion settings is {eps_min:.6g}. Raise epsilon or relax "
-            "clist/dlist/max_expected_distortion.",
-            program=self.name, constraint="discrimination", tightest={"epsilon": eps_min},
+            f"together with the distortion limits ({', '.join(limits) or 'forbidden moves'}); offending "
+            f"rows: {'; '.join(pairs) or 'unknown'}. The minimal feasible epsilon for these distortion "
+            f"settings is {eps_min:.6g}. Raise epsilon or relax clist/dlist/max_expected_distortion.",
+            program=self.name, constraint="discrimination", tightest={"epsilon": eps_min, "pairs": pairs},
             status=exc.status, log=exc.log)
+
+    def offending_pairs(self, solver="highs") -> list[str]:
+        """Discrimination rows that need slack in the elastic LP (slack on those rows only,
+        minimising the total violation), as ``"<group> vs <other> (label=y)"``."""
+        prog = self.build("elastic")
+        if "slack_up" not in prog.variables:
+            return []
+        sol = prog.solve(solver, require_optimal=True)
+        slack = sol.primal["slack_up"] + sol.primal["slack_down"]
+        g = self.dxy_domain.levels[self.protected]
+        ylev = self.xy_domain.levels[self.label]
+        return [f"{g[self.groups[i]]} vs {'target' if j < 0 else g[self.groups[j]]} ({self.label}={ylev[y]})"
+                for (i, j, y), s in zip(self._disc_meta, slack) if s > 1e-9]
