@@ -14,9 +14,9 @@ and AIF360's utility; D is not in it) or k = (d, c) (``utility="dxy"``). The pro
          excess distortion     Σ_{c: δ(r,c) ≥ c_i} P(c|r) ≤ b_i           [excess_distortion]
          (conditioned on (d,x,y), or pooled over groups on (x,y) with weights q(d|x,y))
 
-With D = TV the objective is written Σ_k s_k, s_k ≥ t_k − P_out(k), s ≥ 0 (one ``shortfall``
-variable per key with t_k > 0): since Σ_k P_out = Σ_k t = 1, Σ_k (t_k − P_out(k))_+ equals the TV
-distance, and keys without data mass need no variable. With D = KL (Σ t log(t/P_out)) the same
+With D = TV the objective is written Σ_k t_k σ_k, σ_k ≥ 1 − P_out(k)/t_k, 0 ≤ σ ≤ 1 (one relative
+``shortfall`` variable per key with t_k > 0): since Σ_k P_out = Σ_k t = 1, Σ_k (t_k − P_out(k))_+
+equals the TV distance, and keys without data mass need no variable. With D = KL (Σ t log(t/P_out)) the same
 constraints go to cvxpy's exponential cone.
 
 **Sparse build.** Only observed rows get variables, and a cell (r, c) is never created when δ is
@@ -369,11 +369,14 @@ class OptimizedPreprocessing:
             prog.add_constraints("discrimination", {"mapping": (S @ Pi).tocsr()}, lb=lo, ub=hi)
         self._distortion_blocks(prog)
         if self.divergence == "tv" and objective is None:
+            # relative shortfall sigma_k = (t_k - P_out(k))_+ / t_k in [0, 1], rows divided by t_k:
+            # the same LP, but unit-scaled rows (OSQP converged in 0.35 s instead of failing at
+            # 200,000 iterations on Adult, whose key masses span 2e-5..0.08)
             K, t = self._outflow()
-            prog.add_variables("shortfall", shape=(len(t),), lb=0.0, ub=t)
-            prog.add_constraints("utility", {"mapping": K, "shortfall": sp.identity(len(t), format="csr")},
-                                 lb=t)
-            prog.set_objective(linear={"shortfall": np.ones(len(t))})
+            prog.add_variables("shortfall", shape=(len(t),), lb=0.0, ub=1.0)
+            prog.add_constraints("utility", {"mapping": (sp.diags(1.0 / t) @ K).tocsr(),
+                                             "shortfall": sp.identity(len(t), format="csr")}, lb=1.0)
+            prog.set_objective(linear={"shortfall": t})
         return prog
 
     def summary(self) -> str:
