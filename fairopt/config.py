@@ -20,7 +20,8 @@ options = {}
 ```
 
 Unknown keys and bad values are errors that name the key (``parameters.statistical_rate``).
-``--set parameters.statistical_rate=0.9`` overrides any key before validation.
+``--set parameters.statistical_rate=0.9`` overrides any key before validation; a bare key
+(``--set alpha=0.2``) means ``parameters.alpha``.
 """
 from __future__ import annotations
 
@@ -146,6 +147,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
     for text in overrides or []:
         path, value = parse_override(text)
+        if len(path) == 1 and path[0] not in CardSchema.model_fields:
+            path = ["parameters", path[0]]    # a bare key is a parameter: --set alpha=0.2
         node = raw
         for part in path[:-1]:
             node = node.setdefault(part, {})
