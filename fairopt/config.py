@@ -20,7 +20,8 @@ options = {}
 ```
 
 Unknown keys and bad values are errors that name the key (``parameters.statistical_rate``).
-``--set parameters.statistical_rate=0.9`` overrides any key before validation.
+``--set parameters.statistical_rate=0.9`` overrides any key before validation; a bare key
+(``--set alpha=0.2``) means ``parameters.alpha``.
 """
 from __future__ import annotations
 

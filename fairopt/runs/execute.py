@@ -55,22 +55,36 @@ def json_safe(obj):
     return obj
 
 
-def limit_hint(card, status: str | None) -> str | None:
-    """Which card key to raise after a limit, in ``--set`` form (``None`` for other statuses)."""
+#: each back end's own iteration-limit option (what to raise when its solver stopped)
+SOLVER_ITERATION_OPTION = {"highs": "simplex_iteration_limit", "osqp": "max_iter", "scipy": "maxiter",
+                           "cvxpy": "max_iters", "pyomo": "max_iter"}
+
+
+def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | None:
+    """Which card key to raise after a limit, in ``--set`` form (``None`` for other statuses).
+
+    ``solver_stopped``: the solver raised at its own limit (raise a solver option), rather than
+    the formulation's loop stopping at ``parameters.max_iter``.
+    """
     if status == "iteration_limit":
-        options = getattr(card.solver, "options", None) or {}
+        spec = card.solver
+        options = getattr(spec, "options", None) or {}
         for key, value in options.items():              # a limit the card set on the solver
-            if "iteration" in key and isinstance(value, (int, float)):
+            if "iter" in key and isinstance(value, (int, float)):
                 return f"raise the iteration limit: --set solver.options.{key}={max(2 * int(value), 1000)}"
+        backend = str(getattr(spec, "backend", "") or "")
         fields = type(card.parameters).model_fields
-        for key in ("max_iter", "sgd_steps"):
-            if key in fields:
-                current = getattr(card.parameters, key)
-                return f"raise the iteration limit: --set parameters.{key}={max(2 * int(current), 10)}"
+        if backend == "sgd" and "sgd_steps" in fields:
+            return f"raise the iteration limit: --set parameters.sgd_steps={2 * card.parameters.sgd_steps}"
+        if solver_stopped and backend in SOLVER_ITERATION_OPTION:
+            return (f"raise the {backend} iteration limit (--set solver.options.{SOLVER_ITERATION_OPTION[backend]}"
+                    "=...) or choose another solver with --solver")
+        if "max_iter" in fields:
+            return f"raise the iteration limit: --set parameters.max_iter={max(2 * int(card.parameters.max_iter), 10)}"
         return "raise the solver's iteration limit (--set solver.options.<limit>=...)"
     if status == "time_limit":
         current = getattr(card.solver, "time_limit", None)
-        value = f"{2 * current:g}" if current else "600"
+        value = f"{max(2 * current, 60):g}" if current else "600"
         return f"raise the time limit: --set solver.time_limit={value}"
     return None
 
@@ -101,7 +115,7 @@ def execute(card, progress: Progress = no_progress) -> dict[str, Any]:
                                "total_seconds": time.perf_counter() - t0})
         if isinstance(exc, InfeasibleError):
             result.update(infeasible_constraint=exc.constraint, tightest=exc.tightest)
-        hint = limit_hint(card, status)
+        hint = limit_hint(card, status, solver_stopped=True)
         if hint:
             result["hint"] = hint
         return json_safe(result)
@@ -121,4 +135,6 @@ def execute(card, progress: Progress = no_progress) -> dict[str, Any]:
     hint = limit_hint(card, result["status"])
     if hint:
         result["hint"] = hint
+    if output.extra.get("notes"):         # what the run decided on its own (e.g. stayed serial)
+        result["notes"] = list(output.extra["notes"])
     return json_safe(result)
