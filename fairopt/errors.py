@@ -5,6 +5,8 @@ status and the solver log so that callers can inspect them programmatically.
 """
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 
 class FairoptError(Exception):
     """Base class of every error raised by fairopt."""
@@ -81,5 +83,15 @@ class UnboundedError(SolverError):
         super().__init__(message, status=status, log=log)
 
 
-class NotFittedError(FairoptError, AttributeError):
-    """An estimator was used before ``fit``."""
+class NotFittedError(FairoptError, _SklearnNotFittedError):
+    """An estimator was used before ``fit``.
+
+    A subclass of scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
+    ``AttributeError``), so scikit-learn utilities and ``except`` clauses written for it catch it.
+    """
+
+
+class NotOptimalWarning(RuntimeWarning):
+    """A fit ended without a certificate of optimality or with a constraint violated on the training
+    data (iteration cap, duality gap above tolerance). The message says what to raise or loosen;
+    turn it into an error with ``warnings.simplefilter("error", NotOptimalWarning)``."""

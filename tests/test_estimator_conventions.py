@@ -17,7 +17,8 @@ import fairopt.postprocessing as post
 import fairopt.preprocessing as pre
 
 ESTIMATORS = [c for mod in (pre, inp, post) for name, c in inspect.getmembers(mod, inspect.isclass)
-              if issubclass(c, BaseEstimator) and c.__module__ == mod.__name__ and not name.startswith("_")]
+              if issubclass(c, BaseEstimator) and not name.startswith("_")
+              and (c.__module__ == mod.__name__ or c.__module__.startswith(mod.__name__ + "."))]
 
 
 def test_every_module_has_estimators():

@@ -100,6 +100,38 @@ def solve_best_mixture(costs, G, bound, B: float, solver="highs"):
     return BestMixtureLP(bound, solver).solve(costs, G, B)
 
 
+@dataclass
+class MinMaxGroupLoss:
+    """Solution of :func:`min_max_group_loss`: value ``t*``, mixture ``q`` and group duals ``mu``."""
+
+    value: float
+    q: np.ndarray
+    mu: np.ndarray
+
+
+def min_max_group_loss(G, solver="highs", offset=None) -> MinMaxGroupLoss:
+    r"""Smallest worst-group loss over mixtures of a pool: :math:`\min_{q\in\Delta}\max_a (G^\top q - o)_a`.
+
+    ``G`` has shape ``(K, M)`` (pool members x groups); ``offset`` ``o`` (e.g. the bounds
+    :math:`\zeta_a`) shifts every row, so a positive value with ``offset=bound`` certifies that no
+    mixture of the pool meets the bounds. The duals ``mu`` (a distribution over groups) are the
+    group weights at which a new hypothesis would lower the value (column generation).
+    """
+    G = np.atleast_2d(np.asarray(G, dtype=float))
+    K, M = G.shape
+    o = np.zeros(M) if offset is None else np.asarray(offset, dtype=float)
+    prog = Program("tightest_group_loss")
+    prog.add_variables("q", shape=(K,), lb=0.0)
+    prog.add_variables("t", shape=(1,), lb=None)
+    prog.add_constraints("group_loss", {"q": G.T, "t": -np.ones((M, 1))}, ub=o)
+    prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
+    prog.set_objective(linear={"t": [1.0]})
+    sol = prog.solve(solver, require_optimal=True)
+    q = np.clip(np.asarray(sol.primal["q"], dtype=float), 0.0, None)
+    mu = np.clip(-np.asarray(sol.dual["group_loss"], dtype=float), 0.0, None)
+    return MinMaxGroupLoss(float(sol.objective), q / q.sum(), mu)
+
+
 # ---- weighted hinge LP ---------------------------------------------------------------------------
 @dataclass
 class HingeSolution:

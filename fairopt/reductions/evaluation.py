@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from fairopt.errors import DataValidationError
-from fairopt.reductions.moments import encode_groups
+from fairopt.validation import as_groups
 
 
 def mixture_sp_gamma(scores, weights, sensitive_features, thresholds=None):
@@ -40,9 +40,8 @@ def mixture_sp_gamma(scores, weights, sensitive_features, thresholds=None):
         raise DataValidationError(f"{S.shape[0]} score rows but {w.size} weights.")
     if np.any(w < 0) or abs(w.sum() - 1.0) > 1e-8:
         raise DataValidationError("mixture weights must be non-negative and sum to 1.")
-    groups, codes = encode_groups(sensitive_features)
-    if codes.size != S.shape[1]:
-        raise DataValidationError("sensitive_features and scores have different lengths.")
+    grp = as_groups(sensitive_features, S.shape[1])
+    groups, codes = grp.labels, grp.codes
     z = np.unique(S) if thresholds is None else np.asarray(thresholds, dtype=float)
     n = S.shape[1]
     counts = np.bincount(codes, minlength=groups.size)
@@ -72,8 +71,8 @@ def dkw_halfwidth(sensitive_features, delta: float = 0.05, n_components: int = 1
     population value (union bound over ``K`` components, the groups and the pooled sample);
     returns :math:`\max_a w_a`.
     """
-    groups, codes = encode_groups(sensitive_features)
-    counts = np.bincount(codes, minlength=groups.size)
+    grp = as_groups(sensitive_features)
+    groups, counts = grp.labels, grp.counts()
     n = counts.sum()
     log_term = math.log(2 * n_components * (groups.size + 1) / delta)
     return float(np.max(np.sqrt(log_term / (2 * counts)) + math.sqrt(log_term / (2 * n))))

@@ -27,113 +27,29 @@ game converges while the best mixture LP still needs slack, ``B`` is raised tenf
 ``1e4 B``) and the game continues; slack left at the largest ``B`` means no mixture of the
 oracle's hypotheses meets the bound. Either way the result has ``status == "infeasible"``,
 no hypotheses, and ``violated_row`` names the group constraint.
+
+The two modes are multiplier players (:class:`FaithfulEG`, :class:`PracticalEG`) of the generic
+loop :class:`fairopt.reductions.game.Game`; :class:`ExponentiatedGradient` fits the moment,
+prepares the oracle and lets the chosen player play.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from fairopt._progress import Progress, no_progress  # noqa: F401  (re-exported names)
 from fairopt.errors import ConfigError
-from fairopt.runs.base import Progress, no_progress
+from fairopt.reductions.game import Game, GameResult, RunningAverages
+
+__all__ = ["ExponentiatedGradient", "FaithfulEG", "GameResult", "PracticalEG", "best_lambda",
+           "lambda_from_theta"]
 
 #: LP slack below which the best mixture counts as feasible
 SLACK_TOL = 1e-9
 #: practical mode raises the LP penalty B tenfold at most this factor above the given B
 MAX_B_GROWTH = 1e4
-
-
-class _RunningAverages:
-    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
-
-    def __init__(self, n_rows: int):
-        self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)
-
-    def update(self, cost: float, g: np.ndarray, lam: np.ndarray, t: int):
-        self.cost += (cost - self.cost) / t
-        self.g += (g - self.g) / t
-        self.lam += (lam - self.lam) / t
-        return self.cost, self.g, self.lam
-
-
-@dataclass
-class GameResult:
-    """Outcome of :meth:`ExponentiatedGradient.run`.
-
-    ``hypotheses``/``weights`` describe the randomized predictor ``Q`` (empty when infeasible);
-    ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
-    estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
-    """
-
-    status: str
-    hypotheses: list
-    weights: np.ndarray
-    lambda_: np.ndarray
-    gap: float
-    cost: float
-    constraint_values: np.ndarray
-    bound: np.ndarray
-    n_iter: int
-    n_oracle_calls: int
-    mode: str
-    B: float
-    nu: float
-    lp_slack: float = 0.0
-    violated_row: str | None = None
-    seconds: float = 0.0
-    history: list[dict[str, Any]] = field(default_factory=list)
-    pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-
-    @property
-    def max_violation(self) -> float:
-        """``max(0, max_j g_j(Q) - b_j)``."""
-        if self.constraint_values.size == 0:
-            return 0.0
-        return float(max(0.0, np.max(self.constraint_values - self.bound)))
-
-    @property
-    def converged(self) -> bool:
-        return self.status == "converged"
-
-
-class _Pool:
-    """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M)."""
-
-    def __init__(self, moment, X):
-        self.moment, self.X = moment, X
-        self.hyps: list = []
-        self.costs: list[float] = []
-        self.G: list[np.ndarray] = []
-        self._keys: dict = {}
-        self._arrays = None
-
-    def add(self, h) -> int:
-        index = getattr(h, "index", None)          # finite classes: members are known by index
-        if index is not None and ("member", index) in self._keys:
-            return self._keys[("member", index)]
-        cost, g = self.moment.stats(h.predict(self.X))
-        key = np.round(np.concatenate([[cost], g]), 12).tobytes()
-        if key not in self._keys:
-            self._keys[key] = len(self.hyps)
-            self.hyps.append(h)
-            self.costs.append(cost)
-            self.G.append(g)
-            self._arrays = None
-        if index is not None:
-            self._keys[("member", index)] = self._keys[key]
-        return self._keys[key]
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        if getattr(self, "_arrays", None) is None:
-            self._arrays = (np.asarray(self.costs), np.vstack(self.G))
-        return self._arrays
-
-    def __len__(self) -> int:
-        return len(self.hyps)
 
 
 def lambda_from_theta(theta: np.ndarray, B: float) -> np.ndarray:
@@ -154,6 +70,197 @@ def best_lambda(g: np.ndarray, bound: np.ndarray, B: float) -> np.ndarray:
     return lam
 
 
+class _EGPlayer:
+    r"""Shared state of the exponentiated-gradient multiplier players.
+
+    :math:`\lambda_t = B\,\mathrm{softmax}([0,\theta_t])_{1:}` and
+    :math:`\theta_{t+1}=\theta_t+\eta\,(g(h_t)-b)`.
+    """
+
+    mode = "abstract"
+    use_pool = False
+
+    def __init__(self, B: float, nu: float, max_iter: int):
+        self.B, self.nu, self.max_iter = float(B), float(nu), int(max_iter)
+
+    def start(self, game: Game) -> None:
+        self.game, self.moment = game, game.moment
+        self.theta = np.zeros(self.moment.n_rows)
+        self.counts: dict[int, int] = {}
+        self.avg = RunningAverages(self.moment.n_rows)
+
+    def propose(self, t: int) -> np.ndarray:
+        return lambda_from_theta(self.theta, self.B)
+
+    def _L_best(self, cost, g, B: float | None = None) -> float:
+        r""":math:`L(Q, \mathrm{Best}_\lambda(Q)) = cost + B\max(0,\max_j(g_j-b_j))`."""
+        B = self.B if B is None else B
+        return float(cost + B * max(0.0, float(np.max(g - self.moment.bound))))
+
+    def _average(self, t: int, idx: int, lam):
+        """Record the round; return ``(g_t, cost_hat, g_hat, lam_hat, L_hat, upper gap)``."""
+        pool = self.game.pool
+        self.counts[idx] = self.counts.get(idx, 0) + 1
+        g_t = pool.G[idx]
+        cost_hat, g_hat, lam_hat = self.avg.update(pool.costs[idx], g_t, lam, t)
+        L_hat = self.game.lagrangian(cost_hat, g_hat, lam_hat)
+        return g_t, cost_hat, g_hat, lam_hat, L_hat, self._L_best(cost_hat, g_hat) - L_hat
+
+    def _uniform_average(self):
+        idxs = np.array(sorted(self.counts))
+        w = np.array([self.counts[i] for i in idxs], dtype=float)
+        return idxs, w / w.sum()
+
+    def _result(self, idxs, w, lam, gap, status, t, slack, history, B_used=None) -> GameResult:
+        m, pool = self.moment, self.game.pool
+        costs, G = pool.arrays()
+        cost_q = float(w @ costs[idxs])
+        g_q = w @ G[idxs]
+        viol = g_q - m.bound
+        violated = None
+        if self.mode == "faithful":  # Algorithm 2: certificate tolerance (r + 2 nu) / B
+            unreachable = np.max(viol) > (m.cost_range + 2 * self.nu) / self.B
+        else:                        # pool LP still needs slack at the largest penalty tried
+            unreachable = slack > SLACK_TOL
+        if status == "converged" and m.may_be_infeasible and unreachable:
+            status = "infeasible"
+            violated = m.block_of_row(int(np.argmax(viol)))
+        hyps = [] if status == "infeasible" else [pool.hyps[i] for i in idxs]
+        weights = np.zeros(0) if status == "infeasible" else np.asarray(w, dtype=float)
+        return GameResult(status=status, hypotheses=hyps, weights=weights, lambda_=np.asarray(lam),
+                          gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
+                          n_iter=t, n_oracle_calls=self.game.n_calls, mode=self.mode,
+                          B=float(self.B if B_used is None else B_used),
+                          nu=self.nu, lp_slack=float(slack), violated_row=violated, history=history,
+                          pool_costs=costs, pool_G=G)
+
+
+class FaithfulEG(_EGPlayer):
+    r"""Algorithms 1/2 as published: step :math:`\eta=\nu/(\kappa B)`, uniform averages, closed-form
+    :math:`\mathrm{Best}_\lambda`, stop when :math:`\max(\bar\nu,\underline\nu)\le\nu`."""
+
+    mode = "faithful"
+    use_pool = False
+
+    def start(self, game: Game) -> None:
+        super().start(game)
+        self.eta = self.nu / (self.moment.eta_divisor * self.B)
+        self.status, self.gap = "max_iter", np.inf
+
+    def observe(self, t: int, idx: int) -> bool:
+        g_t, cost_hat, g_hat, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
+        _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
+        self.gap = max(upper, L_hat - L_resp)
+        if t % 100 == 0 or t == 1:
+            self.game.progress(t, self.max_iter, f"EG (faithful) gap={self.gap:.3g}")
+        if self.gap <= self.nu:
+            self.status = "converged"
+            return True
+        self.theta += self.eta * (g_t - self.moment.bound)
+        return False
+
+    def finish(self, t: int) -> GameResult:
+        T = self.max_iter
+        self.game.progress(T if self.status != "converged" else t, T, f"EG (faithful) gap={self.gap:.3g}")
+        idxs, w = self._uniform_average()
+        return self._result(idxs, w, self.lam_hat, self.gap, self.status, t, 0.0, [])
+
+
+class PracticalEG(_EGPlayer):
+    """EG steps plus, every round, the restricted best-mixture LP over the pool (practical mode).
+
+    Parameters
+    ----------
+    B, nu, max_iter
+        As in :class:`ExponentiatedGradient`.
+    solver : str or SolverSpec
+        LP back end of the best-mixture LP.
+    eta0 : float, optional
+        Initial step (default ``2 / B``), halved whenever the EG gap grows.
+    min_iter : int
+        Rounds played before the gap may stop the game.
+    eg_gap : bool
+        Also certify the EG average with one extra oracle call per round.
+    """
+
+    mode = "practical"
+    use_pool = True
+
+    def __init__(self, B: float, nu: float, max_iter: int, solver="highs", eta0: float | None = None,
+                 min_iter: int = 1, eg_gap: bool = False):
+        super().__init__(B, nu, max_iter)
+        self.solver, self.eta0, self.min_iter, self.eg_gap = solver, eta0, min_iter, eg_gap
+
+    def start(self, game: Game) -> None:
+        from fairopt.formulations.cost_sensitive import BestMixtureLP
+        super().start(game)
+        self.master = BestMixtureLP(self.moment.bound, solver=self.solver)  # warm-started
+        self.eta_min = self.nu / (self.moment.eta_divisor * self.B)
+        self.eta = 2.0 / self.B if self.eta0 is None else float(self.eta0)
+        self.best = None   # (gap, idxs, weights, lam, slack, penalised value)
+        self.B_lp = self.B  # exact-penalty bound of the LP; raised while the pool LP needs slack
+        self.prev_eg_gap, self.history, self.status = np.inf, [], "max_iter"
+
+    @staticmethod
+    def _better(gap: float, value: float, best, nu: float) -> bool:
+        r"""Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
+        :math:`L(Q,\mathrm{Best}_\lambda(Q))` (later LPs see a larger pool, so they never lose)."""
+        if best is None:
+            return True
+        tol = max(nu, 1e-12)
+        return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
+
+    def observe(self, t: int, idx: int) -> bool:
+        game, nu = self.game, self.nu
+        g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, idx, self.propose(t))
+        if self.eg_gap:
+            _, L_resp = game.respond(lam_hat, use_pool=True)
+            eg_gap = max(eg_gap, L_hat - L_resp)
+            value = self._L_best(cost_hat, g_hat, self.B_lp)
+            if self._better(eg_gap, value, self.best, nu):
+                idxs, w = self._uniform_average()
+                self.best = (eg_gap, idxs, w, lam_hat.copy(), 0.0, value)
+        # restricted best-mixture LP over the pool, then price a new column at its duals
+        costs, G = game.pool.arrays()
+        q, lam_lp, slack = self.master.solve(costs, G, self.B_lp)
+        cost_lp, g_lp = float(q @ costs), q @ G
+        L_lp = game.lagrangian(cost_lp, g_lp, lam_lp)
+        _, L_price = game.respond(lam_lp, use_pool=True)
+        value = self._L_best(cost_lp, g_lp, self.B_lp)
+        lp_gap = max(value - L_lp, L_lp - L_price, 0.0)
+        self.last_lp = (q, lam_lp, slack, lp_gap, value)
+        if self._better(lp_gap, value, self.best, nu):
+            keep = np.flatnonzero(q > 1e-12)
+            self.best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
+        self.history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
+                             "eta": self.eta, "pool": len(game.pool), "oracle_calls": game.n_calls})
+        game.progress(t, self.max_iter, f"EG gap={self.best[0]:.3g} pool={len(game.pool)}")
+        if self.best[0] <= nu and t >= self.min_iter:
+            if self.best[4] > SLACK_TOL and self.B_lp < self.B * MAX_B_GROWTH:
+                # converged at this penalty but the mixture still violates: B may be below
+                # the multipliers' norm, so raise it (exact penalty) and keep pricing
+                self.B_lp *= 10.0
+                self.best = None
+            else:
+                self.status = "converged"
+                return True
+        if eg_gap > self.prev_eg_gap:
+            self.eta = max(self.eta / 2.0, self.eta_min)
+        self.prev_eg_gap = eg_gap
+        self.theta += self.eta * (g_t - self.moment.bound)
+        return False
+
+    def finish(self, t: int) -> GameResult:
+        if self.status == "converged" and t < self.max_iter:
+            self.game.progress(self.max_iter, self.max_iter, f"EG converged gap={self.best[0]:.3g}")
+        if self.best is None:  # the cap hit right after raising B: keep the last LP iterate
+            q, lam_lp, slack, lp_gap, value = self.last_lp
+            keep = np.flatnonzero(q > 1e-12)
+            self.best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
+        gap, idxs, w, lam_best, slack, _ = self.best
+        return self._result(idxs, w, lam_best, gap, self.status, t, slack, self.history, self.B_lp)
+
+
 class ExponentiatedGradient:
     """Exponentiated-gradient game with a pluggable constraint moment and best-response oracle.
 
@@ -162,7 +269,7 @@ class ExponentiatedGradient:
     moment : fairopt.reductions.moments.Moment
         Constraint moment (not yet fitted; :meth:`run` fits it on the training labels).
     oracle : fairopt.reductions.oracles.Oracle
-        Best-response oracle compatible with the moment's ``kind``.
+        Best-response oracle that solves the moment's learner problem (``moment.problem``).
     B : float, default=10.0
         :math:`\\ell_1` bound on the multipliers (an exact penalty once it exceeds the norm of the
         optimal multipliers).
@@ -214,8 +321,47 @@ class ExponentiatedGradient:
             return float(self.nu)
         return 1e-9 if self.mode == "practical" else 0.01
 
-    def run(self, X, y, sensitive_features) -> GameResult:
-        """Fit the moment on ``(y, sensitive_features)``, prepare the oracle on ``X`` and play."""
+    def _certify_infeasible(self, game: Game, res: GameResult, rounds: int = 50) -> GameResult:
+        r"""Decide a game that ended with a violated bound: is any mixture feasible at all?
+
+        Column generation on :math:`\min_{q}\max_a (g_a(q) - b_a)` (the min-max group-loss LP over
+        the pool): its group duals :math:`\mu` price a new hypothesis, the learner's best response
+        to :math:`\lambda = 10^4 B\mu`. A positive value that no new column lowers certifies
+        infeasibility (for an exact oracle; an estimate otherwise) whatever ``max_iter`` and ``nu``
+        were, and the result becomes ``status="infeasible"`` naming the worst row. A mixture of the
+        pool that meets the bounds leaves the result as it was (not converged).
+        """
+        from fairopt.formulations.cost_sensitive import min_max_group_loss
+        m = self.moment
+        for _ in range(rounds + 1):
+            costs, G = game.pool.arrays()
+            mm = min_max_group_loss(G, self.solver, offset=m.bound)
+            if mm.value <= SLACK_TOL:
+                return res
+            before = len(game.pool)
+            idx, _ = game.respond(MAX_B_GROWTH * self.B * mm.mu, use_pool=False)
+            if len(game.pool) == before or (game.pool.G[idx] - m.bound) @ mm.mu >= mm.value - SLACK_TOL:
+                break                      # no column lowers the worst-group excess
+        costs, G = game.pool.arrays()
+        costs, G = costs[:mm.q.size], G[:mm.q.size]     # the pool the last LP saw
+        viol = mm.q @ G - m.bound
+        return GameResult(status="infeasible", hypotheses=[], weights=np.zeros(0), lambda_=res.lambda_,
+                          gap=res.gap, cost=float(mm.q @ costs), constraint_values=mm.q @ G,
+                          bound=m.bound.copy(), n_iter=res.n_iter, n_oracle_calls=game.n_calls,
+                          mode=res.mode, B=res.B, nu=res.nu, lp_slack=max(res.lp_slack, mm.value),
+                          violated_row=m.block_of_row(int(np.argmax(viol))), history=res.history,
+                          pool_costs=costs, pool_G=G)
+
+    def player(self):
+        """The multiplier player of the chosen mode (:class:`FaithfulEG` or :class:`PracticalEG`)."""
+        if self.mode == "faithful":
+            return FaithfulEG(self.B, self._nu(), self.max_iter or self.iteration_bound())
+        return PracticalEG(self.B, self._nu(), self.max_iter or 50, solver=self.solver, eta0=self.eta0,
+                           min_iter=self.min_iter, eg_gap=self.eg_gap)
+
+    def run(self, X, y, sensitive_features, sample_weight=None) -> GameResult:
+        """Fit the moment on ``(y, sensitive_features, sample_weight)``, prepare the oracle on ``X``
+        and play. ``sensitive_features`` may be raw labels or a :class:`~fairopt.validation.Groups`."""
         if self.mode not in ("practical", "faithful"):
             raise ConfigError(f"mode={self.mode!r}; use 'practical' or 'faithful'.")
         if not (np.isfinite(self.B) and self.B > 0):
@@ -223,166 +369,13 @@ class ExponentiatedGradient:
         if self._nu() <= 0:
             raise ConfigError(f"nu must be positive, got {self.nu!r}.")
         t0 = time.perf_counter()
-        self.moment.fit(y, sensitive_features)
+        self.moment.fit(y, sensitive_features, sample_weight=sample_weight)
         self.oracle.prepare(self.moment, X)
-        self._calls = 0
-        pool = _Pool(self.moment, X)
-        if self.mode == "faithful":
-            res = self._faithful(pool)
-        else:
-            res = self._practical(pool)
+        player = self.player()
+        game = Game(self.moment, self.oracle, X, self.progress)
+        res = game.play(player, player.max_iter)
+        if self.moment.may_be_infeasible and res.status != "infeasible" and res.max_violation > SLACK_TOL:
+            res = self._certify_infeasible(game, res)
         res.seconds = time.perf_counter() - t0
         self.result_ = res
         return res
-
-    # ------------------------------------------------------------------------------------------
-    def _oracle(self, lam, pool: _Pool, use_pool: bool) -> tuple[int, float]:
-        """Index in the pool of Best_h(lam) and its Lagrangian value."""
-        self._calls += 1
-        idx = pool.add(self.oracle.best_response(lam))
-        if not use_pool:
-            return idx, self._L(pool.costs[idx], pool.G[idx], lam)
-        costs, G = pool.arrays()
-        values = self.moment.lagrangian(costs, G, lam)
-        best = int(np.argmin(values))
-        if values[best] < values[idx]:
-            idx = best
-        return idx, float(values[idx])
-
-    def _L(self, cost, g, lam) -> float:
-        return float(self.moment.lagrangian(cost, g, lam))
-
-    def _L_best(self, cost, g, B: float | None = None) -> float:
-        """:math:`L(Q, \\mathrm{Best}_\\lambda(Q)) = cost + B\\max(0,\\max_j(g_j-b_j))`."""
-        B = self.B if B is None else B
-        return float(cost + B * max(0.0, float(np.max(g - self.moment.bound))))
-
-    @staticmethod
-    def _better(gap: float, value: float, best, nu: float) -> bool:
-        r"""Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
-        :math:`L(Q,\mathrm{Best}_\lambda(Q))` (later LPs see a larger pool, so they never lose)."""
-        if best is None:
-            return True
-        tol = max(nu, 1e-12)
-        return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
-
-    def _play(self, lam, pool: _Pool, use_pool: bool, counts: dict, avg: "_RunningAverages", t: int):
-        """One round: the Q-player best-responds to ``lam``; update the running averages and
-        return ``(g_t, cost_hat, g_hat, lam_hat, L_hat, upper gap)``."""
-        idx, _ = self._oracle(lam, pool, use_pool=use_pool)
-        counts[idx] = counts.get(idx, 0) + 1
-        g_t = pool.G[idx]
-        cost_hat, g_hat, lam_hat = avg.update(pool.costs[idx], g_t, lam, t)
-        L_hat = self._L(cost_hat, g_hat, lam_hat)
-        return g_t, cost_hat, g_hat, lam_hat, L_hat, self._L_best(cost_hat, g_hat) - L_hat
-
-    def _faithful(self, pool: _Pool) -> GameResult:
-        m, B, nu = self.moment, float(self.B), self._nu()
-        eta = nu / (m.eta_divisor * B)
-        T = self.max_iter or self.iteration_bound()
-        progress = self.progress or no_progress
-        theta = np.zeros(m.n_rows)
-        counts: dict[int, int] = {}
-        avg = _RunningAverages(m.n_rows)
-        status, gap, t = "max_iter", np.inf, 0
-        for t in range(1, T + 1):
-            lam = lambda_from_theta(theta, B)
-            g_t, cost_hat, g_hat, lam_hat, L_hat, upper = self._play(lam, pool, False, counts, avg, t)
-            _, L_resp = self._oracle(lam_hat, pool, use_pool=False)
-            lower = L_hat - L_resp
-            gap = max(upper, lower)
-            if t % 100 == 0 or t == 1:
-                progress(t, T, f"EG (faithful) gap={gap:.3g}")
-            if gap <= nu:
-                status = "converged"
-                break
-            theta += eta * (g_t - m.bound)
-        progress(T if status != "converged" else t, T, f"EG (faithful) gap={gap:.3g}")
-        idxs = np.array(sorted(counts))
-        w = np.array([counts[i] for i in idxs], dtype=float)
-        return self._finish(pool, idxs, w / w.sum(), lam_hat, gap, status, t, nu, 0.0, [])
-
-    def _practical(self, pool: _Pool) -> GameResult:
-        from fairopt.formulations.cost_sensitive import BestMixtureLP
-        m, B, nu = self.moment, float(self.B), self._nu()
-        master = BestMixtureLP(m.bound, solver=self.solver)  # warm-started across iterations
-        T = self.max_iter or 50
-        progress = self.progress or no_progress
-        eta_min = nu / (m.eta_divisor * B)
-        eta = 2.0 / B if self.eta0 is None else float(self.eta0)
-        theta = np.zeros(m.n_rows)
-        counts: dict[int, int] = {}
-        avg = _RunningAverages(m.n_rows)
-        best = None  # (gap, idxs, weights, lam, slack, penalised value)
-        B_lp = B       # exact-penalty bound of the LP; raised while the pool LP needs slack
-        prev_eg_gap, history, status, t = np.inf, [], "max_iter", 0
-        for t in range(1, T + 1):
-            lam = lambda_from_theta(theta, B)
-            g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._play(lam, pool, True, counts, avg, t)
-            if self.eg_gap:
-                _, L_resp = self._oracle(lam_hat, pool, use_pool=True)
-                eg_gap = max(eg_gap, L_hat - L_resp)
-                value = self._L_best(cost_hat, g_hat, B_lp)
-                if self._better(eg_gap, value, best, nu):
-                    idxs = np.array(sorted(counts))
-                    w = np.array([counts[i] for i in idxs], dtype=float)
-                    best = (eg_gap, idxs, w / w.sum(), lam_hat.copy(), 0.0, value)
-            # restricted best-mixture LP over the pool, then price a new column at its duals
-            costs, G = pool.arrays()
-            q, lam_lp, slack = master.solve(costs, G, B_lp)
-            cost_lp, g_lp = float(q @ costs), q @ G
-            L_lp = self._L(cost_lp, g_lp, lam_lp)
-            _, L_price = self._oracle(lam_lp, pool, use_pool=True)
-            lp_gap = max(self._L_best(cost_lp, g_lp, B_lp) - L_lp, L_lp - L_price, 0.0)
-            value = self._L_best(cost_lp, g_lp, B_lp)
-            if self._better(lp_gap, value, best, nu):
-                keep = np.flatnonzero(q > 1e-12)
-                w = q[keep] / q[keep].sum()
-                best = (lp_gap, keep, w, lam_lp, slack, value)
-            history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
-                            "eta": eta, "pool": len(pool), "oracle_calls": self._calls})
-            progress(t, T, f"EG gap={best[0]:.3g} pool={len(pool)}")
-            if best[0] <= nu and t >= self.min_iter:
-                if best[4] > SLACK_TOL and B_lp < B * MAX_B_GROWTH:
-                    # converged at this penalty but the mixture still violates: B may be below
-                    # the multipliers' norm, so raise it (exact penalty) and keep pricing
-                    B_lp *= 10.0
-                    best = None
-                else:
-                    status = "converged"
-                    break
-            if eg_gap > prev_eg_gap:
-                eta = max(eta / 2.0, eta_min)
-            prev_eg_gap = eg_gap
-            theta += eta * (g_t - m.bound)
-        if status == "converged" and t < T:
-            progress(T, T, f"EG converged gap={best[0]:.3g}")
-        if best is None:  # the cap hit right after raising B: keep the last LP iterate
-            keep = np.flatnonzero(q > 1e-12)
-            best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
-        gap, idxs, w, lam_best, slack, _ = best
-        return self._finish(pool, idxs, w, lam_best, gap, status, t, nu, slack, history, B_lp)
-
-    def _finish(self, pool, idxs, w, lam, gap, status, t, nu, slack, history,
-                B_used: float | None = None) -> GameResult:
-        m = self.moment
-        costs, G = pool.arrays()
-        cost_q = float(w @ costs[idxs])
-        g_q = w @ G[idxs]
-        viol = g_q - m.bound
-        violated = None
-        if self.mode == "faithful":  # Algorithm 2: certificate tolerance (r + 2 nu) / B
-            unreachable = np.max(viol) > (m.cost_range + 2 * nu) / self.B
-        else:                        # pool LP still needs slack at the largest penalty tried
-            unreachable = slack > SLACK_TOL
-        if status == "converged" and m.may_be_infeasible and unreachable:
-            status = "infeasible"
-            violated = m.block_of_row(int(np.argmax(viol)))
-        hyps = [] if status == "infeasible" else [pool.hyps[i] for i in idxs]
-        weights = np.zeros(0) if status == "infeasible" else np.asarray(w, dtype=float)
-        return GameResult(status=status, hypotheses=hyps, weights=weights, lambda_=np.asarray(lam),
-                          gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
-                          n_iter=t, n_oracle_calls=self._calls, mode=self.mode,
-                          B=float(self.B if B_used is None else B_used),
-                          nu=nu, lp_slack=float(slack), violated_row=violated, history=history,
-                          pool_costs=costs, pool_G=G)

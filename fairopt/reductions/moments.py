@@ -7,9 +7,11 @@ Lagrangian of hypothesis ``h`` at multipliers :math:`\lambda \ge 0` is
 
 .. math:: L(h, \lambda) = \mathrm{cost}(h) + \lambda^\top (g(h) - b),
 
-and is linear in the mixture weights of a randomized predictor. Each moment also turns
-:math:`\lambda` into the learning problem its oracles solve (a cost-sensitive table for statistical
-parity, per-example weights for bounded group loss, per-example costs for classification).
+and is linear in the mixture weights of a randomized predictor. Each moment also declares the
+learner problem it produces (``problem``, a class of :mod:`fairopt.reductions.problems`) and turns
+:math:`\lambda` into an instance of it with :meth:`Moment.learner_problem`: a cost table for
+statistical parity, per-example weights for bounded group loss, per-example costs for
+classification. Oracles declare which problem classes they solve.
 
 Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for classification):
 
@@ -22,22 +24,36 @@ Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for class
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
                                                snap_labels, survival_by_group)
 from fairopt.reductions.losses import Loss, get_loss
+from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem, SampleWeights
+from fairopt.validation import as_groups, check_weights
 
 
-def encode_groups(sensitive) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(groups, codes)``: sorted distinct values and the code of every row."""
-    s = np.asarray(sensitive)
-    if s.ndim != 1:
-        raise DataValidationError("sensitive_features must be one-dimensional (one value per row).")
-    if s.dtype.kind == "f" and np.isnan(s).any():
-        raise DataValidationError("sensitive_features contains NaN; drop or impute those rows.")
-    groups, codes = np.unique(s, return_inverse=True)
-    return groups, codes.astype(np.int64)
+def _groups(sensitive, n: int) -> tuple[pd.Index, np.ndarray]:
+    """``(labels, codes)`` of the protected attribute (a :class:`~fairopt.validation.Groups` or raw labels)."""
+    grp = as_groups(sensitive, n)
+    return grp.labels, grp.codes.astype(np.int64)
+
+
+def _row_weights(sample_weight, n: int) -> np.ndarray | None:
+    r"""Sample weights rescaled to mean 1 (``None`` when unweighted, keeping the unweighted arithmetic).
+
+    Every moment then works with the weighted empirical distribution: means become
+    :math:`\frac1n\sum_i w_i(\cdot)` and group counts :math:`\sum_{i\in a} w_i`.
+    """
+    if sample_weight is None:
+        return None
+    w = check_weights(sample_weight, n)
+    return w * (n / w.sum())
+
+
+def _wmean(values, w) -> float:
+    return float(np.mean(values if w is None else w * values))
 
 
 def per_group(value, groups: np.ndarray, what: str) -> np.ndarray:
@@ -62,11 +78,15 @@ class Moment:
     """Interface of a constraint moment (see the module docstring).
 
     Attributes set by :meth:`fit`: ``bound`` (``b``), ``groups`` (sorted group values),
-    ``group`` (codes), ``n`` (rows).
+    ``group`` (codes), ``n`` (rows), ``sample_weight`` (row weights with mean 1, or ``None``).
+    ``fit(y, sensitive, sample_weight=None)`` takes raw group labels or a
+    :class:`~fairopt.validation.Groups`.
     """
 
-    #: which oracle family can answer best responses for this moment
-    kind = "abstract"
+    #: row weights with mean 1 (``None``: unweighted), set by ``fit``
+    sample_weight = None
+    #: the learner problem this moment produces (see :meth:`learner_problem`)
+    problem: type[LearnerProblem] = LearnerProblem
     #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation
     #: guarantee ``(cost_range + 2 nu) / B`` and the published step size
     cost_range = 1.0
@@ -86,6 +106,10 @@ class Moment:
 
     def row_names(self) -> list[str]:  # pragma: no cover - interface
         raise AttributeError("subclasses define row_names")
+
+    def learner_problem(self, lam) -> LearnerProblem:  # pragma: no cover - interface
+        r"""The problem whose solution is :math:`\arg\min_h L(h, \lambda)`."""
+        raise AttributeError("subclasses define learner_problem")
 
     def block_of_row(self, j: int) -> str:
         """Name of the constraint block containing row ``j`` (for error messages)."""
@@ -109,7 +133,7 @@ class StatisticalParity(Moment):
     loss : str or Loss, default="square"
     """
 
-    kind = "statistical_parity"
+    problem = CostTable
     cost_range = 2.0
     eta_divisor = 8.0
     name = "statistical_parity"
@@ -119,20 +143,24 @@ class StatisticalParity(Moment):
         self.grid_size = grid_size
         self.loss = loss
 
-    def fit(self, y, sensitive) -> "StatisticalParity":
+    def fit(self, y, sensitive, sample_weight=None) -> "StatisticalParity":
         y = np.asarray(y, dtype=float)
+        self.sample_weight = w = _row_weights(sample_weight, y.size)
         self.loss_ = get_loss(self.loss)
         self.grid = Grid(self.grid_size)
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, y.size)
         self.n = y.size
         self.n_groups = self.groups.size
-        self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
+        self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
+        if np.any(self.counts <= 0):
+            raise DataValidationError(f"group(s) {list(self.groups[self.counts <= 0])} have zero total "
+                                      "sample weight; give them positive weight or drop the group.")
         self.p = self.counts / self.n
         self.cover = label_cover(y, self.grid.alpha)
         self.ycode = snap_labels(y, self.cover, self.grid.alpha)
         self.c = cost_table(self.loss_, self.cover, self.grid)           # (|Y~|, N)
         self.T = prefix_table(self.c)                                    # (|Y~|, N+1)
-        self.offset = float(np.mean(self.loss_.value(self.cover[self.ycode], 0.5 * self.grid.alpha)))
+        self.offset = _wmean(self.loss_.value(self.cover[self.ycode], 0.5 * self.grid.alpha), w)
         self.eps_ = per_group(self.eps, self.groups, "eps")
         self.bound = np.concatenate([np.repeat(self.eps_, self.grid.size)] * 2)
         return self
@@ -141,13 +169,13 @@ class StatisticalParity(Moment):
     def gamma(self, pred) -> np.ndarray:
         """:math:`\\hat\\gamma_{a,z}` for the rounded predictor, shape ``(|A|, N)``."""
         k = self.grid.index(pred)
-        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size)
+        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
         return surv - self.p @ surv
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
         k = self.grid.index(pred)
-        cost = float(np.mean(self.T[self.ycode, k]))
-        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size)
+        cost = _wmean(self.T[self.ycode, k], self.sample_weight)
+        surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
         gam = (surv - self.p @ surv).ravel()
         return cost, np.concatenate([gam, -gam])
 
@@ -173,6 +201,9 @@ class StatisticalParity(Moment):
         shift = N * lam_s / self.p[:, None] - N * lam_s.sum(axis=0)[None, :]
         return self.c[:, None, :] + shift[None, :, :]
 
+    def learner_problem(self, lam) -> CostTable:
+        return CostTable(self.cost_sensitive_table(lam), self.ycode, self.group, self.sample_weight)
+
     def row_names(self) -> list[str]:
         names = [f"statistical_parity[{a}, z={z:.4g}, {s}]"
                  for s in ("+", "-") for a in self.groups.tolist() for z in self.grid.grid]
@@ -196,7 +227,7 @@ class BoundedGroupLoss(Moment):
     loss : str or Loss, default="square"
     """
 
-    kind = "weighted_loss"
+    problem = SampleWeights
     cost_range = 1.0
     eta_divisor = 2.0
     may_be_infeasible = True
@@ -206,25 +237,35 @@ class BoundedGroupLoss(Moment):
         self.bound_param = bound
         self.loss = loss
 
-    def fit(self, y, sensitive) -> "BoundedGroupLoss":
+    def fit(self, y, sensitive, sample_weight=None) -> "BoundedGroupLoss":
         self.y = np.asarray(y, dtype=float)
+        self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         self.loss_: Loss = get_loss(self.loss)
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, self.y.size)
         self.n = self.y.size
         self.n_groups = self.groups.size
-        self.counts = np.bincount(self.group, minlength=self.n_groups).astype(float)
+        self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
+        if np.any(self.counts <= 0):
+            raise DataValidationError(f"group(s) {list(self.groups[self.counts <= 0])} have zero total "
+                                      "sample weight; give them positive weight or drop the group.")
         self.bound = per_group(self.bound_param, self.groups, "bound (zeta)")
         return self
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
         losses = self.loss_.value(self.y, pred)
+        if self.sample_weight is not None:
+            losses = self.sample_weight * losses
         g = np.bincount(self.group, weights=losses, minlength=self.n_groups) / self.counts
         return float(losses.mean()), g
 
     def sample_weights(self, lam) -> np.ndarray:
-        """:math:`W_i = 1/n + \\lambda_{A_i}/n_{A_i}`."""
+        """:math:`W_i = w_i(1/n + \\lambda_{A_i}/n_{A_i})` (``w_i`` = 1 without sample weights)."""
         lam = np.asarray(lam, dtype=float)
-        return 1.0 / self.n + (lam / self.counts)[self.group]
+        W = 1.0 / self.n + (lam / self.counts)[self.group]
+        return W if self.sample_weight is None else self.sample_weight * W
+
+    def learner_problem(self, lam) -> SampleWeights:
+        return SampleWeights(self.sample_weights(lam))
 
     def row_names(self) -> list[str]:
         return [f"bounded_group_loss[{a}]" for a in self.groups.tolist()]
@@ -238,7 +279,7 @@ class _ClassificationMoment(Moment):
     objective is the classification error. Subclasses define the events ``E``.
     """
 
-    kind = "classification"
+    problem = ExampleCosts
     cost_range = 1.0
     eta_divisor = 8.0
     events_: tuple = ()
@@ -249,11 +290,12 @@ class _ClassificationMoment(Moment):
     def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise AttributeError
 
-    def fit(self, y, sensitive) -> "_ClassificationMoment":
+    def fit(self, y, sensitive, sample_weight=None) -> "_ClassificationMoment":
         self.y = np.asarray(y, dtype=float)
+        self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
             raise DataValidationError(f"{self.name} needs binary labels in {{0, 1}}.")
-        self.groups, self.group = encode_groups(sensitive)
+        self.groups, self.group = _groups(sensitive, self.y.size)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.event = self._event_codes(self.y)         # -1 = no event
@@ -261,7 +303,8 @@ class _ClassificationMoment(Moment):
         self.n_events = n_events
         has = self.event >= 0
         flat = self.group[has] * n_events + self.event[has]
-        self.n_ae = np.bincount(flat, minlength=self.n_groups * n_events).reshape(
+        self.n_ae = np.bincount(flat, weights=None if w is None else w[has],
+                                minlength=self.n_groups * n_events).reshape(
             self.n_groups, n_events).astype(float)
         self.n_e = self.n_ae.sum(axis=0)
         eps = per_group(self.eps, self.groups, "eps")
@@ -270,10 +313,12 @@ class _ClassificationMoment(Moment):
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
         h = np.asarray(pred, dtype=float)
-        err = float(np.mean(np.abs(h - self.y)))
+        w = self.sample_weight
+        err = _wmean(np.abs(h - self.y), w)
         has = self.event >= 0
         flat = self.group[has] * self.n_events + self.event[has]
-        s_ae = np.bincount(flat, weights=h[has], minlength=self.n_groups * self.n_events)
+        hw = h[has] if w is None else (w * h)[has]
+        s_ae = np.bincount(flat, weights=hw, minlength=self.n_groups * self.n_events)
         s_ae = s_ae.reshape(self.n_groups, self.n_events)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate_ae = np.where(self.n_ae > 0, s_ae / np.maximum(self.n_ae, 1), 0.0)
@@ -291,7 +336,10 @@ class _ClassificationMoment(Moment):
         c = (1.0 - 2.0 * self.y) / self.n
         has = self.event >= 0
         c[has] += per_ae[self.group[has], self.event[has]]
-        return c
+        return c if self.sample_weight is None else self.sample_weight * c
+
+    def learner_problem(self, lam) -> ExampleCosts:
+        return ExampleCosts(self.example_costs(lam))
 
     def row_names(self) -> list[str]:
         return [f"{self.name}[{a}, {e}, {s}]" for s in ("+", "-")

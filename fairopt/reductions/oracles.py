@@ -25,6 +25,7 @@ from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
 from fairopt.reductions.discretization import prefix_table
 from fairopt.reductions.losses import ScaledLogisticLoss
+from fairopt.reductions.problems import CostTable, ExampleCosts, SampleWeights
 
 #: slack of the deterministic tie rule for the targets U_i
 TIE_TOLERANCE = 1e-12
@@ -93,14 +94,16 @@ class IndexedHypothesis:
 
 # ---- oracles ---------------------------------------------------------------------------------
 class Oracle:
-    """Base class. Subclasses set ``kinds`` (moment kinds they answer) and ``best_response``."""
+    """Base class. Subclasses set ``problems`` (learner problem classes of
+    :mod:`fairopt.reductions.problems` they solve) and ``best_response``."""
 
-    kinds: tuple[str, ...] = ()
+    problems: tuple[type, ...] = ()
 
     def prepare(self, moment, X) -> "Oracle":
-        if moment.kind not in self.kinds:
+        if not issubclass(moment.problem, self.problems):
             raise ConfigError(f"{type(self).__name__} cannot answer best responses for the "
-                              f"{moment.name!r} moment; it handles {list(self.kinds)}.")
+                              f"{moment.name!r} moment (a {moment.problem.__name__} problem); it solves "
+                              f"{[p.__name__ for p in self.problems]}.")
         self.moment = moment
         self.X = X
         return self
@@ -140,7 +143,7 @@ class _HeuristicSP(Oracle):
         current fit instead of jumping to an arbitrary minimiser.
     """
 
-    kinds = ("statistical_parity",)
+    problems = (CostTable,)
 
     def __init__(self, estimator, lambda_scales=(1.0,), refine_rounds=0,
                  refine_weights=(0.3, 1.0, 3.0)):
@@ -196,10 +199,13 @@ class _HeuristicSP(Oracle):
 
 
 class LeastSquaresOracle(_HeuristicSP):
-    """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights)."""
+    """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights,
+    or the moment's sample weights)."""
 
     def _fit_targets(self, U):
-        return ClippedRegressor(clone(self.estimator).fit(self.X, U))
+        w = self.moment.sample_weight
+        kw = {} if w is None else {"sample_weight": w}
+        return ClippedRegressor(clone(self.estimator).fit(self.X, U, **kw))
 
 
 def two_label_weights(loss, U) -> np.ndarray:
@@ -229,6 +235,8 @@ class RiskMinimizationOracle(_HeuristicSP):
         X2 = _stack_rows(self.X, self.X)
         y2 = np.concatenate([np.ones(U.size), np.zeros(U.size)])
         w2 = np.concatenate([w1, 1.0 - w1])
+        if m.sample_weight is not None:
+            w2 = w2 * np.concatenate([m.sample_weight, m.sample_weight])
         if isinstance(m.loss_, ScaledLogisticLoss):
             if not is_classifier(self.estimator):
                 raise ConfigError("the logistic risk-minimisation oracle needs a classifier "
@@ -246,14 +254,14 @@ class WeightedLossOracle(Oracle):
     estimator is a regressor whose predictions are clipped into ``[0, 1]``.
     """
 
-    kinds = ("weighted_loss",)
+    problems = (SampleWeights,)
 
     def __init__(self, estimator):
         self.estimator = estimator
 
     def best_response(self, lam):
         m = self.moment
-        W = m.sample_weights(lam)
+        W = m.learner_problem(lam).weights
         if is_classifier(self.estimator):
             if not isinstance(m.loss_, ScaledLogisticLoss):
                 raise ConfigError("a classifier oracle for bounded group loss needs loss='logistic'.")
@@ -266,15 +274,14 @@ class WeightedLossOracle(Oracle):
 class CostSensitiveOracle(Oracle):
     """Classification moments: weighted classification with label ``1{c_i < 0}`` and weight ``|c_i|``."""
 
-    kinds = ("classification",)
+    problems = (ExampleCosts,)
 
     def __init__(self, estimator):
         self.estimator = estimator
 
     def best_response(self, lam):
-        c = self.moment.example_costs(lam)
-        labels = (c < 0).astype(int)
-        w = np.abs(c)
+        problem = self.moment.learner_problem(lam)
+        labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
             return ConstantHypothesis(float(labels[0]))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
@@ -288,7 +295,7 @@ class FiniteClassOracle(Oracle):
     must be run with ``X = arange(n)[:, None]``.
     """
 
-    kinds = ("statistical_parity", "weighted_loss", "classification")
+    problems = (CostTable, SampleWeights, ExampleCosts)
 
     def __init__(self, predictions):
         self.predictions = np.asarray(predictions, dtype=float)
@@ -333,7 +340,7 @@ class HingeLPOracle(Oracle):
         Keep the compiled dual model and update only bounds and costs between calls.
     """
 
-    kinds = ("statistical_parity",)
+    problems = (CostTable,)
 
     def __init__(self, solver="highs", form: str = "auto", warm_start: bool = True):
         self.solver = solver
@@ -358,8 +365,7 @@ class HingeLPOracle(Oracle):
 
     def augmented_costs(self, lam) -> np.ndarray:
         """:math:`C_{i,z}` for all augmented rows, flattened with ``r = i N + j``."""
-        m = self.moment
-        return m.cost_sensitive_table(lam)[m.ycode, m.group, :].ravel()
+        return self.moment.learner_problem(lam).row_costs().ravel()
 
     def best_response(self, lam):
         C = self.augmented_costs(lam)
@@ -399,9 +405,9 @@ def make_oracle(moment, estimator, oracle: str = "auto", **heuristic_options) ->
         return estimator
     if oracle == "hinge_lp" or estimator == "hinge_lp":
         return HingeLPOracle()
-    if moment.kind == "weighted_loss":
+    if issubclass(moment.problem, SampleWeights):
         return WeightedLossOracle(estimator)
-    if moment.kind == "classification":
+    if issubclass(moment.problem, ExampleCosts):
         return CostSensitiveOracle(estimator)
     if oracle == "least_squares":
         return LeastSquaresOracle(estimator, **heuristic_options)

@@ -1,0 +1,16 @@
+"""Progress reporting of long loops (game iterations, sweeps).
+
+Lives at the bottom of the package so that the orchestration layer (``fairopt.reductions``)
+can report progress without importing the runners above it; ``fairopt.runs.base`` re-exports
+both names.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+#: progress callback: ``progress(done, total, description)``
+Progress = Callable[[int, int, str], None]
+
+
+def no_progress(done: int, total: int, description: str = "") -> None:
+    """Progress callback that ignores its arguments."""

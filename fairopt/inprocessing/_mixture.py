@@ -1,0 +1,90 @@
+"""Shared parts of the in-processing estimators: fit-input checks, the randomized mixture, the
+uniform not-optimal policy."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from fairopt._utils import as_generator
+from fairopt.errors import ConfigError, NotOptimalWarning
+from fairopt.validation import (align_features, check_groups, check_int, check_is_fitted, check_target,
+                                check_weights, check_X, num_rows, record_features)
+
+#: in-sample violation of a fairness row above which a fit is reported as not optimal
+VIOLATION_TOL = 1e-7
+
+
+def check_fit_inputs(estimator, X, y, sensitive_features, sample_weight, what: str, *,
+                     target: str = "continuous", interval=None):
+    """Validated ``(X, y, groups, sample_weight)`` of an in-processing ``fit``.
+
+    ``groups`` is a :class:`~fairopt.validation.Groups` with at least two groups (several
+    sensitive columns give intersectional groups); ``sample_weight`` stays ``None`` when not given.
+    Records ``n_features_in_`` / ``feature_names_in_`` on ``estimator``.
+    """
+    X = check_X(X, what)
+    n = num_rows(X)
+    y = check_target(y, n, kind=target, name=f"{what}: y", interval=interval)
+    groups = check_groups(sensitive_features, n, min_groups=2, name=f"{what}: sensitive_features")
+    w = None if sample_weight is None else check_weights(sample_weight, n, f"{what}: sample_weight")
+    record_features(estimator, X)
+    return X, y, groups, w
+
+
+def moment_from(constraint, known: dict, what: str, **kwargs):
+    """A fresh moment: ``constraint`` is a name in ``known`` (built with ``kwargs``) or a
+    :class:`~fairopt.reductions.moments.Moment` instance (deep-copied, so ``fit`` never changes
+    the estimator's parameter)."""
+    import copy
+
+    from fairopt.reductions.moments import Moment
+    if isinstance(constraint, Moment):
+        return copy.deepcopy(constraint)
+    if isinstance(constraint, str) and constraint in known:
+        return known[constraint](**kwargs)
+    raise ConfigError(f"{what}(constraint={constraint!r}); use one of {sorted(known)} or a "
+                      "fairopt.reductions.Moment instance.")
+
+
+def check_game_params(estimator, B=None) -> None:
+    """Typed errors for the game parameters shared by the reduction estimators (``B`` overrides
+    ``estimator.B`` when the estimator derives it)."""
+    name = type(estimator).__name__
+    check_int(estimator.max_iter, f"{name}(max_iter)")
+    B = estimator.B if B is None else B
+    if not (isinstance(B, (int, float, np.number)) and not isinstance(B, bool) and np.isfinite(B) and B > 0):
+        raise ConfigError(f"{name}(B={B!r}): the multiplier bound must be a positive number.")
+    if estimator.nu is not None and not (np.isfinite(estimator.nu) and estimator.nu > 0):
+        raise ConfigError(f"{name}(nu={estimator.nu!r}): the gap tolerance must be positive (or None).")
+    if estimator.mode not in ("practical", "faithful"):
+        raise ConfigError(f"{name}(mode={estimator.mode!r}); use 'practical' or 'faithful'.")
+
+
+def warn_if_not_optimal(estimator, res) -> None:
+    """The uniform policy of the game estimators: a fit without a convergence certificate, or whose
+    mixture violates a fairness row on the training data, warns (:class:`NotOptimalWarning`)."""
+    if res.status == "converged" and res.max_violation <= VIOLATION_TOL and res.lp_slack <= VIOLATION_TOL:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__}: the game ended with status {res.status!r}, duality gap {res.gap:.3g} "
+        f"(tolerance {res.nu:.3g}) and worst training violation {res.max_violation:.3g}; the mixture is not "
+        "certified. Raise max_iter or B, or loosen nu/eps.", NotOptimalWarning, stacklevel=3)
+
+
+class RandomizedMixture:
+    """Randomized prediction from ``predictors_`` and ``weights_``."""
+
+    def _check_fitted(self):
+        check_is_fitted(self, "weights_")
+
+    def _features(self, X):
+        """Predict-time features in the fitted column layout."""
+        self._check_fitted()
+        return align_features(self, check_X(X, f"{type(self).__name__}.predict"))
+
+    def _draw(self, components: np.ndarray, random_state):
+        seed = self.random_state if random_state is None else random_state
+        rng = as_generator(seed)
+        pick = rng.choice(self.weights_.size, size=components.shape[1], p=self.weights_)
+        return components[pick, np.arange(components.shape[1])]

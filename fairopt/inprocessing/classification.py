@@ -1,0 +1,125 @@
+"""Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+
+from fairopt.errors import DataValidationError
+from fairopt.inprocessing._mixture import (RandomizedMixture, check_fit_inputs, check_game_params,
+                                           moment_from, warn_if_not_optimal)
+from fairopt.reductions import ExponentiatedGradient, make_oracle
+from fairopt.reductions.moments import CLASSIFICATION_MOMENTS
+
+__all__ = ["FairClassifier"]
+
+
+class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
+    """Fair classification by reductions (Agarwal et al. 2018) through the exponentiated-gradient game.
+
+    The learner is called on weighted classification problems: at multipliers :math:`\\lambda`
+    example ``i`` gets the label :math:`1\\{c_i<0\\}` and weight :math:`|c_i|`, with
+    :math:`c_i` its cost of predicting 1 rather than 0 in the Lagrangian; weights are rescaled to
+    sum to ``n`` so regularised learners keep the regularisation strength they have on the raw
+    data.
+
+    Parameters
+    ----------
+    estimator : classifier, optional
+        Any scikit-learn classifier accepting ``sample_weight`` (default ``LogisticRegression``).
+    constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"} or Moment
+        Selection rates (DP), true-positive rates (EO) or both true- and false-positive rates
+        (equalized odds) of each group may differ from the overall rate by at most ``eps``.
+    eps : float, sequence or dict, default=0.01
+        Allowed difference per group.
+    solver : str or SolverSpec, default="highs"
+        LP back end of the best-mixture LP.
+    max_iter : int, default=50
+    random_state : int or None
+        Seed of the randomized ``predict``.
+    B : float, optional
+        Bound on the multipliers' l1 norm; default ``1 / eps`` (a violation of ``eps`` then costs
+        as much as the whole error range, so the penalty is exact for the usual bounds).
+    nu : float, optional
+        Duality-gap tolerance (default 1e-9 practical, 0.01 faithful).
+    mode : {"practical", "faithful"}, default="practical"
+    min_iter : int, default=5
+        Practical mode: rounds played before the gap may stop the game (the gap of heuristic
+        learners is an estimate; more rounds add columns to the mixture LP).
+
+    Attributes
+    ----------
+    predictors_, weights_, lambda_, gap_, status_, n_iter_, n_oracle_calls_, constraint_names_
+        As in :class:`~fairopt.inprocessing.FairRegressor`.
+    classes_ : ndarray
+        ``[0, 1]``.
+    groups_ : pandas.Index
+        Group labels seen at fit (tuples for several sensitive columns).
+    """
+
+    def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",
+                 max_iter=50, random_state=None, B=None, nu=None, mode="practical", min_iter=5):
+        self.estimator = estimator
+        self.constraint = constraint
+        self.eps = eps
+        self.solver = solver
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.B = B
+        self.nu = nu
+        self.mode = mode
+        self.min_iter = min_iter
+
+    def _B(self) -> float:
+        if self.B is not None:
+            return self.B
+        eps = np.min(list(self.eps.values()) if isinstance(self.eps, dict) else self.eps)
+        return 1.0 / float(eps) if eps > 0 else 10.0 / 0.01   # eps = 0: the B of eps = 0.001
+
+    def fit(self, X, y, *, sensitive_features, sample_weight=None, progress=None):
+        """Play the game on ``(X, y)``; ``y`` holds 0/1 labels (1 = favourable).
+
+        ``sensitive_features`` may hold several columns (intersectional groups); ``sample_weight``
+        makes every rate and the error weighted means.
+        """
+        X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
+                                           "FairClassifier.fit", target="binary")
+        moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=self.eps))
+                                               for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
+        self_B = self._B()
+        check_game_params(self, B=self_B)
+        self.classes_ = np.unique(y)
+        if not np.array_equal(self.classes_, [0.0, 1.0]):
+            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.tolist()}.")
+        self.classes_ = np.array([0, 1])
+        est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
+        game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
+                                     max_iter=self.max_iter, mode=self.mode, solver=self.solver,
+                                     min_iter=self.min_iter, progress=progress)
+        res = game.run(X, y, groups, sample_weight=w)
+        self.result_, self.moment_ = res, moment
+        self.groups_ = moment.groups
+        self.predictors_, self.weights_ = res.hypotheses, res.weights
+        self.lambda_, self.gap_, self.status_ = res.lambda_, res.gap, res.status
+        self.n_oracle_calls_, self.n_iter_ = res.n_oracle_calls, res.n_iter
+        self.constraint_names_ = moment.row_names()
+        warn_if_not_optimal(self, res)
+        return self
+
+    def predict_components(self, X) -> np.ndarray:
+        X = self._features(X)
+        return np.vstack([h.predict(X) for h in self.predictors_])
+
+    def predict(self, X, random_state=None) -> np.ndarray:
+        """Randomized labels (seeded)."""
+        return self._draw(self.predict_components(X), random_state).astype(int)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Probability that the randomized classifier predicts each class."""
+        p1 = self.weights_ @ self.predict_components(X)
+        return np.column_stack([1.0 - p1, p1])
+
+    def decision_scores(self, X) -> np.ndarray:
+        """Real-valued scores of the support members (their class-1 probabilities), ``(K, n)``."""
+        X = self._features(X)
+        return np.vstack([h.score(X) for h in self.predictors_])

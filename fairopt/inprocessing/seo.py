@@ -1,0 +1,60 @@
+"""Zero-covariance least squares (Johnson, Foster & Stine 2016): :class:`SEORegressor`."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from fairopt.inprocessing._mixture import check_fit_inputs
+from fairopt.validation import align_features, as_float, check_is_fitted, check_X
+
+__all__ = ["SEORegressor"]
+
+
+class SEORegressor(RegressorMixin, BaseEstimator):
+    """Least squares with zero sample covariance between predictions and the protected attribute.
+
+    Closed form (Johnson, Foster & Stine 2016): with :math:`M=(\\tilde X^\\top W\\tilde X)^{-1}`,
+    :math:`K=\\tilde X^\\top W(\\mathbf A-\\bar{\\mathbf A})` (group indicators, one group dropped;
+    ``W`` the sample weights, identity by default),
+    :math:`\\beta=\\beta_{OLS}-MK(K^\\top MK)^{-1}K^\\top\\beta_{OLS}`.
+
+    Parameters
+    ----------
+    clip : bool, default=True
+        Clip predictions into ``[0, 1]``; the targets must then lie in ``[0, 1]`` (others are
+        rejected at fit rather than silently clipped: use ``clip=False`` for other ranges).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d + 1,)
+        Coefficients, intercept last.
+    groups_ : pandas.Index
+    n_features_in_, feature_names_in_
+        Columns seen at fit; a DataFrame at predict is reordered by name.
+    """
+
+    def __init__(self, clip=True):
+        self.clip = clip
+
+    def fit(self, X, y, *, sensitive_features, sample_weight=None):
+        """Solve the zero-covariance least-squares problem (weighted by ``sample_weight``)."""
+        X, y, grp, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight, "SEORegressor.fit",
+                                        interval=(0.0, 1.0) if self.clip else None)
+        Xf = as_float(np.asarray(X), "SEORegressor.fit: X")
+        w = np.ones(len(y)) if w is None else w
+        Xt = np.hstack([Xf, np.ones((len(y), 1))])
+        A = (grp.codes[:, None] == np.arange(1, grp.n_groups)[None, :]).astype(float)
+        XtW = Xt.T * w
+        M = np.linalg.pinv(XtW @ Xt)
+        beta = M @ (XtW @ y)
+        K = XtW @ (A - np.average(A, axis=0, weights=w))
+        KMK = K.T @ M @ K
+        self.coef_ = beta - M @ K @ np.linalg.solve(KMK, K.T @ beta)
+        self.groups_ = grp.labels
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "coef_", "fit(X, y, sensitive_features=...)")
+        X = align_features(self, check_X(X, "SEORegressor.predict"))
+        pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]
+        return np.clip(pred, 0.0, 1.0) if self.clip else pred

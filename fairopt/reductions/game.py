@@ -1,0 +1,227 @@
+r"""The Lagrangian game loop and its players.
+
+Reductions find a randomized hypothesis ``Q`` for
+:math:`\min_Q\max_{\lambda\ge0} L(Q,\lambda)`, :math:`L(Q,\lambda)=\mathrm{cost}(Q)+\lambda^\top(g(Q)-b)`,
+by letting two players take turns (Freund & Schapire 1996; Agarwal et al. 2018; Kearns et al. 2018).
+This module holds what every such game shares, so that a new game is a new player, not a new loop:
+
+:class:`Game`
+    the loop. Each round the *multiplier player* proposes :math:`\lambda_t`, the *learner* answers
+    with a best response :math:`h_t=\arg\min_h L(h,\lambda_t)`, the hypothesis enters the
+    *pool*, and the multiplier player observes it (and may price more columns, solve a restricted
+    LP over the pool, or add constraint rows) and says whether to stop.
+:class:`Learner` (protocol)
+    the learner oracle: ``prepare(moment, X)`` once, then ``best_response(lam)`` returning a
+    hypothesis (an object with ``predict(X)``). The oracles of :mod:`fairopt.reductions.oracles`
+    implement it; they solve the moment's learner problem (:mod:`fairopt.reductions.problems`).
+:class:`HypothesisPool`
+    the distinct hypotheses found so far with their statistics ``cost`` ``(K,)`` and ``G``
+    ``(K, M)`` under the moment; :meth:`HypothesisPool.refresh` recomputes ``G`` after the moment
+    gained rows.
+:class:`MultiplierPlayer` (protocol)
+    ``start(game)``, ``propose(t) -> lambda``, ``observe(t, index) -> stop``,
+    ``finish(t) -> GameResult``; ``use_pool`` says whether the learner's answer may be replaced by
+    a pool member with a smaller Lagrangian. The two exponentiated-gradient modes
+    (:class:`~fairopt.reductions.exponentiated_gradient.FaithfulEG`,
+    :class:`~fairopt.reductions.exponentiated_gradient.PracticalEG`) are such players.
+
+An *auditor* that adds constraint rows (as in the learner-auditor game of balanced filtering) is
+a multiplier player: in ``observe`` it finds violated rows, extends the moment (``bound`` and the
+``stats`` it returns), calls ``game.pool.refresh()`` so every pool member is re-scored on the new
+rows, and proposes multipliers of the new length in the next round. The loop itself never looks at
+the number of rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from fairopt._progress import Progress, no_progress
+
+__all__ = ["Game", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages"]
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """Best-response oracle of the learner (see the module docstring)."""
+
+    def prepare(self, moment, X) -> "Learner": ...
+
+    def best_response(self, lam) -> Any: ...
+
+
+@runtime_checkable
+class MultiplierPlayer(Protocol):
+    """The player choosing :math:`\\lambda` (see the module docstring)."""
+
+    use_pool: bool
+
+    def start(self, game: "Game") -> None: ...
+
+    def propose(self, t: int) -> np.ndarray: ...
+
+    def observe(self, t: int, index: int) -> bool: ...
+
+    def finish(self, t: int) -> "GameResult": ...
+
+
+@dataclass
+class GameResult:
+    """Outcome of a game.
+
+    ``hypotheses``/``weights`` describe the randomized predictor ``Q`` (empty when infeasible);
+    ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
+    estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
+    ``status`` is ``"converged"``, ``"max_iter"`` or ``"infeasible"``.
+    """
+
+    status: str
+    hypotheses: list
+    weights: np.ndarray
+    lambda_: np.ndarray
+    gap: float
+    cost: float
+    constraint_values: np.ndarray
+    bound: np.ndarray
+    n_iter: int
+    n_oracle_calls: int
+    mode: str
+    B: float
+    nu: float
+    lp_slack: float = 0.0
+    violated_row: str | None = None
+    seconds: float = 0.0
+    history: list[dict[str, Any]] = field(default_factory=list)
+    pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    @property
+    def max_violation(self) -> float:
+        """``max(0, max_j g_j(Q) - b_j)``."""
+        if self.constraint_values.size == 0:
+            return 0.0
+        return float(max(0.0, np.max(self.constraint_values - self.bound)))
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+
+class RunningAverages:
+    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
+
+    def __init__(self, n_rows: int):
+        self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)
+
+    def update(self, cost: float, g: np.ndarray, lam: np.ndarray, t: int):
+        self.cost += (cost - self.cost) / t
+        self.g += (g - self.g) / t
+        self.lam += (lam - self.lam) / t
+        return self.cost, self.g, self.lam
+
+
+class HypothesisPool:
+    """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M) under ``moment``.
+
+    Hypotheses are deduplicated by their statistics (rounded to 1e-12), and members of a finite
+    class by their ``index``.
+    """
+
+    def __init__(self, moment, X):
+        self.moment, self.X = moment, X
+        self.hyps: list = []
+        self.costs: list[float] = []
+        self.G: list[np.ndarray] = []
+        self._keys: dict = {}
+        self._arrays = None
+
+    def add(self, h) -> int:
+        """Index of ``h`` in the pool (appended when new)."""
+        index = getattr(h, "index", None)          # finite classes: members are known by index
+        if index is not None and ("member", index) in self._keys:
+            return self._keys[("member", index)]
+        cost, g = self.moment.stats(h.predict(self.X))
+        key = np.round(np.concatenate([[cost], g]), 12).tobytes()
+        if key not in self._keys:
+            self._keys[key] = len(self.hyps)
+            self.hyps.append(h)
+            self.costs.append(cost)
+            self.G.append(g)
+            self._arrays = None
+        if index is not None:
+            self._keys[("member", index)] = self._keys[key]
+        return self._keys[key]
+
+    def refresh(self) -> None:
+        """Recompute every member's statistics (after the moment changed, e.g. gained rows)."""
+        stats = [self.moment.stats(h.predict(self.X)) for h in self.hyps]
+        self.costs = [c for c, _ in stats]
+        self.G = [g for _, g in stats]
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(costs, G)`` as arrays of shape ``(K,)`` and ``(K, M)``."""
+        if self._arrays is None:
+            self._arrays = (np.asarray(self.costs), np.vstack(self.G))
+        return self._arrays
+
+    def __len__(self) -> int:
+        return len(self.hyps)
+
+
+class Game:
+    """Loop of a two-player Lagrangian game over a moment, a learner and a hypothesis pool.
+
+    Parameters
+    ----------
+    moment : fairopt.reductions.moments.Moment
+        A *fitted* moment: ``stats(pred) -> (cost, g)``, ``bound``, ``lagrangian``.
+    learner : Learner
+        A prepared best-response oracle.
+    X : array-like
+        Training features (the pool scores hypotheses on them).
+    progress : callable, optional
+        ``progress(done, total, description)``; players report through :meth:`report`.
+    """
+
+    def __init__(self, moment, learner: Learner, X, progress: Progress | None = None):
+        self.moment = moment
+        self.learner = learner
+        self.pool = HypothesisPool(moment, X)
+        self.progress = progress or no_progress
+        self.n_calls = 0
+
+    # ---- services for the players -----------------------------------------------------------
+    def lagrangian(self, cost, g, lam) -> float:
+        return float(self.moment.lagrangian(cost, g, lam))
+
+    def respond(self, lam, use_pool: bool = False) -> tuple[int, float]:
+        """Pool index of the learner's best response to ``lam`` and its Lagrangian value.
+
+        With ``use_pool`` a pool member with a smaller Lagrangian replaces the learner's answer
+        (inexact oracles).
+        """
+        self.n_calls += 1
+        idx = self.pool.add(self.learner.best_response(lam))
+        if not use_pool:
+            return idx, self.lagrangian(self.pool.costs[idx], self.pool.G[idx], lam)
+        costs, G = self.pool.arrays()
+        values = self.moment.lagrangian(costs, G, lam)
+        best = int(np.argmin(values))
+        if values[best] < values[idx]:
+            idx = best
+        return idx, float(values[idx])
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def play(self, player: MultiplierPlayer, max_iter: int) -> GameResult:
+        """Play up to ``max_iter`` rounds; the player decides when to stop and builds the result."""
+        player.start(self)
+        t = 0
+        for t in range(1, int(max_iter) + 1):
+            lam = player.propose(t)
+            idx, _ = self.respond(lam, use_pool=player.use_pool)
+            if player.observe(t, idx):
+                break
+        return player.finish(t)

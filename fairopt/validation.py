@@ -1,0 +1,437 @@
+"""Input validation shared by every fairopt estimator (and the metrics).
+
+One place checks what crosses the public boundary, so every estimator accepts the same inputs and
+raises the same typed errors (:class:`~fairopt.errors.DataValidationError`,
+:class:`~fairopt.errors.NotFittedError`) with messages that say what to fix. Nothing is dropped
+or coerced silently: missing values, non-finite features, mismatched lengths, negative weights,
+mixed label types and empty inputs raise.
+
+API (all functions take the caller's ``name`` so messages name the argument):
+
+Features
+    :func:`check_X` -- rows, non-empty, finite numeric values (DataFrames and sparse kept as is).
+    :func:`record_features` / :func:`align_features` -- remember the columns at ``fit`` and, at
+    predict time, reorder a DataFrame by column name (or check the column count of an array).
+Targets
+    :func:`check_target` -- ``kind="continuous"`` (finite floats, optional ``interval``) or
+    ``kind="binary"`` (labels in {0, 1}).
+Sensitive features
+    :func:`check_groups` -> :class:`Groups` (integer ``codes`` and ``labels``). Accepts one
+    attribute (1-D array, list of row labels, Series), several attributes for intersectional
+    groups (DataFrame, 2-D array, mapping), or the name(s) of columns of ``X``
+    (:func:`sensitive_columns` says which). :meth:`Groups.encode` maps new data onto the groups
+    seen at fit.
+Weights and scalars
+    :func:`check_weights` (``sample_weight``), :func:`check_int` (``max_iter``, sample sizes).
+Fitted estimators
+    :func:`check_is_fitted`.
+Low-level
+    :func:`as_1d`, :func:`as_float`.
+
+Writing a new estimator::
+
+    def fit(self, X, y, *, sensitive_features, sample_weight=None):
+        X = check_X(X, "MyEstimator.fit")
+        n = num_rows(X)
+        y = check_target(y, n, kind="binary")
+        grp = check_groups(sensitive_features, n, X=X, min_groups=2)
+        w = check_weights(sample_weight, n)
+        record_features(self, X)
+        ...
+    def predict(self, X, sensitive_features=None):
+        check_is_fitted(self, "coef_")
+        X = align_features(self, check_X(X, "MyEstimator.predict"))
+        codes = self.groups_.encode(sensitive_features, X=X)   # if groups are needed
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from fairopt.errors import DataValidationError, NotFittedError
+
+__all__ = ["Groups", "align_features", "as_1d", "as_float", "as_groups", "check_X", "check_groups", "check_int",
+           "check_is_fitted", "check_target", "check_weights", "num_rows", "record_features",
+           "sensitive_columns"]
+
+
+# ------------------------------------------------------------------------------- 1-D arrays
+def _first_missing(values) -> tuple[int, int]:
+    miss = np.asarray(pd.isna(values))
+    return int(miss.sum()), int(np.argmax(miss)) if miss.any() else -1
+
+
+def num_rows(X) -> int:
+    """Number of rows of an array, DataFrame, sparse matrix or sequence."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    return len(X)
+
+
+def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:
+    """Return ``x`` as a 1-D numpy array, checking its length against ``n`` and for missing values."""
+    if x is None:
+        raise DataValidationError(f"{name} is required but was None.")
+    if isinstance(x, pd.DataFrame):
+        if x.shape[1] != 1:
+            raise DataValidationError(
+                f"{name} must be one column but a DataFrame with {x.shape[1]} columns was given; "
+                "pass a Series or a 1-D array.")
+        x = x.iloc[:, 0]
+    arr = x.to_numpy() if isinstance(x, (pd.Series, pd.Index)) else np.asarray(x)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DataValidationError(f"{name} must be 1-D, got an array of shape {arr.shape}.")
+    if n is not None and arr.shape[0] != n:
+        raise DataValidationError(
+            f"{name} has {arr.shape[0]} rows but the other inputs have {n}; pass arrays of the same length.")
+    if not allow_missing:
+        count, first = _first_missing(arr)
+        if count:
+            raise DataValidationError(
+                f"{name} has {count} missing value(s) (first at position {first}); impute or drop those "
+                "rows first (fairopt never drops rows silently).")
+    return arr
+
+
+def as_float(arr: np.ndarray, name: str) -> np.ndarray:
+    """Convert to float64, requiring numeric (or boolean) finite values."""
+    if arr.dtype == bool:
+        return arr.astype(float)
+    if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
+        raise DataValidationError(f"{name} must be numeric; got values of dtype {arr.dtype} "
+                                  f"(e.g. {arr.ravel()[:3].tolist()}); encode them as numbers first.")
+    try:
+        out = np.asarray(arr, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numeric; got values of dtype {arr.dtype}.") from exc
+    if not np.isfinite(out).all():
+        bad = int((~np.isfinite(out)).sum())
+        first = int(np.argmax(~np.isfinite(out).ravel()))
+        raise DataValidationError(f"{name} has {bad} non-finite value(s) (inf or NaN; first at position "
+                                  f"{first}); remove or clip them.")
+    return out
+
+
+# ------------------------------------------------------------------------------- features
+def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True):
+    """Validate a feature matrix and return it (DataFrames and sparse matrices unchanged).
+
+    Lists become numpy arrays. Raises on ``None``, fewer than ``min_rows`` rows, 1-D or 3-D
+    arrays, and (``ensure_finite``) NaN/inf in numeric columns or missing values in other columns
+    of a DataFrame.
+    """
+    if X is None:
+        raise DataValidationError(f"{name}: X is required but was None.")
+    if not isinstance(X, pd.DataFrame) and not sp.issparse(X):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise DataValidationError(f"{name}: X must be 2-D (rows x features), got shape {X.shape}; "
+                                      "reshape a single feature with X.reshape(-1, 1).")
+    n = num_rows(X)
+    if n < min_rows:
+        raise DataValidationError(f"{name}: X has {n} rows; at least {min_rows} needed.")
+    if ensure_finite:
+        if isinstance(X, pd.DataFrame):
+            num = X.select_dtypes(include=["number", "bool"])
+            bad_num = [c for c in num.columns if not np.isfinite(num[c].to_numpy(dtype=float)).all()]
+            bad_other = [c for c in X.columns if c not in num.columns and X[c].isna().any()]
+            if bad_num or bad_other:
+                raise DataValidationError(f"{name}: X has NaN/inf or missing values in column(s) "
+                                          f"{(bad_num + bad_other)[:10]}; impute or drop those rows.")
+        else:
+            data = X.data if sp.issparse(X) else X
+            if data.dtype.kind in "biuf":
+                finite = np.isfinite(data)
+                if not finite.all():
+                    first = np.unravel_index(int(np.argmax(~finite)), data.shape) if not sp.issparse(X) \
+                        else int(np.argmax(~finite))
+                    raise DataValidationError(
+                        f"{name}: X has {int((~finite).sum())} NaN/inf value(s) (first at {first}); "
+                        "impute, clip or drop them.")
+            elif data.dtype.kind == "O":
+                count, first = _first_missing(data.ravel())
+                if count:
+                    raise DataValidationError(f"{name}: X has {count} missing value(s); impute or drop them.")
+    return X
+
+
+def record_features(estimator, X) -> None:
+    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns)."""
+    estimator.n_features_in_ = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
+    if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
+        estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    elif "feature_names_in_" in estimator.__dict__:
+        del estimator.feature_names_in_
+
+
+def align_features(estimator, X, name: str = "X"):
+    """Bring predict-time ``X`` into the column layout seen at fit.
+
+    A DataFrame is reordered by column name (extra columns dropped, missing ones an error), so a
+    reordered frame predicts exactly as the original; an array must have ``n_features_in_``
+    columns.
+    """
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and isinstance(X, pd.DataFrame):
+        missing = [c for c in names if c not in X.columns]
+        if missing:
+            raise DataValidationError(f"{name} lacks column(s) {missing[:10]} seen at fit; pass the same "
+                                      "features as at fit.")
+        return X.loc[:, list(names)]
+    n_features = getattr(estimator, "n_features_in_", None)
+    d = X.shape[1] if getattr(X, "ndim", 2) == 2 else 1
+    if n_features is not None and d != n_features:
+        raise DataValidationError(f"{name} has {d} feature(s) but {type(estimator).__name__} was fitted "
+                                  f"with {n_features}.")
+    return X
+
+
+# ------------------------------------------------------------------------------- targets
+def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
+                 interval: tuple[float, float] | None = None) -> np.ndarray:
+    """Validated float targets of length ``n``.
+
+    ``kind="continuous"``: finite numbers, inside ``interval`` when given (values outside are
+    rejected, never clipped). ``kind="binary"``: labels in {0, 1} (booleans allowed); other labels
+    (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1.
+    """
+    arr = as_1d(y, name, n)
+    if kind == "binary":
+        if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
+            raise DataValidationError(
+                f"{name} has non-numeric labels {list(pd.unique(arr))[:5]}; encode them as 0/1 (1 = favourable "
+                "label), e.g. (y == 'yes').astype(int).")
+        out = as_float(arr, name)
+        if not np.isin(out, (0.0, 1.0)).all():
+            raise DataValidationError(f"{name} must hold binary labels 0/1, got {np.unique(out)[:5].tolist()}; "
+                                      "encode the favourable label as 1 and the other as 0.")
+        return out
+    if kind != "continuous":
+        raise ValueError(f"kind={kind!r}")  # programming error, not user input
+    out = as_float(arr, name)
+    if interval is not None and out.size and (out.min() < interval[0] or out.max() > interval[1]):
+        lo, hi = interval
+        raise DataValidationError(
+            f"{name} must lie in [{lo:g}, {hi:g}] (got [{out.min():.4g}, {out.max():.4g}]); rescale it, e.g. "
+            "(y - y.min()) / (y.max() - y.min()), instead of relying on clipping.")
+    return out
+
+
+# ------------------------------------------------------------------------------- weights
+def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray:
+    """Validated float weights (ones when ``sample_weight`` is None): finite, >= 0, positive total."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = as_float(as_1d(sample_weight, name, n), name)
+    if (w < 0).any():
+        first = int(np.argmax(w < 0))
+        raise DataValidationError(
+            f"{name} has {int((w < 0).sum())} negative value(s) (first at position {first}); weights must be "
+            ">= 0.")
+    if n and not w.sum() > 0:
+        raise DataValidationError(f"{name} sums to 0; at least one row needs a positive weight.")
+    return w
+
+
+def check_int(value, name: str, min_value: int = 1) -> int:
+    """An integer parameter ``>= min_value`` (integral floats such as ``1e4`` accepted; ``2.5``,
+    booleans, NaN and strings rejected)."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if not ok and isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        ok = bool(np.isfinite(value)) and float(value).is_integer()
+    if not ok:
+        raise DataValidationError(f"{name} must be an integer, got {value!r}.")
+    if int(value) < min_value:
+        raise DataValidationError(f"{name} must be at least {min_value}, got {value!r}.")
+    return int(value)
+
+
+# ------------------------------------------------------------------------------- groups
+@dataclass(frozen=True)
+class Groups:
+    """Integer group codes ``0..n_groups-1`` per row and the group labels (Index or MultiIndex).
+
+    ``columns`` holds the names of ``X``'s columns the groups were read from (``None`` when the
+    groups were passed as data).
+    """
+
+    codes: np.ndarray
+    labels: pd.Index
+    columns: tuple | None = None
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.labels)
+
+    def counts(self, weights=None) -> np.ndarray:
+        """Row count (or total weight) of every group."""
+        return np.bincount(self.codes, weights=weights, minlength=self.n_groups).astype(float)
+
+    def encode(self, sensitive_features, n: int | None = None, X=None,
+               name: str = "sensitive_features") -> np.ndarray:
+        """Codes of new rows in these groups; groups unseen here raise.
+
+        ``sensitive_features=None`` reads the columns the groups came from out of ``X``.
+        """
+        if sensitive_features is None and self.columns is not None:
+            sensitive_features = list(self.columns)
+        new = check_groups(sensitive_features, n, X=X, name=name)
+        pos = self.labels.get_indexer(new.labels)
+        if (pos < 0).any():
+            unseen = [new.labels[i] for i in np.flatnonzero(pos < 0)[:5]]
+            raise DataValidationError(f"group(s) {unseen} were not seen at fit (known groups: "
+                                      f"{list(self.labels)[:10]}); refit with rows from every group.")
+        return pos[new.codes].astype(np.intp)
+
+
+def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | None:
+    """Names of ``X``'s columns when ``sensitive_features`` names them, else ``None``.
+
+    A string names one column. A list/tuple of strings names columns only when its length differs
+    from the number of rows; a list with one entry per row is always read as row labels (so
+    ``["a", "b", "a", ...]`` is one attribute even when ``X`` has columns ``a`` and ``b``).
+    """
+    if isinstance(sensitive_features, str):
+        cols = [sensitive_features]
+    elif (isinstance(sensitive_features, (list, tuple)) and sensitive_features
+          and all(isinstance(c, str) for c in sensitive_features)
+          and len(sensitive_features) != (num_rows(X) if n is None and X is not None else n)):
+        cols = list(sensitive_features)
+    else:
+        return None
+    if not isinstance(X, pd.DataFrame):
+        raise DataValidationError(f"sensitive_features={sensitive_features!r} names columns, so X must be a "
+                                  "pandas DataFrame containing them (or pass one group label per row).")
+    missing = [c for c in cols if c not in X.columns]
+    if missing:
+        raise DataValidationError(f"sensitive_features names {missing}: not a column of X, i.e. not in X's "
+                                  f"columns {list(X.columns)[:20]}; pass one group label per row ({num_rows(X)} "
+                                  "rows) or existing column names.")
+    if len(set(cols)) != len(cols):
+        raise DataValidationError(f"sensitive_features names a column twice: {cols}.")
+    return cols
+
+
+def _columns(sensitive_features) -> tuple[list[np.ndarray], list]:
+    """Split group input into a list of 1-D columns and their names."""
+    if isinstance(sensitive_features, Mapping):
+        sensitive_features = pd.DataFrame(dict(sensitive_features))
+    if isinstance(sensitive_features, pd.DataFrame):
+        if sensitive_features.shape[1] == 0:
+            raise DataValidationError("sensitive_features is a DataFrame with no columns; pass at least one.")
+        names = list(sensitive_features.columns)
+        return [col.to_numpy() for _, col in sensitive_features.items()], names  # per column, not per row
+    if isinstance(sensitive_features, pd.Series):
+        return [sensitive_features.to_numpy()], [sensitive_features.name]
+    arr = np.asarray(sensitive_features)
+    if arr.ndim == 1 and arr.dtype.kind in "US" and not all(isinstance(v, str) for v in sensitive_features):
+        # numpy turned mixed labels (["a", 1], ["a", nan]) into strings: keep the objects so the
+        # mixed types and missing values are caught instead of becoming groups "1" and "nan"
+        arr = np.empty(len(sensitive_features), dtype=object)
+        arr[:] = list(sensitive_features)
+    if arr.ndim == 1:
+        return [arr], [None]
+    if arr.ndim == 2:
+        return [arr[:, j] for j in range(arr.shape[1])], [f"sf{j}" for j in range(arr.shape[1])]
+    raise DataValidationError(
+        f"sensitive_features must be 1-D (one attribute) or 2-D (rows x attributes); got shape {arr.shape}.")
+
+
+def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
+    if col.dtype == object:
+        kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, (numbers.Number, np.bool_))
+                 else type(v).__name__ for v in pd.unique(col)}
+        if len(kinds) > 1:
+            raise DataValidationError(
+                f"{label} mixes label types {sorted(kinds)}; use one type for every row, e.g. convert all "
+                "labels to strings with .astype(str).")
+    try:
+        return pd.factorize(col, sort=True)
+    except TypeError as exc:
+        raise DataValidationError(f"{label} has labels that cannot be ordered ({exc}); use strings or "
+                                  "numbers.") from exc
+
+
+def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=None, min_groups: int = 1,
+                 name: str = "sensitive_features") -> Groups:
+    """Factorise group membership into codes; several columns define intersectional groups.
+
+    ``sensitive_features`` may be one attribute (1-D array, Series, list of row labels), several
+    (DataFrame, 2-D array, ``{name: column}``), or column name(s) of ``X`` (see
+    :func:`sensitive_columns`). Labels must be all strings or all numbers; missing labels raise.
+
+    Rows of a multi-column input are combined lexicographically (each column factorised with
+    sorted levels, then the code tuples re-factorised), so labels come out sorted and only
+    observed combinations become groups. ``groups`` optionally declares the full list of groups
+    (labels, or tuples for several columns); declared groups absent from the data then exist
+    with zero weight, and observed groups missing from the declaration are an error.
+    ``min_groups`` (e.g. 2 for a fairness constraint) is checked on the observed groups.
+    """
+    if sensitive_features is None:
+        raise DataValidationError(f"{name} is required: pass the group of every row (array, Series, "
+                                  "DataFrame for intersectional groups, or the name(s) of columns of X).")
+    if n is None and X is not None:
+        n = num_rows(X)
+    cols_of_X = sensitive_columns(sensitive_features, X, n) if X is not None else None
+    if cols_of_X is not None:
+        sensitive_features = X[cols_of_X]
+    cols, names = _columns(sensitive_features)
+    m = len(cols[0]) if n is None else n
+    codes_list, levels = [], []
+    for col, cname in zip(cols, names):
+        label = name if cname is None else f"{name}[{cname!r}]"
+        col = as_1d(col, label, m)
+        c, u = _factorize(col, label)
+        codes_list.append(c.astype(np.intp))
+        levels.append(np.asarray(u, dtype=object) if len(cols) > 1 else u)
+    if len(cols) == 1:
+        codes = codes_list[0]
+        labels = pd.Index(levels[0], name=names[0])
+    else:
+        combined = codes_list[0]
+        for c, u in zip(codes_list[1:], levels[1:]):
+            combined, _ = pd.factorize(combined * len(u) + c, sort=True)
+        codes = combined.astype(np.intp)
+        _, first = np.unique(codes, return_index=True)
+        labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels)], names=names)
+    if len(labels) < min_groups:
+        count = "a single group" if len(labels) == 1 else f"{len(labels)} groups"
+        raise DataValidationError(f"{name} has {count} {list(labels)[:5]}; at least {min_groups} are needed "
+                                  "(a fairness constraint compares groups).")
+    if groups is not None:
+        declared = groups if isinstance(groups, pd.Index) else pd.Index(list(groups))
+        if declared.has_duplicates:
+            raise DataValidationError("groups contains duplicate labels; list each group once.")
+        pos = declared.get_indexer(labels)
+        if (pos < 0).any():
+            missing = list(labels[pos < 0])[:5]
+            raise DataValidationError(
+                f"observed group(s) {missing} are not in the declared groups {list(declared)[:10]}; add them "
+                "to `groups` or fix sensitive_features.")
+        codes = pos[codes].astype(np.intp)
+        labels = declared.set_names(labels.names) if declared.nlevels == labels.nlevels else declared
+    return Groups(codes=codes, labels=labels, columns=None if cols_of_X is None else tuple(cols_of_X))
+
+
+def as_groups(sensitive_features, n: int | None = None) -> Groups:
+    """``sensitive_features`` itself if it is already :class:`Groups`, else :func:`check_groups`."""
+    if isinstance(sensitive_features, Groups):
+        if n is not None and sensitive_features.codes.size != n:
+            raise DataValidationError(f"sensitive_features has {sensitive_features.codes.size} rows for {n}.")
+        return sensitive_features
+    return check_groups(sensitive_features, n)
+
+
+# ------------------------------------------------------------------------------- fitted
+def check_is_fitted(estimator, attribute: str, hint: str = "fit(X, y, sensitive_features=...)") -> None:
+    """Raise :class:`~fairopt.errors.NotFittedError` unless ``estimator`` has ``attribute``."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(f"{type(estimator).__name__} is not fitted; call {hint} first.")
