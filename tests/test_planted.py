@@ -105,3 +105,15 @@ def test_random_feasible_programs_match_truth_and_finite_differences(seed, quadr
             tol = 1e-4 * max(1.0, abs(y[r]))
             assert abs(sol.dual[block][r] - fd) <= tol + DUAL_TOL.get(spec, 0) * max(1.0, np.abs(y).max())
             assert abs(fd - y[r]) <= tol
+
+
+def test_solver_status_benchmark_smoke(tmp_path):
+    import json
+
+    from conftest import load_benchmark
+    bench = load_benchmark("solver_status")
+    out = tmp_path / "solver_status.json"
+    assert bench.main(["--n", "6", "--specs", "highs:highs,scipy:highs", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["totals"] == {"instances": 12, "wrong_status": 0, "wrong_optimum": 0, "raw_exceptions": 0}
+    assert set(data["backends"]["highs:highs"]["by_truth"]) <= {"optimal", "infeasible", "unbounded"}
