@@ -1,20 +1,21 @@
-"""Command line: ``fairopt run | solvers | inspect``.
+"""Command line: ``fairopt run | sweep | frontier | solvers | inspect``.
 
 Exit codes: 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid input (card,
 data, parameters, missing solver); 3 finished without proof of optimality (time or iteration
-limit). ``run`` writes ``result.json`` in cases 0, 1 and 3.
+limit). ``run`` writes ``result.json`` in cases 0, 1 and 3; ``sweep`` exits with the worst code of
+its tasks (1 before 3 before 0).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
 import sys
-import time
 from pathlib import Path
 
 from fairopt import __version__
-from fairopt.errors import FairoptError, InfeasibleError, SolverError
+from fairopt.errors import DataNotFoundError, FairoptError
 
 
 def escape(text: str) -> str:
@@ -32,98 +33,114 @@ def _console(stderr: bool = False):
 
 
 def _fmt(value) -> str:
-    if isinstance(value, float):
+    """Numbers to 4 significant digits (never ``-0``); ``None`` (an undefined value) as ``n/a``."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
+        value = float(value)
         if math.isnan(value):
             return "nan"
-        return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
+        if value == int(value) and abs(value) < 1e9:
+            return str(int(value))
+        text = f"{value:.4g}"
+        return "0" if text in ("-0", "0") else text
     return str(value)
 
 
-def _print_table(console, title: str, columns, rows) -> None:
+def _rich_table(title: str, columns, rows):
+    """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
+    from rich import box
     from rich.table import Table as RichTable
-    table = RichTable(title=title, title_justify="left")
+    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    rows = [list(r) for r in rows]
     for i, col in enumerate(columns):
-        table.add_column(str(col), justify="left" if i == 0 else "right")
+        values = [r[i] for r in rows if i < len(r) and r[i] is not None and r[i] != ""]
+        numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        table.add_column(str(col), justify="right" if numeric and i > 0 else "left", overflow="fold")
     for row in rows:
         table.add_row(*[_fmt(v) for v in row])
-    console.print(table)
+    return table
+
+
+def _print_table(console, title: str, columns, rows) -> None:
+    console.print(_rich_table(title, columns, rows))
 
 
 def _json_safe(obj):
-    """Floats that JSON cannot hold (nan, inf) become null; numpy scalars become Python."""
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+    from fairopt.runs.execute import json_safe
+    return json_safe(obj)
+
+
+def default_out_dir(card, solver: str | None) -> Path:
+    """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
+    each other silently."""
+    name = card.name if not solver else f"{card.name}@{solver.replace(':', '-')}"
+    return Path("fairopt-results") / name
+
+
+def _progress_bar(console, quiet: bool):
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TimeElapsedColumn(), console=console, transient=True,
+                    disable=quiet or not console.is_terminal)
+
+
+def _callback(bar):
+    task = bar.add_task("starting", total=1)
+
+    def progress(done: int, total: int, description: str = "") -> None:
+        bar.update(task, completed=done, total=max(total, 1), description=description or "working")
+    return progress
 
 
 def cmd_run(args) -> int:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from fairopt.config import load_card
+    from fairopt.runs.execute import execute, exit_code, solver_label
     console = _console()
-    t0 = time.perf_counter()
     card = load_card(args.card, args.set, args.solver)
-    out_dir = Path(args.out) if args.out else Path("fairopt-results") / card.name
+    out_dir = Path(args.out) if args.out else default_out_dir(card, args.solver)
     console.print(f"[bold]fairopt {__version__}[/bold] · card [cyan]{card.name}[/cyan] · "
                   f"formulation [cyan]{card.formulation}[/cyan]"
                   + (f" · solver [cyan]{card.solver}[/cyan]" if card.solver else ""))
-    result = {"card": card.name, "card_path": str(card.path), "formulation": card.formulation,
-              "fairopt_version": __version__, "parameters": card.parameters.model_dump(mode="json"),
-              "data": card.data.model_dump(mode="json")}
-    code = 0
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=True,
-                  disable=args.quiet or not console.is_terminal) as bar:
-        task = bar.add_task("starting", total=1)
-
-        def progress(done: int, total: int, description: str = "") -> None:
-            bar.update(task, completed=done, total=max(total, 1), description=description or "working")
-        try:
-            output = card.runner.run(card, card.parameters, card.data, card.solver, progress)
-        except InfeasibleError as exc:
-            output, code = None, 1
-            result.update(status="infeasible", backend=str(card.solver.backend) if card.solver else None,
-                          solver=card.solver.solver if card.solver else None, metrics={},
-                          error=str(exc), infeasible_constraint=exc.constraint, tightest=exc.tightest)
-        except SolverError as exc:
-            output, code = None, 1
-            result.update(status=str(exc.status or "error"),
-                          backend=str(card.solver.backend) if card.solver else None,
-                          solver=card.solver.solver if card.solver else None, metrics={},
-                          error=str(exc))
-    total = time.perf_counter() - t0
-    if output is not None:
-        metrics = {k: float(v) for k, v in output.metrics.items()}
-        undefined = sorted(k for k, v in metrics.items() if not math.isfinite(v))
-        if output.status != "optimal":
-            code = 3
-        result.update(backend=output.backend, solver=output.solver, status=output.status,
-                      # metrics stay a flat dict of finite floats; undefined ones are listed by name
-                      metrics={k: v for k, v in metrics.items() if k not in undefined},
-                      undefined_metrics=undefined,
-                      timings={"build_seconds": output.build_seconds, "solve_seconds": output.solve_seconds,
-                               "total_seconds": total},
-                      tables=[{"title": t.title, "columns": t.columns, "rows": t.rows} for t in output.tables],
-                      extra=output.extra)
-        for t in output.tables:
-            _print_table(console, t.title, t.columns, t.rows)
-        _print_table(console, "Metrics", ["metric", "value"], list(metrics.items()))
-        console.print(f"status [bold]{output.status}[/bold] · backend {output.backend}:{output.solver} · "
-                      f"build {output.build_seconds:.3f}s · solve {output.solve_seconds:.3f}s · "
-                      f"total {total:.2f}s")
-    else:
-        result["timings"] = {"build_seconds": None, "solve_seconds": None, "total_seconds": total}
-        _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    with _progress_bar(console, args.quiet) as bar:
+        result = execute(card, _callback(bar))
+    code = args.exit_code = exit_code(result["status"])
+    path = out_dir / "result.json"
+    previous = _previous_solver(path)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "result.json").write_text(json.dumps(_json_safe(result), indent=2) + "\n")
-    console.print(f"wrote {out_dir / 'result.json'}")
+    # written before anything is printed, so a closed pipe (`| head`) never loses the result
+    path.write_text(json.dumps(_json_safe(result), indent=2) + "\n")
+    label = solver_label(result.get("backend"), result.get("solver"))
+    if previous and previous != label:
+        _console(stderr=True).print(f"note: replaced the {previous} result in {out_dir}; use --out to keep both.")
+    if result.get("error") is None:
+        for t in result["tables"]:
+            _print_table(console, t["title"], t["columns"], t["rows"])
+        _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
+        tm = result["timings"]
+        console.print(f"status [bold]{result['status']}[/bold] · solver {label} · "
+                      f"build {tm['build_seconds']:.3f}s · solve {tm['solve_seconds']:.3f}s · "
+                      f"total {tm['total_seconds']:.2f}s")
+    else:
+        _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    for note in result.get("notes", []):
+        console.print(f"note: {escape(note)}")
+    if result.get("hint"):
+        _console(stderr=True).print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}"
+                                    f"{'[/yellow]' if code == 3 else ''}")
+    console.print(f"wrote {path}")
     return code
+
+
+def _previous_solver(path: Path) -> str | None:
+    from fairopt.runs.execute import solver_label
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return solver_label(old.get("backend"), old.get("solver"))
 
 
 def cmd_solvers(args) -> int:
@@ -157,6 +174,88 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def _spawn_safe_main() -> None:
+    """Spawned workers (a local Dask cluster) re-run the parent's main script unless it can be
+    imported by name; a console-script wrapper without an ``if __name__ == "__main__"`` guard would
+    then start another CLI in every worker. Let them import this module instead."""
+    import importlib.util
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__spec__", None) is None:
+        main.__spec__ = importlib.util.find_spec("fairopt.cli")
+
+
+def cmd_sweep(args) -> int:
+    from fairopt.runs.sweep import run_sweep
+    console = _console()
+    if not args.grid:
+        raise FairoptError("fairopt sweep needs at least one --grid key=v1,v2,... "
+                           "(e.g. --grid parameters.statistical_rate=0.8,0.9,1.0).")
+    with _progress_bar(console, args.quiet) as bar:
+        try:
+            summary = run_sweep(args.card, args.grid, folds=args.folds, executor=args.executor, out=args.out,
+                                overrides=args.set, solver=args.solver, n_workers=args.workers,
+                                progress=_callback(bar))
+        except KeyboardInterrupt:
+            bar.stop()
+            _console(stderr=True).print("interrupted: finished tasks are stored; rerun the same command to "
+                                        "run only the missing ones.")
+            return 130
+    args.exit_code = summary.exit_code
+    if summary.note:
+        console.print(f"note: {summary.note}")
+    _print_sweep(console, summary)
+    return summary.exit_code
+
+
+def _print_sweep(console, summary) -> None:
+    records = summary.records
+    keys = list(dict.fromkeys(k for r in records for k in r["task"]["values"]))
+    folds = any(r["task"].get("fold") is not None for r in records)
+    spec = None
+    try:
+        from fairopt.runs.frontier import resolve_spec
+        spec = resolve_spec(records)
+    except FairoptError:
+        pass
+    metric_cols = [spec.objective, *list(spec.fairness)[:1]] if spec else []
+    columns = [k.split(".")[-1] for k in keys] + (["fold"] if folds else []) + ["status"] + metric_cols
+    rows = []
+    for r in records:
+        row = [r["task"]["values"][k] if k in r["task"]["values"] else "" for k in keys]
+        row += [r["task"]["fold"]] if folds else []
+        row += [r.get("status")] + [(r.get("metrics") or {}).get(m, "") for m in metric_cols]
+        rows.append(row)
+    _print_table(console, f"Sweep of {records[0].get('card') if records else ''}: {len(records)} tasks "
+                 f"({len(summary.ran)} run now on {summary.executor}, {len(summary.skipped)} finished before)",
+                 columns, rows)
+    err = _console(stderr=True)
+    for r in records:
+        if r.get("error"):
+            err.print(f"[red]{r['task']['id']}[/red] {r.get('status')}: {escape(r['error'])}")
+        elif r.get("hint"):
+            err.print(f"[yellow]{r['task']['id']}[/yellow] {r.get('status')}: {escape(r['hint'])}")
+    console.print(f"wrote {summary.out}/tasks/*/result.json and {summary.out}/summary.json; "
+                  f"next: fairopt frontier {summary.out}")
+
+
+def cmd_frontier(args) -> int:
+    from fairopt.runs.frontier import frontier
+    console = _console()
+    res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
+    spec = res.spec
+    keys = [c for c in res.points.columns if not c.startswith(("metrics.", "pareto.")) and c != "n_folds"]
+    first = next(iter(spec.fairness))
+    cols = [*keys, f"metrics.{spec.objective}", *[f"metrics.{m}" for m in spec.fairness]]
+    rows = [[*[p[c] for c in cols], "yes" if p[f"pareto.{first}"] else ""] for _, p in res.points.iterrows()]
+    _print_table(console, f"Frontier: {spec.objective} ({spec.objective_sense}) against {', '.join(spec.fairness)}"
+                 f" — Pareto on {first}", [c.split(".")[-1] for c in cols] + ["Pareto"], rows)
+    n_bad = int((res.tasks["status"] != "optimal").sum())
+    if n_bad:
+        console.print(f"{n_bad} task(s) not optimal are listed in frontier.csv and left out of the points.")
+    console.print("wrote " + ", ".join(str(p) for p in res.files.values()))
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fairopt", description="Fairness interventions as solver-backed "
                                      "optimization models.")
@@ -178,17 +277,51 @@ def make_parser() -> argparse.ArgumentParser:
     ins.add_argument("--export", metavar="FILE.mps|FILE.lp", help="write the program to an MPS or LP file")
     ins.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ins.set_defaults(func=cmd_inspect)
+    swp = sub.add_parser("sweep", help="run a card over a grid of settings (resumable; serial, processes or Dask)")
+    swp.add_argument("card", help="model card (TOML)")
+    swp.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                     help="values of one card key, e.g. parameters.statistical_rate=0.8,0.9 or statistical_rate=0.8,0.9 "
+                          "(repeatable: the sweep is the Cartesian product)")
+    swp.add_argument("--folds", type=int, help="run each setting on K reseeded train/test splits (data.random_state)")
+    swp.add_argument("--executor", default="local", metavar="local|processes|dask[://ADDRESS]",
+                     help="where tasks run (default local = this process; dask alone starts a local cluster)")
+    swp.add_argument("--workers", type=int, help="pool size for processes or a local Dask cluster")
+    swp.add_argument("--out", help="sweep folder (default fairopt-results/<card name>-sweep)")
+    swp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a card key in every task")
+    swp.add_argument("--solver", help="back end for every task: BACKEND[:SOLVER]")
+    swp.add_argument("--quiet", action="store_true", help="no progress bar")
+    swp.set_defaults(func=cmd_sweep)
+    fro = sub.add_parser("frontier", help="aggregate a sweep folder into frontier.csv/.json/.png")
+    fro.add_argument("dir", help="folder written by fairopt sweep")
+    fro.add_argument("--objective", metavar="METRIC[:min|max]", help="accuracy or loss to plot (default: the card's)")
+    fro.add_argument("--fairness", action="append", metavar="METRIC[:min|max]",
+                     help="fairness metric and its fairer direction (repeatable; default: the card's)")
+    fro.add_argument("--no-plot", action="store_true", help="write the CSV and JSON only")
+    fro.set_defaults(func=cmd_frontier)
     return parser
+
+
+def _error_message(exc: FairoptError) -> str:
+    text = str(exc)
+    if isinstance(exc, DataNotFoundError) and "data.path" not in text:
+        text += " Or point the card at the file: --set data.path=/path/to/file.csv"
+    return text
 
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
         return args.func(args)
     except FairoptError as exc:
-        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(str(exc))}", markup=True,
-                                    highlight=False, soft_wrap=True)
+        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}",
+                                    markup=True, highlight=False, soft_wrap=True)
         return 2
+    except BrokenPipeError:
+        # the reader (`| head`) went away: results are already written; end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return getattr(args, "exit_code", 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

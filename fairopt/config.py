@@ -20,7 +20,8 @@ options = {}
 ```
 
 Unknown keys and bad values are errors that name the key (``parameters.statistical_rate``).
-``--set parameters.statistical_rate=0.9`` overrides any key before validation.
+``--set parameters.statistical_rate=0.9`` overrides any key before validation; a bare key
+(``--set alpha=0.2``) means ``parameters.alpha``.
 """
 from __future__ import annotations
 
@@ -92,17 +93,42 @@ class Card:
                 "solver": None if self.solver is None else str(self.solver)}
 
 
-def _format_errors(err: ValidationError, prefix: str, source: str) -> str:
+def _fields_at(model, loc) -> list[str]:
+    """Valid keys of the (nested) pydantic table at ``loc``; empty if unknown."""
+    import typing
+    for part in loc:
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        candidates = [ann, *typing.get_args(ann)]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if model is None:
+            return []
+    return list(getattr(model, "model_fields", {}))
+
+
+def _format_errors(err: ValidationError, prefix: str, source: str, model=None,
+                   overridden: set[str] | None = None) -> str:
+    """One line per invalid key; unknown keys get the closest valid key and whether they came
+    from the card file or from ``--set``."""
+    import difflib
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
         msg = e["msg"]
+        origin = " (from --set)" if overridden and loc in overridden else ""
         if e["type"] == "extra_forbidden":
-            msg = "unknown key (check the spelling; see the formulation's docs for valid keys)"
+            valid = _fields_at(model, [str(p) for p in e["loc"][:-1]]) if model is not None else []
+            close = difflib.get_close_matches(str(e["loc"][-1]), valid, n=1, cutoff=0.6)
+            where = "--set" if origin else "the card"
+            msg = f"unknown key in {where}" + (f"; did you mean {close[0]!r}?" if close else "") + \
+                (f" Valid keys: {', '.join(valid)}." if valid else " See the formulation's docs for valid keys.")
+            origin = ""
         elif e["type"] == "missing":
             msg = "required key is missing"
-        lines.append(f"  {loc}: {msg}" + (f" (got {e['input']!r})" if e["type"] not in
-                                          ("extra_forbidden", "missing") else ""))
+        lines.append(f"  {loc}{origin}: {msg}" + (f" (got {e['input']!r})" if e["type"] not in
+                                                   ("extra_forbidden", "missing") else ""))
     return f"{source}: invalid model card\n" + "\n".join(lines)
 
 
@@ -118,9 +144,15 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return [p.strip() for p in key.split(".")], parsed
 
 
+#: top-level tables of a card; a bare ``--set key=value`` means ``parameters.key``
+CARD_TABLES = ("card", "data", "formulation", "parameters", "solver")
+
+
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
     for text in overrides or []:
         path, value = parse_override(text)
+        if len(path) == 1 and path[0] not in CARD_TABLES:
+            path = ["parameters", *path]
         node = raw
         for part in path[:-1]:
             node = node.setdefault(part, {})
@@ -130,35 +162,52 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
     return raw
 
 
-def load_card(path, overrides: list[str] | None = None, solver: str | None = None) -> Card:
+def read_card(path) -> dict:
+    """The raw TOML tables of the card at ``path`` (not yet validated)."""
+    path = Path(path)
+    if path.is_dir():
+        cards = sorted(p.name for p in path.glob("*.toml"))
+        hint = f" Cards there: {', '.join(cards[:6])}{' ...' if len(cards) > 6 else ''}." if cards else ""
+        example = "quickstart.toml" if "quickstart.toml" in cards or not cards else cards[0]
+        raise ConfigError(f"{str(path)!r} is a folder; give one model card file, e.g. "
+                          f"{str(path / example)!r}.{hint}")
+    if not path.is_file():
+        raise ConfigError(f"model card {str(path)!r} does not exist.")
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}).") from exc
+
+
+def load_card(path, overrides: list[str] | None = None, solver: str | None = None,
+              raw: dict | None = None) -> Card:
     """Read, override and validate a model card.
+
+    ``raw`` (the card's tables, e.g. sent to a sweep worker) replaces reading ``path``.
 
     Raises
     ------
     ConfigError
         Unreadable TOML, unknown keys or invalid values (the message names each key).
     """
+    import copy
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"model card {str(path)!r} does not exist.")
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}).") from exc
+    raw = read_card(path) if raw is None else copy.deepcopy(raw)
     raw = apply_overrides(raw, overrides or [])
+    overridden = {".".join(parse_override(t)[0]) for t in overrides or []}
     try:
         schema = CardSchema.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, "", str(path))) from None
+        raise ConfigError(_format_errors(exc, "", str(path), CardSchema, overridden)) from None
     runner = get_runner(schema.formulation.name)
     try:
         data = runner.Data.model_validate(schema.data)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, "data", str(path))) from None
+        raise ConfigError(_format_errors(exc, "data", str(path), runner.Data, overridden)) from None
     try:
         params = runner.Parameters.model_validate(schema.parameters)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, "parameters", str(path))) from None
+        raise ConfigError(_format_errors(exc, "parameters", str(path), runner.Parameters, overridden)) from None
     spec = None
     if schema.solver is not None:
         spec = SolverSpec.parse(schema.solver.model_dump())

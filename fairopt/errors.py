@@ -34,6 +34,11 @@ class SolverNotAvailableError(FairoptError, RuntimeError):
         super().__init__(message)
 
 
+class UnknownSolverError(ConfigError, SolverNotAvailableError):
+    """A solver name no back end knows (a typo, or a solver fairopt does not support): a
+    configuration error that also lists the installed alternatives in ``available``."""
+
+
 class SolverError(FairoptError, RuntimeError):
     """The solver failed (numerical trouble, crash, unexpected status)."""
 
@@ -41,6 +46,11 @@ class SolverError(FairoptError, RuntimeError):
         self.status = status
         self.log = log
         super().__init__(message)
+
+
+class SolverLimitError(SolverError):
+    """The solver stopped at a time or iteration limit before proving optimality (raised when an
+    optimal solution was required); ``status`` says which limit."""
 
 
 class InfeasibleError(SolverError):

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from fairopt.cli import main
@@ -113,8 +115,10 @@ def test_non_optimal_run_is_not_a_success(tmp_path):
     code = main(["run", str(QUICKSTART), "--out", str(out), "--quiet", "--set", "parameters.form=full",
                  "--set", "solver.options.simplex_iteration_limit=1", "--set", 'solver.options.presolve="off"'])
     res = json.loads((out / "result.json").read_text())
-    assert code == 1 and res["status"] in ("iteration_limit", "time_limit")
+    # a limit exits 3 on every formulation (docs/cli.md); the message names the limit to raise
+    assert code == 3 and res["status"] in ("iteration_limit", "time_limit")
     assert res["backend"] == "highs" and "iteration" in res["error"]
+    assert res["hint"].startswith("raise the iteration limit: --set solver.options.simplex_iteration_limit=")
 
 
 def test_iteration_limit_exits_3_with_a_result(tmp_path):
@@ -123,3 +127,85 @@ def test_iteration_limit_exits_3_with_a_result(tmp_path):
     assert main(["run", str(card), "--out", str(out), "--quiet", "--set", "parameters.max_iter=1"]) == 3
     res = json.loads((out / "result.json").read_text())
     assert res["status"] == "iteration_limit" and CONTRACT_KEYS <= set(res)
+
+
+# ---- the command line as a person meets it (issue 13) ------------------------------------------------------
+def test_unknown_keys_suggest_the_closest_and_name_their_source(tmp_path, capsys):
+    card = tmp_path / "typo.toml"
+    card.write_text(QUICKSTART.read_text().replace("statistical_rate = 1.0", "statistcal_rate = 1.0"))
+    assert main(["run", str(card), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "parameters.statistcal_rate: unknown key in the card; did you mean 'statistical_rate'?" in err
+    assert main(["run", str(QUICKSTART), "--out", str(tmp_path / "o"), "--set", "parameters.protectd=sex"]) == 2
+    assert "unknown key in --set; did you mean 'protected'?" in capsys.readouterr().err
+    assert main(["run", str(ROOT / "models")]) == 2                    # a folder, not a card
+    err = capsys.readouterr().err
+    assert "is a folder; give one model card file" in err and "quickstart.toml" in err
+
+
+def test_missing_data_error_gives_the_cli_form(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("FAIROPT_DATA_HOME", raising=False)
+    code = main(["run", str(ROOT / "models" / "fair-regression-law.toml"), "--out", str(tmp_path)])
+    assert code == 2
+    assert "--set data.path=" in capsys.readouterr().err
+
+
+def test_default_out_dir_keeps_each_solver(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(QUICKSTART), "--quiet"]) == 0
+    assert main(["run", str(QUICKSTART), "--quiet", "--solver", "cvxpy:CLARABEL"]) == 0
+    default = json.loads((tmp_path / "fairopt-results" / "quickstart" / "result.json").read_text())
+    other = json.loads((tmp_path / "fairopt-results" / "quickstart@cvxpy-CLARABEL" / "result.json").read_text())
+    assert (default["backend"], other["backend"], other["solver"]) == ("highs", "cvxpy", "CLARABEL")
+    capsys.readouterr()
+    assert main(["run", str(QUICKSTART), "--quiet", "--solver", "scipy", "--out", "fairopt-results/quickstart"]) == 0
+    assert "replaced the highs result" in capsys.readouterr().err    # an explicit --out is told, not silent
+
+
+@pytest.mark.parametrize("command", [["run", str(QUICKSTART), "--out", "OUT"], ["solvers", "--json"]])
+def test_closed_pipe_ends_quietly(tmp_path, command):
+    env = {k: v for k, v in os.environ.items() if k != "FAIROPT_DATA_HOME"}
+    args = " ".join(c.replace("OUT", str(tmp_path / "o")) for c in command)
+    proc = subprocess.run(f"{sys.executable} -m fairopt.cli {args} | head -c 10", shell=True, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    if command[0] == "run":
+        assert json.loads((tmp_path / "o" / "result.json").read_text())["status"] == "optimal"
+
+
+@pytest.mark.parametrize("solver, backend, inner", [("cvxpy:CLARABEL", "cvxpy", "CLARABEL"), ("scipy", "scipy", None),
+                                                    ("highs", "highs", None)])
+def test_result_json_records_backend_and_solver_apart(tmp_path, solver, backend, inner):
+    for card in (QUICKSTART, ROOT / "models" / "maxent-compas-small.toml"):
+        if card.stem.startswith("maxent") and solver != "cvxpy:CLARABEL":
+            continue
+        out = tmp_path / card.stem
+        assert main(["run", str(card), "--out", str(out), "--quiet", "--solver", solver]) == 0
+        res = json.loads((out / "result.json").read_text())
+        assert res["backend"] == backend and ":" not in str(res["solver"])
+        assert inner is None or res["solver"] == inner
+        assert not [k for k in res["metrics"] if "seconds" in k]            # durations live in timings
+        assert {"build_seconds", "solve_seconds", "total_seconds"} <= set(res["timings"])
+    quick = json.loads((tmp_path / "quickstart" / "result.json").read_text())
+    assert quick["parameters"]["favourable_label"] == 0 and quick["parameters"]["protected"] == "race"
+    assert "setup_seconds" in quick["timings"]
+
+
+def test_limits_exit_3_on_every_formulation(tmp_path):
+    """A time or iteration limit is exit 3 with the limit named, whichever formulation hit it."""
+    cases = [(QUICKSTART, ["--set", "solver.time_limit=1e-9", "--set", "parameters.form=full"]),
+             (ROOT / "models" / "maxent-compas-small.toml", ["--set", "parameters.max_iter=1"])]
+    scores = tmp_path / "scores.csv"
+    rng = np.random.default_rng(0)
+    g = rng.integers(0, 2, 3000)
+    pd.DataFrame({"score": np.tanh(rng.normal(0.3 * g, 1.0)), "group": g,
+                  "label": rng.integers(0, 2, 3000)}).to_csv(scores, index=False)
+    cases.append((ROOT / "models" / "threshold-debiasing-adult.toml",
+                  ["--set", 'data.dataset="scores"', "--set", f'data.path="{scores}"', "--set", "data.sensitive=[]",
+                   "--solver", "highs", "--set", "solver.time_limit=1e-9"]))
+    for i, (card, extra) in enumerate(cases):
+        out = tmp_path / f"c{i}"
+        code = main(["run", str(card), "--out", str(out), "--quiet", *extra])
+        res = json.loads((out / "result.json").read_text())
+        assert (code, res["status"]) in ((3, "time_limit"), (3, "iteration_limit")), (card.name, res)
+        assert "limit" in res["hint"] and "--set " in res["hint"]

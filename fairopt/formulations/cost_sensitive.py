@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling import Program
 
 
@@ -88,10 +88,7 @@ class BestMixtureLP:
             if B != self._B:
                 self._compiled.set_objective(linear={"s": [float(B)]})
         self._k, self._B = K, B
-        sol = self._compiled.solve()
-        if not sol.is_optimal:
-            raise SolverError(f"best-mixture LP ended with status {sol.status}; raise the time limit "
-                              "or choose another LP back end.", status=sol.status, log=sol.log)
+        sol = self._compiled.solve(require_optimal=True)
         q = np.clip(sol.primal["q"], 0.0, None)
         q = q / q.sum()
         lam = np.clip(-np.asarray(sol.dual["fairness"]), 0.0, None)
@@ -129,10 +126,7 @@ def min_max_group_loss(G, solver="highs", offset=None) -> MinMaxGroupLoss:
     prog.add_constraints("group_loss", {"q": G.T, "t": -np.ones((M, 1))}, ub=o)
     prog.add_constraints("simplex", {"q": np.ones((1, K))}, lb=1.0, ub=1.0)
     prog.set_objective(linear={"t": [1.0]})
-    sol = prog.solve(solver)
-    if not sol.is_optimal:
-        raise SolverError(f"the tightest-group-loss LP ended with status {sol.status}; raise the "
-                          "time limit or choose another LP back end.", status=sol.status, log=sol.log)
+    sol = prog.solve(solver, require_optimal=True)
     q = np.clip(np.asarray(sol.primal["q"], dtype=float), 0.0, None)
     mu = np.clip(-np.asarray(sol.dual["group_loss"], dtype=float), 0.0, None)
     return MinMaxGroupLoss(float(sol.objective), q / q.sum(), mu)
@@ -248,18 +242,16 @@ class WeightedHingeLP:
                 c, lb, ub = self._dual_data()
                 self._compiled.set_objective({"omega": c})
                 self._compiled.set_variable_bounds("omega", lb=lb, ub=ub)
-                sol = self._compiled.solve()
+                sol = self._compiled.solve(require_optimal=True)
             else:
                 comp = self.build("dual").compile(solver)
-                sol = comp.solve()
+                sol = comp.solve(require_optimal=True)
                 if warm_start:
                     self._compiled, self._compiled_solver = comp, solver
-            self._check(sol)
             beta = np.clip(np.asarray(sol.dual["pos"]) - np.asarray(sol.dual["neg"]), -1.0, 1.0)
             value = -float(sol.objective)
         else:
-            sol = self.build("primal").solve(solver)
-            self._check(sol)
+            sol = self.build("primal").solve(solver, require_optimal=True)
             beta = np.asarray(sol.primal["beta"], dtype=float)
             value = float(sol.objective)
         seconds = time.perf_counter() - t0
@@ -267,12 +259,6 @@ class WeightedHingeLP:
         return HingeSolution(beta=beta, objective=value, form=form,
                              certificate_gap=abs(obj - value) / max(1.0, abs(value)),
                              solve_seconds=seconds, backend=str(solver))
-
-    @staticmethod
-    def _check(sol) -> None:
-        if not sol.is_optimal:
-            raise SolverError(f"weighted hinge LP ended with status {sol.status}; raise the time "
-                              "limit or use another LP back end.", status=sol.status, log=sol.log)
 
     def summary(self) -> dict:
         m, d = self.shape

@@ -3,9 +3,13 @@
 >>> from fairopt.modeling import Program
 >>> prog = Program(name="example")
 """
+from fairopt.modeling.canonical import Canonical, to_solution
 from fairopt.modeling.program import Constraint, Program, ProgramSummary, Variable
-from fairopt.modeling.registry import (BACKENDS, SolverSpec, available_backends, installed_specs)
+from fairopt.modeling.registry import (BACKENDS, available_backends, check_spec, installed_specs,
+                                       register_algorithm)
 from fairopt.modeling.solution import Solution, Status
+from fairopt.modeling.spec import BackendInfo, SolverSpec
 
-__all__ = ["BACKENDS", "Constraint", "Program", "ProgramSummary", "Solution", "SolverSpec", "Status",
-           "Variable", "available_backends", "installed_specs"]
+__all__ = ["BACKENDS", "BackendInfo", "Canonical", "Constraint", "Program", "ProgramSummary",
+           "Solution", "SolverSpec", "Status", "Variable", "available_backends", "check_spec",
+           "installed_specs", "register_algorithm", "to_solution"]

@@ -12,15 +12,19 @@ The objective is ``1/2 z'Pz + c'z + constant`` where ``z`` stacks all blocks. A 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError
+from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
+                                        check_convex, to_solution)
 from fairopt.modeling.registry import SolverSpec, check_spec, load_backend
 from fairopt.modeling.solution import Solution
+
+__all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
 
 
 @dataclass
@@ -59,91 +63,6 @@ class Constraint:
 
     def __repr__(self) -> str:
         return f"Constraint({self.name!r}, rows={self.rows}, blocks={list(self.coeffs)})"
-
-
-@dataclass
-class Canonical:
-    """Stacked arrays of a program, in *minimisation* form.
-
-    For a maximisation the objective arrays are negated (``sense = -1``) so that back ends
-    only ever minimise; :func:`to_solution` maps values and duals back to the user's sense.
-    """
-
-    name: str
-    sense: int
-    c: np.ndarray
-    P: sp.csc_matrix | None
-    constant: float
-    A: sp.csr_matrix
-    rl: np.ndarray
-    ru: np.ndarray
-    xl: np.ndarray
-    xu: np.ndarray
-    var_slices: dict[str, slice] = field(default_factory=dict)
-    var_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    con_slices: dict[str, slice] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return self.c.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.A.shape[0]
-
-    @property
-    def problem_class(self) -> str:
-        return "QP" if self.P is not None and self.P.nnz else "LP"
-
-    def column_names(self) -> list[str]:
-        return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
-
-    def row_names(self) -> list[str]:
-        return [f"{c}_{i}" for c, s in self.con_slices.items() for i in range(s.stop - s.start)]
-
-
-def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, seconds: float,
-                iterations=None, log: str = "", objective: float | None = None) -> Solution:
-    """Map stacked primal ``x``, row duals ``y`` and bound duals ``z`` (all in fairopt's
-    convention for the *internal minimisation*) back to named, user-sense arrays."""
-    x = np.full(canon.n, np.nan) if x is None else np.asarray(x, dtype=float)
-    if objective is None:
-        objective = float(canon.c @ x + canon.constant)
-        if canon.P is not None:
-            objective += 0.5 * float(x @ (canon.P @ x))
-    primal = {v: x[s].reshape(canon.var_shapes[v]) for v, s in canon.var_slices.items()}
-    dual = {} if y is None else {k: canon.sense * np.asarray(y[s], dtype=float)
-                                 for k, s in canon.con_slices.items()}
-    rc = {} if z is None else {v: canon.sense * np.asarray(z[s], dtype=float).reshape(
-        canon.var_shapes[v]) for v, s in canon.var_slices.items()}
-    return Solution(status=status, objective=canon.sense * objective, primal=primal, dual=dual,
-                    reduced_cost=rc, backend=backend, solver=solver, solve_seconds=seconds,
-                    iterations=iterations, log=log, program=canon.name)
-
-
-def _as_bound(value, size: int, name: str, default: float) -> np.ndarray:
-    if value is None:
-        return np.full(size, default)
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(size, float(arr))
-    arr = arr.reshape(-1)
-    if arr.shape[0] != size:
-        raise DataValidationError(f"{name}: expected {size} bound values, got {arr.shape[0]}.")
-    if np.isnan(arr).any():
-        raise DataValidationError(f"{name}: bounds contain NaN; use None or +-inf for no bound.")
-    return arr
-
-
-def _as_matrix(value, rows: int | None, cols: int, where: str) -> sp.csr_matrix:
-    mat = sp.csr_matrix(value, dtype=float) if not sp.issparse(value) else value.tocsr().astype(float)
-    if mat.ndim != 2 or mat.shape[1] != cols or (rows is not None and mat.shape[0] != rows):
-        expect = f"({rows if rows is not None else 'm'}, {cols})"
-        raise DataValidationError(f"{where}: coefficient matrix has shape {mat.shape}, "
-                                  f"expected {expect}.")
-    if not np.isfinite(mat.data).all():
-        raise DataValidationError(f"{where}: coefficients must be finite.")
-    return mat
 
 
 class Program:
@@ -188,10 +107,8 @@ class Program:
         if len(shape) not in (1, 2) or min(shape) < 0:
             raise DataValidationError(f"variable {name!r}: shape must be 1-D or 2-D, got {shape}.")
         size = int(np.prod(shape))
-        lo = _as_bound(np.broadcast_to(lb, shape) if lb is not None else None, size,
-                       f"variable {name!r} lb", -np.inf)
-        hi = _as_bound(np.broadcast_to(ub, shape) if ub is not None else None, size,
-                       f"variable {name!r} ub", np.inf)
+        lo = as_bound(_broadcast(lb, shape, name), size, f"variable {name!r} lb", -np.inf, "lb")
+        hi = as_bound(_broadcast(ub, shape, name), size, f"variable {name!r} ub", np.inf, "ub")
         if (lo > hi).any():
             i = int(np.argmax(lo > hi))
             raise DataValidationError(f"variable {name!r}: lb > ub at entry {i} "
@@ -216,10 +133,10 @@ class Program:
             if v not in self.variables:
                 raise DataValidationError(f"constraint {name!r} refers to unknown variable {v!r}; "
                                           f"known: {list(self.variables)}.")
-            mats[v] = _as_matrix(mat, rows, self.variables[v].size, f"constraint {name!r}, block {v!r}")
+            mats[v] = as_matrix(mat, rows, self.variables[v].size, f"constraint {name!r}, block {v!r}")
             rows = mats[v].shape[0]
-        lo = _as_bound(lb, rows, f"constraint {name!r} lb", -np.inf)
-        hi = _as_bound(ub, rows, f"constraint {name!r} ub", np.inf)
+        lo = as_bound(lb, rows, f"constraint {name!r} lb", -np.inf, "lb")
+        hi = as_bound(ub, rows, f"constraint {name!r} ub", np.inf, "ub")
         if (lo > hi).any():
             i = int(np.argmax(lo > hi))
             raise DataValidationError(f"constraint {name!r}: lb > ub in row {i} ({lo[i]} > {hi[i]}).")
@@ -238,18 +155,30 @@ class Program:
         for v, c in (linear or {}).items():
             var = self._var(v, "objective")
             arr = np.asarray(c, dtype=float).reshape(-1)
-            if arr.shape[0] != var.size or not np.isfinite(arr).all():
+            if arr.shape[0] != var.size:
                 raise DataValidationError(f"objective: linear part for {v!r} must be {var.size} "
-                                          "finite numbers.")
+                                          f"numbers, got {arr.shape[0]}.")
+            check_coefficients(arr, f"objective: linear part for {v!r}")
             lin[v] = arr
         for key, mat in (quadratic or {}).items():
             if not (isinstance(key, tuple) and len(key) == 2):
                 raise DataValidationError("objective: quadratic keys are pairs (var1, var2).")
             a, b = (self._var(k, "objective") for k in key)
-            quad[key] = _as_matrix(mat, a.size, b.size, f"objective quadratic block {key}")
+            quad[key] = as_matrix(mat, a.size, b.size, f"objective quadratic block {key}")
+        if not np.isfinite(constant) or abs(constant) > 1e300:
+            raise DataValidationError(f"objective: constant must be finite, got {constant!r}.")
+        old = (self._linear, self._quadratic, self._constant, self.sense)
         self._linear, self._quadratic = lin, quad
         self._constant, self.sense = float(constant), sense
         self._canonical = None
+        if quad:  # a non-convex objective fails here, at build time, not inside a solver
+            try:
+                canon = self.canonical()
+                check_convex(canon.P, canon.sense, canon.column_label)
+            except DataValidationError:
+                self._linear, self._quadratic, self._constant, self.sense = old
+                self._canonical = None
+                raise
 
     def _var(self, name: str, where: str) -> Variable:
         if name not in self.variables:
@@ -331,18 +260,27 @@ class Program:
     def compile(self, solver="highs", **overrides):
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
-        if self.sense == "maximize" and self.problem_class == "QP":
-            raise DataValidationError(f"program {self.name!r}: a maximised quadratic must be concave; "
-                                      "write it as minimising the negated objective.")
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
         return load_backend(spec.backend).compile(self, spec)
 
     def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
-              options: Mapping[str, Any] | None = None) -> Solution:
+              options: Mapping[str, Any] | None = None, require_optimal: bool = False) -> Solution:
         """Solve and return a :class:`Solution`.
+
+        Parameters
+        ----------
+        solver : str or SolverSpec or mapping
+            ``"backend[:solver]"`` (see ``fairopt solvers``).
+        time_limit, verbose, options
+            Override the spec's fields (``time_limit`` in seconds, > 0).
+        require_optimal : bool, default False
+            Raise unless the status is optimal (a time or iteration limit raises
+            :class:`~fairopt.errors.SolverLimitError`) instead of returning the best point.
 
         Raises
         ------
+        SolverLimitError
+            Only with ``require_optimal``: a time or iteration limit was reached.
         InfeasibleError, UnboundedError
             The program is infeasible / unbounded (the message names the program).
         SolverNotAvailableError
@@ -351,7 +289,7 @@ class Program:
             The solver failed numerically.
         """
         return self.compile(solver, time_limit=time_limit, verbose=verbose,
-                            options=dict(options) if options else None).solve()
+                            options=dict(options) if options else None).solve(require_optimal)
 
     # ------------------------------------------------------------------ native objects and export
     def to_cvxpy(self):
@@ -386,6 +324,16 @@ class Program:
     def __repr__(self) -> str:
         return (f"Program({self.name!r}, variables={list(self.variables)}, "
                 f"constraints={list(self.constraints)}, sense={self.sense!r})")
+
+
+def _broadcast(bound, shape, name):
+    if bound is None:
+        return None
+    try:
+        return np.broadcast_to(np.asarray(bound, dtype=float), shape)
+    except ValueError:
+        raise DataValidationError(f"variable {name!r}: bounds of shape {np.shape(bound)} do not "
+                                  f"broadcast to the block shape {shape}.") from None
 
 
 def _range(arr: np.ndarray) -> list[float] | float | None:

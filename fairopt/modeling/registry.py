@@ -1,197 +1,138 @@
-"""Solver specifications and the back-end registry.
+"""The back-end registry: which back ends exist, which are installed, what each takes.
 
-A solver is named ``"backend"`` or ``"backend:solver"`` (``"cvxpy:CLARABEL"``,
-``"pyomo:appsi_highs"``), or given as a table ``{backend=..., solver=..., options={...},
-time_limit=...}`` in a model card. The registry knows which back ends are importable, which
-inner solvers each can reach, and which problem classes each accepts.
+Back ends declare themselves (:data:`INFO` in each ``fairopt/modeling/backends/<name>_backend.py``,
+found by scanning that package); formulations that own an algorithm (``native``, ``sgd``) register
+it with :func:`register_algorithm`, and list their package in
+``fairopt.formulations.ALGORITHM_OWNERS`` so that the registry can find it without importing
+every formulation up front. :func:`check_spec` resolves a :class:`SolverSpec` against those
+declarations, with no per-back-end special cases.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass, field
+import pkgutil
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
-from fairopt.errors import ConfigError, SolverNotAvailableError
+from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError
+from fairopt.modeling.spec import PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
-#: problem classes: "LP" (linear), "QP" (convex quadratic objective, linear constraints),
-#: "smooth" (the max-entropy dual and other smooth convex models solved by formulation-specific
-#: algorithms), "threshold" (randomized-threshold post-processing solved exactly or by SGD)
-PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold")
+__all__ = ["BACKENDS", "PROBLEM_CLASSES", "BackendInfo", "SolverSpec", "available_backends",
+           "backend_info", "backend_installed", "check_spec", "inner_solvers", "installed_specs",
+           "load_backend", "register_algorithm", "reject_unknown_options"]
 
-
-@dataclass(frozen=True)
-class BackendInfo:
-    name: str
-    module: str            # python package that must import
-    problem_classes: tuple[str, ...]
-    description: str
-    default_solver: str | None = None
+#: every known back end by name (module back ends, then registered algorithms)
+BACKENDS: dict[str, BackendInfo] = {}
+_ALGORITHMS_LOADED = False
 
 
-BACKENDS: dict[str, BackendInfo] = {
-    "highs": BackendInfo("highs", "highspy", ("LP", "QP"),
-                         "HiGHS through highspy, model passed as CSC arrays; warm starts", "highs"),
-    "osqp": BackendInfo("osqp", "osqp", ("LP", "QP"), "OSQP operator-splitting QP solver", "osqp"),
-    "scipy": BackendInfo("scipy", "scipy", ("LP", "smooth"),
-                         "scipy.optimize: linprog for LPs, trust-region/L-BFGS for smooth duals", "highs"),
-    "native": BackendInfo("native", "numpy", ("smooth", "threshold"),
-                          "fairopt's own vectorised algorithms (max-ent Newton, exact threshold roots)",
-                          "native"),
-    "sgd": BackendInfo("sgd", "numpy", ("threshold",),
-                       "projected stochastic gradient with averaging (streaming threshold debiasing)", "sgd"),
-    "cvxpy": BackendInfo("cvxpy", "cvxpy", ("LP", "QP", "smooth"), "cvxpy Problem; any installed cvxpy solver",
-                         None),
-    "pyomo": BackendInfo("pyomo", "pyomo", ("LP", "QP", "smooth"),
-                         "pyomo ConcreteModel with named indexed components; any pyomo solver",
-                         "appsi_highs"),
-}
-
-#: pyomo solver names probed by :func:`pyomo_solvers`
-PYOMO_CANDIDATES = ("appsi_highs", "highs", "ipopt", "gurobi", "gurobi_direct", "cplex", "cbc",
-                    "glpk", "scip", "xpress")
+def _scan_backends() -> None:
+    import fairopt.modeling.backends as pkg
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if mod.name.endswith("_backend"):
+            info = getattr(importlib.import_module(f"{pkg.__name__}.{mod.name}"), "INFO", None)
+            if info is not None:
+                BACKENDS[info.name] = info
 
 
-@dataclass(frozen=True)
-class SolverSpec:
-    """A back end, an optional inner solver, and options.
+def register_algorithm(name: str, solver: str, problem_classes: tuple[str, ...],
+                       description: str, module: str = "numpy", time_limit_key: str | None = None,
+                       check_options=None) -> BackendInfo:
+    """Register an algorithm a formulation owns (e.g. ``native`` Newton for max-entropy).
 
-    Parameters
-    ----------
-    backend : str
-        One of :data:`BACKENDS`.
-    solver : str, optional
-        Inner solver of the back end (cvxpy and pyomo only; e.g. ``"CLARABEL"``).
-    options : mapping, optional
-        Passed to the solver untouched (HiGHS option names, OSQP settings, cvxpy
-        ``solve`` keywords, pyomo solver options).
-    time_limit : float, optional
-        Wall-clock limit in seconds; reaching it yields ``Status.TIME_LIMIT``.
-    verbose : bool
-        Show the solver's own log.
+    Two formulations may register the same name: their inner solvers and problem classes merge.
     """
+    unknown = set(problem_classes) - set(PROBLEM_CLASSES)
+    if unknown:
+        raise ValueError(f"unknown problem classes {sorted(unknown)}")
+    old = BACKENDS.get(name)
+    solvers = dict(old.solvers) if old else {}
+    solvers[solver] = tuple(sorted(set(solvers.get(solver, ())) | set(problem_classes),
+                                   key=PROBLEM_CLASSES.index))
+    defaults = {**(old.default_solver if old else {}), **{p: solver for p in problem_classes}}
+    limits = {**(old.time_limit_key if old else {}), solver: time_limit_key}
+    desc = description if old is None or description in old.description else \
+        f"{old.description}; {description}"
+    BACKENDS[name] = BackendInfo(name=name, module=module, description=desc, solvers=solvers,
+                                 default_solver=defaults, time_limit_key=limits,
+                                 check_options=check_options or (old.check_options if old else None))
+    return BACKENDS[name]
 
-    backend: str
-    solver: str | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    time_limit: float | None = None
-    verbose: bool = False
 
-    @classmethod
-    def parse(cls, spec: "str | Mapping[str, Any] | SolverSpec | None", default: str = "highs",
-              **overrides) -> "SolverSpec":
-        """Build a spec from ``"backend[:solver]"``, a config mapping, or another spec."""
-        if spec is None:
-            spec = default
-        if isinstance(spec, SolverSpec):
-            base = spec
-        elif isinstance(spec, str):
-            backend, _, solver = spec.strip().partition(":")
-            base = cls(backend=backend.strip().lower(), solver=solver.strip() or None)
-        elif isinstance(spec, Mapping):
-            unknown = set(spec) - {"backend", "solver", "options", "time_limit", "verbose"}
-            if unknown:
-                raise ConfigError(f"solver table has unknown key(s) {sorted(unknown)}; allowed: "
-                                  "backend, solver, options, time_limit, verbose.")
-            if "backend" not in spec:
-                raise ConfigError("solver table needs a 'backend' key, e.g. backend = \"highs\".")
-            base = cls(backend=str(spec["backend"]).lower(), solver=spec.get("solver"),
-                       options=dict(spec.get("options") or {}), time_limit=spec.get("time_limit"),
-                       verbose=bool(spec.get("verbose", False)))
-        else:
-            raise ConfigError(f"cannot read a solver from {spec!r}; use 'backend[:solver]'.")
-        if base.backend not in BACKENDS:
-            raise ConfigError(f"unknown solver back end {base.backend!r}; choose one of "
-                              f"{sorted(BACKENDS)} (see `fairopt solvers`).")
-        if base.time_limit is not None and not base.time_limit > 0:
-            raise ConfigError(f"time_limit must be positive, got {base.time_limit!r}.")
-        if overrides:
-            fields = {k: v for k, v in overrides.items() if v is not None}
-            if "options" in fields:
-                fields["options"] = {**base.options, **fields["options"]}
-            base = SolverSpec(**{**base.__dict__, **fields})
-        return base
+def _load_algorithms() -> None:
+    """Import the formulations that own algorithms (once), so their registrations run."""
+    global _ALGORITHMS_LOADED
+    if _ALGORITHMS_LOADED:
+        return
+    _ALGORITHMS_LOADED = True
+    owners = getattr(importlib.import_module("fairopt.formulations"), "ALGORITHM_OWNERS", ())
+    for owner in owners:
+        importlib.import_module(owner)
 
-    def __str__(self) -> str:
-        return self.backend + (f":{self.solver}" if self.solver else "")
+
+def backend_info(name: str) -> BackendInfo:
+    """The declaration of back end ``name``; :class:`ConfigError` listing the known ones."""
+    if name not in BACKENDS:
+        _load_algorithms()
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown solver back end {name!r}; choose one of {sorted(BACKENDS)} "
+                          "(see `fairopt solvers`).")
+    return BACKENDS[name]
 
 
 @lru_cache(maxsize=None)
 def backend_installed(name: str) -> bool:
     """Whether the Python package behind back end ``name`` can be imported."""
-    return importlib.util.find_spec(BACKENDS[name].module) is not None
+    return importlib.util.find_spec(backend_info(name).module) is not None
 
 
 @lru_cache(maxsize=None)
-def cvxpy_solvers() -> tuple[str, ...]:
-    if not backend_installed("cvxpy"):
-        return ()
-    import cvxpy as cp
-    return tuple(cp.installed_solvers())
-
-
-@lru_cache(maxsize=None)
-def pyomo_solvers() -> tuple[str, ...]:
-    """Names of pyomo solvers that report themselves available on this machine."""
-    if not backend_installed("pyomo"):
-        return ()
-    import logging
-
-    import pyomo.environ as pyo
-    found = []
-    logging.getLogger("pyomo").setLevel(logging.ERROR)
-    for name in PYOMO_CANDIDATES:
-        try:
-            if pyo.SolverFactory(name).available(exception_flag=False):
-                found.append(name)
-        except Exception:  # a broken plugin is "not available", never a crash
-            continue
-    return tuple(found)
-
-
 def inner_solvers(backend: str) -> tuple[str, ...]:
-    if backend == "cvxpy":
-        return cvxpy_solvers()
-    if backend == "pyomo":
-        return pyomo_solvers()
-    default = BACKENDS[backend].default_solver
-    return (default,) if default and backend_installed(backend) else ()
+    """Inner solvers of ``backend`` available on this machine."""
+    info = backend_info(backend)
+    if not backend_installed(backend):
+        return ()
+    return tuple(info.probe()) if info.probe is not None else tuple(info.solvers)
+
+
+def _classes_installed(info: BackendInfo) -> list[str]:
+    have = inner_solvers(info.name)
+    return [p for p in PROBLEM_CLASSES if any(p in info.solvers.get(s, ()) for s in have)]
 
 
 def available_backends() -> list[dict[str, Any]]:
-    """One record per back end: name, installed, inner solvers, problem classes."""
+    """One record per back end: name, installed, inner solvers, problem classes.
+
+    ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
+    problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
+    those the back end can take with the right inner solver.
+    """
+    _load_algorithms()
     return [{
         "backend": b.name,
         "installed": backend_installed(b.name),
-        "solvers": list(inner_solvers(b.name)) if backend_installed(b.name) else [],
-        "problem_classes": list(b.problem_classes),
+        "solvers": list(inner_solvers(b.name)),
+        "problem_classes": _classes_installed(b) if backend_installed(b.name) else list(b.problem_classes),
+        "declared_classes": list(b.problem_classes),
         "description": b.description,
     } for b in BACKENDS.values()]
 
 
 def installed_specs(problem_class: str | None = None) -> list[str]:
-    """``backend:solver`` strings that are installed (and take ``problem_class``)."""
-    out = []
-    for b in BACKENDS.values():
-        if not backend_installed(b.name):
-            continue
-        if problem_class and problem_class not in b.problem_classes:
-            continue
-        out.extend(f"{b.name}:{s}" for s in inner_solvers(b.name))
-    return out
-
-
-_CVXPY_QP = {"CLARABEL", "SCS", "OSQP", "ECOS", "MOSEK", "GUROBI", "CPLEX", "PIQP", "PROXQP",
-             "QOCO", "XPRESS", "COPT", "DAQP", "HIGHS"}
+    """``backend:solver`` strings that are installed and take ``problem_class``."""
+    _load_algorithms()
+    return [f"{b.name}:{s}" for b in BACKENDS.values() if backend_installed(b.name)
+            for s in inner_solvers(b.name)
+            if problem_class is None or problem_class in b.solvers.get(s, ())]
 
 
 def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
-    """Raise :class:`SolverNotAvailableError` unless ``spec`` can solve ``problem_class``.
-
-    Fills in the default inner solver when the spec names none.
-    """
-    info = BACKENDS[spec.backend]
+    """Resolve ``spec`` for ``problem_class``: fill in the default inner solver, check that it is
+    known (:class:`ConfigError` listing valid names), installed and takes the class
+    (:class:`SolverNotAvailableError` listing installed alternatives), that its options are
+    valid, and that a time limit can be honoured."""
+    info = backend_info(spec.backend)
 
     def unavailable(message: str) -> SolverNotAvailableError:
         # probing the other back ends imports them: only do it when reporting an error
@@ -201,29 +142,38 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
             f"back end {spec.backend!r} needs the Python package {info.module!r}, which is not "
             f"installed (pip install {info.module}).")
     if problem_class not in info.problem_classes:
-        raise unavailable(
-            f"back end {spec.backend!r} does not take {problem_class} problems "
-            f"(it takes {', '.join(info.problem_classes)}).")
-    solver = spec.solver or info.default_solver
-    solvers = inner_solvers(spec.backend) if spec.backend in ("cvxpy", "pyomo") else (solver,)
-    if spec.backend == "cvxpy":
+        raise unavailable(f"back end {spec.backend!r} does not take {problem_class} problems "
+                          f"(it takes {', '.join(info.problem_classes)}).")
+    installed = inner_solvers(spec.backend)
+    if spec.solver is None:
+        solver = info.default_solver.get(problem_class)
+        if solver not in installed:  # e.g. cvxpy without CLARABEL: first installed that fits
+            solver = next((s for s in installed if problem_class in info.solvers.get(s, ())), solver)
+    else:
+        solver = info.canonical_solver(str(spec.solver))
         if solver is None:
-            solver = "CLARABEL" if "CLARABEL" in solvers else (solvers[0] if solvers else None)
-        solver = solver.upper() if solver else None
-        if problem_class == "QP" and solver not in _CVXPY_QP:
-            raise unavailable(f"cvxpy solver {solver!r} does not take QP problems.")
-    if spec.backend == "pyomo" and problem_class == "QP" and spec.solver is None:
-        solver = "highs"  # appsi_highs passes only linear objectives
-    if spec.backend == "pyomo" and problem_class == "QP" and solver in ("glpk", "cbc", "appsi_highs"):
-        raise unavailable(f"pyomo solver {solver!r} does not take QP problems.")
-    if spec.backend in ("cvxpy", "pyomo") and solver not in solvers:
-        raise unavailable(
-            f"{spec.backend} solver {solver!r} is not installed on this machine.")
+            raise UnknownSolverError(
+                f"{spec.backend} has no inner solver {spec.solver!r}; valid names: "
+                f"{', '.join(info.solvers)} (installed here: {', '.join(installed) or 'none'}).",
+                installed_specs(problem_class))
+    if solver not in installed:
+        raise unavailable(f"{spec.backend} solver {solver!r} is not installed on this machine.")
+    if problem_class not in info.solvers.get(solver, ()):
+        raise unavailable(f"{spec.backend} solver {solver!r} does not take {problem_class} problems "
+                          f"(it takes {', '.join(info.solvers[solver])}).")
+    if spec.time_limit is not None and info.time_limit_key.get(solver, "") is None:
+        raise ConfigError(f"{spec.backend}:{solver} cannot honour time_limit; drop it or choose "
+                          "a solver that can (e.g. highs, osqp, cvxpy:CLARABEL).")
+    if spec.options and info.check_options is not None:
+        info.check_options(solver, dict(spec.options))
     if solver != spec.solver:
         spec = SolverSpec(spec.backend, solver, spec.options, spec.time_limit, spec.verbose)
     return spec
 
 
 def load_backend(name: str):
-    """Import the back-end module ``fairopt.modeling.backends.<name>``."""
+    """Import the back-end module ``fairopt.modeling.backends.<name>_backend``."""
     return importlib.import_module(f"fairopt.modeling.backends.{name}_backend")
+
+
+_scan_backends()

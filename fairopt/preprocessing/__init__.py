@@ -85,3 +85,6 @@ class TVRepairResampler(_WeightedResampler):
         self.tv_ = float(res.tv)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+from fairopt.preprocessing.tv_repair import TVRepair  # noqa: E402  (its own module; re-exported here)
+__all__ += ["TVRepair"]

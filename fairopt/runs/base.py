@@ -22,8 +22,10 @@ class Table:
 class RunOutput:
     """What a runner returns to the CLI.
 
-    ``metrics`` must be a flat ``{name: float}`` mapping; ``status`` is a
-    :class:`fairopt.modeling.Status` value string (``"optimal"``, ``"time_limit"``, ...).
+    ``metrics`` must be a flat ``{name: float}`` mapping (durations named ``*_seconds`` are
+    moved to ``timings``); ``status`` is a :class:`fairopt.modeling.Status` value string
+    (``"optimal"``, ``"time_limit"``, ...); ``parameters`` records values the run resolved from
+    defaults (e.g. the data set's favourable label), written over the card's parameters.
     """
 
     backend: str
@@ -34,3 +36,18 @@ class RunOutput:
     solve_seconds: float
     tables: list[Table] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FrontierSpec:
+    """Which metrics a sweep's frontier plots (``fairopt frontier``).
+
+    ``objective`` is the accuracy or loss (``objective_sense`` says whether larger or smaller is
+    better); ``fairness`` maps each fairness metric to the direction that is fairer
+    (``"max"`` for rates where 1 is parity, ``"min"`` for gaps and distances).
+    """
+
+    objective: str
+    objective_sense: str = "min"
+    fairness: dict[str, str] = field(default_factory=dict)

@@ -23,7 +23,12 @@ from fairopt.metrics import ks_statistical_parity
 from fairopt.modeling import SolverSpec
 from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import get_loss
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+from fairopt.runs.sweep import map_points
+
+#: what `fairopt frontier` plots: test loss against test statistical-parity violation (of the
+#: tightest eps of each task; sweep one eps value per task)
+FRONTIER = FrontierSpec("tightest_test_loss", "min", {"tightest_test_sp": "min"})
 
 #: per data set: target, protected attribute description and loss (paper Sec. 6)
 DATASETS = {
@@ -43,23 +48,28 @@ class Data(BaseModel):
     random_state: int = 0
 
 
+#: the estimator's defaults, the one place they are set
+_DEFAULT = FairRegressor().get_params()
+
+
 class Parameters(BaseModel):
-    """``[parameters]``; see :class:`fairopt.inprocessing.FairRegressor`."""
+    """``[parameters]``; see :class:`fairopt.inprocessing.FairRegressor` (its defaults apply, except
+    a list of ``eps`` values, a fixed ``random_state`` and midpoint rounding)."""
 
     model_config = ConfigDict(extra="forbid")
-    constraint: Literal["statistical_parity", "bounded_group_loss"] = "statistical_parity"
+    constraint: Literal["statistical_parity", "bounded_group_loss"] = _DEFAULT["constraint"]
     eps: list[float] = Field(default_factory=lambda: [0.2, 0.1, 0.05, 0.02, 0.01])
-    grid_size: int = Field(default=40, ge=1)
+    grid_size: int = Field(default=_DEFAULT["grid_size"], ge=1)
     loss: Literal["square", "logistic", "absolute"] | None = None
-    oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = "auto"
-    B: float = Field(default=10.0, gt=0)
-    nu: float | None = Field(default=None, gt=0)
-    max_iter: int = Field(default=50, ge=1)
-    min_iter: int = Field(default=1, ge=1)
-    eta0: float | None = Field(default=None, gt=0)
-    lambda_scales: list[float] = Field(default_factory=lambda: [1.0])
-    refine_rounds: int = Field(default=3, ge=0)
-    mode: Literal["practical", "faithful"] = "practical"
+    oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = _DEFAULT["oracle"]
+    B: float = Field(default=_DEFAULT["B"], gt=0)
+    nu: float | None = Field(default=_DEFAULT["nu"], gt=0)
+    max_iter: int = Field(default=_DEFAULT["max_iter"], ge=1)
+    min_iter: int = Field(default=_DEFAULT["min_iter"], ge=1)
+    eta0: float | None = Field(default=_DEFAULT["eta0"], gt=0)
+    lambda_scales: list[float] = Field(default_factory=lambda: list(_DEFAULT["lambda_scales"]))
+    refine_rounds: int = Field(default=_DEFAULT["refine_rounds"], ge=0)
+    mode: Literal["practical", "faithful"] = _DEFAULT["mode"]
     round: Literal["down", "mid"] = "mid"
     test_size: float = Field(default=0.5, gt=0, lt=1)
     random_state: int = 0
@@ -130,15 +140,19 @@ def _estimator(params: Parameters, loss: str, solver):
     return cls(base, lambda_scales=tuple(params.lambda_scales), refine_rounds=params.refine_rounds)
 
 
-def fit_one(job: dict) -> dict:
-    """Fit one sweep point; picklable for process and Dask executors."""
-    params, data, eps, solver = job["params"], job["data"], job["eps"], job["solver"]
+#: card parameters that are FairRegressor parameters of the same name and meaning
+ESTIMATOR_KEYS = ("constraint", "grid_size", "max_iter", "random_state", "B", "nu", "mode", "round", "min_iter",
+                  "eta0")
+
+
+def fit_one(eps: float, shared: dict, progress=None) -> dict:
+    """Fit one sweep point (``shared``: card parameters, prepared data, solver); picklable for
+    process and Dask executors, which receive ``shared`` once per worker."""
+    params, data, solver = shared["params"], shared["data"], shared["solver"]
     loss = params.loss or data["loss"]
-    est = FairRegressor(estimator=_estimator(params, loss, solver), constraint=params.constraint,
-                        eps=eps, grid_size=params.grid_size, loss=loss, solver=solver,
-                        max_iter=params.max_iter, random_state=params.random_state, B=params.B,
-                        nu=params.nu, mode=params.mode, round=params.round, min_iter=params.min_iter,
-                        eta0=params.eta0)
+    # the card's values go through set_params: the estimator keeps the one list of defaults
+    est = FairRegressor().set_params(estimator=_estimator(params, loss, solver), eps=eps, loss=loss, solver=solver,
+                                     **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
     t0 = time.perf_counter()
     try:
         import warnings
@@ -150,7 +164,7 @@ def fit_one(job: dict) -> dict:
         with warnings.catch_warnings(), limits:
             warnings.simplefilter("ignore", RuntimeWarning)
             est.fit(data["X_train"], data["y_train"], sensitive_features=data["a_train"],
-                    progress=job.get("progress"))
+                    progress=progress)
     except InfeasibleError as exc:
         return {"eps": eps, "status": "infeasible", "message": str(exc),
                 "seconds": time.perf_counter() - t0, "tightest": (exc.tightest or {}).get("eps"),
@@ -172,6 +186,12 @@ def fit_one(job: dict) -> dict:
     return out
 
 
+def _worst_group_loss(losses: np.ndarray, groups: np.ndarray) -> float:
+    """Largest mean loss over the protected groups (what bounded group loss bounds)."""
+    _, codes = np.unique(groups, return_inverse=True)
+    return float(np.max(np.bincount(codes, weights=losses) / np.bincount(codes)))
+
+
 def baselines(data: dict, loss_name: str) -> list[dict]:
     """Unconstrained fit (and SEO for square loss), evaluated like the sweep points."""
     loss = get_loss(loss_name)
@@ -189,8 +209,13 @@ def baselines(data: dict, loss_name: str) -> list[dict]:
             p = predict(data[f"X_{part}"])
             row[f"{part}_loss"] = float(np.mean(loss.value(data[f"y_{part}"], p)))
             row[f"{part}_sp"] = float(ks_statistical_parity(p, data[f"a_{part}"]))
+            row[f"{part}_worst_group_loss"] = _worst_group_loss(loss.value(data[f"y_{part}"], p), data[f"a_{part}"])
         rows.append(row)
     return rows
+
+
+#: a game's status in the run vocabulary
+POINT_STATUS = {"converged": "optimal", "max_iter": "iteration_limit"}
 
 
 def sweep_status(results: list[dict]) -> str:
@@ -217,7 +242,6 @@ def _all_infeasible(params: Parameters, results: list[dict]) -> InfeasibleError:
 
 
 def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
-    from fairopt.parallel import get_executor
     t0 = time.perf_counter()
     prepared = prepare_data(data.dataset, data.path, data.subsample, data.random_state,
                             params.test_size)
@@ -227,32 +251,26 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     # the whole spec travels to the oracles and LPs, so the card's time_limit and options apply
     spec = SolverSpec.parse(solver, default="highs")
     eps_values = list(params.eps)
-    total = len(eps_values) * params.max_iter
-    jobs = [{"params": params, "data": prepared, "eps": e, "solver": spec} for e in eps_values]
+    shared = {"params": params, "data": prepared, "solver": spec}
     t1 = time.perf_counter()
-    if params.executor == "serial":
-        results = []
-        for i, job in enumerate(jobs):
-            def inner(done, tot, desc, i=i, e=job["eps"]):
-                progress(i * params.max_iter + min(done, params.max_iter), total, f"eps={e:g}: {desc}")
-            results.append(fit_one({**job, "progress": inner}))
-            progress((i + 1) * params.max_iter, total, f"eps={job['eps']:g} done")
-    else:
-        with get_executor(params.executor, n_workers=params.n_workers) as ex:
-            results = ex.map(fit_one, jobs, progress=lambda d, t, s: progress(d * params.max_iter, total,
-                                                                               f"{d}/{t} eps values"))
+    notes: list[str] = []
+    results = map_points(fit_one, eps_values, shared, executor=params.executor, n_workers=params.n_workers,
+                         progress=progress, steps=params.max_iter, label=lambda e: f"eps={e:g}", notes=notes)
     solve_seconds = time.perf_counter() - t1
     ok = [r for r in results if r["status"] != "infeasible"]
     if not ok:
         raise _all_infeasible(params, results)
-    rows = [[r["method"], "", r["train_loss"], r["train_sp"], r["test_loss"], r["test_sp"], "", "", ""]
-            for r in base]
+    # the column eps bounds: statistical parity, or the worst group's loss; detail stays in result.json
+    key, name = (("train_sp", "train SP") if params.constraint == "statistical_parity"
+                 else ("train_worst_group_loss", "train worst-group loss"))
+    test_key = key.replace("train", "test")
+    rows = [[r["method"], "", r["train_loss"], r[key], r["test_loss"], r[test_key], ""] for r in base]
     for r in results:
         if r["status"] == "infeasible":
-            rows.append(["fair_regression", r["eps"], "infeasible", "", "", "", "", "", ""])
+            rows.append(["fair", r["eps"], "", "", "", "", "infeasible"])
         else:
-            rows.append(["fair_regression", r["eps"], r["train_loss"], r["train_sp"], r["test_loss"],
-                         r["test_sp"], r["support"], r["oracle_calls"], r["gap"]])
+            rows.append(["fair", r["eps"], r["train_loss"], r[key], r["test_loss"], r[test_key],
+                         POINT_STATUS.get(r["status"], r["status"])])
     ref = min(b["test_loss"] for b in base)
     metrics = {f"{b['method'].lower()}_{k}": float(b[k]) for b in base
                for k in ("train_loss", "train_sp", "test_loss", "test_sp")}
@@ -270,12 +288,12 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     status = sweep_status(results)
     table = Table(f"Fair regression frontier on {data.dataset} ({DATASETS[data.dataset][0]}; "
                   f"{params.constraint}; loss {loss_name})",
-                  ["method", "eps", "train loss", "train SP", "test loss", "test SP", "support",
-                   "oracle calls", "gap"], rows)
+                  ["method", "eps", "train loss", name, "test loss", name.replace("train", "test"), "status"],
+                  rows)
     return RunOutput(backend=spec.backend, solver=str(spec), status=status,
                      metrics=metrics, build_seconds=build_seconds, solve_seconds=solve_seconds,
                      tables=[table], extra={"sweep": results, "baselines": base,
-                                            "protected": DATASETS[data.dataset][1]})
+                                            "protected": DATASETS[data.dataset][1], "notes": notes})
 
 
 def build(card, params: Parameters, data: Data):

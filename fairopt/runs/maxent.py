@@ -18,7 +18,10 @@ from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent.datasets import load_paper_dataset
 from fairopt.modeling import SolverSpec
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+
+#: what `fairopt frontier` plots: distance to the prior against the fairness of p*
+FRONTIER = FrontierSpec("kl_to_prior", "min", {"statistical_rate": "max", "representation_rate": "max"})
 
 _FILE_DATASETS = {"adult": "adult", "compas": "compas-small", "compas-small": "compas-small",
                   "compas-large": "compas-large"}

@@ -16,7 +16,10 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+
+#: what `fairopt frontier` plots: test accuracy against the test fairness gaps
+FRONTIER = FrontierSpec("test_accuracy_after", "max", {"test_dp_gap_after": "min", "test_eo_gap_after": "min"})
 
 #: default sensitive column and target of each data set
 DATASETS = {"adult": ("sex", "income"), "credit": ("SEX", "default")}
@@ -43,22 +46,34 @@ class Data(BaseModel):
         return [v] if isinstance(v, str) else v
 
 
+def _default():
+    from fairopt.postprocessing import ThresholdDebiaser
+    return ThresholdDebiaser().get_params()
+
+
+#: the estimator's defaults, the one place they are set
+_DEFAULT = _default()
+#: card parameters that are ThresholdDebiaser parameters of the same name and meaning
+ESTIMATOR_KEYS = ("constraint", "gamma", "eps", "rho", "random_state", "score_map", "calibration")
+
+
 class Parameters(BaseModel):
-    """``[parameters]``; see :class:`fairopt.postprocessing.ThresholdDebiaser`."""
+    """``[parameters]``; see :class:`fairopt.postprocessing.ThresholdDebiaser` (its defaults apply,
+    except a fixed ``random_state``)."""
 
     model_config = ConfigDict(extra="forbid")
-    constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds"] = "demographic_parity"
-    gamma: float = Field(default=0.1, ge=0)
-    eps: float = Field(default=0.0, ge=0)
-    rho: float | None = Field(default=None, ge=0, le=1)
+    constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds"] = _DEFAULT["constraint"]
+    gamma: float = Field(default=_DEFAULT["gamma"], ge=0)
+    eps: float = Field(default=_DEFAULT["eps"], ge=0)
+    rho: float | None = Field(default=_DEFAULT["rho"], ge=0, le=1)
     classifier: Literal["lr", "rf", "knn", "mlp"] = "lr"
     inject_bias: bool | None = Field(default=None, description="credit: drop training rows with sex != label "
                                      "w.p. 0.5 (default: True for credit)")
     splits: list[float] = Field(default_factory=lambda: [0.4, 0.3, 0.3],
                                 description="train / post-processing / test fractions")
-    score_map: Literal["auto", "proba", "logit", "identity"] = "auto"
+    score_map: Literal["auto", "proba", "logit", "identity"] = _DEFAULT["score_map"]
     calibration: Literal["isotonic", "isotonic_per_group"] | None = Field(
-        default=None, description="isotonic calibration of the scores on the fitting sample")
+        default=_DEFAULT["calibration"], description="isotonic calibration of the scores on the fitting sample")
     sgd_steps: int = Field(default=4000, ge=1)
     random_state: int = 0
 
@@ -135,10 +150,10 @@ def _debiaser(params: Parameters, estimator, solver):
     from fairopt.postprocessing import ThresholdDebiaser
     name = "native" if solver is None else solver
     options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
-    return ThresholdDebiaser(estimator=estimator, prefit=estimator is not None, constraint=params.constraint,
-                             gamma=params.gamma, eps=params.eps, rho=params.rho, solver=name,
-                             random_state=params.random_state, score_map=params.score_map,
-                             calibration=params.calibration, solver_options=options)
+    # the card's values go through set_params: the estimator keeps the one list of defaults
+    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=name,
+                                          solver_options=options,
+                                          **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 
 
 def _metrics(h: np.ndarray, y, groups) -> dict:

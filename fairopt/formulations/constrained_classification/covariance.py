@@ -20,9 +20,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.spec import SolverSpec
 from fairopt.formulations.constrained_classification.atoms import collapse_atoms
-from fairopt.formulations.constrained_classification.parity import check_parameters, split_solver
+from fairopt.formulations.constrained_classification.parity import check_parameters
 from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution, threshold_from_q
 
@@ -112,29 +113,27 @@ class RandomizedThresholdCovariance:
         """Solve with ``"native"`` (exact), ``"sgd"`` or a Program QP solver."""
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups
-        solver, spec, options = split_solver(solver, options)
-        if solver == "native":
+        spec = SolverSpec.parse(solver, default="native")
+        if spec.backend == "native":
             a = at.weight / self.subgroup_weight[self.sub]
             theta = np.zeros(K)
             for k in range(K):
                 m = self.sub == k
                 theta[k] = parity_threshold(CellRamp(at.score[m], a[m], self.gamma, self.z[m]), 0.0, self.eps)
             return self._finish(theta, "native", "exact", t0)
-        if solver == "sgd":
+        if spec.backend == "sgd":
             from fairopt.formulations.constrained_classification.atoms import ScoreAtoms
             from fairopt.formulations.constrained_classification.sgd import sgd_thresholds
             offsets = np.searchsorted(self.sub, np.arange(K + 1))
             sub_atoms = ScoreAtoms(cell=self.sub, score=at.score, weight=at.weight, positive=None,
                                    offsets=offsets)
-            theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z, **options)
+            theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z,
+                                          **{**dict(spec.options), **options})
             out = self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
             out.status, out.iterations = "iteration_limit", state.n_steps
             return out
         prog = self.build()
-        sol = prog.solve(spec, **options)
-        if not sol.is_optimal:
-            raise SolverError(f"{prog.name}: solver stopped with status {sol.status}.",
-                              status=sol.status, log=sol.log)
+        sol = prog.solve(spec, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)
         dual = -sol.dual["covariance"] * (float(at.weight.sum()) / at.n_atoms) / self.subgroup_weight
         theta = np.array([threshold_from_q(at.score[self.sub == k], q[self.sub == k], self.gamma,

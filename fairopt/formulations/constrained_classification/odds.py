@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.spec import SolverSpec
 from fairopt.formulations.constrained_classification.atoms import collapse_atoms
 
 CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
@@ -175,17 +176,13 @@ class ThresholdMixtureOdds:
     def solve(self, solver: str = "highs", **options) -> OddsSolution:
         """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
         which returns a vertex: a mixture of few thresholds per group)."""
-        from fairopt.formulations.constrained_classification.parity import split_solver
-        name, solver, options = split_solver(solver, options)
-        if name in ("native", "sgd"):
+        spec = SolverSpec.parse(solver, default="highs")
+        if spec.backend in ("native", "sgd"):
             raise ConfigError(f"the {self.constraint} LP has no {solver!r} back end; use an LP "
                               "solver such as 'highs', 'scipy', 'cvxpy' or 'pyomo'.")
         t0 = time.perf_counter()
         prog = self.build()
-        sol = prog.solve(solver, **options)
-        if not sol.is_optimal:
-            raise SolverError(f"{prog.name}: solver stopped with status {sol.status}.",
-                              status=sol.status, log=sol.log)
+        sol = prog.solve(spec, require_optimal=True, **options)
         at = self.atoms
         d = np.clip(sol.primal["d"], 0.0, None)
         d[d < D_TOL] = 0.0

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.spec import SolverSpec
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
 from fairopt.formulations.constrained_classification.solution import (
@@ -80,22 +81,6 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
     return t, 1.0 if t == f[hi] else 0.0
 
 
-def split_solver(solver, options: dict) -> tuple[str, object, dict]:
-    """``(name, spec, options)`` for a solver given as a string or a :class:`SolverSpec`.
-
-    ``name`` is ``"native"``, ``"sgd"`` or a :mod:`fairopt.modeling` back end; for the native and
-    SGD back ends a spec's ``options`` are merged into the keyword options.
-    """
-    backend = getattr(solver, "backend", None)
-    if backend is None:
-        name = str(solver).strip().lower() if solver is not None else "native"
-        return name.partition(":")[0], solver, dict(options)
-    if backend in ("native", "sgd"):
-        merged = {**dict(getattr(solver, "options", {}) or {}), **options}
-        return backend, backend, merged
-    return backend, solver, dict(options)
-
-
 class RandomizedThresholdParity:
     """Randomized-threshold post-processing for statistical parity over K groups.
 
@@ -151,7 +136,7 @@ class RandomizedThresholdParity:
         return self.atoms.n_cells
 
     def _norm_weight(self) -> np.ndarray:
-        return self.atoms.weight / self.group_weight[self.atoms.cell]
+        return self.atoms.weight / self.atoms.per_atom(self.group_weight)
 
     def ramps(self) -> list[CellRamp]:
         """Per-group tabulated rate functions ``m_k(theta)`` (built once, ``O(n log n)``)."""
@@ -163,17 +148,25 @@ class RandomizedThresholdParity:
 
     def rule_q(self, thresholds: np.ndarray, tie_probs: np.ndarray | None = None) -> np.ndarray:
         """Probabilities of every atom under the rule with the given thresholds."""
-        f, t = self.atoms.score, thresholds[self.atoms.cell]
-        if self.gamma > 0:
-            return np.clip((f - t) / self.gamma, 0.0, 1.0)
-        tau = np.zeros_like(t) if tie_probs is None else tie_probs[self.atoms.cell]
+        f, t = self.atoms.score, self.atoms.per_atom(thresholds)
+        if self.gamma > 0:   # clip((f - t) / gamma, 0, 1), in place
+            q = np.subtract(f, t, out=t)
+            q /= self.gamma
+            np.maximum(q, 0.0, out=q)
+            return np.minimum(q, 1.0, out=q)
+        tau = np.zeros_like(t) if tie_probs is None else self.atoms.per_atom(tie_probs)
         return np.where(f > t, 1.0, np.where(f == t, tau, 0.0))
 
     def _finish(self, thresholds, tie_probs, theta, rho, backend, solver, t0, **info) -> ThresholdSolution:
         q = self.rule_q(thresholds, tie_probs)
         at = self.atoms
         rates = np.bincount(at.cell, weights=at.weight * q, minlength=self.n_groups) / self.group_weight
-        obj = float(np.sum(at.weight * (0.5 * self.gamma * q * q - at.score * q)) / at.weight.sum())
+        # (1/N) sum_j c_j ((gamma/2) q_j^2 - f_j q_j), with two temporaries
+        terms = np.multiply(0.5 * self.gamma, q)
+        terms *= q
+        terms -= np.multiply(at.score, q)
+        terms *= at.weight
+        obj = float(np.sum(terms) / at.weight.sum())
         return ThresholdSolution(thresholds=np.asarray(thresholds, float), tie_probs=np.asarray(tie_probs, float),
                                  theta=np.asarray(theta, float), rho=float(rho), gamma=self.gamma,
                                  eps=self.eps, rates=rates, objective=obj, q=q, backend=backend,
@@ -269,12 +262,7 @@ class RandomizedThresholdParity:
         return prog
 
     def _solve_program(self, t0, solver, **options) -> ThresholdSolution:
-        from fairopt.errors import SolverError
-        prog = self.build()
-        sol = prog.solve(solver, **options)
-        if not sol.is_optimal:
-            raise SolverError(f"{prog.name}: solver {sol.solver!r} stopped with status "
-                              f"{sol.status}; no optimal rule to return.", status=sol.status, log=sol.log)
+        sol = self.build().solve(solver, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)
         at, N = self.atoms, float(self.atoms.weight.sum())
         dual = sol.dual.get("parity")
@@ -302,11 +290,11 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        name, spec, options = split_solver(solver, options)
-        if name == "native":
+        spec = SolverSpec.parse(solver, default="native")
+        if spec.backend == "native":
             return self._solve_native(t0)
-        if name == "sgd":
-            return self._solve_sgd(t0, **options)
+        if spec.backend == "sgd":
+            return self._solve_sgd(t0, **{**dict(spec.options), **options})
         return self._solve_program(t0, spec, **options)
 
     def summary(self) -> dict:

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fairopt._utils import as_generator
-from fairopt.errors import ConfigError, DataValidationError, SolverError
+from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.encoding import Encoding
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.formulations.maxent.sampler import sample_mixture, sample_sequential
-from fairopt.formulations.maxent.solvers import (build_cvxpy, build_pyomo, full_violation,
-                                                 parse_solver, run_backend)
+from fairopt.formulations.maxent.solvers import MaxEntDual, build_cvxpy, build_pyomo
 from fairopt.metrics._validation import check_weights
-from fairopt.modeling.solution import Solution, Status
+from fairopt.modeling.smooth import solve_smooth
+from fairopt.modeling.solution import Solution
 
 PRIORS = ("reweighted", "data")
 TARGETS = ("weighted", "balanced", "data", "prior")
@@ -39,10 +39,12 @@ class MaxEntDistribution:
     mixture decomposition of :mod:`fairopt.formulations.maxent.oracle`.
     """
 
-    def __init__(self, oracle: DualOracle, lam: np.ndarray):
+    def __init__(self, oracle: DualOracle, lam: np.ndarray, state: MixtureState | None = None):
         self.oracle = oracle
         self.lam = np.asarray(lam, dtype=float)
-        self.state: MixtureState = oracle.state(self.lam)
+        if state is None or not np.array_equal(state.lam, self.lam):
+            state = oracle.state(self.lam)
+        self.state: MixtureState = state
 
     @property
     def encoding(self) -> Encoding:
@@ -268,34 +270,17 @@ class MaxEnt:
             otherwise TIME_LIMIT, ITERATION_LIMIT or NUMERICAL, with ``max_violation`` reporting
             how far off.
         """
-        backend, inner, spec_opts, time_limit = parse_solver(solver)
-        opts = {**spec_opts, **(options or {})}
-        orc = self.oracle()
         eta, who = P.boundary_distance(self.target, self.encoding)
-        res, seconds = run_backend(orc, backend, inner, tol, max_iter, opts, eta=eta, boundary_hint=who,
-                                   time_limit=time_limit)
-        dist = MaxEntDistribution(orc, res.lam)
-        grad = dist.state.mean - orc.theta
-        viol = full_violation(orc, grad)
-        # the dual is unconstrained and convex: a small gradient certifies optimality whatever
-        # the back end's own status says
-        if viol <= tol:
-            status = Status.OPTIMAL
-        elif not res.converged and res.message == "time limit":
-            status = Status.TIME_LIMIT
-        elif not res.converged and "iteration" in res.message.lower():
-            status = Status.ITERATION_LIMIT
-        else:
-            status = Status.NUMERICAL
-        if not np.isfinite(viol):
-            raise SolverError(f"{backend} produced a non-finite dual point.", status="numerical",
-                              log=res.log)
-        h = dist.state.log_z - float(orc.theta @ res.lam)
+        problem = MaxEntDual(self.oracle(), eta=eta, boundary_hint=who)
+        sol = solve_smooth(problem, solver, tol=tol, max_iter=max_iter, options=options)
+        lam = sol.primal["lambda"]
+        dist = MaxEntDistribution(problem.oracle, lam, problem.state(lam))
         return MaxEntSolution(
-            status=status, objective=h, primal={"lambda": res.lam.copy()},
-            dual={"marginals": res.lam.copy()}, backend=backend, solver=res.solver or backend,
-            solve_seconds=seconds, iterations=res.n_iter, log=res.log, program="maxent_dual",
-            max_violation=viol, kl=-h, distribution=dist)
+            status=sol.status, objective=sol.objective, primal={"lambda": lam.copy()},
+            dual={"marginals": lam.copy()}, backend=sol.backend, solver=sol.solver,
+            solve_seconds=sol.solve_seconds, iterations=sol.iterations, log=sol.log,
+            program=problem.name, max_violation=sol.optimality, kl=-sol.objective,
+            distribution=dist)
 
     # ------------------------------------------------------------ conveniences
     def rates(self, dist: MaxEntDistribution, pos_level: int) -> dict:

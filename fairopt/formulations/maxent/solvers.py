@@ -1,4 +1,6 @@
-"""Back ends for the max-entropy dual ``min_λ h(λ)``.
+"""The max-entropy dual ``min_λ h(λ)`` as a :class:`~fairopt.modeling.smooth.SmoothProblem`.
+
+:class:`MaxEntDual` wraps the counting oracle for :func:`~fairopt.modeling.smooth.solve_smooth`:
 
 ``native``  damped Newton in reference-level coordinates (default): Cholesky of ``H (+ μI)``,
             Armijo backtracking on ``h``, stop at ``‖E_p[α] − θ‖∞ ≤ tol`` over *all* levels.
@@ -12,33 +14,19 @@
 ``pyomo``   the same objective as an unconstrained NLP on a ``ConcreteModel``; solved by Ipopt only
             when it is installed, otherwise :class:`~fairopt.errors.SolverNotAvailableError`.
 
-Every back end returns ``(lam, n_iter, status_text, log)``; the caller re-checks the marginal
-violation and never reports a non-converged run as optimal.
+The optimality measure is the max marginal violation over every level (the gradient of the
+unconstrained convex dual, reference levels included), so a run is OPTIMAL exactly when it is
+certified; divergence of λ or a stalled line search is reported as infeasibility of the target.
 """
 from __future__ import annotations
 
-import time
-import warnings
-from dataclasses import dataclass
-
 import numpy as np
-import scipy.linalg as sla
 
-from fairopt.errors import ConfigError, InfeasibleError, SolverError, SolverNotAvailableError
+from fairopt.errors import InfeasibleError
 from fairopt.formulations.maxent.oracle import DualOracle
+from fairopt.modeling.smooth import SMOOTH_BACKENDS, CvxpyForm, PyomoForm, SmoothProblem
 
-BACKENDS = ("native", "scipy", "cvxpy", "pyomo")
-SCIPY_METHODS = ("trust-exact", "trust-krylov", "L-BFGS-B")
-
-
-@dataclass
-class BackendResult:
-    lam: np.ndarray
-    n_iter: int
-    converged: bool
-    message: str
-    log: str = ""
-    solver: str = ""
+BACKENDS = SMOOTH_BACKENDS
 
 
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
@@ -51,56 +39,6 @@ def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     return v
 
 
-def parse_solver(solver) -> tuple[str, str | None, dict, float | None]:
-    """Split ``"backend[:solver]"`` or a :class:`fairopt.modeling.SolverSpec`-like object into
-    ``(backend, inner, options, time_limit)``."""
-    options: dict = {}
-    time_limit = None
-    if solver is None:
-        return "native", None, options, None
-    if not isinstance(solver, str):
-        backend = getattr(solver, "backend", None)
-        inner = getattr(solver, "solver", None)
-        options = dict(getattr(solver, "options", {}) or {})
-        time_limit = getattr(solver, "time_limit", None)
-        if backend is None:
-            raise ConfigError(f"cannot read a solver from {solver!r}.")
-        solver = backend if inner is None else f"{backend}:{inner}"
-    backend, _, inner = solver.partition(":")
-    backend = backend.strip().lower()
-    if backend not in BACKENDS:
-        raise ConfigError(
-            f"max-entropy back end {backend!r} is unknown; choose one of {list(BACKENDS)} "
-            "(e.g. 'native', 'scipy:trust-exact', 'cvxpy:CLARABEL', 'pyomo:ipopt').")
-    if time_limit is not None and not float(time_limit) > 0:
-        raise ConfigError(f"time_limit must be positive, got {time_limit!r}.")
-    return backend, (inner.strip() or None), options, (None if time_limit is None else float(time_limit))
-
-
-#: how to bound the run time of the inner solvers that do not take ``time_limit`` here
-_OWN_LIMITS = {"cvxpy": "CLARABEL: time_limit, SCS: time_limit_secs", "pyomo": "ipopt: max_cpu_time"}
-
-
-def check_settings(backend: str, options: dict | None, time_limit: float | None) -> None:
-    """Refuse settings a back end would otherwise ignore silently.
-
-    ``native`` takes no solver options; ``time_limit`` is honoured by ``native`` and ``scipy``
-    (checked once per iteration) and refused by ``cvxpy`` and ``pyomo``, whose inner solvers take
-    their own limit through ``options``.
-    """
-    if backend == "native" and options:
-        raise ConfigError(
-            f"the native max-entropy back end takes no solver options (got {sorted(options)}); "
-            "set tol and max_iter instead, or choose backend 'scipy', 'cvxpy' or 'pyomo', whose "
-            "options are passed to the solver.")
-    if time_limit is not None and backend in _OWN_LIMITS:
-        raise ConfigError(
-            f"time_limit is not supported by the {backend} back end of the max-entropy dual; pass "
-            f"the inner solver's own limit in the solver options ({_OWN_LIMITS[backend]}) or use "
-            "backend 'native' or 'scipy', which honour time_limit.")
-
-
-# ------------------------------------------------------------------------------ native Newton
 def lambda_bound(oracle: DualOracle, eta: float) -> float:
     """Divergence guard from the corrected Lemma 4.2: ``‖λ*‖₂ ≤ log(|Ω|/C)/η`` (full coding);
     reference coding at most doubles each coordinate, so the guard is generous."""
@@ -110,150 +48,75 @@ def lambda_bound(oracle: DualOracle, eta: float) -> float:
     return 4.0 * Lq / eta + 50.0
 
 
-def newton(oracle: DualOracle, tol: float = 1e-10, max_iter: int = 100, lam0=None,
-           eta: float = 0.0, boundary_hint: str = "", time_limit: float | None = None) -> BackendResult:
-    """Damped Newton with Armijo backtracking (see module docstring).
+class MaxEntDual(SmoothProblem):
+    """``h(λ) = log Z(λ) − <θ, λ>`` with value, gradient and Hessian from the counting oracle.
 
-    ``time_limit`` (seconds) is checked before every Newton step; reaching it returns the current
-    iterate with message ``"time limit"`` (``converged=False``).
-
-    BLAS is limited to one thread: the systems are small (``d`` in the hundreds), and threaded
-    BLAS on a busy machine costs far more in contention than it gains.
+    Parameters
+    ----------
+    oracle : DualOracle
+    eta : float
+        Distance of θ from the boundary of the hull (Lemma 4.2), for the divergence guard.
+    boundary_hint : str
+        Name of the block nearest the boundary, for messages.
     """
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint, deadline)
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _newton(oracle, tol, max_iter, lam0, eta, boundary_hint, deadline)
 
+    name = "maxent_dual"
+    description = "max-entropy dual"
+    family = "max-entropy"
+    has_hessian = True
 
-def _newton(oracle: DualOracle, tol: float, max_iter: int, lam0, eta: float,
-            boundary_hint: str, deadline: float | None = None) -> BackendResult:
-    d = oracle.dim
-    lam = np.zeros(d) if lam0 is None else np.asarray(lam0, float).copy()
-    bound = lambda_bound(oracle, eta)
-    lines = []
-    st = oracle.state(lam)
-    h = st.log_z - float(oracle.theta @ lam)
-    g = st.mean - oracle.theta
-    for it in range(max_iter + 1):
-        viol = full_violation(oracle, g)
-        lines.append(f"iter {it:3d}  h={h:.15e}  max_violation={viol:.3e}")
-        if viol <= tol:
-            return BackendResult(lam, it, True, "converged", "\n".join(lines), "newton")
-        if it == max_iter:
-            break
-        if d == 0:
-            break
-        if deadline is not None and time.perf_counter() >= deadline:
-            lines.append(f"time limit reached after {it} iterations")
-            return BackendResult(lam, it, False, "time limit", "\n".join(lines), "newton")
-        H = oracle.hessian_from_state(st)
-        mu, step = 0.0, None
-        scale = max(np.trace(H) / d, 1e-300)
-        for _ in range(40):
-            try:
-                c = sla.cho_factor(H + mu * np.eye(d), lower=True, check_finite=False)
-                step = -sla.cho_solve(c, g, check_finite=False)
-                if np.all(np.isfinite(step)):
-                    break
-            except np.linalg.LinAlgError:
-                pass
-            mu = 1e-12 * scale if mu == 0 else mu * 10
-        if step is None:
-            raise SolverError("Newton system could not be factorised.", status="numerical",
-                              log="\n".join(lines))
-        nu2 = -float(g @ step)
-        t = 1.0
-        if nu2 >= 1e-12:
-            while t >= 1e-10:
-                st_new = oracle.state(lam + t * step)
-                h_new = st_new.log_z - float(oracle.theta @ (lam + t * step))
-                if h_new <= h - 1e-4 * t * nu2:
-                    break
-                t *= 0.5
-            if t < 1e-10:
-                # rounding floor: accept the full step only if it still shrinks the violation
-                st_new = oracle.state(lam + step)
-                g_new = st_new.mean - oracle.theta
-                if full_violation(oracle, g_new) < viol:
-                    t = 1.0
-                else:
-                    raise InfeasibleError(
-                        f"max-entropy Newton line search stalled at max marginal violation "
-                        f"{viol:.3e}; the target is (numerically) on the boundary of the hull"
-                        + (f" — nearest block: {boundary_hint}." if boundary_hint else "."),
-                        program="maxent", constraint=boundary_hint or None, log="\n".join(lines))
-        else:
-            st_new = oracle.state(lam + step)
-        lam = lam + t * step
-        st = st_new
-        h = st.log_z - float(oracle.theta @ lam)
-        g = st.mean - oracle.theta
-        if np.linalg.norm(lam) > bound:
+    def __init__(self, oracle: DualOracle, eta: float = 0.0, boundary_hint: str = ""):
+        self.oracle = oracle
+        self.blocks = {"lambda": slice(0, oracle.dim)}
+        self.bound = lambda_bound(oracle, eta)
+        self.boundary_hint = boundary_hint
+        self.last_state = None          # state of the last value_grad call (Newton reuses it)
+
+    def value_grad(self, lam):
+        lam = np.array(lam, dtype=float)  # a copy: scipy reuses its buffers
+        st = self.oracle.state(lam)
+        self.last_state = st
+        return st.log_z - float(self.oracle.theta @ lam), st.mean - self.oracle.theta
+
+    def state(self, lam):
+        """The oracle state at ``lam`` (cached from the last evaluation when it matches)."""
+        st = self.last_state
+        if st is None or not np.array_equal(st.lam, lam):
+            st = self.oracle.state(np.asarray(lam, dtype=float))
+        return st
+
+    def hessian(self, lam):
+        return self.oracle.hessian_from_state(self.state(lam))
+
+    def optimality(self, lam, grad) -> float:
+        return full_violation(self.oracle, grad)
+
+    def _where(self) -> str:
+        return f"; nearest block: {self.boundary_hint}." if self.boundary_hint else "."
+
+    def check_iterate(self, lam, log: str) -> None:
+        norm = float(np.linalg.norm(lam))
+        if norm > self.bound:
             raise InfeasibleError(
-                f"max-entropy dual diverges (‖λ‖₂ = {np.linalg.norm(lam):.3g} exceeds the "
-                f"Lemma 4.2 guard {bound:.3g}): the target is outside the relative interior of "
-                "the prior's hull" + (f"; nearest block: {boundary_hint}." if boundary_hint else "."),
-                program="maxent", constraint=boundary_hint or None, log="\n".join(lines))
-    return BackendResult(lam, max_iter, False, "iteration limit", "\n".join(lines), "newton")
+                f"max-entropy dual diverges (‖λ‖₂ = {norm:.3g} exceeds the Lemma 4.2 guard "
+                f"{self.bound:.3g}): the target is outside the relative interior of the prior's "
+                "hull" + self._where(), program="maxent", constraint=self.boundary_hint or None,
+                log=log)
 
+    def stall_error(self, violation: float, log: str) -> Exception:
+        return InfeasibleError(
+            f"max-entropy Newton line search stalled at max marginal violation {violation:.3e}; "
+            "the target is (numerically) on the boundary of the hull"
+            + (f" — nearest block: {self.boundary_hint}." if self.boundary_hint else "."),
+            program="maxent", constraint=self.boundary_hint or None, log=log)
 
-# ------------------------------------------------------------------------------------ scipy
-def scipy_solve(oracle: DualOracle, method: str | None, tol: float, max_iter: int,
-                options: dict | None = None, time_limit: float | None = None) -> BackendResult:
-    from scipy.optimize import minimize
+    def to_cvxpy(self) -> CvxpyForm:
+        problem, lam = build_cvxpy(self.oracle)
+        return CvxpyForm(problem, {"lambda": lam})
 
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-
-    method = method or "trust-exact"
-    canon = {m.lower(): m for m in SCIPY_METHODS}
-    if method.lower() not in canon:
-        raise ConfigError(f"scipy method {method!r} is not supported; choose one of {SCIPY_METHODS}.")
-    method = canon[method.lower()]
-    opts = {"maxiter": max_iter, "gtol": tol * 0.1}
-    if method == "L-BFGS-B":
-        opts.update(ftol=1e-15, maxcor=30, maxiter=max(max_iter, 2000))
-    opts.update(options or {})
-    best = {"lam": np.zeros(oracle.dim), "viol": np.inf}
-
-    def fun(lam):
-        # trust-region subproblem solvers can propose non-finite points near convergence:
-        # reject them (value +inf) and remember the best certified iterate seen
-        if not np.all(np.isfinite(lam)):
-            return np.inf, np.zeros_like(lam)
-        v, g = oracle.value_grad(lam)
-        viol = full_violation(oracle, g)
-        if viol < best["viol"]:
-            best.update(lam=np.array(lam, dtype=float), viol=viol)
-        return v, g
-
-    def hess(lam):
-        return oracle.hessian(lam) if np.all(np.isfinite(lam)) else np.eye(oracle.dim)
-
-    timed_out = []
-
-    def stop_at_deadline(intermediate_result):
-        # scipy ends the run when the callback raises StopIteration (checked once per iteration)
-        if deadline is not None and time.perf_counter() >= deadline:
-            timed_out.append(True)
-            raise StopIteration
-
-    kw = {} if method == "L-BFGS-B" else {"hess": hess}
-    if deadline is not None:
-        kw["callback"] = stop_at_deadline
-    with np.errstate(invalid="ignore", over="ignore"):
-        res = minimize(fun, np.zeros(oracle.dim), jac=True, method=method, options=opts, **kw)
-    lam = np.asarray(res.x, float)
-    if not np.all(np.isfinite(lam)) or full_violation(oracle, oracle.gradient(lam)) > best["viol"]:
-        lam = best["lam"]
-    if timed_out:
-        return BackendResult(lam, int(getattr(res, "nit", 0) or 0), False, "time limit", str(res), method)
-    return BackendResult(lam, int(getattr(res, "nit", 0) or 0), bool(res.success),
-                         str(res.message), str(res), method)
-
+    def to_pyomo(self) -> PyomoForm:
+        model = build_pyomo(self.oracle)
+        return PyomoForm(model, {"lambda": model.lam})
 
 # ------------------------------------------------------------------------------------ cvxpy
 def build_cvxpy(oracle: DualOracle):
@@ -281,38 +144,6 @@ def build_cvxpy(oracle: DualOracle):
         terms.append(float(np.log1p(-oracle.C)) + oracle.log_w + oracle.S @ lam)
     objective = cp.log_sum_exp(cp.hstack(terms)) - oracle.theta @ lam
     return cp.Problem(cp.Minimize(objective)), lam
-
-
-def cvxpy_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: int,
-                options: dict | None = None) -> BackendResult:
-    import cvxpy as cp
-
-    solver = (solver or "CLARABEL").upper()
-    if solver not in cp.installed_solvers():
-        raise SolverNotAvailableError(f"cvxpy solver {solver!r} is not installed.",
-                                      available=[f"cvxpy:{s}" for s in cp.installed_solvers()
-                                                 if s in ("CLARABEL", "SCS", "ECOS", "MOSEK")])
-    prob, lam = build_cvxpy(oracle)
-    opts: dict = {}
-    if solver == "CLARABEL":
-        opts = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
-                "tol_ktratio": 1e-10, "max_iter": max(max_iter, 200)}
-    elif solver == "SCS":
-        opts = {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iters": 200_000}
-    opts.update(options or {})
-    try:
-        with warnings.catch_warnings():
-            # "solution may be inaccurate" at the tight tolerances: the caller re-checks marginals
-            warnings.simplefilter("ignore", UserWarning)
-            prob.solve(solver=solver, **opts)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"cvxpy/{solver} failed on the max-entropy dual: {exc}",
-                          status="error") from exc
-    if lam.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
-        raise SolverError(f"cvxpy/{solver} returned status {prob.status!r}.", status=prob.status)
-    stats = prob.solver_stats
-    return BackendResult(np.asarray(lam.value, float), int(stats.num_iters or 0),
-                         prob.status == "optimal", prob.status, "", solver)
 
 
 # ------------------------------------------------------------------------------------ pyomo
@@ -369,41 +200,3 @@ def build_pyomo(oracle: DualOracle):
     return m
 
 
-def pyomo_solve(oracle: DualOracle, solver: str | None, tol: float, max_iter: int,
-                options: dict | None = None) -> BackendResult:
-    import pyomo.environ as pyo
-
-    name = solver or "ipopt"
-    model = build_pyomo(oracle)
-    opt = pyo.SolverFactory(name)
-    if not opt.available(exception_flag=False):
-        raise SolverNotAvailableError(
-            f"pyomo solver {name!r} is not available (the max-entropy dual is a smooth NLP and "
-            "needs Ipopt); the model was built but cannot be solved here.",
-            available=["native", "scipy:trust-exact", "cvxpy:CLARABEL"])
-    opts = {"tol": tol * 1e-2, "max_iter": max(max_iter, 500)} if name == "ipopt" else {}
-    opts.update(options or {})
-    for k, v in opts.items():
-        opt.options[k] = v
-    res = opt.solve(model)
-    term = str(res.solver.termination_condition)
-    lam = np.array([pyo.value(model.lam[j]) for j in range(oracle.dim)], dtype=float)
-    return BackendResult(lam, 0, term == "optimal", term, str(res), name)
-
-
-def run_backend(oracle: DualOracle, backend: str, inner: str | None, tol: float, max_iter: int,
-                options: dict | None = None, eta: float = 0.0, boundary_hint: str = "",
-                time_limit: float | None = None) -> tuple:
-    """Dispatch (after :func:`check_settings`); returns ``(BackendResult, seconds)``."""
-    check_settings(backend, options, time_limit)
-    t0 = time.perf_counter()
-    if backend == "native":
-        res = newton(oracle, tol=tol, max_iter=max_iter, eta=eta, boundary_hint=boundary_hint,
-                     time_limit=time_limit)
-    elif backend == "scipy":
-        res = scipy_solve(oracle, inner, tol, max_iter, options, time_limit)
-    elif backend == "cvxpy":
-        res = cvxpy_solve(oracle, inner, tol, max_iter, options)
-    else:
-        res = pyomo_solve(oracle, inner, tol, max_iter, options)
-    return res, time.perf_counter() - t0

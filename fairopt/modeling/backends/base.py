@@ -7,15 +7,19 @@ the others rebuild lazily.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
+import sys
 import time
 from typing import Any, Mapping
 
 import numpy as np
 
-from fairopt.errors import DataValidationError, InfeasibleError, SolverError, UnboundedError
-from fairopt.modeling.program import Canonical, _as_bound, to_solution
-from fairopt.modeling.registry import SolverSpec
+from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
+                            UnboundedError)
+from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
+from fairopt.modeling.spec import SolverSpec
 from fairopt.modeling.solution import Solution, Status
 
 
@@ -36,6 +40,16 @@ class CompiledModel:
 
     backend = "base"
 
+    @property
+    def highs_qp(self) -> bool:
+        """Whether QPs go to HiGHS's active-set QP solver (which needs routing on some
+        singular Hessians; see :func:`singular_free_hessian`)."""
+        return False
+
+    #: a first-order method that may stall on degenerate programs: reaching its *default*
+    #: iteration limit sends the program to a reference solver (the log says so)
+    stalls_on_degenerate = False
+
     def __init__(self, program, spec: SolverSpec):
         self.program = program
         self.spec = spec
@@ -53,8 +67,9 @@ class CompiledModel:
         for v, c in linear.items():
             s = self._var_slice(v)
             arr = np.asarray(c, dtype=float).reshape(-1)
-            if arr.shape[0] != s.stop - s.start or not np.isfinite(arr).all():
-                raise DataValidationError(f"set_objective: {v!r} needs {s.stop - s.start} finite costs.")
+            if arr.shape[0] != s.stop - s.start:
+                raise DataValidationError(f"set_objective: {v!r} needs {s.stop - s.start} costs.")
+            check_coefficients(arr, f"set_objective: costs of {v!r}")
             self.canon.c[s] = self.canon.sense * arr
         self._costs_changed()
 
@@ -101,8 +116,8 @@ class CompiledModel:
                                           f"got {mat.shape}.")
             parts.append(mat)
         new_cols = sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, k))
-        lo = _as_bound(lb, k, f"variable {name!r} lb", -np.inf)
-        hi = _as_bound(ub, k, f"variable {name!r} ub", np.inf)
+        lo = as_bound(lb, k, f"variable {name!r} lb", -np.inf, side="lb")
+        hi = as_bound(ub, k, f"variable {name!r} ub", np.inf, side="ub")
         n0 = c.n
         c.c = np.concatenate([c.c, c.sense * cost])
         c.xl, c.xu = np.concatenate([c.xl, lo]), np.concatenate([c.xu, hi])
@@ -125,8 +140,8 @@ class CompiledModel:
     @staticmethod
     def _set_bounds(lo, hi, s, lb, ub, where):
         size = s.stop - s.start
-        new_lo = lo[s] if lb is None else _as_bound(lb, size, where + " lb", -np.inf)
-        new_hi = hi[s] if ub is None else _as_bound(ub, size, where + " ub", np.inf)
+        new_lo = lo[s] if lb is None else as_bound(lb, size, where + " lb", -np.inf, side="lb")
+        new_hi = hi[s] if ub is None else as_bound(ub, size, where + " ub", np.inf, side="ub")
         if (new_lo > new_hi).any():
             raise DataValidationError(f"{where}: lb > ub after the update.")
         lo[s], hi[s] = new_lo, new_hi
@@ -148,19 +163,36 @@ class CompiledModel:
         raise SolverError(f"back end {self.backend!r} defines no solve step")
 
     # -- solving ----------------------------------------------------------------------------
-    def solve(self) -> Solution:
-        """Solve (warm-started where the back end supports it) and check the status."""
-        if self._dirty:
+    def solve(self, require_optimal: bool = False) -> Solution:
+        """Solve (warm-started where the back end supports it) and certify the status.
+
+        Infeasible and unbounded claims are checked (a phase-one LP and a recession-ray LP)
+        before they are reported, and an "optimal" point is checked for feasibility, so that
+        every back end reports the same, true status (see :mod:`fairopt.modeling.certify`).
+
+        Parameters
+        ----------
+        require_optimal : bool, default False
+            Raise instead of returning a non-optimal solution: :class:`SolverLimitError` for a
+            time or iteration limit.
+        """
+        from fairopt.modeling.certify import certify
+        with quiet(not self.spec.verbose):
+            if self._dirty:
+                t0 = time.perf_counter()
+                self._build()
+                self.build_seconds = time.perf_counter() - t0
+                self._dirty = False
             t0 = time.perf_counter()
-            self._build()
-            self.build_seconds = time.perf_counter() - t0
-            self._dirty = False
-        t0 = time.perf_counter()
-        raw = self._run()
-        seconds = time.perf_counter() - t0
+            if self.highs_qp and self.canon.P is not None and singular_free_hessian(self.canon):
+                from fairopt.modeling.certify import reference_solve
+                raw = reference_solve(self, "HiGHS's QP solver does not terminate when free "
+                                            "variables span the null space of P")
+            else:
+                raw = self._run()
+            seconds = time.perf_counter() - t0
+            raw = certify(self, raw)
         status = raw.status
-        if status is Status.INFEASIBLE_OR_UNBOUNDED:
-            status = _classify_infeasible_or_unbounded(self.canon)
         where = f"program {self.canon.name!r} ({self.backend}:{self.spec.solver})"
         if status is Status.INFEASIBLE:
             raise InfeasibleError(f"{where} is infeasible: no point satisfies all constraints.",
@@ -168,15 +200,58 @@ class CompiledModel:
         if status is Status.UNBOUNDED:
             raise UnboundedError(f"{where} is unbounded: a variable bound or constraint is missing.",
                                  program=self.canon.name, status=status, log=raw.log)
-        if status in (Status.NUMERICAL, Status.ERROR):
+        if status in (Status.NUMERICAL, Status.ERROR, Status.INFEASIBLE_OR_UNBOUNDED):
             raise SolverError(f"{where} failed with status {status.value}. {raw.log}".strip(),
                               status=status, log=raw.log)
-        return to_solution(self.canon, status, raw.x, raw.y, raw.z, self.backend,
-                           str(self.spec.solver), seconds, raw.iterations, raw.log, raw.objective)
+        sol = to_solution(self.canon, status, raw.x, raw.y, raw.z, self.backend,
+                          str(self.spec.solver), seconds, raw.iterations, raw.log, raw.objective)
+        if require_optimal:
+            raise_unless_optimal(sol, where)
+        return sol
 
 
-def _classify_infeasible_or_unbounded(canon: Canonical) -> Status:
-    """Decide between infeasible and unbounded by a phase-one LP (zero objective) in HiGHS."""
-    from fairopt.modeling.backends.highs_backend import feasibility_status
-    return Status.INFEASIBLE if not feasibility_status(canon) else Status.UNBOUNDED
+def singular_free_hessian(canon: Canonical) -> bool:
+    """True when some direction moving only free variables lies in the null space of ``P``
+    (HiGHS's active-set QP solver then iterates until its time limit)."""
+    free = np.flatnonzero(~np.isfinite(canon.xl) & ~np.isfinite(canon.xu))
+    if free.size == 0:
+        return False
+    sub = canon.P[free][:, free]
+    if free.size > 2000:  # too large for a dense rank test: a zero diagonal is a sure sign
+        return bool((sub.diagonal() <= 0).any())
+    w = np.linalg.eigvalsh(sub.toarray())
+    return bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
 
+
+def raise_unless_optimal(sol: Solution, where: str) -> Solution:
+    """Return ``sol`` if optimal, else raise the typed error for its status."""
+    if sol.status is Status.OPTIMAL:
+        return sol
+    if sol.status in (Status.TIME_LIMIT, Status.ITERATION_LIMIT):
+        what = "time_limit" if sol.status is Status.TIME_LIMIT else "the iteration limit"
+        raise SolverLimitError(f"{where} stopped at its {sol.status.value} before optimality; "
+                               f"raise {what} (solver options) to finish.",
+                               status=sol.status, log=sol.log)
+    raise SolverError(f"{where} stopped with status {sol.status.value}; no optimal solution.",
+                      status=sol.status, log=sol.log)
+
+
+@contextlib.contextmanager
+def quiet(enabled: bool = True):
+    """Silence solver libraries while ``enabled``: ``sys.stdout`` (OSQP prints its polishing
+    notes through Python) and file descriptor 1 (C-level output such as the HiGHS banner)."""
+    if not enabled:
+        yield
+        return
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        try:
+            saved = os.dup(1)
+        except OSError:  # no file descriptor 1 (embedded interpreters): Python level only
+            yield
+            return
+        try:
+            os.dup2(sink.fileno(), 1)
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)

@@ -7,15 +7,78 @@ cvxpy reports non-negative multipliers on inequalities; fairopt's dual is ``+dua
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.errors import ConfigError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
-from fairopt.modeling.program import Canonical
+from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Status
+from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 
+_CONIC = ("LP", "QP", "smooth")  # exponential cone: smooth convex problems such as max-entropy
+#: cvxpy solvers fairopt knows, with the problem classes each takes
+SOLVERS = {"CLARABEL": _CONIC, "SCS": _CONIC, "ECOS": _CONIC, "MOSEK": _CONIC,
+           "OSQP": ("LP", "QP"), "HIGHS": ("LP", "QP"), "PIQP": ("LP", "QP"), "PROXQP": ("LP", "QP"),
+           "QOCO": ("LP", "QP"), "DAQP": ("LP", "QP"), "GUROBI": ("LP", "QP"), "CPLEX": ("LP", "QP"),
+           "XPRESS": ("LP", "QP"), "COPT": ("LP", "QP"), "CVXOPT": ("LP", "QP"),
+           "SCIPY": ("LP",), "GLPK": ("LP",), "GLOP": ("LP",), "PDLP": ("LP",), "CBC": ("LP",)}
+#: keyword carrying a time limit; SCIPY takes it inside ``scipy_options``; None: refused
 _TIME_LIMIT_KEY = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "time_limit",
-                   "HIGHS": "time_limit", "GUROBI": "TimeLimit", "MOSEK": "mosek_params"}
+                   "HIGHS": "time_limit", "GUROBI": "TimeLimit", "SCIPY": "scipy_options.time_limit",
+                   "PIQP": None, "PROXQP": None, "DAQP": None, "CVXOPT": None, "GLPK": None,
+                   "GLOP": None, "CBC": None, "QOCO": None}
+#: ``Problem.solve`` keywords every solver takes
+_SOLVE_KEYWORDS = ("warm_start", "verbose", "gp", "qcp", "requires_grad", "enforce_dpp",
+                   "ignore_dpp", "canon_backend", "bounds")
+STATUS_MAP = {"optimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
+              "infeasible_inaccurate": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
+              "unbounded_inaccurate": Status.UNBOUNDED, "user_limit": Status.TIME_LIMIT,
+              "optimal_inaccurate": Status.NUMERICAL,
+              "infeasible_or_unbounded": Status.INFEASIBLE_OR_UNBOUNDED}
+
+
+def _solver_options(solver: str) -> list[str] | None:
+    """Names an inner solver accepts, where its settings can be listed (else None)."""
+    if solver == "CLARABEL":
+        import clarabel
+        return [a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_")]
+    if solver == "OSQP":
+        from fairopt.modeling.backends.osqp_backend import _settings_names
+        return _settings_names() + ["max_iter", "eps_abs", "eps_rel"]
+    if solver == "SCS":
+        return ["max_iters", "eps_abs", "eps_rel", "eps_infeas", "alpha", "time_limit_secs",
+                "normalize", "scale", "adaptive_scale", "rho_x", "acceleration_lookback",
+                "acceleration_interval", "write_data_filename", "log_csv_filename", "use_indirect",
+                "gpu", "mkl"]
+    if solver == "SCIPY":
+        return ["scipy_options"]
+    return None
+
+
+def check_options(solver: str, options: dict) -> None:
+    if solver == "HIGHS":
+        from fairopt.modeling.backends.highs_backend import check_options as highs_check
+        highs_check("highs", {k: v for k, v in options.items() if k not in _SOLVE_KEYWORDS})
+        return
+    valid = _solver_options(solver)
+    if valid is not None:
+        reject_unknown_options(f"cvxpy:{solver}", options, list(valid) + list(_SOLVE_KEYWORDS))
+
+
+def _installed() -> tuple[str, ...]:
+    import cvxpy as cp
+    have = set(cp.installed_solvers())
+    return tuple(s for s in SOLVERS if s in have)
+
+
+INFO = BackendInfo(
+    name="cvxpy", module="cvxpy", description="cvxpy Problem; any installed cvxpy solver",
+    solvers=SOLVERS, default_solver={"LP": "CLARABEL", "QP": "CLARABEL", "smooth": "CLARABEL"},
+    time_limit_key=_TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
+    check_options=check_options)
 
 
 def build_cvxpy(canon: Canonical, user_sense: bool = False):
@@ -82,6 +145,10 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
 class CvxpyModel(CompiledModel):
     backend = "cvxpy"
 
+    @property
+    def highs_qp(self) -> bool:
+        return self.spec.solver == "HIGHS"
+
     def _build(self) -> None:
         self.problem, self.variables, self.cons, self.rows = build_cvxpy(self.canon)
 
@@ -89,27 +156,37 @@ class CvxpyModel(CompiledModel):
         import cvxpy as cp
         solver = self.spec.solver
         kwargs = dict(self.spec.options)
-        if self.spec.time_limit is not None and solver in _TIME_LIMIT_KEY:
-            kwargs.setdefault(_TIME_LIMIT_KEY[solver], float(self.spec.time_limit))
+        key = _TIME_LIMIT_KEY.get(solver, "time_limit")
+        if self.spec.time_limit is not None and key:
+            if "." in key:  # nested: SCIPY takes linprog options in one dict
+                outer, inner = key.split(".")
+                kwargs[outer] = {**kwargs.get(outer, {}), inner: float(self.spec.time_limit)}
+            else:
+                kwargs.setdefault(key, float(self.spec.time_limit))
         try:
-            self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)
+            with warnings.catch_warnings():
+                if not self.spec.verbose:  # the status says it: "inaccurate" is not optimal
+                    warnings.simplefilter("ignore", UserWarning)
+                self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)
         except cp.error.SolverError as exc:
             return RawResult(Status.ERROR, log=f"cvxpy/{solver}: {exc}")
+        except TypeError as exc:  # an option the inner solver does not take
+            raise ConfigError(f"cvxpy:{solver} refused the options {sorted(kwargs)}: {exc}") from None
         st = self.problem.status
+        status = STATUS_MAP.get(st, Status.ERROR)
         # cvxpy says "user_limit" for any solver limit: a time limit only if one was set
-        limit = Status.TIME_LIMIT if self.spec.time_limit is not None else Status.ITERATION_LIMIT
-        status = {cp.OPTIMAL: Status.OPTIMAL, cp.INFEASIBLE: Status.INFEASIBLE,
-                  cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE, cp.UNBOUNDED: Status.UNBOUNDED,
-                  cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED, cp.USER_LIMIT: limit,
-                  cp.OPTIMAL_INACCURATE: Status.NUMERICAL}.get(st, Status.ERROR)
+        if status is Status.TIME_LIMIT and self.spec.time_limit is None:
+            status = Status.ITERATION_LIMIT
         stats = self.problem.solver_stats
         iters = getattr(stats, "num_iters", None)
         log = f"cvxpy/{solver} status: {st}"
         if status not in (Status.OPTIMAL, Status.TIME_LIMIT):
             return RawResult(status, iterations=iters, log=log)
         c = self.canon
-        x = np.concatenate([np.asarray(self.variables[v].value, dtype=float).reshape(-1)
-                            for v in c.var_slices]) if c.n else np.zeros(0)
+        # a block in no row and no objective term is not part of the cvxpy problem: no value
+        x = np.concatenate([np.full(s.stop - s.start, np.nan) if self.variables[v].value is None
+                            else np.asarray(self.variables[v].value, dtype=float).reshape(-1)
+                            for v, s in c.var_slices.items()]) if c.n else np.zeros(0)
         y, z = np.zeros(c.m), np.zeros(c.n)
         for name, parts in self.cons.items():
             if name.endswith("__bounds") and name[:-8] in c.var_slices:
@@ -117,6 +194,8 @@ class CvxpyModel(CompiledModel):
             else:
                 target, offset = y, c.con_slices[name].start
             for kind, con in parts.items():
+                if con.dual_value is None:
+                    continue
                 d = np.asarray(con.dual_value, dtype=float).reshape(-1)
                 target[offset + self.rows[name][kind]] += d if kind == "ge" else -d
         return RawResult(status, x, y, z, iters, log)

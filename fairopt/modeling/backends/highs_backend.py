@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError
+from fairopt.errors import ConfigError, DataValidationError, SolverError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
-from fairopt.modeling.program import Canonical
+from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Status
+from fairopt.modeling.spec import BackendInfo
 
 
 def _highs():
@@ -74,20 +75,51 @@ def _new_highs(verbose: bool, options: dict, time_limit: float | None):
         h.setOptionValue("time_limit", float(time_limit))
     for key, value in options.items():
         if h.setOptionValue(str(key), value) != hp.HighsStatus.kOk:
-            raise DataValidationError(f"HiGHS rejected option {key!r} = {value!r}; see the HiGHS "
-                                      "options reference for valid names and values.")
+            raise ConfigError(_option_message(key, value))
     return h
+
+
+def _option_message(key, value) -> str:
+    import difflib
+    names = [a for a in dir(_highs().HighsOptions()) if not a.startswith("_")]
+    close = difflib.get_close_matches(str(key), names, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    what = "an invalid value for" if key in names else "no option named"
+    return (f"HiGHS has {what} {key!r} (= {value!r}).{hint} See the HiGHS options reference for "
+            "names and values.")
+
+
+def check_options(solver: str, options: dict) -> None:
+    """Refuse HiGHS options that HiGHS itself rejects (unknown name or bad value)."""
+    from fairopt.modeling.backends.base import quiet
+    with quiet():
+        _new_highs(False, options, None)
+
+
+def _check(status, what: str) -> None:
+    """Raise on a HiGHS call that returned kError (never continue with a half-passed model)."""
+    if status == _highs().HighsStatus.kError:
+        raise SolverError(f"HiGHS rejected the model in {what}; see the log with verbose=True.",
+                          status=Status.ERROR)
+
+
+INFO = BackendInfo(
+    name="highs", module="highspy",
+    description="HiGHS through highspy, model passed as CSC arrays; warm starts",
+    solvers={"highs": ("LP", "QP")}, default_solver={"LP": "highs", "QP": "highs"},
+    time_limit_key={"highs": "time_limit"}, status_map=_STATUS, check_options=check_options)
 
 
 class HighsModel(CompiledModel):
     backend = "highs"
+    highs_qp = True
 
     def _build(self) -> None:
         canon = self.canon
         self.h = _new_highs(self.spec.verbose, dict(self.spec.options), self.spec.time_limit)
-        self.h.passModel(_make_lp(canon))
+        _check(self.h.passModel(_make_lp(canon)), "passModel")
         if canon.P is not None:
-            self.h.passHessian(_make_hessian(canon))
+            _check(self.h.passHessian(_make_hessian(canon)), "passHessian")
 
     # in-place updates keep the basis (warm start)
     def _costs_changed(self) -> None:
@@ -117,7 +149,9 @@ class HighsModel(CompiledModel):
                        cols.indices.astype(np.int32), cols.data)
 
     def _run(self) -> RawResult:
-        self.h.run()
+        if self.h.run() == _highs().HighsStatus.kError:
+            return RawResult(Status.ERROR, log="HiGHS run() returned an error; see the log with "
+                             "verbose=True")
         model_status = self.h.getModelStatus()
         status = _STATUS.get(model_status.name, Status.ERROR)
         info = self.h.getInfo()
@@ -138,18 +172,6 @@ class HighsModel(CompiledModel):
 
 def compile(program, spec) -> HighsModel:  # noqa: A001 - back-end entry point
     return HighsModel(program, spec)
-
-
-def feasibility_status(canon: Canonical) -> bool:
-    """True when the constraints of ``canon`` admit a point (phase-one LP, zero objective)."""
-    import copy
-    probe = copy.copy(canon)
-    probe.c = np.zeros(canon.n)
-    probe.P = None
-    h = _new_highs(False, {}, None)
-    h.passModel(_make_lp(probe))
-    h.run()
-    return h.getModelStatus().name == "kOptimal"
 
 
 def write_model(canon: Canonical, path: str) -> None:

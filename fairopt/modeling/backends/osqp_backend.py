@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.errors import ConfigError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.solution import Status
+from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 
 INF = 1e30
 
@@ -22,24 +24,44 @@ DEFAULTS = {"eps_abs": 1e-9, "eps_rel": 1e-9, "polishing": True, "max_iter": 200
             "verbose": False}
 
 
-def _status_map():
+#: OSQP's status text (``info.status``) to fairopt's status
+STATUS_MAP = {
+    "solved": Status.OPTIMAL,
+    "solved inaccurate": Status.NUMERICAL,
+    "primal infeasible": Status.INFEASIBLE,
+    "primal infeasible inaccurate": Status.INFEASIBLE,
+    "dual infeasible": Status.UNBOUNDED,
+    "dual infeasible inaccurate": Status.UNBOUNDED,
+    "maximum iterations reached": Status.ITERATION_LIMIT,
+    "run time limit reached": Status.TIME_LIMIT,
+    "problem non convex": Status.ERROR,
+}
+
+
+def _settings_names() -> list[str]:
     import osqp
-    S = osqp.SolverStatus
-    return {
-        S.OSQP_SOLVED: Status.OPTIMAL,
-        S.OSQP_SOLVED_INACCURATE: Status.NUMERICAL,
-        S.OSQP_PRIMAL_INFEASIBLE: Status.INFEASIBLE,
-        S.OSQP_PRIMAL_INFEASIBLE_INACCURATE: Status.INFEASIBLE,
-        S.OSQP_DUAL_INFEASIBLE: Status.UNBOUNDED,
-        S.OSQP_DUAL_INFEASIBLE_INACCURATE: Status.UNBOUNDED,
-        S.OSQP_MAX_ITER_REACHED: Status.ITERATION_LIMIT,
-        S.OSQP_TIME_LIMIT_REACHED: Status.TIME_LIMIT,
-        S.OSQP_NON_CVX: Status.ERROR,
-    }
+    solver = osqp.OSQP()
+    names = [a for a in dir(solver.settings) if not a.startswith("_")] if hasattr(solver, "settings") \
+        else list(DEFAULTS)
+    return names
+
+
+def check_options(solver: str, options: dict) -> None:
+    reject_unknown_options("OSQP", options, _settings_names())
+
+
+INFO = BackendInfo(
+    name="osqp", module="osqp", description="OSQP operator-splitting QP solver (polished to 1e-9)",
+    solvers={"osqp": ("LP", "QP")}, default_solver={"LP": "osqp", "QP": "osqp"},
+    time_limit_key={"osqp": "time_limit"}, status_map=STATUS_MAP, check_options=check_options)
 
 
 class OsqpModel(CompiledModel):
     backend = "osqp"
+
+    @property
+    def stalls_on_degenerate(self) -> bool:  # unless the user chose the iteration limit
+        return "max_iter" not in self.spec.options
 
     def _stacked_bounds(self):
         c = self.canon
@@ -63,7 +85,10 @@ class OsqpModel(CompiledModel):
         if self.spec.time_limit is not None:
             settings["time_limit"] = float(self.spec.time_limit)
         self.solver = osqp.OSQP()
-        self.solver.setup(P=P, q=c.c, A=A, l=lo, u=hi, **settings)
+        try:
+            self.solver.setup(P=P, q=c.c, A=A, l=lo, u=hi, **settings)
+        except (ValueError, TypeError) as exc:  # a bad setting value
+            raise ConfigError(f"OSQP refused the settings {dict(self.spec.options)}: {exc}") from None
 
     def _costs_changed(self) -> None:
         if not self._dirty:
@@ -85,7 +110,7 @@ class OsqpModel(CompiledModel):
 
     def _run(self) -> RawResult:
         res = self.solver.solve(raise_error=False)
-        status = _status_map().get(res.info.status_val, Status.ERROR)
+        status = STATUS_MAP.get(str(res.info.status).lower(), Status.ERROR)
         log = f"OSQP status: {res.info.status} after {res.info.iter} iterations"
         if status is Status.NUMERICAL:
             log += " (solution inaccurate: tighten eps_abs/eps_rel or raise max_iter)"

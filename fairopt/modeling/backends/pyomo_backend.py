@@ -11,8 +11,55 @@ from __future__ import annotations
 import numpy as np
 
 from fairopt.modeling.backends.base import CompiledModel, RawResult
-from fairopt.modeling.program import Canonical
+from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Status
+from fairopt.modeling.spec import BackendInfo
+
+#: pyomo solvers fairopt knows, with the problem classes each takes (appsi_highs passes only
+#: linear objectives; smooth problems need an NLP solver)
+SOLVERS = {"appsi_highs": ("LP",), "highs": ("LP", "QP"), "ipopt": ("LP", "QP", "smooth"),
+           "gurobi": ("LP", "QP"), "gurobi_direct": ("LP", "QP"), "cplex": ("LP", "QP"),
+           "cbc": ("LP",), "glpk": ("LP",), "scip": ("LP", "QP", "smooth"), "xpress": ("LP", "QP")}
+TIME_LIMIT_KEY = {"appsi_highs": "time_limit", "highs": "time_limit", "ipopt": "max_cpu_time",
+                  "gurobi": "TimeLimit", "gurobi_direct": "TimeLimit", "cbc": "seconds",
+                  "glpk": "tmlim", "cplex": "timelimit", "scip": "limits/time",
+                  "xpress": "maxtime"}
+
+
+def _installed() -> tuple[str, ...]:
+    """Names of pyomo solvers that report themselves available on this machine."""
+    import logging
+
+    import pyomo.environ as pyo
+    found = []
+    logging.getLogger("pyomo").setLevel(logging.ERROR)
+    for name in SOLVERS:
+        try:
+            if pyo.SolverFactory(name).available(exception_flag=False):
+                found.append(name)
+        except Exception:  # a broken plugin is "not available", never a crash
+            continue
+    return tuple(found)
+
+
+def check_options(solver: str, options: dict) -> None:
+    if solver in ("highs", "appsi_highs"):  # HiGHS option names; other solvers check their own
+        from fairopt.modeling.backends.highs_backend import check_options as highs_check
+        highs_check("highs", options)
+
+
+STATUS_MAP = {"optimal": Status.OPTIMAL, "locallyOptimal": Status.OPTIMAL,
+              "globallyOptimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
+              "unbounded": Status.UNBOUNDED, "infeasibleOrUnbounded": Status.INFEASIBLE_OR_UNBOUNDED,
+              "maxTimeLimit": Status.TIME_LIMIT, "maxIterations": Status.ITERATION_LIMIT,
+              "maxEvaluations": Status.ITERATION_LIMIT}
+
+INFO = BackendInfo(
+    name="pyomo", module="pyomo",
+    description="pyomo ConcreteModel with named indexed components; any pyomo solver",
+    solvers=SOLVERS, default_solver={"LP": "appsi_highs", "QP": "highs", "smooth": "ipopt"},
+    time_limit_key=TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
+    check_options=check_options)
 
 
 def _bound(v: float):
@@ -43,6 +90,8 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
                                     linear_vars=[flat[j] for j in block.indices[a:b]])
             if lo[r] == hi[r]:
                 return expr == float(lo[r])
+            if not (np.isfinite(lo[r]) or np.isfinite(hi[r])):
+                return pyo.Constraint.Skip  # a free row constrains nothing
             return (_bound(lo[r]), expr, _bound(hi[r]))
         model.add_component(name, pyo.Constraint(range(s.stop - s.start), rule=rule))
     sign = canon.sense if user_sense else 1
@@ -64,35 +113,34 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
 class PyomoModel(CompiledModel):
     backend = "pyomo"
 
+    @property
+    def highs_qp(self) -> bool:
+        return self.spec.solver == "highs"
+
     def _build(self) -> None:
         import pyomo.environ as pyo
         self.model = build_pyomo(self.canon)
+        # HiGHS reports "model empty" when no column reaches it (no rows, or only zero rows and
+        # costs), which pyomo reads as "unknown": a fixed padding column and row prevent that
+        self.model._pad = pyo.Var(bounds=(0.0, 0.0))
+        self.model._pad_row = pyo.Constraint(expr=self.model._pad == 0.0)
         self.model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
         self.model.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
 
     def _run(self) -> RawResult:
         import pyomo.environ as pyo
-        from pyomo.opt import TerminationCondition as TC
 
         opt = pyo.SolverFactory(self.spec.solver)
         for key, value in dict(self.spec.options).items():
             opt.options[key] = value
         if self.spec.time_limit is not None:
-            key = {"appsi_highs": "time_limit", "highs": "time_limit", "ipopt": "max_cpu_time",
-                   "gurobi": "TimeLimit", "gurobi_direct": "TimeLimit", "cbc": "seconds",
-                   "glpk": "tmlim"}.get(self.spec.solver, "time_limit")
-            opt.options[key] = self.spec.time_limit
+            opt.options[TIME_LIMIT_KEY.get(self.spec.solver, "time_limit")] = self.spec.time_limit
         try:
             results = opt.solve(self.model, tee=self.spec.verbose, load_solutions=False)
         except Exception as exc:  # solver plugins raise many types; report, never leak
             return RawResult(Status.ERROR, log=f"pyomo/{self.spec.solver}: {exc}")
         tc = results.solver.termination_condition
-        status = {TC.optimal: Status.OPTIMAL, TC.locallyOptimal: Status.OPTIMAL,
-                  TC.globallyOptimal: Status.OPTIMAL, TC.infeasible: Status.INFEASIBLE,
-                  TC.unbounded: Status.UNBOUNDED,
-                  TC.infeasibleOrUnbounded: Status.INFEASIBLE_OR_UNBOUNDED,
-                  TC.maxTimeLimit: Status.TIME_LIMIT, TC.maxIterations: Status.ITERATION_LIMIT,
-                  TC.maxEvaluations: Status.ITERATION_LIMIT}.get(tc, Status.ERROR)
+        status = STATUS_MAP.get(getattr(tc, "name", str(tc)), Status.ERROR)
         log = f"pyomo/{self.spec.solver} termination: {tc}"
         if status not in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT):
             return RawResult(status, log=log)
@@ -102,13 +150,14 @@ class PyomoModel(CompiledModel):
             return RawResult(status if status is not Status.OPTIMAL else Status.ERROR,
                              log=f"{log}; no solution to load ({exc})")
         c = self.canon
-        x = np.concatenate([np.array([pyo.value(var[i], exception=False) or 0.0
+        # an unused variable has no value (NaN here; the certifier puts it inside its bounds)
+        x = np.concatenate([np.array([_num(pyo.value(var[i], exception=False))
                                       for i in range(s.stop - s.start)], dtype=float)
                             for var, s in ((getattr(self.model, v), s)
                                            for v, s in c.var_slices.items())]) if c.n else np.zeros(0)
         y = z = None
         if status is Status.OPTIMAL and len(self.model.dual):
-            y = np.concatenate([np.array([self.model.dual.get(con[i], 0.0)
+            y = np.concatenate([np.array([self.model.dual.get(con[i], 0.0) if i in con else 0.0
                                           for i in range(s.stop - s.start)], dtype=float)
                                 for con, s in ((getattr(self.model, k), s)
                                                for k, s in c.con_slices.items())]) if c.m else np.zeros(0)
@@ -118,6 +167,10 @@ class PyomoModel(CompiledModel):
                                     for var, s in ((getattr(self.model, v), s)
                                                    for v, s in c.var_slices.items())])
         return RawResult(status, x, y, z, None, log)
+
+
+def _num(v) -> float:
+    return np.nan if v is None else float(v)
 
 
 def compile(program, spec) -> PyomoModel:  # noqa: A001

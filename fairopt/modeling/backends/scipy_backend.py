@@ -11,9 +11,34 @@ import scipy.sparse as sp
 
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.solution import Status
+from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 
+#: linprog's ``res.status`` to fairopt's status
 _STATUS = {0: Status.OPTIMAL, 1: Status.ITERATION_LIMIT, 2: Status.INFEASIBLE,
            3: Status.UNBOUNDED, 4: Status.NUMERICAL}
+LP_METHODS = ("highs", "highs-ds", "highs-ipm")
+#: smooth methods are run by the formulations that own a smooth problem (max-entropy dual)
+SMOOTH_METHODS = ("trust-exact", "trust-krylov", "L-BFGS-B")
+
+
+def check_options(solver: str, options: dict) -> None:
+    if solver not in LP_METHODS:
+        return  # smooth methods: options are checked by the formulation that runs them
+    import inspect
+
+    from scipy.optimize._linprog_highs import _linprog_highs
+    valid = [p for p in inspect.signature(_linprog_highs).parameters
+             if p not in ("lp", "solver", "unknown_options")]
+    reject_unknown_options(f"scipy linprog ({solver})", options, valid)
+
+
+INFO = BackendInfo(
+    name="scipy", module="scipy",
+    description="scipy.optimize: linprog (HiGHS methods) for LPs, trust-region/L-BFGS for smooth duals",
+    solvers={**{m: ("LP",) for m in LP_METHODS}, **{m: ("smooth",) for m in SMOOTH_METHODS}},
+    default_solver={"LP": "highs", "smooth": "trust-exact"},
+    time_limit_key={m: "time_limit" for m in LP_METHODS + SMOOTH_METHODS},
+    status_map=_STATUS, check_options=check_options)
 
 
 class ScipyModel(CompiledModel):
@@ -42,7 +67,7 @@ class ScipyModel(CompiledModel):
         res = linprog(c.c, A_ub=self._A_ub if b_ub.size else None, b_ub=b_ub if b_ub.size else None,
                       A_eq=self._A_eq if self._eq.size else None,
                       b_eq=c.rl[self._eq] if self._eq.size else None,
-                      bounds=bounds, method="highs", options=options)
+                      bounds=bounds, method=self.spec.solver or "highs", options=options)
         status = _STATUS.get(res.status, Status.ERROR)
         if status is Status.ITERATION_LIMIT and "time" in str(res.message).lower():
             status = Status.TIME_LIMIT

@@ -36,7 +36,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.data.domain import Domain
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.errors import DataValidationError
+from fairopt.metrics import representation_rate, statistical_rate
 from fairopt.modeling import Program, Solution
 
 #: largest domain the enumerated (``form="full"``) program accepts
@@ -302,11 +303,7 @@ class TVRepair:
         prog = self.build()
         comp = prog.compile(solver, **kwargs)
         build_seconds = time.perf_counter() - t0
-        sol = comp.solve()
-        if not sol.is_optimal:
-            raise SolverError(f"TV repair program {self.name!r} stopped with status {sol.status.value} "
-                              f"on {sol.backend}:{sol.solver}; raise the time or iteration limit "
-                              "(solver options) to get an optimal repair.", status=sol.status, log=sol.log)
+        sol = comp.solve(require_optimal=True)
         delta = sol.primal["gain"] - sol.primal["loss"]
         s = np.clip(self._support_q + delta, 0.0, None)
         cells, q, p = self._lift(s)
@@ -365,21 +362,15 @@ class TVRepair:
                              self.label: np.asarray(self.domain.levels[self.label], dtype=object)[y],
                              "raw_mass": raw, "repaired_mass": rep})
 
-    def _group_rates(self, cells, w) -> np.ndarray:
-        n_groups = self.domain.cardinalities[self._d]
-        mass = np.bincount(cells[:, self._d], weights=w, minlength=n_groups)
-        fav = np.bincount(cells[:, self._d], weights=w * (cells[:, self._y] == self._ypos), minlength=n_groups)
-        act = mass > 0
-        return fav[act] / mass[act]
-
     def _rate_ratio(self, cells, w) -> float:
-        rates = self._group_rates(cells, w)
-        return float(rates.min() / rates.max()) if rates.max() > 0 else 1.0
+        keep = w > 0   # statistical rate of the support (cells of zero mass are not records)
+        return statistical_rate(cells[keep, self._y] == self._ypos, cells[keep, self._d], sample_weight=w[keep])
 
     def _rr(self, cells, w) -> float:
-        mass = np.bincount(cells[:, self._d], weights=w, minlength=self.domain.cardinalities[self._d])
-        mass = mass[self._active_groups]
-        return float(mass.min() / mass.max())
+        keep = w > 0
+        groups = np.asarray(self.domain.levels[self.protected], dtype=object)
+        return representation_rate(groups[cells[keep, self._d]], sample_weight=w[keep],
+                                   groups=list(groups[self._active_groups]))
 
     def _duals(self, sol: Solution) -> pd.Series:
         levels = self.domain.levels[self.protected]

@@ -1,0 +1,37 @@
+"""Fairness constraints as building blocks for a user's own optimization model.
+
+Each builder returns a :class:`FairnessBlock`: linear rows over a decision vector ``x`` (one entry
+per candidate: a selection probability or a 0/1 decision) and group labels, assembled once as
+sparse matrices. The same block attaches to
+
+- a fairopt :class:`~fairopt.modeling.Program` (:meth:`FairnessBlock.add_to`),
+- a user's pyomo model, as a ``Block`` on the user's indexed ``Var`` (:meth:`FairnessBlock.to_pyomo`),
+- a user's cvxpy problem, as a list of constraints on the user's ``Variable``
+  (:meth:`FairnessBlock.to_cvxpy`),
+
+and :meth:`FairnessBlock.price_of_fairness` reads the row duals back from any of them, in the
+objective's units, together with the derivative of the optimum with respect to each tolerance.
+
+>>> import numpy as np
+>>> from fairopt.constraints import selection_rate_parity
+>>> from fairopt.modeling import Program
+>>> groups = np.array(["a", "a", "b", "b"])
+>>> prog = Program("shortlist")
+>>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+>>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+>>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+>>> parity = selection_rate_parity(groups, eps=0.0)
+>>> _ = parity.add_to(prog, "x")
+>>> sol = prog.solve()
+>>> round(sol.objective, 6), (sol.primal["x"] > 0.5).tolist()
+(6.0, [True, False, True, False])
+>>> round(parity.price_of_fairness(sol).parameters["eps"], 6)
+1.0
+"""
+from fairopt.constraints.block import FairnessBlock, PriceOfFairness
+from fairopt.constraints.builders import (encode_groups, equal_opportunity, equalized_odds,
+                                          group_cost_bounds, representation_bounds,
+                                          selection_rate_parity)
+
+__all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportunity", "equalized_odds",
+           "group_cost_bounds", "representation_bounds", "selection_rate_parity"]

@@ -1,0 +1,193 @@
+"""One fairness constraint block, stored once as sparse coefficients and compiled to three targets.
+
+A block is a set of one-sided linear rows over the user's decision vector ``x`` (length ``n``,
+one entry per candidate) and the block's own small auxiliary vector ``t`` (a common rate level,
+for instance)::
+
+    A[r] @ x + T[r] @ t  >=  b[r]     (sense[r] = +1)
+    A[r] @ x + T[r] @ t  <=  b[r]     (sense[r] = -1)
+
+Rows are one-sided so that each row has exactly one active bound and its dual is the derivative
+of the optimal objective with respect to that bound (fairopt's convention, in the objective's
+units). The tolerances of the block (``eps``, ``ratio``, per-group shares or budgets) enter the
+rows through ``b`` and, for the ratio and share forms, through the coefficients; the
+``sensitivity`` table records ``d b / d theta`` and ``d (A x + T t) / d theta`` for each
+tolerance ``theta``, so the price of a tolerance follows from the row duals by the envelope
+theorem::
+
+    d f* / d theta = sum_r y_r * (d b_r / d theta - d (A x* + T t*)_r / d theta)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from fairopt.errors import DataValidationError, SolverError
+
+
+@dataclass
+class Sensitivity:
+    """Derivatives of one tolerance ``theta``: of the bounds, and of the row activity through
+    ``x`` (sparse ``(m, n)``) and through ``t`` (dense ``(m, p)``); ``None`` means zero."""
+
+    dbound: np.ndarray
+    dA: sp.csr_matrix | None = None
+    dT: np.ndarray | None = None
+
+
+@dataclass
+class PriceOfFairness:
+    """Duals of a fairness block in the objective's units.
+
+    Attributes
+    ----------
+    rows : DataFrame
+        One row per constraint row: ``sense`` (``">="``/``"<="``), ``bound``, ``activity`` and
+        ``dual`` = d(optimal objective)/d(bound). A binding fairness row has a nonzero dual: how
+        much objective one unit of relaxation of that row would buy.
+    parameters : dict of str to float
+        d(optimal objective)/d(tolerance) for each tolerance of the block (``eps``, ``ratio``,
+        ``lower[g]``, ``upper[g]``). For a maximisation, ``parameters["eps"]`` is the profit
+        gained per unit of extra allowed disparity.
+    """
+
+    block: str
+    rows: pd.DataFrame
+    parameters: dict[str, float]
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v:.6g}" for k, v in self.parameters.items())
+        return f"PriceOfFairness({self.block!r}, {params})"
+
+
+@dataclass(eq=False)
+class FairnessBlock:
+    """Linear fairness rows over a decision vector; build with the functions of
+    :mod:`fairopt.constraints` and attach with :meth:`add_to`, :meth:`to_pyomo` or
+    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets."""
+
+    name: str
+    kind: str
+    groups: pd.Index
+    A: sp.csr_matrix
+    T: np.ndarray
+    sense: np.ndarray
+    bound: np.ndarray
+    row_labels: list[str]
+    aux_names: list[str]
+    parameters: dict[str, float]
+    sensitivity: dict[str, Sensitivity] = field(default_factory=dict)
+    _program_var: str | None = field(default=None, repr=False)
+
+    # ---------------------------------------------------------------- sizes and bounds
+    @property
+    def n(self) -> int:
+        return self.A.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def n_aux(self) -> int:
+        return self.T.shape[1]
+
+    @property
+    def lb(self) -> np.ndarray:
+        return np.where(self.sense > 0, self.bound, -np.inf)
+
+    @property
+    def ub(self) -> np.ndarray:
+        return np.where(self.sense < 0, self.bound, np.inf)
+
+    @property
+    def aux_name(self) -> str:
+        """Name of the auxiliary variable block in a :class:`~fairopt.modeling.Program`."""
+        return f"{self.name}_aux"
+
+    def activity(self, x, t=None) -> np.ndarray:
+        """Row activities ``A x + T t``."""
+        x = np.asarray(x, dtype=float).reshape(-1)
+        act = self.A @ x
+        if self.n_aux:
+            act = act + self.T @ np.asarray(t, dtype=float).reshape(-1)
+        return act
+
+    def violation(self, x, t=None) -> float:
+        """Largest violation of the rows at ``(x, t)`` (0 when they hold)."""
+        if self.m == 0:
+            return 0.0
+        gap = self.sense * (self.bound - self.activity(x, t))
+        return float(max(0.0, gap.max()))
+
+    # ---------------------------------------------------------------- targets
+    def add_to(self, program, var: str):
+        """Add the rows (constraint block ``name``) and the auxiliary variables (block
+        ``name + "_aux"``) to a :class:`~fairopt.modeling.Program` whose variable ``var``
+        holds the decisions, one entry per candidate in the order of the group labels."""
+        from fairopt.constraints.targets import add_to_program
+        con = add_to_program(self, program, var)
+        self._program_var = var
+        return con
+
+    def to_pyomo(self, var, name: str | None = None, index=None):
+        """Attach the rows as a pyomo ``Block`` (named ``name``, default the block's name) to
+        the model that owns the indexed variable ``var``. ``index`` lists the keys of ``var``
+        in candidate order (default: ``var``'s own index order). The block holds ``aux``
+        (auxiliary variables) and ``rows`` (indexed constraints)."""
+        from fairopt.constraints.targets import build_pyomo_block
+        return build_pyomo_block(self, var, name or self.name, index)
+
+    def to_cvxpy(self, x):
+        """Return the rows as a list of cvxpy constraints on the user's ``Variable`` ``x``
+        (shape ``(n,)``); the list's ``aux`` attribute holds the auxiliary variable."""
+        from fairopt.constraints.targets import build_cvxpy_block
+        return build_cvxpy_block(self, x)
+
+    # ---------------------------------------------------------------- duals
+    def price_of_fairness(self, result, var: str | None = None, problem=None) -> PriceOfFairness:
+        """Row duals and tolerance prices, in the objective's units.
+
+        ``result`` is a :class:`~fairopt.modeling.Solution` of a program the block was added
+        to (``var`` defaults to the variable named in :meth:`add_to`), the pyomo block from
+        :meth:`to_pyomo` after a solve that imported duals (``model.dual = Suffix(direction=
+        Suffix.IMPORT)``), or the list from :meth:`to_cvxpy` with its solved ``problem``.
+        """
+        from fairopt.constraints.targets import read_duals
+        y, x, t = read_duals(self, result, var, problem)
+        return self._price(y, x, t)
+
+    def _price(self, y, x, t) -> PriceOfFairness:
+        if y is None or np.isnan(y).any():
+            raise SolverError(f"fairness block {self.name!r}: the solve returned no duals (a MIP, or a "
+                              "solve that did not reach optimality); solve the LP relaxation for prices.")
+        act = self.activity(x, t)
+        params = {}
+        for key, s in self.sensitivity.items():
+            dact = np.zeros(self.m)
+            if s.dA is not None:
+                dact += s.dA @ np.asarray(x, dtype=float).reshape(-1)
+            if s.dT is not None:
+                dact += s.dT @ np.asarray(t, dtype=float).reshape(-1)
+            params[key] = float(y @ (s.dbound - dact))
+        rows = pd.DataFrame({"sense": np.where(self.sense > 0, ">=", "<="), "bound": self.bound,
+                             "activity": act, "dual": y}, index=pd.Index(self.row_labels, name="row"))
+        return PriceOfFairness(self.name, rows, params)
+
+    def summary(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "rows": self.m, "nnz": int(self.A.nnz),
+                "aux": list(self.aux_names), "groups": [str(g) for g in self.groups],
+                "parameters": dict(self.parameters)}
+
+    def __repr__(self) -> str:
+        return (f"FairnessBlock({self.name!r}, kind={self.kind!r}, n={self.n}, rows={self.m}, "
+                f"groups={len(self.groups)}, parameters={self.parameters})")
+
+
+def check_size(block: FairnessBlock, size: int, where: str) -> None:
+    if size != block.n:
+        raise DataValidationError(f"{where} has {size} entries but fairness block {block.name!r} was "
+                                  f"built for {block.n} candidates (one group label per entry).")

@@ -1,0 +1,326 @@
+"""Builders of fairness constraint blocks over a decision vector ``x`` and group labels.
+
+``x_i`` is the decision on candidate ``i``: a selection probability in [0, 1] or a 0/1 choice.
+For group ``a`` with members ``i in a`` and nonnegative weights ``w_i`` the weighted rate is
+
+    r_a(x) = sum_{i in a} w_i x_i / W_a,      W_a = sum_{i in a} w_i,
+
+which is the selection rate (``w = 1``), the true positive rate (``w = y`` or a qualification
+probability ``q``) or the false positive rate (``w = 1 - y``). Every builder returns a
+:class:`~fairopt.constraints.block.FairnessBlock`; all coefficients are assembled in one
+vectorised pass as sparse matrices.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from fairopt.constraints.block import FairnessBlock, Sensitivity
+from fairopt.errors import DataValidationError
+
+
+# ------------------------------------------------------------------------ inputs
+def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns)."""
+    if isinstance(groups, pd.DataFrame):
+        cols = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
+    else:
+        arr = groups.to_numpy() if isinstance(groups, pd.Series) else np.asarray(groups)
+        if arr.ndim not in (1, 2):
+            raise DataValidationError(f"group labels must be 1-D (or 2-D for intersectional groups), "
+                                      f"got shape {arr.shape}.")
+        cols = [arr] if arr.ndim == 1 else [arr[:, j] for j in range(arr.shape[1])]
+    if not cols or len(cols[0]) == 0:
+        raise DataValidationError("group labels are empty: give one group label per candidate.")
+    key = cols[0] if len(cols) == 1 else pd.MultiIndex.from_arrays(cols)
+    try:
+        codes, labels = pd.factorize(key, sort=True)
+    except TypeError:  # mixed label types cannot be sorted
+        codes, labels = pd.factorize(key, sort=False)
+    if (codes < 0).any():
+        raise DataValidationError(f"group labels have {int((codes < 0).sum())} missing value(s), first at "
+                                  f"position {int(np.argmax(codes < 0))}; give every candidate a group.")
+    return codes.astype(np.int64), pd.Index(labels)
+
+
+def _vector(values, n: int, what: str, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.shape[0] != n:
+        raise DataValidationError(f"{what} has {arr.shape[0]} entries; expected one per candidate ({n}).")
+    bad = ~np.isfinite(arr)
+    if lo is not None:
+        bad |= arr < lo
+    if hi is not None:
+        bad |= arr > hi
+    if bad.any():
+        i = int(np.argmax(bad))
+        rng = f" in [{lo}, {hi}]" if lo is not None and hi is not None else (f" >= {lo}" if lo is not None else "")
+        raise DataValidationError(f"{what} must be finite{rng}; entry {i} is {arr[i]}.")
+    return arr
+
+
+def _labels01(y, n: int) -> np.ndarray:
+    arr = _vector(y, n, "labels y")
+    if not np.isin(arr, (0.0, 1.0)).all():
+        i = int(np.argmax(~np.isin(arr, (0.0, 1.0))))
+        raise DataValidationError(f"labels y must be 0/1 (1 = qualified); entry {i} is {arr[i]}. "
+                                  "For probabilities of qualification pass scores=... instead.")
+    return arr
+
+
+def _per_group(value, labels: pd.Index, what: str, default: float) -> np.ndarray:
+    """A scalar, a ``{group: value}`` mapping or a sequence in label order -> one value per group."""
+    K = len(labels)
+    if value is None:
+        return np.full(K, default)
+    if isinstance(value, Mapping):
+        unknown = [k for k in value if k not in labels]
+        if unknown:
+            raise DataValidationError(f"{what}: unknown group(s) {unknown}; groups are {list(labels)}.")
+        return np.array([float(value.get(g, default)) for g in labels])
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        return np.full(K, float(arr))
+    if arr.shape != (K,):
+        raise DataValidationError(f"{what}: give a scalar, a mapping group -> value, or {K} values in the "
+                                  f"order {list(labels)}; got shape {arr.shape}.")
+    return arr
+
+
+def _group_matrix(codes: np.ndarray, K: int, w: np.ndarray) -> sp.csr_matrix:
+    """``G[a, i] = w_i`` if candidate ``i`` is in group ``a``."""
+    G = sp.csr_matrix((w, (codes, np.arange(codes.shape[0]))), shape=(K, codes.shape[0]))
+    G.eliminate_zeros()
+    return G
+
+
+def _rate_matrix(codes, labels, w, meaning: str) -> sp.csr_matrix:
+    """``R[a, i] = w_i / W_a``; raises when a group has no weight (its rate is undefined)."""
+    W = np.bincount(codes, weights=w, minlength=len(labels))
+    if (W <= 0).any():
+        g = labels[int(np.argmax(W <= 0))]
+        raise DataValidationError(f"group {g!r} has no {meaning}, so its rate is undefined; drop the group "
+                                  "or merge it with another.")
+    return _group_matrix(codes, len(labels), w / W[codes])
+
+
+def _tolerance(eps, ratio) -> tuple[str, float]:
+    if (eps is None) == (ratio is None):
+        raise DataValidationError("give exactly one of eps (difference form: max rate - min rate <= eps) "
+                                  "or ratio (ratio form: min rate / max rate >= ratio).")
+    if eps is not None:
+        eps = float(eps)
+        if not 0.0 <= eps <= 1.0:
+            raise DataValidationError(f"eps must be in [0, 1] (a difference of rates), got {eps}.")
+        return "difference", eps
+    ratio = float(ratio)
+    if not 0.0 < ratio <= 1.0:
+        raise DataValidationError(f"ratio must be in (0, 1] (min rate / max rate; 0.8 is the four-fifths "
+                                  f"rule), got {ratio}.")
+    return "ratio", ratio
+
+
+# ------------------------------------------------------------------------ rate parity (shared)
+def _rate_parity(name: str, kind: str, groups, rates: list[tuple[str, np.ndarray, str]],
+                 eps, ratio) -> FairnessBlock:
+    """Parity of the weighted rates ``rates = [(key, w, meaning)]``, each with its own level ``t``.
+
+    Difference form, ``t`` = lowest rate:  ``r_a - t >= 0`` and ``r_a - t <= eps``.
+    Ratio form,      ``t`` = highest rate: ``r_a - t <= 0`` and ``r_a - ratio * t >= 0``.
+    Both are exact reformulations of ``max_a r_a - min_a r_a <= eps`` and
+    ``min_a r_a >= ratio * max_a r_a`` with K rows per side instead of K(K-1)/2 pairs.
+    """
+    form, value = _tolerance(eps, ratio)
+    codes, labels = groups
+    K, p = len(labels), len(rates)
+    R = sp.vstack([_rate_matrix(codes, labels, w, meaning) for _, w, meaning in rates], format="csr")
+    E = np.kron(np.eye(p), np.ones((K, 1)))  # row (j, a) -> level t_j
+    first, second = (1.0, -1.0) if form == "difference" else (-1.0, 1.0)
+    A = sp.vstack([R, R], format="csr")
+    if form == "difference":
+        T = np.vstack([-E, -E])
+        bound = np.concatenate([np.zeros(p * K), np.full(p * K, value)])
+        sens = Sensitivity(dbound=np.concatenate([np.zeros(p * K), np.ones(p * K)]))
+        rel = ("- {k}_min >= 0", "- {k}_min <= eps")
+    else:
+        T = np.vstack([-E, -value * E])
+        bound = np.zeros(2 * p * K)
+        # d(r_a - ratio t)/d ratio = -t on the second half
+        sens = Sensitivity(dbound=np.zeros(2 * p * K), dT=np.vstack([np.zeros((p * K, p)), -E]))
+        rel = ("- {k}_max <= 0", "- ratio*{k}_max >= 0")
+    sense = np.concatenate([np.full(p * K, first), np.full(p * K, second)]).astype(np.int8)
+    keys = [k for k, _, _ in rates]
+    row_labels = [f"{k}[{g}] {r.format(k=k)}" for r in rel for k in keys for g in labels]
+    aux = [f"{k}_{'min' if form == 'difference' else 'max'}" for k in keys]
+    param = "eps" if form == "difference" else "ratio"
+    return FairnessBlock(name=name, kind=f"{kind}_{form}", groups=labels, A=A, T=T, sense=sense,
+                         bound=bound, row_labels=row_labels, aux_names=aux, parameters={param: value},
+                         sensitivity={param: sens})
+
+
+def selection_rate_parity(groups, *, eps: float | None = None, ratio: float | None = None,
+                          weights=None, name: str = "selection_rate_parity") -> FairnessBlock:
+    """Statistical (demographic) parity of selection rates across K groups.
+
+    Difference form (``eps``): ``max_a r_a(x) - min_a r_a(x) <= eps``. Ratio form (``ratio``):
+    ``min_a r_a(x) >= ratio * max_a r_a(x)`` (``ratio = 0.8`` is the four-fifths rule of
+    disparate impact). ``r_a`` is the (``weights``-weighted) share of group ``a`` that is selected.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n,) or DataFrame
+        Group label of each candidate (several columns: intersectional groups).
+    eps, ratio : float
+        Exactly one: the allowed rate difference in [0, 1], or the allowed rate ratio in (0, 1].
+    weights : array-like of shape (n,), optional
+        Nonnegative candidate weights (e.g. how many applicants a row stands for).
+    name : str
+        Name of the constraint block (a Python identifier).
+
+    Returns
+    -------
+    FairnessBlock
+        Rows ``name`` with auxiliary level variable ``selection_rate_min`` (difference form) or
+        ``selection_rate_max`` (ratio form). Its price of fairness is ``d f*/d eps`` or
+        ``d f*/d ratio``.
+    """
+    codes, labels = encode_groups(groups)
+    n = codes.shape[0]
+    w = np.ones(n) if weights is None else _vector(weights, n, "weights", lo=0.0)
+    return _rate_parity(name, "selection_rate_parity", (codes, labels),
+                        [("selection_rate", w, "candidates with positive weight")], eps, ratio)
+
+
+def _qualification(y, scores, n: int) -> np.ndarray:
+    if (y is None) == (scores is None):
+        raise DataValidationError("give exactly one of y (0/1 labels, 1 = qualified) or scores "
+                                  "(probability in [0, 1] that each candidate is qualified).")
+    return _labels01(y, n) if y is not None else _vector(scores, n, "scores", lo=0.0, hi=1.0)
+
+
+def equal_opportunity(groups, y=None, *, scores=None, eps: float | None = None,
+                      ratio: float | None = None, name: str = "equal_opportunity") -> FairnessBlock:
+    """Parity of true positive rates: among qualified candidates, each group is selected at the
+    same rate up to ``eps`` (or ``ratio``).
+
+    With labels ``y`` the rate of group ``a`` is ``sum_{i in a, y_i = 1} x_i / |{i in a: y_i = 1}|``;
+    with qualification probabilities ``scores = q`` it is the expected rate
+    ``sum_{i in a} q_i x_i / sum_{i in a} q_i``. Other parameters as in
+    :func:`selection_rate_parity`.
+    """
+    codes, labels = encode_groups(groups)
+    q = _qualification(y, scores, codes.shape[0])
+    return _rate_parity(name, "equal_opportunity", (codes, labels),
+                        [("tpr", q, "qualified members (y = 1 or score > 0)")], eps, ratio)
+
+
+def equalized_odds(groups, y=None, *, scores=None, eps: float | None = None,
+                   ratio: float | None = None, name: str = "equalized_odds") -> FairnessBlock:
+    """Parity of true positive rates *and* of false positive rates across groups, each up to
+    ``eps`` (or ``ratio``); see :func:`equal_opportunity` for ``y`` / ``scores``. The false
+    positive rate weights candidate ``i`` by ``1 - q_i``."""
+    codes, labels = encode_groups(groups)
+    q = _qualification(y, scores, codes.shape[0])
+    return _rate_parity(name, "equalized_odds", (codes, labels),
+                        [("tpr", q, "qualified members (y = 1 or score > 0)"),
+                         ("fpr", 1.0 - q, "unqualified members (y = 0 or score < 1)")], eps, ratio)
+
+
+# ------------------------------------------------------------------------ representation
+def representation_bounds(groups, lower=0.0, upper=1.0, *, weights=None,
+                          name: str = "representation") -> FairnessBlock:
+    """Each group's share of the selection lies in ``[lower_a, upper_a]``.
+
+    With ``S_a = sum_{i in a} w_i x_i`` and ``S = sum_a S_a`` the rows are the linear forms
+    ``S_a - lower_a S >= 0`` and ``S_a - upper_a S <= 0`` (only for ``lower_a > 0`` and
+    ``upper_a < 1``; the others hold for any nonnegative selection).
+
+    Parameters
+    ----------
+    lower, upper : float, mapping group -> float, or sequence in label order
+        Share bounds in [0, 1], ``lower_a <= upper_a``, ``sum lower <= 1 <= sum upper``.
+    weights : array-like of shape (n,), optional
+        Nonnegative candidate weights (default 1: shares of the selected head count).
+
+    Returns
+    -------
+    FairnessBlock
+        Tolerances ``lower[g]`` / ``upper[g]``; their prices are ``d f*/d lower_g`` and
+        ``d f*/d upper_g``.
+    """
+    codes, labels = encode_groups(groups)
+    n = codes.shape[0]
+    w = np.ones(n) if weights is None else _vector(weights, n, "weights", lo=0.0)
+    lo = _per_group(lower, labels, "lower", 0.0)
+    hi = _per_group(upper, labels, "upper", 1.0)
+    if (lo < 0).any() or (hi > 1).any() or (lo > hi).any() or not np.isfinite(np.r_[lo, hi]).all():
+        raise DataValidationError(f"representation bounds need 0 <= lower <= upper <= 1 per group; got "
+                                  f"lower={lo.tolist()}, upper={hi.tolist()} for groups {list(labels)}.")
+    if lo.sum() > 1 + 1e-12 or hi.sum() < 1 - 1e-12:
+        raise DataValidationError(f"representation bounds are contradictory: lower shares sum to {lo.sum():g} "
+                                  f"and upper shares to {hi.sum():g}; need sum(lower) <= 1 <= sum(upper), "
+                                  "otherwise only the empty selection satisfies them.")
+    G = _group_matrix(codes, len(labels), w).toarray()
+    total = w[None, :]
+    low, up = np.flatnonzero(lo > 0), np.flatnonzero(hi < 1)
+    A = sp.csr_matrix(np.vstack([G[low] - lo[low, None] * total, G[up] - hi[up, None] * total]))
+    m = low.size + up.size
+    sens, params = {}, {}
+    for j, (idx, vals, key) in enumerate(((low, lo, "lower"), (up, hi, "upper"))):
+        for r, a in enumerate(idx):
+            row = r + (0 if j == 0 else low.size)  # d(S_a - v S)/dv = -S on that row
+            sens[f"{key}[{labels[a]}]"] = Sensitivity(
+                dbound=np.zeros(m), dA=sp.csr_matrix((-w, (np.full(n, row), np.arange(n))), shape=(m, n)))
+            params[f"{key}[{labels[a]}]"] = float(vals[a])
+    sense = np.r_[np.ones(low.size), -np.ones(up.size)].astype(np.int8)
+    row_labels = ([f"share[{labels[a]}] >= {lo[a]:g}" for a in low]
+                  + [f"share[{labels[a]}] <= {hi[a]:g}" for a in up])
+    return FairnessBlock(name=name, kind="representation_bounds", groups=labels, A=A, T=np.zeros((m, 0)),
+                         sense=sense, bound=np.zeros(m), row_labels=row_labels, aux_names=[],
+                         parameters=params, sensitivity=sens)
+
+
+# ------------------------------------------------------------------------ group cost
+def group_cost_bounds(groups, cost, lower=None, upper=None, *, normalize: str = "sum",
+                      name: str = "group_cost") -> FairnessBlock:
+    """Bound each group's cost ``C_a(x) = sum_{i in a} c_i x_i`` (``normalize="sum"``) or its
+    mean over the group's members (``normalize="mean"``) to ``[lower_a, upper_a]``.
+
+    Use it for per-group budgets (``upper``), guaranteed minimum spend or benefit per group
+    (``lower`` with ``c`` = benefit), or a bounded group loss. ``lower``/``upper`` are scalars,
+    mappings group -> value or sequences in label order; ``None`` (or infinite) means no bound.
+    Tolerances ``lower[g]`` / ``upper[g]``; their prices are ``d f*/d bound``.
+    """
+    codes, labels = encode_groups(groups)
+    n, K = codes.shape[0], len(labels)
+    c = _vector(cost, n, "cost")
+    if normalize not in ("sum", "mean"):
+        raise DataValidationError(f"normalize must be 'sum' or 'mean', got {normalize!r}.")
+    if lower is None and upper is None:
+        raise DataValidationError("group_cost_bounds needs lower and/or upper bounds.")
+    lo = _per_group(lower, labels, "lower", -np.inf)
+    hi = _per_group(upper, labels, "upper", np.inf)
+    if np.isnan(np.r_[lo, hi]).any() or (lo > hi).any():
+        raise DataValidationError(f"group cost bounds need lower <= upper per group; got lower={lo.tolist()}, "
+                                  f"upper={hi.tolist()} for groups {list(labels)}.")
+    scale = 1.0 / np.bincount(codes, minlength=K) if normalize == "mean" else np.ones(K)
+    C = _group_matrix(codes, K, c * scale[codes])
+    low, up = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
+    A = sp.vstack([C[low], C[up]], format="csr")
+    m = low.size + up.size
+    sens, params = {}, {}
+    for j, (idx, vals, key) in enumerate(((low, lo, "lower"), (up, hi, "upper"))):
+        for r, a in enumerate(idx):
+            e = np.zeros(m)
+            e[r + (0 if j == 0 else low.size)] = 1.0
+            sens[f"{key}[{labels[a]}]"], params[f"{key}[{labels[a]}]"] = Sensitivity(dbound=e), float(vals[a])
+    word = "cost" if normalize == "sum" else "mean_cost"
+    return FairnessBlock(
+        name=name, kind="group_cost_bounds", groups=labels, A=A, T=np.zeros((m, 0)),
+        sense=np.r_[np.ones(low.size), -np.ones(up.size)].astype(np.int8),
+        bound=np.r_[lo[low], hi[up]], aux_names=[], parameters=params, sensitivity=sens,
+        row_labels=[f"{word}[{labels[a]}] >= {lo[a]:g}" for a in low]
+        + [f"{word}[{labels[a]}] <= {hi[a]:g}" for a in up])

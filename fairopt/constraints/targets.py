@@ -1,0 +1,144 @@
+"""Compile a :class:`~fairopt.constraints.block.FairnessBlock` into a fairopt ``Program``, a
+user's pyomo model or a user's cvxpy problem, and read its duals back in fairopt's convention
+(``d f*/d bound`` in the user's objective sense).
+
+All three targets read the same ``A``, ``T``, ``sense`` and ``bound`` arrays; nothing about the
+fairness criterion is known here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.constraints.block import FairnessBlock, check_size
+from fairopt.errors import DataValidationError
+
+
+# ------------------------------------------------------------------------ fairopt Program
+def add_to_program(block: FairnessBlock, program, var: str):
+    if var not in program.variables:
+        raise DataValidationError(f"program {program.name!r} has no variable {var!r}; "
+                                  f"known: {list(program.variables)}.")
+    check_size(block, program.variables[var].size, f"variable {var!r}")
+    coeffs = {var: block.A}
+    if block.n_aux:
+        program.add_variables(block.aux_name, shape=(block.n_aux,), lb=None, ub=None)
+        coeffs[block.aux_name] = sp.csr_matrix(block.T)
+    return program.add_constraints(block.name, coeffs, lb=block.lb, ub=block.ub)
+
+
+# ------------------------------------------------------------------------ pyomo
+def build_pyomo_block(block: FairnessBlock, var, name: str, index=None):
+    import pyomo.environ as pyo
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    if not getattr(var, "is_indexed", lambda: False)():
+        raise DataValidationError("to_pyomo needs an indexed pyomo Var (one entry per candidate), "
+                                  f"got {type(var).__name__}.")
+    keys = list(var.index_set()) if index is None else list(index)
+    check_size(block, len(keys), f"pyomo variable {var.name!r}")
+    model = var.parent_block()
+    if model.component(name) is not None:
+        raise DataValidationError(f"the pyomo model already has a component named {name!r}; "
+                                  "pass name=... to to_pyomo.")
+    model.add_component(name, pyo.Block())
+    blk = model.component(name)
+    blk.aux = pyo.Var(range(block.n_aux), domain=pyo.Reals)
+    flat = [var[k] for k in keys] + [blk.aux[j] for j in range(block.n_aux)]
+    M = sp.hstack([block.A, sp.csr_matrix(block.T)], format="csr")
+    lo, hi = block.lb, block.ub
+
+    def rule(_, r):  # one LinearExpression per row from its CSR slice, never term by term
+        a, b = M.indptr[r], M.indptr[r + 1]
+        expr = LinearExpression(constant=0.0, linear_coefs=M.data[a:b].tolist(),
+                                linear_vars=[flat[j] for j in M.indices[a:b]])
+        return expr >= float(lo[r]) if block.sense[r] > 0 else expr <= float(hi[r])
+    blk.rows = pyo.Constraint(range(block.m), rule=rule)
+    blk._fairopt = (block, var, keys)
+    return blk
+
+
+def _pyomo_duals(block: FairnessBlock, blk):
+    import pyomo.environ as pyo
+    owner = getattr(blk, "_fairopt", None)
+    if owner is None or owner[0] is not block:
+        raise DataValidationError(f"this pyomo block was not built by fairness block {block.name!r}.")
+    _, var, keys = owner
+    model = blk.model()
+    dual = model.component("dual")
+    if not isinstance(dual, pyo.Suffix) or not len(dual):
+        raise DataValidationError("the pyomo model carries no duals: add "
+                                  "`model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)` before solving.")
+    # pyomo with HiGHS (and Gurobi, Ipopt) imports d f*/d rhs in the model's own sense already
+    y = np.array([dual.get(blk.rows[r], np.nan) for r in range(block.m)], dtype=float)
+    x = np.array([pyo.value(var[k]) for k in keys], dtype=float)
+    t = np.array([pyo.value(blk.aux[j]) for j in range(block.n_aux)], dtype=float)
+    return y, x, t
+
+
+# ------------------------------------------------------------------------ cvxpy
+class CvxpyBlock(list):
+    """The cvxpy constraints of a fairness block (a plain list for ``cp.Problem``), with the
+    block's auxiliary variable ``aux`` and the decision variable ``x`` attached."""
+
+    def __init__(self, block: FairnessBlock, x, aux, parts: list[tuple[np.ndarray, object]]):
+        super().__init__(con for _, con in parts)
+        self.block, self.x, self.aux, self.parts = block, x, aux, parts
+
+
+def build_cvxpy_block(block: FairnessBlock, x) -> CvxpyBlock:
+    import cvxpy as cp
+    size = int(np.prod(x.shape)) if x.shape else 1
+    check_size(block, size, f"cvxpy variable {x.name()!r}")
+    xv = x if len(x.shape) == 1 else cp.reshape(x, (size,), order="C")
+    aux = cp.Variable(block.n_aux, name=block.aux_name) if block.n_aux else None
+    parts = []
+    for s in (1, -1):
+        rows = np.flatnonzero(block.sense == s)
+        if not rows.size:
+            continue
+        expr = block.A[rows] @ xv
+        if aux is not None:
+            expr = expr + block.T[rows] @ aux
+        parts.append((rows, expr >= block.bound[rows] if s > 0 else expr <= block.bound[rows]))
+    return CvxpyBlock(block, x, aux, parts)
+
+
+def _cvxpy_duals(block: FairnessBlock, cons: CvxpyBlock, problem):
+    import cvxpy as cp
+    if cons.block is not block:
+        raise DataValidationError(f"these cvxpy constraints were not built by fairness block {block.name!r}.")
+    if problem is None:
+        raise DataValidationError("pass the solved cvxpy problem (problem=...) so the duals can be read "
+                                  "in its objective sense.")
+    # cvxpy multipliers are >= 0; d f*/d b is +mult for a >= row of a minimisation, -mult for <=,
+    # and the opposite for a maximisation
+    flip = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    y = np.full(block.m, np.nan)
+    for rows, con in cons.parts:
+        if con.dual_value is not None:
+            d = np.asarray(con.dual_value, dtype=float).reshape(-1)
+            y[rows] = flip * (d if block.sense[rows[0]] > 0 else -d)
+    x = np.asarray(cons.x.value, dtype=float).reshape(-1)
+    t = np.zeros(0) if cons.aux is None else np.asarray(cons.aux.value, dtype=float).reshape(-1)
+    return y, x, t
+
+
+# ------------------------------------------------------------------------ dispatch
+def read_duals(block: FairnessBlock, result, var, problem):
+    """``(y, x, t)`` of ``block`` from a fairopt Solution, a pyomo block or a cvxpy block."""
+    from fairopt.modeling.solution import Solution
+    if isinstance(result, Solution):
+        var = var or block._program_var
+        if var is None or var not in result.primal:
+            raise DataValidationError(f"name the decision variable (var=...) of fairness block {block.name!r}; "
+                                      f"the solution has {list(result.primal)}.")
+        y = result.dual.get(block.name)
+        t = result.primal.get(block.aux_name, np.zeros(0))
+        return (None if y is None else np.asarray(y, dtype=float)), result.primal[var], t
+    if isinstance(result, CvxpyBlock):
+        return _cvxpy_duals(block, result, problem)
+    if hasattr(result, "_fairopt"):
+        return _pyomo_duals(block, result)
+    raise DataValidationError("price_of_fairness reads a fairopt Solution, the pyomo block from "
+                              f"to_pyomo or the list from to_cvxpy; got {type(result).__name__}.")

@@ -1,0 +1,255 @@
+"""Certify a back end's status before it reaches the user.
+
+Solvers disagree on degenerate instances: an interior-point method may call an infeasible program
+"dual infeasible" (read as unbounded), an active-set QP solver may misjudge a singular Hessian.
+Every claim is therefore checked the same way, whatever the back end:
+
+* **infeasible / unbounded.** A phase-one LP (zero objective, HiGHS simplex) decides feasibility;
+  for a feasible program a recession-ray LP decides boundedness. A convex QP is unbounded below
+  exactly when it is feasible and some ray ``d`` keeps every row and bound
+  (``A d`` and ``d`` in the recession cones), lies in the null space of ``P`` and has
+  ``c'd < 0`` (Frank–Wolfe theorem). Both are small LPs over the same matrix.
+* **optimal.** The point must be finite and feasible to ``FEAS_TOL`` (scaled by the row norms);
+  a huge point is tested for a recession ray (a solver that ran off to 1e14 on an unbounded QP
+  did not find an optimum).
+
+A claim that fails its check is re-solved by a reference back end (HiGHS for LPs, OSQP then
+cvxpy:CLARABEL for QPs), verified the same way, and the log says so.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.modeling.solution import Status
+
+#: primal feasibility tolerance, relative to ``1 + |bound|`` of each row or column
+FEAS_TOL = 1e-6
+#: relative KKT residual above which a QP "optimal" of HiGHS's QP solver is re-solved
+KKT_TOL = 1e-6
+#: entries beyond this magnitude are treated as a solver running off along a ray
+HUGE = 1e9
+
+
+def _highs_lp(c, A, rl, ru, xl, xu) -> str:
+    """Model status name of the LP ``min c'x, rl <= Ax <= ru, xl <= x <= xu`` in HiGHS."""
+    import highspy
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    lp = highspy.HighsLp()
+    n, m = c.shape[0], A.shape[0]
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = c, xl, xu
+    lp.row_lower_, lp.row_upper_ = rl, ru
+    A = sp.csc_matrix(A)
+    A.sort_indices()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
+    h.passModel(lp)
+    h.run()
+    return h.getModelStatus().name
+
+
+def is_feasible(canon) -> bool:
+    """Phase one: do the rows and bounds of ``canon`` admit a point?"""
+    return _highs_lp(np.zeros(canon.n), canon.A, canon.rl, canon.ru, canon.xl, canon.xu) == "kOptimal"
+
+
+def has_descent_ray(canon) -> bool:
+    """Is there ``d`` in the recession cone of the feasible set with ``P d = 0`` and ``c'd < 0``?
+
+    Normalised by ``c'd <= -1``; the LP is feasible exactly when such a ray exists.
+    """
+    n = canon.n
+    if not np.any(canon.c):
+        return False
+    rl = np.where(np.isfinite(canon.rl), 0.0, -np.inf)
+    ru = np.where(np.isfinite(canon.ru), 0.0, np.inf)
+    blocks, lo, hi = [canon.A], [rl], [ru]
+    if canon.P is not None and canon.P.nnz:
+        blocks.append(canon.P)
+        lo.append(np.zeros(n))
+        hi.append(np.zeros(n))
+    scale = 1.0 / max(np.abs(canon.c).max(), 1e-300)
+    blocks.append(sp.csr_matrix(canon.c.reshape(1, -1) * scale))
+    lo.append(np.array([-np.inf]))
+    hi.append(np.array([-1.0]))
+    xl = np.where(np.isfinite(canon.xl), 0.0, -np.inf)
+    xu = np.where(np.isfinite(canon.xu), 0.0, np.inf)
+    status = _highs_lp(np.zeros(n), sp.vstack(blocks, format="csr"), np.concatenate(lo),
+                       np.concatenate(hi), xl, xu)
+    return status == "kOptimal"
+
+
+def true_improper_status(canon) -> Status | None:
+    """INFEASIBLE or UNBOUNDED when the program is one of those, else None (it has an optimum)."""
+    if not is_feasible(canon):
+        return Status.INFEASIBLE
+    if has_descent_ray(canon):
+        return Status.UNBOUNDED
+    return None
+
+
+def _side_violation(v, lo, hi) -> float:
+    with np.errstate(invalid="ignore"):
+        below = np.where(np.isfinite(lo), (lo - v) / (1.0 + np.abs(lo)), 0.0)
+        above = np.where(np.isfinite(hi), (v - hi) / (1.0 + np.abs(hi)), 0.0)
+    return float(np.max(np.maximum(below, above), initial=0.0))
+
+
+def kkt_residual(canon, x, y, z) -> float:
+    """Relative KKT residual of a QP point: stationarity ``Px + c = A'y + z`` plus
+    complementarity of ``y`` (and of ``z`` when the solver gives none, taken from stationarity),
+    each relative to the size of the objective's gradient and value."""
+    if y is None:
+        return np.inf
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    g = canon.c + (canon.P @ x if canon.P is not None else 0.0)
+    Aty = canon.A.T @ y if canon.m else np.zeros(canon.n)
+    z = g - Aty if z is None else np.asarray(z, dtype=float)
+    scale = 1.0 + np.abs(g).max(initial=0.0) + np.abs(Aty).max(initial=0.0)
+    stat = np.abs(g - Aty - z).max(initial=0.0) / scale
+
+    def gap(mult, v, lo, hi):
+        # a positive multiplier needs v on its lower side, a negative one on its upper side
+        mult = np.where(np.abs(mult) > 1e-9 * scale, mult, 0.0)
+        with np.errstate(invalid="ignore"):
+            lo_gap = np.where(mult > 0, np.where(np.isfinite(lo), v - lo, np.inf), 0.0)
+            hi_gap = np.where(mult < 0, np.where(np.isfinite(hi), hi - v, np.inf), 0.0)
+        return float(np.sum(np.abs(mult) * (np.maximum(lo_gap, 0.0) + np.maximum(hi_gap, 0.0))))
+    comp = gap(y, canon.A @ x, canon.rl, canon.ru) if canon.m else 0.0
+    comp += gap(z, x, canon.xl, canon.xu)
+    f = float(g @ x)
+    return max(stat, comp / (1.0 + abs(f) + np.abs(canon.c @ x)))
+
+
+def singular_hessian(canon) -> bool:
+    """Whether ``P`` has a null space (only then can a QP with a finite point be unbounded)."""
+    P = canon.P
+    if P is None or P.nnz == 0:
+        return False
+    cache = getattr(canon, "_singular", None)
+    if cache is not None and cache[0] is P:
+        return cache[1]
+    if (P - sp.diags(P.diagonal())).count_nonzero() == 0:
+        out = bool((P.diagonal() <= 0).any())
+    elif P.shape[0] <= 2000:
+        w = np.linalg.eigvalsh(P.toarray())
+        out = bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
+    else:  # large and coupled: treat as singular (one extra LP per solve)
+        out = True
+    canon._singular = (P, out)
+    return out
+
+
+def max_violation(canon, x: np.ndarray) -> float:
+    """Largest violation of rows and bounds at ``x``, relative to ``1 + |bound|``."""
+    viol = _side_violation(x, canon.xl, canon.xu)
+    if canon.m:
+        viol = max(viol, _side_violation(canon.A @ x, canon.rl, canon.ru))
+    return max(viol, 0.0)
+
+
+def _fill_unused(canon, raw) -> None:
+    """Columns in no row, cost or quadratic term may come back as None/NaN or out of bounds:
+    any point inside their bounds is optimal, so take the one nearest 0."""
+    unused = canon.unused_columns()
+    if unused.any() and raw.x is not None:
+        x = np.array(raw.x, dtype=float)
+        x[unused] = np.clip(0.0, canon.xl[unused], canon.xu[unused])
+        raw.x = x
+        if raw.z is not None:
+            z = np.array(raw.z, dtype=float)
+            z[unused] = 0.0
+            raw.z = z
+
+
+def reference_solve(model, reason: str):
+    """Re-solve ``model``'s program with a reference back end and certify that result."""
+    from fairopt.modeling.registry import backend_installed, inner_solvers, load_backend
+    from fairopt.modeling.spec import SolverSpec
+    canon = model.canon
+    qp = canon.problem_class == "QP"
+    chain = [("osqp", "osqp"), ("cvxpy", "CLARABEL")] if qp else [("highs", "highs")]
+    tried = []
+    for backend, solver in chain:
+        if (backend, solver) == (model.backend, model.spec.solver) or not backend_installed(backend) \
+                or solver not in inner_solvers(backend):
+            continue
+        ref = load_backend(backend).compile(model.program, SolverSpec(
+            backend, solver, time_limit=model.spec.time_limit))
+        ref.canon = copy.copy(model.canon)  # carry in-place updates of costs and bounds
+        ref._dirty = True
+        ref._build()
+        raw = ref._run()
+        raw = certify(ref, raw, allow_reference=False)
+        tried.append(f"{backend}:{solver}")
+        if raw.status in (Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED):
+            raw.log = f"{reason}; re-solved by {backend}:{solver}: {raw.log}"
+            return raw
+    from fairopt.modeling.backends.base import RawResult
+    return RawResult(Status.NUMERICAL, log=f"{reason}; reference solvers {tried or 'none'} did not "
+                     "certify a result either")
+
+
+def certify(model, raw, allow_reference: bool = True):
+    """Return ``raw`` with a status that has been checked (see the module docstring)."""
+    canon = model.canon
+    status = raw.status
+    if status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED):
+        truth = true_improper_status(canon)
+        if truth is not None:
+            if truth is not status:
+                raw.log = (f"{raw.log}; {model.backend} reported {status.value}, the phase-one "
+                           f"and recession-ray LPs show {truth.value}")
+            raw.status, raw.x, raw.y, raw.z = truth, None, None, None
+            return raw
+        reason = f"{model.backend}:{model.spec.solver} reported {status.value} on a program with an optimum"
+        return reference_solve(model, reason) if allow_reference else _mark(raw, Status.NUMERICAL, reason)
+    if status in (Status.ERROR, Status.NUMERICAL) and model.highs_qp and canon.P is not None \
+            and allow_reference:
+        return reference_solve(model, f"HiGHS's QP solver stopped with {status.value} ({raw.log})")
+    if status is Status.ITERATION_LIMIT and model.stalls_on_degenerate and allow_reference:
+        return reference_solve(model, f"{model.backend}:{model.spec.solver} reached its default "
+                                      f"iteration limit (first-order method on a degenerate program)")
+    if status is not Status.OPTIMAL:
+        return raw
+    _fill_unused(canon, raw)
+    x = None if raw.x is None else np.asarray(raw.x, dtype=float)
+    if x is None or not np.isfinite(x).all():
+        reason = f"{model.backend}:{model.spec.solver} reported optimal without a finite point"
+    elif np.abs(x).max(initial=0.0) > HUGE and true_improper_status(canon) is not None:
+        raw.status, raw.x, raw.y, raw.z = true_improper_status(canon), None, None, None
+        raw.log += f"; {model.backend} reported optimal at |x| ~ {np.abs(x).max():.1e}: the program is unbounded"
+        return raw
+    elif max_violation(canon, x) > FEAS_TOL:
+        reason = (f"{model.backend}:{model.spec.solver} reported optimal at a point violating the "
+                  f"constraints by {max_violation(canon, x):.2e}")
+    elif model.highs_qp and canon.P is not None and kkt_residual(canon, x, raw.y, raw.z) > KKT_TOL:
+        reason = (f"HiGHS's QP solver reported optimal at a point whose KKT residual is "
+                  f"{kkt_residual(canon, x, raw.y, raw.z):.1e}")
+    elif singular_hessian(canon) and has_descent_ray(canon):
+        # a feasible point was found, so the ray proves the QP unbounded below
+        raw.status, raw.x, raw.y, raw.z = Status.UNBOUNDED, None, None, None
+        raw.log += (f"; {model.backend} reported optimal, but a recession ray in the null space "
+                    "of P descends: the program is unbounded")
+        return raw
+    else:
+        return raw
+    truth = true_improper_status(canon)
+    if truth is not None:
+        raw.status, raw.x, raw.y, raw.z = truth, None, None, None
+        raw.log += f"; {reason}; the program is {truth.value}"
+        return raw
+    return reference_solve(model, reason) if allow_reference else _mark(raw, Status.NUMERICAL, reason)
+
+
+def _mark(raw, status, reason):
+    raw.status = status
+    raw.log = f"{raw.log}; {reason}"
+    return raw

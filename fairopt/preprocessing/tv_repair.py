@@ -1,0 +1,173 @@
+"""``TVRepair``: Calmon et al. (2017) optimized pre-processing as a scikit-learn-style estimator.
+
+``fit`` learns the randomised mapping P(x̂, ŷ | d, x, y) of
+:class:`fairopt.formulations.tv_repair.OptimizedPreprocessing` on categorical (or pre-binned)
+columns; ``transform`` applies it to records, vectorised and seeded. The protected attribute is
+copied through unchanged.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from fairopt.errors import DataValidationError
+from fairopt.formulations.tv_repair import OptimizedPreprocessing
+from fairopt.validation import check_is_fitted, check_weights
+
+
+class TVRepair(BaseEstimator):
+    """Optimized pre-processing (Calmon, Wei, Vinzamuri, Ramamurthy & Varshney, NeurIPS 2017).
+
+    Learns a randomised mapping of features and label, P(x̂, ŷ | d, x, y), that keeps the
+    mapped data close to the original (TV or KL utility loss) while bounding discrimination
+    (the dependence of the mapped label on the group D) and the distortion of each record.
+
+    Parameters
+    ----------
+    discrimination : {"ratio", "target", "additive"}, default "ratio"
+        ``ratio``: P(ŷ|d) ≤ (1+ε) P(ŷ|d') for all group pairs and labels; ``target``:
+        |P(ŷ|d)/P(y) − 1| ≤ ε (the paper's form); ``additive``: |P(ŷ|d) − P(ŷ|d')| ≤ ε (AIF360).
+    epsilon : float, default 0.05
+        The discrimination bound ε (smaller is fairer).
+    distortion : str, mapping, callable or Distortion, optional
+        Cost δ((x, y), (x̂, ŷ)) of changing a record: a built-in name ("adult", "compas", "bank"),
+        a table of per-attribute rules, or ``f(old, new) -> costs`` on DataFrames of level values.
+    clist, dlist : sequences, default ()
+        Excess-distortion control: at most ``dlist[i]`` of each record type's probability may move
+        with distortion ≥ ``clist[i]`` (``dlist[i] = 0`` forbids those moves).
+    max_expected_distortion : float or dict, optional
+        Cap on each record type's expected distortion (per group with a dict).
+    conditioning : {"dxy", "xy"}, default "dxy"
+        Distortion limits per (d, x, y) or pooled over groups per (x, y).
+    utility : {"dxy", "xy"}, default "dxy"
+        Utility loss between joint laws with or without D.
+    divergence : {"tv", "kl"}, default "tv"
+    columns : {"all", "observed"}, default "all"
+    favourable_label : optional
+        ``y+`` (default 1 if it is a level, else the last level).
+    solver : str, default "highs"
+        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL).
+    domain : fairopt.data.Domain, optional
+        Fixes level sets and order (ordinal distortion rules read the level order).
+    random_state : int, Generator or None
+        Default seed of :meth:`transform`.
+
+    Attributes
+    ----------
+    mapping_ : DataFrame
+        Non-zero mapping entries: the record's columns, the mapped ``<column>_hat`` and ``probability``.
+    result_ : MappingResult
+        The solved model (sparse mapping, rates, distortion levels, duals).
+    objective_ : float
+        Optimal utility loss.
+    rates_ : DataFrame
+        P(ŷ | d) before and after.
+    price_of_fairness_ : DataFrame
+        Duals of the discrimination rows summed per group pair, and d objective / d ε.
+    """
+
+    def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
+                 max_expected_distortion=None, conditioning="dxy", utility="dxy", divergence="tv",
+                 columns="all", favourable_label=None, solver="highs", domain=None, random_state=None):
+        self.discrimination = discrimination
+        self.epsilon = epsilon
+        self.distortion = distortion
+        self.clist = clist
+        self.dlist = dlist
+        self.max_expected_distortion = max_expected_distortion
+        self.conditioning = conditioning
+        self.utility = utility
+        self.divergence = divergence
+        self.columns = columns
+        self.favourable_label = favourable_label
+        self.solver = solver
+        self.domain = domain
+        self.random_state = random_state
+
+    def _frame(self, X, y, sensitive_features):
+        from fairopt.preprocessing import _assemble
+        return _assemble(X, y, sensitive_features)
+
+    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+        """Solve for the mapping on the training records."""
+        from fairopt.data import Domain
+        t0 = time.perf_counter()
+        frame, y_name, z_name = self._frame(X, y, sensitive_features)
+        features = [c for c in X.columns if c != z_name]
+        if not features:
+            raise DataValidationError("X needs at least one feature column besides the sensitive feature.")
+        names = [z_name, *features, y_name]
+        if self.domain is not None:
+            missing = [c for c in names if c not in self.domain.names]
+            if missing:
+                raise DataValidationError(f"domain lacks columns {missing} of the data.")
+            dom = self.domain.subdomain(names)
+        else:
+            dom = Domain.from_frame(frame[names])
+        codes = dom.encode(frame)
+        sw = check_weights(sample_weight, len(codes))
+        cells, counts = dom.unique_codes(codes, sample_weight=sw)
+        model = OptimizedPreprocessing(
+            dom, cells, counts, protected=z_name, label=y_name, features=features,
+            favourable_label=self.favourable_label, discrimination=self.discrimination, epsilon=self.epsilon,
+            distortion=self.distortion, clist=self.clist, dlist=self.dlist,
+            max_expected_distortion=self.max_expected_distortion, conditioning=self.conditioning,
+            utility=self.utility, divergence=self.divergence, columns=self.columns)
+        result = model.solve(self.solver)
+        self.domain_, self.result_ = dom, result
+        self.features_, self.label_name_, self.sensitive_name_ = features, y_name, z_name
+        self.sensitive_in_X_ = isinstance(sensitive_features, str)
+        self.n_features_in_ = X.shape[1]
+        self.mapping_ = result.to_frame()
+        self.objective_ = result.objective
+        self.rates_ = result.rates
+        self.price_of_fairness_ = result.price_of_fairness
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def transform(self, X, y=None, sensitive_features=None, random_state=None):
+        """Map records through the fitted mapping (one seeded draw per record, vectorised).
+
+        With ``y``, features and label are mapped together by P(x̂, ŷ | d, x, y) and
+        ``(X_new, y_new)`` is returned; without it (test time), features are mapped by
+        P(x̂ | d, x) and ``X_new`` is returned. Records of (d, x, y) types unseen in training are
+        kept unchanged (with a warning). ``sensitive_features`` defaults to the fitted column of X.
+        """
+        check_is_fitted(self, "result_")
+        if sensitive_features is None:
+            if not self.sensitive_in_X_:
+                raise DataValidationError("the sensitive feature was passed as an array at fit time; pass "
+                                          "sensitive_features to transform as well.")
+            sensitive_features = self.sensitive_name_
+        rs = self.random_state if random_state is None else random_state
+        y_given = y is not None
+        y_in = pd.Series(np.full(len(X), self.domain_.levels[self.label_name_][0]), name=self.label_name_) \
+            if not y_given else pd.Series(np.asarray(y), name=self.label_name_)
+        frame, _, _ = self._frame(X, y_in, sensitive_features)
+        dom = self.domain_
+        codes = dom.encode(frame)
+        xy = self.result_.xy_domain
+        if y_given:
+            new = self.result_.apply(codes, random_state=rs)
+        else:
+            new = self.result_.apply_features(codes[:, :-1], random_state=rs)
+            new = np.column_stack([new, codes[:, -1]])
+        decoded = xy.decode(new)
+        X_new = X.copy()
+        for c in self.features_:
+            X_new[c] = decoded[c].to_numpy().astype(X[c].dtype) if not isinstance(
+                X[c].dtype, pd.CategoricalDtype) else pd.Categorical(decoded[c], dtype=X[c].dtype)
+        if not y_given:
+            return X_new
+        y_new = decoded[self.label_name_].to_numpy()
+        if isinstance(y, pd.Series):
+            y_new = pd.Series(y_new.astype(y.dtype), index=y.index, name=y.name)
+        return X_new, y_new
+
+    def fit_transform(self, X, y, sensitive_features=None, sample_weight=None, random_state=None):
+        """``fit`` then ``transform`` the training records; returns ``(X_new, y_new)``."""
+        return self.fit(X, y, sensitive_features, sample_weight).transform(
+            X, y, None if isinstance(sensitive_features, str) else sensitive_features, random_state)

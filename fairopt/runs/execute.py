@@ -1,0 +1,140 @@
+"""Run one validated model card and describe the outcome as its ``result.json`` record.
+
+Shared by ``fairopt run`` (which prints the record) and the sweep tasks (which store one record
+per task), so both write the same keys and map statuses to the same exit codes.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from fairopt import __version__
+from fairopt.errors import InfeasibleError, SolverError
+from fairopt.runs.base import Progress, no_progress
+
+#: statuses of a run that stopped at a limit before proving optimality (exit code 3)
+LIMIT_STATUSES = ("time_limit", "iteration_limit")
+
+
+def exit_code(status: str | None) -> int:
+    """0 optimal; 3 a time or iteration limit was hit; 1 anything else (infeasible, solver failure)."""
+    if status == "optimal":
+        return 0
+    return 3 if status in LIMIT_STATUSES else 1
+
+
+def split_solver(backend: str | None, solver: str | None) -> tuple[str | None, str | None]:
+    """``("cvxpy", "cvxpy:CLARABEL")`` -> ``("cvxpy", "CLARABEL")``: ``solver`` never repeats the back end."""
+    backend = None if backend is None else str(backend)
+    solver = None if solver is None else str(solver)
+    if solver and ":" in solver:
+        head, _, tail = solver.partition(":")
+        if backend is None or head == backend:
+            backend, solver = head, tail or None
+    return backend, solver
+
+
+def solver_label(backend: str | None, solver: str | None) -> str:
+    """``cvxpy:CLARABEL``, or just ``highs`` when the inner solver is the back end itself."""
+    if not solver or solver == backend:
+        return str(backend)
+    return f"{backend}:{solver}"
+
+
+def json_safe(obj):
+    """Floats that JSON cannot hold (nan, inf) become null; numpy scalars become Python."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+#: each back end's own iteration-limit option (what to raise when its solver stopped)
+SOLVER_ITERATION_OPTION = {"highs": "simplex_iteration_limit", "osqp": "max_iter", "scipy": "maxiter",
+                           "cvxpy": "max_iters", "pyomo": "max_iter"}
+
+
+def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | None:
+    """Which card key to raise after a limit, in ``--set`` form (``None`` for other statuses).
+
+    ``solver_stopped``: the solver raised at its own limit (raise a solver option), rather than
+    the formulation's loop stopping at ``parameters.max_iter``.
+    """
+    if status == "iteration_limit":
+        spec = card.solver
+        options = getattr(spec, "options", None) or {}
+        for key, value in options.items():              # a limit the card set on the solver
+            if "iter" in key and isinstance(value, (int, float)):
+                return f"raise the iteration limit: --set solver.options.{key}={max(2 * int(value), 1000)}"
+        backend = str(getattr(spec, "backend", "") or "")
+        fields = type(card.parameters).model_fields
+        if backend == "sgd" and "sgd_steps" in fields:
+            return f"raise the iteration limit: --set parameters.sgd_steps={2 * card.parameters.sgd_steps}"
+        if solver_stopped and backend in SOLVER_ITERATION_OPTION:
+            return (f"raise the {backend} iteration limit (--set solver.options.{SOLVER_ITERATION_OPTION[backend]}"
+                    "=...) or choose another solver with --solver")
+        if "max_iter" in fields:
+            return f"raise the iteration limit: --set parameters.max_iter={max(2 * int(card.parameters.max_iter), 10)}"
+        return "raise the solver's iteration limit (--set solver.options.<limit>=...)"
+    if status == "time_limit":
+        current = getattr(card.solver, "time_limit", None)
+        value = f"{max(2 * current, 60):g}" if current else "600"
+        return f"raise the time limit: --set solver.time_limit={value}"
+    return None
+
+
+def _split_timings(metrics: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+    """Durations reported by a runner (``*_seconds``) belong under ``timings``, not ``metrics``."""
+    timings = {k: v for k, v in metrics.items() if "seconds" in k}
+    return {k: v for k, v in metrics.items() if k not in timings}, timings
+
+
+def execute(card, progress: Progress = no_progress) -> dict[str, Any]:
+    """Run ``card`` and return its ``result.json`` record (never raises for infeasible or failed
+    solves: those are results with ``status`` and ``error``)."""
+    t0 = time.perf_counter()
+    params = card.parameters.model_dump(mode="json")
+    result: dict[str, Any] = {"card": card.name, "card_path": str(card.path), "formulation": card.formulation,
+                              "fairopt_version": __version__, "parameters": params,
+                              "data": card.data.model_dump(mode="json")}
+    try:
+        output = card.runner.run(card, card.parameters, card.data, card.solver, progress)
+    except SolverError as exc:
+        status = "infeasible" if isinstance(exc, InfeasibleError) else str(exc.status or "error")
+        backend, solver = split_solver(card.solver.backend if card.solver else None,
+                                       card.solver.solver if card.solver else None)
+        result.update(status=status, backend=backend, solver=solver, metrics={}, undefined_metrics=[],
+                      error=str(exc), tables=[], extra={},
+                      timings={"build_seconds": None, "solve_seconds": None,
+                               "total_seconds": time.perf_counter() - t0})
+        if isinstance(exc, InfeasibleError):
+            result.update(infeasible_constraint=exc.constraint, tightest=exc.tightest)
+        hint = limit_hint(card, status, solver_stopped=True)
+        if hint:
+            result["hint"] = hint
+        return json_safe(result)
+    metrics, timings = _split_timings({k: float(v) for k, v in output.metrics.items()})
+    undefined = sorted(k for k, v in metrics.items() if not math.isfinite(v))
+    backend, solver = split_solver(output.backend, output.solver)
+    # the values the run actually used (e.g. a data set's default favourable label)
+    params.update(getattr(output, "parameters", None) or {})
+    result.update(backend=backend, solver=solver, status=str(output.status),
+                  # metrics stay a flat dict of finite floats; undefined ones are listed by name
+                  metrics={k: v for k, v in metrics.items() if k not in undefined},
+                  undefined_metrics=undefined,
+                  timings={"build_seconds": output.build_seconds, "solve_seconds": output.solve_seconds,
+                           "total_seconds": time.perf_counter() - t0, **timings},
+                  tables=[{"title": t.title, "columns": list(t.columns), "rows": t.rows} for t in output.tables],
+                  extra=output.extra)
+    hint = limit_hint(card, result["status"])
+    if hint:
+        result["hint"] = hint
+    if output.extra.get("notes"):         # what the run decided on its own (e.g. stayed serial)
+        result["notes"] = list(output.extra["notes"])
+    return json_safe(result)

@@ -1,0 +1,204 @@
+"""Aggregate a sweep folder into one table and a fairness–accuracy frontier.
+
+``fairopt frontier DIR`` (or :func:`frontier` from Python) reads every
+``DIR/tasks/*/result.json``, writes ``frontier.csv`` (one row per task: its grid values, fold,
+status, the card's parameters and its metrics), ``frontier.json`` (the same rows plus the points
+averaged over folds with their Pareto flags) and ``frontier.png`` (the objective — an accuracy or
+a loss — against each fairness metric, Pareto points marked).
+
+Which metrics are the objective and the fairness metrics is declared by each formulation's runner
+(``FRONTIER``, a :class:`~fairopt.runs.base.FrontierSpec`) and can be overridden.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairopt.errors import ConfigError
+from fairopt.runs.base import FrontierSpec
+
+
+def load_records(directory) -> list[dict]:
+    """Task records of a sweep folder, in the sweep's task order (extra tasks from earlier grids last)."""
+    directory = Path(directory)
+    paths = sorted((directory / "tasks").glob("*/result.json"))
+    if not paths:
+        raise ConfigError(f"{directory}: no task results (tasks/*/result.json); run `fairopt sweep CARD --out "
+                          f"{directory}` first.")
+    order = {}
+    manifest = directory / "sweep.json"
+    if manifest.is_file():
+        order = {tid: i for i, tid in enumerate(json.loads(manifest.read_text()).get("tasks", []))}
+    records = []
+    for path in paths:
+        try:
+            records.append(json.loads(path.read_text()))
+        except ValueError as exc:
+            raise ConfigError(f"{path}: unreadable task result ({exc}); delete it and rerun the sweep.") from exc
+    return sorted(records, key=lambda r: (order.get(r.get("task", {}).get("id"), len(order)),
+                                          r.get("task", {}).get("id", "")))
+
+
+def _cell(value):
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
+
+
+def task_table(records: list[dict]) -> pd.DataFrame:
+    """One row per task: ``task``, ``fold``, grid keys, ``status``, ``error``, ``parameters.*``, ``metrics.*``."""
+    rows = []
+    for rec in records:
+        task = rec.get("task", {})
+        row = {"task": task.get("id"), "fold": task.get("fold")}
+        row.update({k: _cell(v) for k, v in task.get("values", {}).items()})
+        row.update(status=rec.get("status"), backend=rec.get("backend"), solver=rec.get("solver"),
+                   error=rec.get("error"))
+        row.update({f"parameters.{k}": _cell(v) for k, v in (rec.get("parameters") or {}).items()
+                    if f"parameters.{k}" not in row})
+        row.update({f"metrics.{k}": v for k, v in (rec.get("metrics") or {}).items()})
+        row["total_seconds"] = (rec.get("timings") or {}).get("total_seconds")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pareto_mask(cost, unfairness) -> np.ndarray:
+    """Points not dominated in (cost, unfairness), both minimised; NaN points never qualify.
+
+    Sorted by cost (ties: by unfairness), a point is Pareto when its unfairness is strictly below
+    that of every cheaper point.
+    """
+    cost, unfairness = np.asarray(cost, float), np.asarray(unfairness, float)
+    mask = np.zeros(cost.shape, bool)
+    ok = np.flatnonzero(np.isfinite(cost) & np.isfinite(unfairness))
+    if ok.size == 0:
+        return mask
+    order = ok[np.lexsort((unfairness[ok], cost[ok]))]
+    u = unfairness[order]
+    best_before = np.concatenate([[np.inf], np.minimum.accumulate(u)[:-1]])
+    mask[order[u < best_before]] = True
+    return mask
+
+
+def resolve_spec(records: list[dict], objective: str | None = None,
+                 fairness: list[str] | None = None) -> FrontierSpec:
+    """The runner's :class:`FrontierSpec`, with ``objective`` / ``fairness`` (``NAME[:min|max]``) overriding it."""
+    from fairopt.runs import get_runner
+    formulations = {r.get("formulation") for r in records if r.get("formulation")}
+    spec = None
+    if len(formulations) == 1:
+        spec = getattr(get_runner(formulations.pop()), "FRONTIER", None)
+    if objective:
+        name, _, sense = objective.partition(":")
+        spec = FrontierSpec(name, sense or ("max" if "accuracy" in name else "min"),
+                            spec.fairness if spec else {})
+    if fairness:
+        parsed = dict((f.partition(":")[0], f.partition(":")[2] or "min") for f in fairness)
+        spec = FrontierSpec(spec.objective if spec else "", spec.objective_sense if spec else "min", parsed)
+    if spec is None or not spec.objective or not spec.fairness:
+        raise ConfigError("no frontier metrics known for these results; name them: "
+                          "--objective METRIC[:min|max] --fairness METRIC[:min|max].")
+    for sense in (spec.objective_sense, *spec.fairness.values()):
+        if sense not in ("min", "max"):
+            raise ConfigError(f"metric direction {sense!r}: use min or max (e.g. --fairness tv_distance:min).")
+    return spec
+
+
+@dataclass
+class Frontier:
+    """An aggregated sweep: per-task rows, per-setting points with Pareto flags, files written."""
+
+    spec: FrontierSpec
+    tasks: pd.DataFrame
+    points: pd.DataFrame
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def frontier_points(tasks: pd.DataFrame, spec: FrontierSpec, grid_keys: list[str]) -> pd.DataFrame:
+    """Mean metrics over folds per grid setting (optimal tasks only), with ``pareto.<metric>`` flags."""
+    cols = [f"metrics.{m}" for m in (spec.objective, *spec.fairness)]
+    missing = [c for c in cols if c not in tasks]
+    if missing:
+        raise ConfigError(f"metric(s) {[c.split('.', 1)[1] for c in missing]} are in no task result; "
+                          f"available: {sorted(c.split('.', 1)[1] for c in tasks if c.startswith('metrics.'))}.")
+    ok = tasks[tasks["status"] == "optimal"]
+    keys = grid_keys or ["task"]
+    points = (ok.groupby(keys, dropna=False, sort=False)[cols].mean().reset_index() if len(ok)
+              else pd.DataFrame(columns=keys + cols))
+    points["n_folds"] = ok.groupby(keys, dropna=False, sort=False).size().to_numpy() if len(ok) else []
+    sign = 1.0 if spec.objective_sense == "min" else -1.0
+    cost = sign * points[f"metrics.{spec.objective}"].to_numpy(float)
+    for metric, fairer in spec.fairness.items():
+        unfair = (1.0 if fairer == "min" else -1.0) * points[f"metrics.{metric}"].to_numpy(float)
+        points[f"pareto.{metric}"] = pareto_mask(cost, unfair)
+    return points
+
+
+def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, path, title: str = "") -> Path:
+    """The objective against each fairness metric; Pareto points joined and marked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    metrics = list(spec.fairness)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
+    y = f"metrics.{spec.objective}"
+    other = tasks[tasks["status"] != "optimal"]
+    for ax, metric in zip(axes[0], metrics):
+        x = f"metrics.{metric}"
+        ax.scatter(points[x], points[y], color="0.6", label="sweep point (mean over folds)")
+        if len(other) and x in other and other[x].notna().any():
+            ax.scatter(other[x], other[y], facecolors="none", edgecolors="tab:orange", label="not optimal")
+        front = points[points[f"pareto.{metric}"]].sort_values(x)
+        ax.plot(front[x], front[y], "o-", color="tab:red", label="Pareto point")
+        ax.set_xlabel(f"{metric} ({'higher' if spec.fairness[metric] == 'max' else 'lower'} is fairer)")
+        ax.set_ylabel(f"{spec.objective} ({'lower' if spec.objective_sense == 'min' else 'higher'} is better)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def frontier(directory, objective: str | None = None, fairness: list[str] | None = None,
+             plot: bool = True) -> Frontier:
+    """Aggregate the sweep in ``directory``: write ``frontier.csv``, ``frontier.json`` and ``frontier.png``.
+
+    Parameters
+    ----------
+    directory : str or Path
+        A folder written by ``fairopt sweep`` (or :func:`fairopt.runs.sweep.run_sweep`).
+    objective, fairness : str, optional
+        ``NAME[:min|max]`` to override the formulation's choice of metrics.
+    plot : bool
+        Also draw the PNG (needs matplotlib: ``pip install "fairopt[plot]"``).
+    """
+    directory = Path(directory)
+    records = load_records(directory)
+    spec = resolve_spec(records, objective, fairness)
+    tasks = task_table(records)
+    grid_keys = list(dict.fromkeys(k for r in records for k in r.get("task", {}).get("values", {})))
+    points = frontier_points(tasks, spec, grid_keys)
+    result = Frontier(spec, tasks, points)
+    result.files["csv"] = directory / "frontier.csv"
+    tasks.to_csv(result.files["csv"], index=False)
+    result.files["json"] = directory / "frontier.json"
+    from fairopt.runs.execute import json_safe
+    payload = {"card": records[0].get("card"), "objective": [spec.objective, spec.objective_sense],
+               "fairness": spec.fairness, "grid": grid_keys,
+               "tasks": tasks.astype(object).where(tasks.notna(), None).to_dict(orient="records"),
+               "points": points.astype(object).where(points.notna(), None).to_dict(orient="records")}
+    result.files["json"].write_text(json.dumps(json_safe(payload), indent=2) + "\n")
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError("the frontier PNG needs matplotlib: pip install \"fairopt[plot]\" "
+                              "(frontier.csv and frontier.json are written).") from exc
+        result.files["png"] = plot_frontier(points, tasks, spec, directory / "frontier.png",
+                                            title=f"{records[0].get('card')}: {len(tasks)} tasks")
+    return result
