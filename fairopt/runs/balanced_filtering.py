@@ -95,12 +95,16 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
         "acceptance_rate_train": ev_train["acceptance_rate"], "acceptance_rate_test": ev_test["acceptance_rate"],
         "smallest_group_gain_test": float(ev_test["distribution"].min() / max(ev_test["prior"].min(), 1e-12)),
     }
-    cells = Table("Conditional matrix (train): Pr[group | cell], cell mass, sampling probability",
-                  ["cell", "mass", "rho"] + [str(g) for g in est.groups_],
-                  [[j, est.cell_mass_[j], est.sampling_probabilities_[j], *est.conditional_matrix_[j]]
-                   for j in range(est.conditional_matrix_.shape[0])])
-    return RunOutput(backend=SolverSpec.parse(solver or "highs").backend, solver=str(solver or "highs"),
+    # the K-column conditional matrix goes to result.json; the table keeps 80 columns readable
+    top = est.conditional_matrix_.argmax(axis=1)
+    cells = Table("Cells (train): mass, sampling probability rho, most frequent group",
+                  ["cell", "mass", "rho", "top group", "Pr[top | cell]"],
+                  [[j, est.cell_mass_[j], est.sampling_probabilities_[j], str(est.groups_[top[j]]),
+                    est.conditional_matrix_[j, top[j]]] for j in range(est.conditional_matrix_.shape[0])])
+    spec = SolverSpec.parse(solver or "highs")
+    return RunOutput(backend=spec.backend, solver=spec.solver or spec.backend,
                      status="optimal", metrics=metrics, build_seconds=build_seconds, solve_seconds=fit_seconds,
+                     extra={"groups": [str(g) for g in est.groups_],
+                            "conditional_matrix": est.conditional_matrix_.tolist()},
                      tables=[Table(f"Group proportions of {sensitive}: original vs filtered",
-                                   ["group", "train original", "train filtered", "test original",
-                                    "test filtered"], rows), cells])
+                                   ["group", "train orig.", "train filt.", "test orig.", "test filt."], rows), cells])
