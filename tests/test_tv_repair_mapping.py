@@ -425,3 +425,18 @@ def test_compas_authors_rule_with_per_group_expected_distortion_caps():
     with pytest.raises(DataValidationError, match="not among"):
         OptimizedPreprocessing(data.domain, cells, counts, protected="race", label="two_year_recid",
                                distortion="compas", max_expected_distortion={"White": 0.3}).build()
+
+
+def test_observed_columns_are_a_flagged_restriction():
+    dom, cells, counts = _tiny(5)
+    kw = dict(protected="d", label="y", distortion=TINY_TABLE, clist=[0.99, 1.99], dlist=[0.3, 0.0],
+              discrimination="additive", epsilon=0.02, utility="xy")
+    exact = OptimizedPreprocessing(dom, cells, counts, **kw)
+    restricted = OptimizedPreprocessing(dom, cells, counts, columns="observed", **kw)
+    observed_xy = np.unique(exact.xy_domain.ravel(restricted.rows[:, 1:]))
+    assert len(restricted.candidates) == len(observed_xy) <= len(exact.candidates)
+    res = restricted.solve("highs")
+    assert res.objective >= exact.solve("highs").objective - 1e-12
+    assert res.approximations and "APPROXIMATION" in restricted.summary()
+    loss, rowsum, low, viol, dviol = evaluate(restricted, res)
+    assert loss == pytest.approx(res.objective, abs=1e-9) and viol < 1e-9 and dviol < 1e-9
