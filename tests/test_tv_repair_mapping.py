@@ -337,6 +337,13 @@ def test_kl_variant_through_exponential_cone():
     assert rowsum < 1e-6 and viol < 1e-6 and dviol < 1e-6
     with pytest.raises(DataValidationError, match="exponential-cone"):
         model.solve("highs:highs")
+    # duals through the smooth seam: the envelope derivative matches finite differences
+    h = 1e-4
+    up, down = (OptimizedPreprocessing(data.domain, cells, counts, discrimination="additive", epsilon=0.05 + s,
+                                       divergence="kl", utility="xy", conditioning="xy", **ADULT_KW)
+                .solve("cvxpy:CLARABEL").objective for s in (h, -h))
+    assert res.d_objective_d_epsilon < 0
+    assert res.d_objective_d_epsilon == pytest.approx((up - down) / (2 * h), rel=1e-2)
 
 
 def test_transform_is_seeded_vectorised_and_follows_the_mapping():
