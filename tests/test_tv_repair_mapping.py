@@ -77,16 +77,16 @@ def evaluate(model: OptimizedPreprocessing, res):
     # distortion, evaluated by the distortion object on every (row, column) pair
     dist_viol = 0.0
     if model.distortion is not None:
-        delta = np.array([model.distortion(model.xy_domain, rows[[r], 1:], cols[[c]])[0]
-                          for r in range(len(q)) for c in range(len(cols))]).reshape(len(q), len(cols))
+        R, C = len(q), len(cols)   # every (row, column) pair, dense
+        delta = model.distortion(model.xy_domain, np.repeat(rows[:, 1:], C, axis=0),
+                                 np.tile(cols, (R, 1))).reshape(R, C)
         with np.errstate(invalid="ignore"):
             cost = np.where(P > 0, delta * P, 0.0)
         if model.conditioning == "dxy":
-            w = np.eye(len(q))
-        else:
-            xy = [tuple(r[1:]) for r in rows]
-            w = np.array([[q[s] / sum(q[t] for t in range(len(q)) if xy[t] == xy[r]) if xy[s] == xy[r] else 0.0
-                           for s in range(len(q))] for r in range(len(q))])
+            w = np.eye(R)
+        else:   # w[r, s] = q_s / q(xy of r) for rows s sharing r's (x, y)
+            same = (rows[:, None, 1:] == rows[None, :, 1:]).all(axis=2)
+            w = same * q[None, :] / (same * q[None, :]).sum(axis=1, keepdims=True)
         kappa = model.max_expected_distortion
         if kappa is not None:
             if isinstance(kappa, dict):   # per group: the cap of each row's group
