@@ -53,14 +53,15 @@ def _rich_table(title: str, columns, rows):
     """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
     from rich import box
     from rich.table import Table as RichTable
-    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
+    table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     rows = [list(r) for r in rows]
     for i, col in enumerate(columns):
         values = [r[i] for r in rows if i < len(r) and r[i] is not None and r[i] != ""]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        table.add_column(str(col), justify="right" if numeric and i > 0 else "left", overflow="fold")
+        table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
     for row in rows:
-        table.add_row(*[_fmt(v) for v in row])
+        table.add_row(*[escape(_fmt(v)) for v in row])
     return table
 
 
@@ -125,6 +126,8 @@ def cmd_run(args) -> int:
                       f"total {tm['total_seconds']:.2f}s")
     else:
         _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    for note in result.get("notes", []):
+        console.print(f"note: {escape(note)}")
     if result.get("hint"):
         _console(stderr=True).print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}"
                                     f"{'[/yellow]' if code == 3 else ''}")
@@ -185,7 +188,6 @@ def _spawn_safe_main() -> None:
 def cmd_sweep(args) -> int:
     from fairopt.runs.sweep import run_sweep
     console = _console()
-    _spawn_safe_main()
     if not args.grid:
         raise FairoptError("fairopt sweep needs at least one --grid key=v1,v2,... "
                            "(e.g. --grid parameters.statistical_rate=0.8,0.9,1.0).")
@@ -309,6 +311,7 @@ def _error_message(exc: FairoptError) -> str:
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
         return args.func(args)
     except FairoptError as exc:
