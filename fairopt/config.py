@@ -144,6 +144,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
+    """Apply ``--set key=value`` texts; ``key=`` with nothing after it removes the key (back to its
+    default, e.g. to use ``sr_difference`` on a card that sets ``statistical_rate``)."""
     for text in overrides or []:
         path, value = parse_override(text)
         node = raw
@@ -151,7 +153,10 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {text!r}: {part!r} is not a table.")
-        node[path[-1]] = value
+        if value == "" and not text.rstrip().endswith(("''", '""')):
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = value
     return raw
 
 
