@@ -74,3 +74,16 @@ def test_aggregated_baseline_is_exact_on_the_large_compas_domain():
         np.testing.assert_allclose(mass, model.r, atol=1e-12)
         assert abs(fav[0] / mass[0] - fav[1] / mass[1]) < 1e-9
         assert abs(res.p.sum() - 1) < 1e-12 and (res.p >= 0).all()
+
+
+def test_benchmark_smoke(tmp_path):
+    import sys
+    pytest.importorskip("aif360")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import tv_repair_vs_aif360 as bench
+    res = bench.run(quick=True, out=tmp_path / "r.json")
+    adult = res["adult_252"]
+    assert adult["aif360"]["status"] == "optimal" and adult["fairopt"]["highs"]["status"] == "optimal"
+    assert adult["objective_difference_highs"] < 1e-4
+    assert adult["fairopt"]["highs"]["variables"] < adult["aif360"]["variables"]
+    assert json.loads((tmp_path / "r.json").read_text())["adult_252"]["records"] == 45222

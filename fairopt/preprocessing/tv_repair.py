@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
-from fairopt.metrics._validation import check_weights
+from fairopt.validation import check_is_fitted, check_weights
 
 
 class TVRepair(BaseEstimator):
@@ -136,8 +136,7 @@ class TVRepair(BaseEstimator):
         P(x̂ | d, x) and ``X_new`` is returned. Records of (d, x, y) types unseen in training are
         kept unchanged (with a warning). ``sensitive_features`` defaults to the fitted column of X.
         """
-        if not hasattr(self, "result_"):
-            raise NotFittedError("TVRepair is not fitted yet; call fit(X, y, sensitive_features).")
+        check_is_fitted(self, "result_")
         if sensitive_features is None:
             if not self.sensitive_in_X_:
                 raise DataValidationError("the sensitive feature was passed as an array at fit time; pass "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fairopt.data import BUILTIN_SPECS, load_builtin, load_dataset
@@ -166,13 +165,17 @@ def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, prog
     fav = res.rates[res.rates[model.label] == model.favourable_label]
     ratio = {k: float(fav[k].min() / fav[k].max()) if fav[k].max() > 0 else 1.0 for k in ("before", "after")}
     gap = {k: float(fav[k].max() - fav[k].min()) for k in ("before", "after")}
-    metrics = {"utility_loss": res.objective, "statistical_rate_before": ratio["before"],
+    share = model.q_group[model.groups]   # D is copied through: the representation rate never changes
+    metrics = {"utility_loss": res.objective, "representation_rate_before": float(share.min() / share.max()),
+               "representation_rate_after": float(share.min() / share.max()), "statistical_rate_before": ratio["before"],
                "statistical_rate_after": ratio["after"], "rate_difference_before": gap["before"],
                "rate_difference_after": gap["after"], "d_objective_d_epsilon": res.d_objective_d_epsilon,
                "mapping_variables": float(model.n_variables), "dense_variables": float(model.n_dense),
                "observed_rows": float(len(model.q)),
                "setup_seconds": time.perf_counter() - t0 - res.solve_seconds}
     metrics.update({f"distortion_{k}": v for k, v in res.distortion.items()})
+    if params.divergence == "tv":
+        metrics["tv_distance"] = res.objective   # the name the frontier plots use
     rate_rows = [[f"P({model.label}={r[model.label]} | {model.protected}={r[model.protected]})", r["before"],
                   r["after"]] for r in res.rates.to_dict(orient="records")]
     price = Table("Price of fairness: discrimination duals per group pair",

@@ -42,11 +42,32 @@ def collapse(codes: np.ndarray, weights: np.ndarray | None = None):
         Index of each input row in ``points``.
     """
     codes = np.asarray(codes)
-    points, inverse = np.unique(codes, axis=0, return_inverse=True)
+    radix = _radix(codes)
+    if radix is None:    # huge domain: row-wise unique
+        points, inverse = np.unique(codes, axis=0, return_inverse=True)
+    else:                # mixed-radix int64 keys keep the lexicographic order; 1-D unique is ~10x faster
+        keys, inverse = np.unique(codes.astype(np.int64, copy=False) @ radix, return_inverse=True)
+        points = np.empty((keys.shape[0], codes.shape[1]), dtype=codes.dtype)
+        for f in range(codes.shape[1]):   # decode keys back to code rows, one attribute at a time
+            points[:, f], keys = np.divmod(keys, radix[f])
     inverse = np.asarray(inverse).reshape(-1)
     w = np.ones(codes.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     counts = np.bincount(inverse, weights=w, minlength=points.shape[0])
     return points, counts, inverse
+
+
+def _radix(codes: np.ndarray) -> np.ndarray | None:
+    """Mixed-radix place values of code rows (first column most significant), or ``None`` when
+    the observed ranges do not fit an int64 key (or codes are negative)."""
+    if codes.ndim != 2 or codes.shape[0] == 0 or codes.shape[1] == 0 or codes.min() < 0:
+        return None
+    sizes = [int(k) + 1 for k in codes.max(axis=0)]
+    total = 1
+    for k in sizes:
+        total *= k
+    if total >= 2 ** 62:
+        return None
+    return np.cumprod([1] + sizes[::-1][:-1])[::-1].astype(np.int64)
 
 
 def _cells(points: np.ndarray, label: int, protected: int):
@@ -123,27 +144,6 @@ def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
     w = counts * taus[z] * c_y[y] / c_yz[y, z]
     if w.sum() <= 0:
         raise DataValidationError("no rows to reweight.")
-    return w / w.sum()
-
-
-def kamiran_calders_weights(points, counts, label: int, protected: int, n_levels=None):
-    """Kamiran–Calders reweighing: ``w_i ∝ n_i c(y) c(z) / (N c(y, z))`` (``Y ⊥ Z``, group sizes kept)."""
-    counts = np.asarray(counts, dtype=float)
-    y, z, c_yz = _cell_counts(points, counts, label, protected, n_levels)
-    N = counts.sum()
-    c_y, c_z = c_yz.sum(axis=1), c_yz.sum(axis=0)
-    cell = c_yz[y, z]   # 0 only for points whose rows all have weight 0: they get weight 0
-    w = np.divide(counts * c_y[y] * c_z[z], N * cell, out=np.zeros_like(counts), where=cell > 0)
-    return w / w.sum()
-
-
-def representation_weights(points, counts, protected: int, n_levels=None):
-    """Representation reweighting: ``w_i ∝ n_i / c(z)`` (equal group shares)."""
-    counts = np.asarray(counts, dtype=float)
-    z = points[:, protected]
-    kz = int(n_levels[protected]) if n_levels is not None else int(z.max()) + 1
-    c_z = np.bincount(z, weights=counts, minlength=kz)
-    w = counts / c_z[z]
     return w / w.sum()
 
 

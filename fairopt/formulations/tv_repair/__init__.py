@@ -12,7 +12,8 @@ from fairopt.formulations.tv_repair.distortion import (
     AdultDistortion, AttributeRule, CallableDistortion, CompasDistortion, Distortion, DistortionTable,
     as_distortion, bank_distortion,
 )
-from fairopt.formulations.tv_repair.mapping import MappingResult, OptimizedPreprocessing
+from fairopt.formulations.tv_repair.mapping import OptimizedPreprocessing
+from fairopt.formulations.tv_repair.result import MappingResult
 from fairopt.formulations.tv_repair.simple import MAX_FULL_CELLS, TVRepair, TVRepairResult
 
 __all__ = ["TVRepair", "TVRepairResult", "MAX_FULL_CELLS", "OptimizedPreprocessing", "MappingResult",

@@ -32,7 +32,6 @@ INF = float("inf")
 class Distortion:
     """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``."""
 
-    #: attributes the distortion reads (others must stay unchanged unless ``compat``)
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 

@@ -1,0 +1,257 @@
+r"""Balanced filtering through non-disclosive proxies (Deng, Diana, Kearns & Roth).
+
+A small labelled sample ``(x, z)`` trains a *proxy* that maps a point to ℓ cells; the cells' group
+distributions (the conditional matrix A) and the proxy-weights QP give per-cell acceptance
+probabilities ρ. Filtering a stream of unlabelled points with ρ keeps a sample whose group
+distribution is as close to uniform as the hull of A's rows allows, while learning a point's cell
+moves no group's probability by more than the disclosure budget α.
+
+Proxies (``proxy=``):
+
+``"tree"``
+    the (α, β)-proxy tree (:class:`fairopt.reductions.proxy_tree.ProxyTree`, P1 weights);
+``"relaxed_tree"``
+    the same with the relaxed weights P1′ (no ``Σq = 1``);
+``"regression"`` / ``"decision_tree"``
+    a multinomial logistic regression / decision tree predicting the group; its prediction is the
+    proxy. α is met by the η-randomisation of the paper's A.1.1: the smallest η (grid step
+    0.01) whose randomised proxy is α-disclosive in-sample. ``weights="naive"`` samples the same
+    number of points per predicted group instead of solving P1.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from fairopt._utils import as_generator
+from fairopt.errors import DataValidationError
+from fairopt.formulations.proxy_weights import (
+    ProxyWeights, conditional_matrix, disclosivity, filtered_distribution, imbalance)
+from fairopt.reductions.proxy_tree import ProxyTree
+from fairopt.validation import check_groups, check_is_fitted, check_X, num_rows
+
+__all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
+
+PROXIES = ("tree", "relaxed_tree", "regression", "decision_tree")
+#: η grid of the paper's interpolation (A.1.1)
+ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
+
+
+def proxy_weights(A, cell_mass, weights: str, solver="highs"):
+    """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``."""
+    if weights == "naive":
+        live = np.asarray(cell_mass) > 0
+        q = live / live.sum()
+        rho = np.where(live, q / np.where(live, cell_mass, 1.0), 0.0)
+        C = rho.max()
+        return q, rho / C, 1.0 / C
+    res = ProxyWeights(A, cell_mass, relaxed=weights == "relaxed").solve(solver)
+    return res.q, res.rho, res.acceptance_rate
+
+
+def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
+    """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample."""
+    A, r_hat, _ = conditional_matrix(membership, groups, n_groups)
+    prior = np.bincount(groups, minlength=n_groups) / len(groups)
+    dist, rate = filtered_distribution(A, r_hat, rho)
+    return {"disclosivity": disclosivity(A, r_hat, prior), "imbalance": imbalance(dist),
+            "acceptance_rate": rate, "distribution": dist, "prior": prior,
+            "conditional_matrix": A, "cell_mass": r_hat}
+
+
+class _ClassifierProxy:
+    """A group classifier as a proxy: cell = predicted group, randomised with probability η."""
+
+    def __init__(self, model, n_cells: int, eta: float = 0.0):
+        self.model, self.n_cells, self.eta = model, n_cells, eta
+
+    def membership(self, X) -> np.ndarray:
+        pred = self.model.predict(X)
+        M = np.eye(self.n_cells)[pred]
+        return (1.0 - self.eta) * M + self.eta / self.n_cells
+
+
+class BalancedFilter(BaseEstimator):
+    """Learn a non-disclosive proxy and the acceptance probabilities that balance its filter.
+
+    Parameters
+    ----------
+    alpha : float in [0, 1], default 0.1
+        Disclosure budget: for every cell j and group k, ``|Pr[z = k | cell j] − Pr[z = k]| ≤ α``
+        in-sample, so the cell a point falls in reveals at most α about its group beyond the base
+        rates. α = 0 means no filtering beyond uniform sampling.
+    proxy : {"tree", "relaxed_tree", "regression", "decision_tree"}, default "tree"
+        Proxy family (see the module docstring).
+    weights : {"qp", "naive"}, default "qp"
+        For the classifier proxies: proxy-weights QP or equal numbers per predicted group.
+    solver : str, default "highs"
+        QP back end of the proxy-weights program (and LP back end of the split game).
+    gamma, max_height, stop_distance : float, int, float
+        Tree rules: required distance shrink factor 1 − γ per split, largest depth, target
+        distance (the paper's 0.1, 20, 0.1).
+    random_state : int, Generator or None
+        Seeds the decision-tree proxy and :meth:`filter`.
+
+    Attributes
+    ----------
+    conditional_matrix_ : ndarray (ℓ, K)
+        In-sample ``Pr[z = k | cell j]``.
+    cell_mass_ : ndarray (ℓ,)
+        In-sample ``Pr[cell j]``.
+    weights_ : ndarray (ℓ,)
+        Proxy weights q (P1/P1′ solution or naive).
+    sampling_probabilities_ : ndarray (ℓ,)
+        ρ, with ``max ρ = 1``.
+    disclosivity_ : float
+        In-sample ``max_{j,k} |A_jk − r_k|``.
+    imbalance_, imbalance_before_ : float
+        ``‖π − U‖₂`` of the filtered and of the unfiltered in-sample group distribution.
+    acceptance_rate_ : float
+        Expected fraction of points kept.
+    groups_ : Index
+        Group labels (columns of ``conditional_matrix_``).
+    proxy_ : object
+        The fitted proxy (a :class:`ProxyTree`, or the classifier with its η).
+    """
+
+    def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp", solver="highs",
+                 gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
+                 random_state=None):
+        self.alpha = alpha
+        self.proxy = proxy
+        self.weights = weights
+        self.solver = solver
+        self.gamma = gamma
+        self.max_height = max_height
+        self.stop_distance = stop_distance
+        self.random_state = random_state
+
+    # ---- features ---------------------------------------------------------------------------
+    def _encode(self, X, fit: bool) -> np.ndarray:
+        if isinstance(X, pd.DataFrame):
+            if X.isna().to_numpy().any():
+                col = X.columns[X.isna().any().to_numpy()][0]
+                raise DataValidationError(f"X column {col!r} has missing values; impute or drop them first.")
+            if fit:
+                num = X.select_dtypes("number").columns.tolist()
+                cat = [c for c in X.columns if c not in num]
+                self.encoder_ = ColumnTransformer(
+                    [("num", StandardScaler(), num),
+                     ("cat", OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False), cat)])
+                self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+                return self.encoder_.fit_transform(X)
+            return self.encoder_.transform(X[list(self.feature_names_in_)])
+        X = np.asarray(check_X(X, "BalancedFilter X"), dtype=float)
+        if fit:
+            self.encoder_ = StandardScaler()
+            self.n_features_in_ = X.shape[1]
+            return self.encoder_.fit_transform(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataValidationError(f"X has {X.shape[1]} columns; the filter was fitted on {self.n_features_in_}.")
+        return self.encoder_.transform(X)
+
+    def _check_params(self) -> None:
+        if self.proxy not in PROXIES:
+            raise DataValidationError(f"proxy must be one of {PROXIES}, got {self.proxy!r}.")
+        if self.weights not in ("qp", "naive"):
+            raise DataValidationError(f"weights must be 'qp' or 'naive', got {self.weights!r}.")
+        if not 0.0 <= float(self.alpha) <= 1.0:
+            raise DataValidationError(f"alpha must lie in [0, 1], got {self.alpha}.")
+
+    # ---- fit --------------------------------------------------------------------------------
+    def fit(self, X, sensitive, progress=None) -> "BalancedFilter":
+        """Fit the proxy and its acceptance probabilities on a sample with known groups.
+
+        ``sensitive`` holds each row's group (array-like) or names a column of ``X``, which is
+        then excluded from the proxy's features. BLAS runs on one thread during the fit (thin
+        matrix products; two threads slowed them several-fold on a loaded 2-core machine).
+        """
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Found unknown categories")
+            return self._fit(X, sensitive, progress)
+
+    def _fit(self, X, sensitive, progress) -> "BalancedFilter":
+        self._check_params()
+        n = num_rows(X)
+        grp = check_groups(sensitive, n, X=X, min_groups=2, name="sensitive")
+        if grp.columns is not None:
+            X = X.drop(columns=list(grp.columns))
+        Z = self._encode(X, fit=True)
+        z, K = grp.codes, grp.n_groups
+        self.groups_ = grp.labels
+        prior = np.bincount(z, minlength=K) / n
+        if self.proxy in ("tree", "relaxed_tree"):
+            self.proxy_ = ProxyTree(float(self.alpha), relaxed=self.proxy == "relaxed_tree", gamma=self.gamma,
+                                    max_height=self.max_height, stop_distance=self.stop_distance,
+                                    solver=self.solver).fit(Z, z, K, progress=progress)
+            weights = "relaxed" if self.proxy == "relaxed_tree" else "qp"
+        else:
+            model = (LogisticRegression(max_iter=1000) if self.proxy == "regression" else
+                     DecisionTreeClassifier(min_samples_leaf=20, random_state=self.random_state))
+            model.fit(Z, z)
+            self.proxy_ = _ClassifierProxy(model, K, self._smallest_eta(model, Z, z, K, prior))
+            weights = self.weights
+        M = self.proxy_.membership(Z)
+        self.conditional_matrix_, self.cell_mass_, _ = conditional_matrix(M, z, K)
+        self.weights_, self.sampling_probabilities_, self.acceptance_rate_ = proxy_weights(
+            self.conditional_matrix_, self.cell_mass_, weights, self.solver)
+        dist, _ = filtered_distribution(self.conditional_matrix_, self.cell_mass_, self.sampling_probabilities_)
+        self.filtered_distribution_ = dist
+        self.disclosivity_ = disclosivity(self.conditional_matrix_, self.cell_mass_, prior)
+        self.imbalance_, self.imbalance_before_ = imbalance(dist), imbalance(prior)
+        self.prior_ = prior
+        return self
+
+    def _smallest_eta(self, model, Z, z, K, prior) -> float:
+        """Smallest η on a 0.01 grid whose randomised proxy is α-disclosive in-sample."""
+        A, r_hat, _ = conditional_matrix(np.eye(K)[model.predict(Z)], z, K)
+        etas = np.linspace(0.0, 1.0, 101)
+        mass = (1.0 - etas)[:, None] * r_hat[None, :] + etas[:, None] / K         # (η, ℓ)
+        shrink = np.where(mass > 0, (1.0 - etas)[:, None] * r_hat[None, :] / np.where(mass > 0, mass, 1), 0)
+        dev = np.abs(A - prior[None, :]).max(axis=1)                              # (ℓ,)
+        disc = (shrink * dev[None, :]).max(axis=1)
+        return float(etas[np.argmax(disc <= float(self.alpha) + 1e-12)])
+
+    # ---- use --------------------------------------------------------------------------------
+    def membership(self, X) -> np.ndarray:
+        """Cell probabilities (n, ℓ) of each row under the proxy's randomisation.
+
+        Categories unseen at fit are encoded as the reference level (all-zero indicators).
+        """
+        check_is_fitted(self, "sampling_probabilities_", "fit(X, sensitive)")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Found unknown categories")
+            return self.proxy_.membership(self._encode(self._drop_sensitive(X), fit=False))
+
+    def _drop_sensitive(self, X):
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
+            return X[list(self.feature_names_in_)]
+        return X
+
+    def acceptance_probability(self, X) -> np.ndarray:
+        """Probability that :meth:`filter` keeps each row (Algorithm 2)."""
+        return self.membership(X) @ self.sampling_probabilities_
+
+    def filter(self, X, random_state=None) -> np.ndarray:
+        """Boolean mask of the rows kept by Algorithm 2 (independent coin per row)."""
+        p = self.acceptance_probability(X)
+        seed = self.random_state if random_state is None else random_state
+        return as_generator(seed).random(p.shape[0]) < p
+
+    def evaluate(self, X, sensitive) -> dict:
+        """Disclosivity, imbalance and acceptance of the fitted filter on labelled data (e.g. test)."""
+        M = self.membership(X)
+        codes = check_groups(sensitive, M.shape[0], X=X if isinstance(sensitive, str) else None,
+                             name="sensitive")
+        pos = self.groups_.get_indexer(codes.labels)
+        if (pos < 0).any():
+            raise DataValidationError("sensitive holds groups not seen at fit.")
+        return evaluate_cells(M, pos[codes.codes], len(self.groups_), self.sampling_probabilities_)

@@ -1,0 +1,113 @@
+"""From proxy cells to a balanced sample: conditional matrix, sampling probabilities, metrics.
+
+A proxy maps each point to a distribution over ℓ cells (a deterministic proxy puts all mass on
+one cell; a randomized tree spreads it). With membership matrix ``M`` (n × ℓ, rows summing to 1)
+and one-hot groups ``Z`` (n × K), the counts ``N = MᵀZ`` give the cell masses ``r̂_j = N_j·/n``
+and the conditional matrix ``A_jk = N_jk/N_j·`` exactly as expectations over the proxy's coins.
+
+Algorithm 2 keeps a point of cell ``j`` with probability ``ρ_j``; the kept sample has group
+distribution ``(r̂ ∘ ρ)A / (r̂·ρ)`` and acceptance rate ``r̂·ρ``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.errors import DataValidationError
+
+
+def membership_matrix(cells, n_cells: int | None = None) -> np.ndarray | sp.csr_matrix:
+    """Cell indices (1-D ints) → sparse one-hot membership; a 2-D membership is returned as is."""
+    cells = np.asarray(cells) if not sp.issparse(cells) else cells
+    if sp.issparse(cells) or cells.ndim == 2:
+        return cells
+    if cells.size and (cells.min() < 0 or not np.issubdtype(cells.dtype, np.integer)):
+        raise DataValidationError("cell indices must be non-negative integers.")
+    n_cells = int(cells.max()) + 1 if n_cells is None else int(n_cells)
+    return sp.csr_matrix((np.ones(cells.size), (np.arange(cells.size), cells)),
+                         shape=(cells.size, n_cells))
+
+
+def conditional_matrix(membership, groups, n_groups: int, sample_weight=None):
+    """Return ``(A, r̂, N)``: conditional matrix, cell masses and (fractional) counts.
+
+    Empty cells (``r̂_j = 0``) get the group prior as their row, so they never count as
+    disclosive; :class:`~fairopt.formulations.proxy_weights.ProxyWeights` drops them.
+    """
+    M = membership_matrix(membership)
+    groups = np.asarray(groups)
+    n = groups.shape[0]
+    if M.shape[0] != n:
+        raise DataValidationError(f"membership has {M.shape[0]} rows but there are {n} group labels.")
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    Z = sp.csr_matrix((w, (np.arange(n), groups)), shape=(n, n_groups))
+    N = np.asarray((M.T @ Z).todense() if sp.issparse(M) else M.T @ Z.toarray(), dtype=float)
+    N = np.asarray(N)
+    total = N.sum()
+    if total <= 0:
+        raise DataValidationError("no mass to estimate the conditional matrix from.")
+    mass = N.sum(axis=1)
+    prior = N.sum(axis=0) / total
+    A = np.where(mass[:, None] > 0, N / np.where(mass > 0, mass, 1.0)[:, None], prior[None, :])
+    return A, mass / total, N
+
+
+def disclosivity(A, cell_mass, prior) -> float:
+    """``max_{j,k} |A_jk − r_k|`` over non-empty cells (Definition 5)."""
+    A = np.asarray(A, dtype=float)
+    live = np.asarray(cell_mass) > 0
+    if not live.any():
+        return 0.0
+    return float(np.max(np.abs(A[live] - np.asarray(prior)[None, :])))
+
+
+def imbalance(distribution) -> float:
+    """``‖π − U‖₂``, the ℓ₂ distance of a group distribution from uniform (Definition 2)."""
+    pi = np.asarray(distribution, dtype=float)
+    return float(np.linalg.norm(pi - 1.0 / pi.shape[-1]))
+
+
+def sampling_probabilities(q, cell_mass, min_cell_mass: float = 0.0):
+    """Algorithm 1's conversion ``ρ_j = q_j/r̂_j``, normalised by ``C = max ρ``.
+
+    Returns ``(ρ, C, acceptance)`` with acceptance rate ``1ᵀq/C``. Cells with mass at most
+    ``min_cell_mass`` (always the empty ones) get ``ρ_j = 0``; they must carry no weight.
+    """
+    q = np.asarray(q, dtype=float)
+    r_hat = np.asarray(cell_mass, dtype=float)
+    live = r_hat > max(float(min_cell_mass), 0.0)
+    if (q[~live] > 1e-12).any():
+        raise DataValidationError("weights q put mass on an empty (or below min_cell_mass) cell; "
+                                  "drop those cells before solving.")
+    rho = np.zeros_like(q)
+    rho[live] = q[live] / r_hat[live]
+    C = float(rho.max())
+    if C <= 0:
+        raise DataValidationError("weights q are all zero; nothing would be kept.")
+    return rho / C, C, float(q.sum() / C)
+
+
+def filtered_distribution(A, cell_mass, rho) -> tuple[np.ndarray, float]:
+    """Group distribution of the kept sample and the acceptance rate under Algorithm 2."""
+    keep = np.asarray(cell_mass, dtype=float) * np.asarray(rho, dtype=float)
+    rate = float(keep.sum())
+    if rate <= 0:
+        raise DataValidationError("sampling probabilities keep nothing on this sample.")
+    return keep @ np.asarray(A, dtype=float) / rate, rate
+
+
+def interpolate_proxy(A, cell_mass, prior, eta: float):
+    """The η-randomised proxy of A.1.1: with probability η the cell is redrawn uniformly.
+
+    ``r̂′ = (1 − η)r̂ + η/ℓ`` and ``A′_j = [(1 − η)r̂_j a_j + (η/ℓ)r]/r̂′_j``, so that
+    ``A′_j − r = (1 − η)(r̂_j/r̂′_j)(a_j − r)``: disclosure shrinks to 0 at η = 1.
+    """
+    if not 0.0 <= eta <= 1.0:
+        raise DataValidationError(f"eta must lie in [0, 1], got {eta}.")
+    A = np.asarray(A, dtype=float)
+    r_hat = np.asarray(cell_mass, dtype=float)
+    ell = A.shape[0]
+    mass = (1.0 - eta) * r_hat + eta / ell
+    num = (1.0 - eta) * r_hat[:, None] * A + (eta / ell) * np.asarray(prior)[None, :]
+    out = np.where(mass[:, None] > 0, num / np.where(mass > 0, mass, 1.0)[:, None], np.asarray(prior)[None, :])
+    return out, mass

@@ -1,0 +1,306 @@
+r"""The learner–auditor game that learns one split of the balanced-filtering proxy tree.
+
+At node V with sample weights :math:`w_j = w_V(x_j)`, groups :math:`z_j`, global prior
+:math:`r`, nearest hull point :math:`U'` and distance :math:`D = \|U - U'\|` (Deng et al., §4.2 and
+A.4), a randomized split :math:`\tilde h` solves
+
+.. math::
+
+    \min_{\tilde h} \sum_j w_j c_j \tilde h_j \quad\text{s.t.}\quad
+    g^{1\pm}_k = \sum_j w_j \tilde h_j(\pm\delta_{jk} - \alpha) \le 0,\;
+    g^{0\pm}_k = \sum_j w_j (1-\tilde h_j)(\pm\delta_{jk} - \alpha) \le 0,
+
+with :math:`\delta_{jk} = 1[z_j = k] - r_k`. The 4K rows are the disclosure constraints
+:math:`|R(V1)_k - r_k| \le \alpha`, :math:`|R(V0)_k - r_k| \le \alpha` cross-multiplied by the
+children's masses, which is exact (an empty child gives 0 ≤ 0). The per-sample coefficient is the
+corrected
+
+.. math::  c_j = s_j - Q, \qquad Q = \bar s_V - D\varphi, \qquad s_j = U'_{z_j} - U_{z_j},
+
+so that :math:`\sum_j w_j h_j c_j = H\,(D\varphi - \langle R(V1) - R(V), U - U'\rangle)` with
+:math:`H = \sum_j w_j h_j`: a negative value is Lemma 3's condition (1) with margin φ. (The paper
+prints :math:`Q = D f(\gamma) + \bar s_V`, which admits splits moving *away* from U.) Objective and
+rows are divided by :math:`W_V = \sum_j w_j` (probability units).
+
+Players of :class:`fairopt.reductions.game.Game`:
+
+* :class:`SplitMoment` — the moment: ``stats(h) -> (cost, g)`` and the learner's costs.
+* :class:`PairedRegressionLearner` — the cost-sensitive oracle of Def. 14: least squares of
+  :math:`C^1 - C^0` on the features, predict 1 where the fit is negative (one regression equals
+  the paired two by linearity); :class:`EstimatorLearner` wraps any scikit-learn classifier.
+* :class:`DisclosureAuditor` — projected gradient ascent :math:`\lambda \leftarrow
+  \Pi(\lambda + \sigma_t g(h_t))` onto :math:`\{\lambda \ge 0, \|\lambda\| \le \lambda_{\max}\}`
+  for ``n_ascent`` rounds, then column generation on the restricted LP over the pool (plus
+  :math:`h \equiv 0`), whose optimum meets disclosure exactly.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import clone
+
+from fairopt.errors import DataValidationError, SolverError
+from fairopt.modeling import Program
+from fairopt.reductions.game import Game, GameResult
+
+__all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegressionLearner",
+           "SplitMoment", "learn_split", "split_coefficients"]
+
+
+def split_coefficients(weights, groups, hull_point, margin: float = 0.0) -> np.ndarray:
+    r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`."""
+    w = np.asarray(weights, dtype=float)
+    K = len(hull_point)
+    s = np.asarray(hull_point)[groups] - 1.0 / K
+    D = float(np.linalg.norm(np.asarray(hull_point) - 1.0 / K))
+    s_bar = float(w @ s / w.sum())
+    return s - (s_bar - D * margin)
+
+
+class SplitMoment:
+    """Objective and the 4K cross-multiplied disclosure rows of the split program at a node.
+
+    Row order: ``[g^{1+}, g^{1-}, g^{0+}, g^{0-}]``, K rows each, all ``≤ 0`` (``bound = 0``).
+    ``alpha_one`` (default ``alpha``) may tighten the budget of child V1 alone; V0 keeps
+    ``alpha`` so that ``h ≡ 0`` (V0 = V) stays feasible.
+    """
+
+    def __init__(self, weights, groups, prior, coefficients, alpha: float, alpha_one: float | None = None):
+        self.w = np.asarray(weights, dtype=float)
+        self.W = float(self.w.sum())
+        if self.W <= 0:
+            raise DataValidationError("the node has no weight to split.")
+        prior = np.asarray(prior, dtype=float)
+        self.K, self.alpha = prior.size, float(alpha)
+        self.alpha_one = self.alpha if alpha_one is None else float(alpha_one)
+        self.groups = np.asarray(groups)
+        self.prior = prior
+        self.wn = self.w / self.W
+        self.wc = self.wn * np.asarray(coefficients, dtype=float)
+        # Σ_j w_j δ_jk / W, with δ_jk = 1[z_j = k] − r_k, computed by bincount (O(n), no n×K matrix)
+        self.D_total = self._weighted_deviation(self.wn)
+        self.bound = np.zeros(4 * self.K)
+
+    def _weighted_deviation(self, v) -> np.ndarray:
+        """``Σ_j v_j δ_jk`` for every k."""
+        return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
+
+    def stats(self, pred) -> tuple[float, np.ndarray]:
+        h = np.asarray(pred, dtype=float)
+        wh = self.wn * h
+        S1, W1 = self._weighted_deviation(wh), float(wh.sum())
+        S0, W0 = self.D_total - S1, 1.0 - W1
+        a, a1 = self.alpha, self.alpha_one
+        return float(self.wc @ h), np.concatenate([S1 - a1 * W1, -S1 - a1 * W1, S0 - a * W0, -S0 - a * W0])
+
+    def lagrangian(self, cost, g, lam) -> np.ndarray:
+        return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+
+    def cost_difference(self, lam) -> np.ndarray:
+        r"""Per-sample :math:`C^1_j - C^0_j` of :math:`L(h,\lambda)` (only it moves the argmin)."""
+        K, a = self.K, self.alpha
+        l1p, l1m, l0p, l0m = (lam[i * K:(i + 1) * K] for i in range(4))
+        v = (l1p - l1m) - (l0p - l0m)                       # Σ_k v_k δ_jk = v_{z_j} − ⟨v, r⟩
+        scale = self.alpha_one * (l1p.sum() + l1m.sum()) - a * (l0p.sum() + l0m.sum())
+        return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
+
+    def row_names(self) -> list[str]:
+        return [f"disclosure_{side}[{k}]" for side in ("1+", "1-", "0+", "0-") for k in range(self.K)]
+
+
+class LinearSplit:
+    """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``."""
+
+    def __init__(self, beta):
+        self.beta = np.asarray(beta, dtype=float)
+
+    def predict(self, X) -> np.ndarray:
+        return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
+
+
+class ZeroSplit:
+    """The split ``h ≡ 0`` (everything to child V0); always feasible."""
+
+    def predict(self, X) -> np.ndarray:
+        return np.zeros(X.shape[0])
+
+
+class PairedRegressionLearner:
+    """Paired regression classifier (Def. 14) as a cost-sensitive oracle.
+
+    Least squares of the per-sample cost difference ``(C¹_j − C⁰_j)/w_j`` on ``x̃ = (1, x)``,
+    weighted by ``w_j`` over the node's samples (``w_j > 0``); predict 1 where the fit is negative.
+    By linearity this is the paper's pair of regressions of ``C⁰`` and ``C¹`` with argmin. The
+    weighted Gram matrix is factored once per node (:meth:`prepare`); each best response is one
+    ``X̃ᵀd`` product and a triangular solve.
+
+    Parameters
+    ----------
+    ridge : float
+        Relative ridge on the Gram matrix's diagonal (collinear one-hot columns).
+    """
+
+    def __init__(self, ridge: float = 1e-8):
+        self.ridge = float(ridge)
+
+    def prepare(self, moment: SplitMoment, X) -> "PairedRegressionLearner":
+        from scipy.linalg import cho_factor
+        self.moment = moment
+        self.rows = np.flatnonzero(moment.w > 0)
+        Xt = np.hstack([np.ones((self.rows.size, 1)), np.asarray(X, dtype=float)[self.rows]])
+        gram = Xt.T @ (Xt * moment.w[self.rows, None])
+        gram[np.diag_indices_from(gram)] += self.ridge * np.trace(gram) / gram.shape[0]
+        self.Xt, self.factor = Xt, cho_factor(gram)
+        return self
+
+    def best_response(self, lam) -> LinearSplit:
+        from scipy.linalg import cho_solve
+        diff = self.moment.cost_difference(lam)[self.rows] * self.moment.W   # undo the 1/W_V scaling
+        return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
+
+
+class EstimatorLearner:
+    """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def prepare(self, moment: SplitMoment, X) -> "EstimatorLearner":
+        self.moment, self.X = moment, X
+        return self
+
+    def best_response(self, lam):
+        diff = self.moment.cost_difference(lam)
+        label = (diff < 0).astype(int)
+        weight = np.abs(diff)
+        if weight.sum() <= 0 or label.min() == label.max():
+            return _Constant(float(label[np.argmax(weight)]) if weight.sum() > 0 else 0.0)
+        return _Thresholded(clone(self.estimator).fit(self.X, label, sample_weight=weight))
+
+
+class _Constant:
+    def __init__(self, value: float):
+        self.value = value
+
+    def predict(self, X):
+        return np.full(X.shape[0], self.value)
+
+
+class _Thresholded:
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, X):
+        return np.asarray(self.model.predict(X), dtype=float)
+
+
+class DisclosureAuditor:
+    """Multiplier player: projected gradient ascent on λ, then restricted-LP column generation.
+
+    Parameters
+    ----------
+    n_ascent : int
+        Rounds of ``λ ← Π(λ + σ t^{-1/2} g(h_t))`` (Algorithm 3 with the clip on λ).
+    step : float
+        σ, in the probability units of the rows.
+    lambda_max : float
+        Radius of the ball λ is projected onto.
+    max_iter : int
+        Total rounds (the practical cap replacing Algorithm 3's T).
+    solver : str
+        LP back end of the restricted master problem.
+    tol : float
+        A column prices in when its reduced cost is below ``-tol``.
+    """
+
+    use_pool = False
+    mode = "auditor"
+
+    def __init__(self, n_ascent: int = 20, step: float = 5.0, lambda_max: float = 100.0,
+                 max_iter: int = 60, solver="highs", tol: float = 1e-9):
+        self.n_ascent, self.step, self.lambda_max = int(n_ascent), float(step), float(lambda_max)
+        self.max_iter, self.solver, self.tol = int(max_iter), solver, float(tol)
+
+    def start(self, game: Game) -> None:
+        self.game = game
+        self.moment = game.moment
+        self.lam = np.zeros(self.moment.bound.size)
+        self.master, self.n_cols = None, 0
+        self.pi = self.duals = None
+        self.value, self.status, self.history = np.inf, "max_iter", []
+        game.pool.add(ZeroSplit())            # h ≡ 0 keeps the restricted LP feasible
+
+    def propose(self, t: int) -> np.ndarray:
+        return self.lam
+
+    def observe(self, t: int, index: int) -> bool:
+        costs, G = self.game.pool.arrays()
+        if t <= self.n_ascent:
+            lam = self.lam + self.step / np.sqrt(t) * G[index]
+            lam = np.clip(lam, 0.0, None)     # exact projection onto orthant ∩ ball:
+            norm = np.linalg.norm(lam)        # clip, then rescale
+            self.lam = lam if norm <= self.lambda_max else lam * (self.lambda_max / norm)
+            if t < self.n_ascent:
+                return False
+        else:
+            # the oracle answered the LP duals: stop when its column does not price in
+            reduced = costs[index] + G[index] @ self.lam - self.value
+            if reduced >= -self.tol * max(1.0, abs(self.value)):
+                self.status = "converged"
+                self._solve_master()
+                return True
+        self._solve_master()
+        self.history.append({"iteration": t, "value": self.value, "pool": len(self.game.pool)})
+        return False
+
+    def _solve_master(self) -> None:
+        costs, G = self.game.pool.arrays()
+        M = costs.size
+        if self.master is None:
+            prog = Program("split_master")
+            prog.add_variables("pi", shape=(M,), lb=0.0)
+            prog.add_constraints("disclosure", {"pi": G.T}, ub=self.moment.bound)
+            prog.add_constraints("simplex", {"pi": np.ones((1, M))}, lb=1.0, ub=1.0)
+            prog.set_objective(linear={"pi": costs})
+            self.master = prog.compile(self.solver)
+        elif M > self.n_cols:
+            new = slice(self.n_cols, M)
+            self.master.extend_variables("pi", {"disclosure": G[new].T, "simplex": np.ones((1, M - self.n_cols))},
+                                         costs[new])
+        self.n_cols = M
+        sol = self.master.solve()
+        if not sol.is_optimal:
+            raise SolverError(f"split master LP ended with status {sol.status}.", status=sol.status,
+                              log=sol.log)
+        self.pi = np.clip(sol.primal["pi"], 0.0, None)
+        self.pi /= self.pi.sum()
+        self.lam = np.clip(-np.asarray(sol.dual["disclosure"]), 0.0, None)   # ≤ rows: dual ≤ 0
+        self.value = float(sol.objective)
+
+    def finish(self, t: int) -> GameResult:
+        if self.pi is None or len(self.pi) < len(self.game.pool):
+            self._solve_master()
+        costs, G = self.game.pool.arrays()
+        keep = np.flatnonzero(self.pi > 1e-12)
+        w = self.pi[keep] / self.pi[keep].sum()
+        return GameResult(status=self.status, hypotheses=[self.game.pool.hyps[i] for i in keep],
+                          weights=w, lambda_=self.lam, gap=0.0, cost=float(w @ costs[keep]),
+                          constraint_values=w @ G[keep], bound=self.moment.bound, n_iter=t,
+                          n_oracle_calls=self.game.n_calls, mode=self.mode, B=self.lambda_max,
+                          nu=self.tol, history=self.history)
+
+
+def learn_split(X, weights, groups, prior, hull_point, alpha: float, *, margin: float = 0.0,
+                alpha_one: float | None = None, learner=None,
+                auditor: DisclosureAuditor | None = None) -> GameResult:
+    """Play the split game at one node; return the mixture (hypotheses, weights) and its stats."""
+    t0 = time.perf_counter()
+    coef = split_coefficients(weights, groups, hull_point, margin)
+    moment = SplitMoment(weights, groups, prior, coef, alpha, alpha_one)
+    learner = PairedRegressionLearner() if learner is None else learner
+    auditor = DisclosureAuditor() if auditor is None else auditor
+    game = Game(moment, learner.prepare(moment, X), X)
+    result = game.play(auditor, auditor.max_iter)
+    result.seconds = time.perf_counter() - t0
+    return result
