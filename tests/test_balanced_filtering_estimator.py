@@ -102,7 +102,7 @@ def test_runner_bare_alpha_override(tmp_path, capsys):
     card = Path(__file__).resolve().parents[1] / "models" / "balanced-filtering-bank.toml"
     assert main(["run", str(card), "--set", "alpha=0.05", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Group proportions of job" in out and "train filtered" in out
+    assert "Group proportions of job" in out and "train filt." in out
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["parameters"]["alpha"] == 0.05
     m = res["metrics"]
