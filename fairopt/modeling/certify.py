@@ -244,6 +244,8 @@ def certify(model, raw, allow_reference: bool = True):
     """Return ``raw`` with a status that has been checked (see the module docstring)."""
     canon = model.canon
     status = raw.status
+    if canon.is_mip:  # LP certificates do not decide integer programs: check the point only
+        return _certify_mip(model, raw)
     if status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED):
         truth = true_improper_status(canon)
         if truth is not None:
@@ -292,6 +294,20 @@ def certify(model, raw, allow_reference: bool = True):
         raw.log += f"; {reason}; the program is {truth.value}"
         return raw
     return reference_solve(model, reason) if allow_reference else _mark(raw, Status.NUMERICAL, reason)
+
+
+def _certify_mip(model, raw):
+    """An incumbent (optimal or at a limit) must satisfy the rows, bounds and integrality."""
+    canon = model.canon
+    if raw.status not in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) or raw.x is None:
+        return raw
+    _fill_unused(canon, raw)
+    x = np.asarray(raw.x, dtype=float)
+    frac = np.abs(x[canon.integrality] - np.round(x[canon.integrality]))
+    if not np.isfinite(x).all() or max_violation(canon, x) > FEAS_TOL or frac.max(initial=0.0) > 1e-6:
+        return _mark(raw, Status.NUMERICAL, f"{model.backend}:{model.spec.solver} returned an incumbent "
+                     "that violates the rows, bounds or integrality")
+    return raw
 
 
 def _mark(raw, status, reason):

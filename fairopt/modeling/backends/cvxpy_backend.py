@@ -21,7 +21,7 @@ from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 _CONIC = ("LP", "QP", "smooth")  # exponential cone: smooth convex problems such as max-entropy
 #: cvxpy solvers fairopt knows, with the problem classes each takes
 SOLVERS = {"CLARABEL": _CONIC, "SCS": _CONIC, "ECOS": _CONIC, "MOSEK": _CONIC,
-           "OSQP": ("LP", "QP"), "HIGHS": ("LP", "QP"), "PIQP": ("LP", "QP"), "PROXQP": ("LP", "QP"),
+           "OSQP": ("LP", "QP"), "HIGHS": ("LP", "QP", "MILP"), "PIQP": ("LP", "QP"), "PROXQP": ("LP", "QP"),
            "QOCO": ("LP", "QP"), "DAQP": ("LP", "QP"), "GUROBI": ("LP", "QP"), "CPLEX": ("LP", "QP"),
            "XPRESS": ("LP", "QP"), "COPT": ("LP", "QP"), "CVXOPT": ("LP", "QP"),
            "SCIPY": ("LP",), "GLPK": ("LP",), "GLOP": ("LP",), "PDLP": ("LP",), "CBC": ("LP",)}
@@ -81,7 +81,8 @@ def _installed() -> tuple[str, ...]:
 
 INFO = BackendInfo(
     name="cvxpy", module="cvxpy", description="cvxpy Problem; any installed cvxpy solver",
-    solvers=SOLVERS, default_solver={"LP": "CLARABEL", "QP": "CLARABEL", "smooth": "CLARABEL"},
+    solvers=SOLVERS, default_solver={"LP": "CLARABEL", "QP": "CLARABEL", "smooth": "CLARABEL",
+                                    "MILP": "HIGHS"},
     time_limit_key=_TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
     check_options=check_options)
 
@@ -94,7 +95,9 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
     bounds live under ``constraints["<var>__bounds"]``.
     """
     import cvxpy as cp
-    variables = {v: cp.Variable(s.stop - s.start, name=v) for v, s in canon.var_slices.items()}
+    integer = {v: canon.is_mip and bool(canon.integrality[s].any()) for v, s in canon.var_slices.items()}
+    variables = {v: cp.Variable(s.stop - s.start, name=v, integer=integer[v])
+                 for v, s in canon.var_slices.items()}
     A = canon.A.tocsr()
     constraints, rows = {}, {}
 
@@ -201,6 +204,8 @@ class CvxpyModel(CompiledModel):
         x = np.concatenate([np.full(s.stop - s.start, np.nan) if self.variables[v].value is None
                             else np.asarray(self.variables[v].value, dtype=float).reshape(-1)
                             for v, s in c.var_slices.items()]) if c.n else np.zeros(0)
+        if c.is_mip:  # a MIP has no duals
+            return RawResult(status, x, None, None, iters, log)
         y, z = np.zeros(c.m), np.zeros(c.n)
         for name, parts in self.cons.items():
             if name.endswith("__bounds") and name[:-8] in c.var_slices:
