@@ -147,8 +147,10 @@ def plot(name: str, curves: dict, out: Path) -> None:
     for ax, part in zip(axes, ("train", "test")):
         for proxy in PROXIES:
             pts = sorted(curves[proxy], key=lambda p: p[f"disclosivity_{part}"])
+            relaxed = proxy == "relaxed_alpha_beta"   # equal to alpha_beta: draw it on top, dotted
             ax.plot([p[f"disclosivity_{part}"] for p in pts], [p[f"imbalance_{part}"] for p in pts],
-                    marker="o", ms=3, label=proxy.replace("_", " "))
+                    marker="x" if relaxed else "o", ms=3, ls=":" if relaxed else "-", zorder=3 if relaxed else 2,
+                    label=proxy.replace("_", " "))
         if part == "train":
             pts = sorted(curves["relaxed_alpha_beta"], key=lambda p: p["disclosivity_train"])
             ax.plot([p["disclosivity_train"] for p in pts], [p["cone_residual_train"] for p in pts],
@@ -190,7 +192,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--subsample", type=int, default=None, help="rows per data set (smoke tests)")
     ap.add_argument("--solver", default="highs")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--replot", action="store_true", help="redraw the figures from the JSON in --out")
     args = ap.parse_args(argv)
+    if args.replot:
+        result = json.loads((Path(args.out) / "balanced_filtering.json").read_text())
+        for name, d in result["datasets"].items():
+            plot(name, d["mean_curves"], Path(args.out))
+            if "figure3" in d:
+                plot_proportions(d["figure3"], Path(args.out))
+        return result
     alphas = ALPHAS if args.alphas is None else [float(a) for a in args.alphas.split(",")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -125,6 +125,8 @@ def cmd_run(args) -> int:
                       f"total {tm['total_seconds']:.2f}s")
     else:
         _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    for note in result.get("notes", []):
+        console.print(f"note: {escape(note)}")
     if result.get("hint"):
         _console(stderr=True).print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}"
                                     f"{'[/yellow]' if code == 3 else ''}")
@@ -185,7 +187,6 @@ def _spawn_safe_main() -> None:
 def cmd_sweep(args) -> int:
     from fairopt.runs.sweep import run_sweep
     console = _console()
-    _spawn_safe_main()
     if not args.grid:
         raise FairoptError("fairopt sweep needs at least one --grid key=v1,v2,... "
                            "(e.g. --grid parameters.statistical_rate=0.8,0.9,1.0).")
@@ -309,6 +310,7 @@ def _error_message(exc: FairoptError) -> str:
 
 def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
+    _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
         return args.func(args)
     except FairoptError as exc:

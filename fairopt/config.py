@@ -144,11 +144,15 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return [p.strip() for p in key.split(".")], parsed
 
 
+#: top-level tables of a card; a bare ``--set key=value`` means ``parameters.key``
+CARD_TABLES = ("card", "data", "formulation", "parameters", "solver")
+
+
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
     for text in overrides or []:
         path, value = parse_override(text)
-        if len(path) == 1 and path[0] not in CardSchema.model_fields:
-            path = ["parameters", path[0]]    # a bare key is a parameter: --set alpha=0.2
+        if len(path) == 1 and path[0] not in CARD_TABLES:
+            path = ["parameters", *path]
         node = raw
         for part in path[:-1]:
             node = node.setdefault(part, {})

@@ -173,7 +173,7 @@ class DaskExecutor(Executor):
         self.address = address
         if address is None:
             self._cluster = LocalCluster(n_workers=_default_workers(n_workers), threads_per_worker=1,
-                                         processes=processes, dashboard_address=None)
+                                         processes=processes, dashboard_address=":0")  # any free port
             self.client = Client(self._cluster)
         else:
             try:

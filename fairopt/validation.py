@@ -312,8 +312,9 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
                                   "pandas DataFrame containing them (or pass one group label per row).")
     missing = [c for c in cols if c not in X.columns]
     if missing:
-        raise DataValidationError(f"sensitive column(s) {missing} are not in X (columns: {list(X.columns)[:20]}); "
-                                  f"pass one group label per row ({num_rows(X)} rows) or existing column names.")
+        raise DataValidationError(f"sensitive_features names {missing}: not a column of X, i.e. not in X's "
+                                  f"columns {list(X.columns)[:20]}; pass one group label per row ({num_rows(X)} "
+                                  "rows) or existing column names.")
     if len(set(cols)) != len(cols):
         raise DataValidationError(f"sensitive_features names a column twice: {cols}.")
     return cols

@@ -22,3 +22,13 @@ requires_data = pytest.mark.skipif(
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def load_benchmark(name: str):
+    """Import ``benchmarks/<name>.py`` as a module (benchmarks are scripts, not a package)."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

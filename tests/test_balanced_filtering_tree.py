@@ -112,3 +112,12 @@ def test_tree_invariants(relaxed):
     freq = np.stack([np.bincount(leaves[i * 400:(i + 1) * 400], minlength=M.shape[1]) / 400
                      for i in range(50)])
     assert np.abs(freq - M[:50]).max() <= 0.1
+
+
+def test_tree_same_on_every_p1_backend():
+    X, groups = synthetic()
+    ref = ProxyTree(0.25).fit(X, groups, 3)
+    for solver in ("native", "osqp"):
+        tree = ProxyTree(0.25, solver=solver).fit(X, groups, 3)
+        assert len(tree.records_) == len(ref.records_)
+        assert tree.distance_ == pytest.approx(ref.distance_, abs=1e-7)

@@ -43,6 +43,10 @@ def test_p1_kkt_and_simplex(instance, backend):
         # duals in fairopt's convention d f*/d bound: simplex row = ν = 2 f*, lift rows = 2(p − u)
         assert sol.dual["simplex"][0] == pytest.approx(nu, abs=1e-6)
         assert sol.dual["simplex"][0] == pytest.approx(2 * np.linalg.norm(p - u) ** 2, abs=1e-6)
+        rc = sol.reduced_cost.get("q")
+        if rc is not None:   # bound multipliers of q ≥ 0: v − ν ≥ 0, zero on the support
+            np.testing.assert_allclose(rc, v - nu, atol=1e-6)
+            assert np.all(np.abs(rc * q) <= 1e-8)          # complementary slackness
         if "lift" in sol.dual:
             np.testing.assert_allclose(sol.dual["lift"], 2 * (p - u), atol=1e-6)
 

@@ -32,7 +32,7 @@ GRID24 = ["statistical_rate=0.5,0.6,0.7,0.8,0.9,1.0", "parameters.protected=race
 def dask_address():
     """One local Dask cluster of two worker processes shared by this module's Dask tests."""
     distributed = pytest.importorskip("dask.distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     yield cluster.scheduler_address
     cluster.close()
 
@@ -239,3 +239,24 @@ def test_frontier_table_png_and_pareto_points(tmp_path, capsys):
     assert row["metrics.kl_to_prior"].item() == pytest.approx(mean)
     data = json.loads((out / "frontier.json").read_text())
     assert len(data["tasks"]) == 12 and data["objective"] == ["kl_to_prior", "min"]
+
+
+# ---- a runner's inner sweep ------------------------------------------------------------------------------------
+def _point(x, shared, progress=None):
+    if progress:
+        progress(1, 1, "fitted")
+    return x * shared["k"], os.getpid()
+
+
+def test_map_points_stays_serial_when_a_pool_would_not_pay(monkeypatch):
+    from fairopt.runs import sweep
+    notes, seen = [], []
+    out = sweep.map_points(_point, [1, 2, 3], {"k": 2}, executor="processes", n_workers=2, notes=notes,
+                           progress=lambda d, t, s: seen.append((d, t)))
+    assert [v for v, _ in out] == [2, 4, 6] and {pid for _, pid in out} == {os.getpid()}
+    assert "ran the 3 points here" in notes[0] and seen[-1] == (3, 3)
+    monkeypatch.setattr(sweep, "SMALL_SWEEP_SECONDS", 0.0)             # pretend each point is slow
+    notes = []
+    out = sweep.map_points(_point, [1, 2, 3], {"k": 2}, executor="processes", n_workers=2, notes=notes)
+    assert [v for v, _ in out] == [2, 4, 6] and not notes
+    assert out[0][1] == os.getpid() and {pid for _, pid in out[1:]} - {os.getpid()}   # the rest ran in the pool

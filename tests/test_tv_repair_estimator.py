@@ -84,3 +84,15 @@ def test_bad_input(adult):
         TVRepair(**PARAMS).fit(X, y.iloc[:10], sensitive_features="sex")
     with pytest.raises(DataValidationError, match="feature column"):
         TVRepair().fit(X[["sex"]], y, sensitive_features="sex")
+
+
+def test_sensitive_features_as_an_array(adult):
+    data, X, y = adult
+    Xf, z = X[["age_decade", "education_years"]].iloc[:8000], X["sex"].iloc[:8000]
+    est = TVRepair(**PARAMS).fit(Xf, y.iloc[:8000], sensitive_features=z)
+    by_name = TVRepair(**PARAMS).fit(X.iloc[:8000], y.iloc[:8000], sensitive_features="sex")
+    assert est.objective_ == pytest.approx(by_name.objective_, abs=1e-12)
+    Xa, ya = est.transform(Xf, y.iloc[:8000], sensitive_features=z, random_state=0)
+    assert list(Xa.columns) == ["age_decade", "education_years"] and len(ya) == 8000
+    with pytest.raises(DataValidationError, match="pass sensitive_features"):
+        est.transform(Xf, y.iloc[:8000])

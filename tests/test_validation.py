@@ -28,7 +28,7 @@ def test_list_of_row_labels_is_row_labels_even_when_they_name_columns():
     assert sensitive_columns(["a", "b"], X) == ["a", "b"]
     by_name = check_groups("b", X=X)
     assert by_name.columns == ("b",) and by_name.codes.tolist() == [0, 1, 0, 1]
-    with pytest.raises(DataValidationError, match="not in X"):
+    with pytest.raises(DataValidationError, match="not a column"):
         check_groups(["a", "zz"], X=X)
 
 

@@ -7,6 +7,9 @@
 :class:`FairClassifier` (:mod:`~fairopt.inprocessing.classification`)
     Agarwal et al. (2018): the same game with classification moments (demographic parity, equal
     opportunity, equalized odds).
+:class:`FairLogLossClassifier` (:mod:`~fairopt.inprocessing.logloss`)
+    Rezaei et al. (2020): fair robust log-loss classification, truncated logistic regression that
+    is exactly fair (DP, equal opportunity, equalized odds) on the training sample.
 :class:`SEORegressor` (:mod:`~fairopt.inprocessing.seo`)
     Johnson, Foster & Stine (2016): the least-squares linear model whose predictions have zero
     sample covariance with the protected attribute, in closed form (a baseline).
@@ -17,10 +20,12 @@ its own module here, re-exported below.
 """
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing.classification import FairClassifier
+from fairopt.inprocessing.logloss import FairLogLossClassifier
 from fairopt.inprocessing.regression import REGRESSION_CONSTRAINTS, FairRegressor
 from fairopt.inprocessing.seo import SEORegressor
 
-__all__ = ["FairClassifier", "FairRegressor", "REGRESSION_CONSTRAINTS", "SEORegressor"]
+__all__ = ["FairClassifier", "FairLogLossClassifier", "FairRegressor", "REGRESSION_CONSTRAINTS",
+           "SEORegressor"]
 
 
 def _min_max_group_loss(costs, G, solver) -> float:

@@ -172,7 +172,8 @@ def as_matrix(value, rows: int | None, cols: int, where: str) -> sp.csr_matrix:
 
 
 def check_convex(P: sp.spmatrix | None, sense: int, label) -> None:
-    """Raise unless ``sense * P`` is positive semidefinite (a convex minimisation).
+    """Raise unless the minimisation-form Hessian ``P`` of a canonical program is positive
+    semidefinite (``sense = -1``: the user maximises ``-P``, which must be concave).
 
     ``label(j)`` names stacked column ``j``. Diagonal ``P`` is checked entrywise; otherwise the
     smallest eigenvalue of the nonzero principal submatrix is computed (dense up to 2,000
@@ -180,7 +181,7 @@ def check_convex(P: sp.spmatrix | None, sense: int, label) -> None:
     """
     if P is None or P.nnz == 0:
         return
-    Q = (sense * P).tocsc()
+    Q = P.tocsc()
     scale = max(1.0, float(np.abs(Q.data).max()))
     tol = 1e-9 * scale
     what = "maximised quadratic must be concave (negative semidefinite)" if sense < 0 else \
@@ -191,7 +192,7 @@ def check_convex(P: sp.spmatrix | None, sense: int, label) -> None:
         if (d < -tol).any():
             j = _first(d < -tol)
             raise DataValidationError(f"objective: the {what}; the diagonal entry of {label(j)} "
-                                      f"is {sense * d[j]:g}.")
+                                      f"is {sense * d[j]:g}. Non-convex QPs are not supported.")
         return
     used = np.flatnonzero(np.asarray(abs(Q).sum(axis=0)).ravel() > 0)
     sub = Q[used][:, used]
@@ -205,5 +206,6 @@ def check_convex(P: sp.spmatrix | None, sense: int, label) -> None:
     if lam < -tol:
         j = int(used[np.argmax(np.abs(vec))])
         raise DataValidationError(
-            f"objective: the {what}; its smallest eigenvalue is {sense * lam:g}, along a "
+            f"objective: the {what}; its {'largest' if sense < 0 else 'smallest'} eigenvalue is "
+            f"{sense * lam:g}, along a "
             f"direction led by {label(j)}. Non-convex QPs are not supported.")

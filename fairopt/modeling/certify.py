@@ -27,6 +27,8 @@ from fairopt.modeling.solution import Status
 
 #: primal feasibility tolerance, relative to ``1 + |bound|`` of each row or column
 FEAS_TOL = 1e-6
+#: relative KKT residual above which a QP "optimal" of HiGHS's QP solver is re-solved
+KKT_TOL = 1e-6
 #: entries beyond this magnitude are treated as a solver running off along a ray
 HUGE = 1e9
 
@@ -100,6 +102,51 @@ def _side_violation(v, lo, hi) -> float:
     return float(np.max(np.maximum(below, above), initial=0.0))
 
 
+def kkt_residual(canon, x, y, z) -> float:
+    """Relative KKT residual of a QP point: stationarity ``Px + c = A'y + z`` plus
+    complementarity of ``y`` (and of ``z`` when the solver gives none, taken from stationarity),
+    each relative to the size of the objective's gradient and value."""
+    if y is None:
+        return np.inf
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    g = canon.c + (canon.P @ x if canon.P is not None else 0.0)
+    Aty = canon.A.T @ y if canon.m else np.zeros(canon.n)
+    z = g - Aty if z is None else np.asarray(z, dtype=float)
+    scale = 1.0 + np.abs(g).max(initial=0.0) + np.abs(Aty).max(initial=0.0)
+    stat = np.abs(g - Aty - z).max(initial=0.0) / scale
+
+    def gap(mult, v, lo, hi):
+        # a positive multiplier needs v on its lower side, a negative one on its upper side
+        mult = np.where(np.abs(mult) > 1e-9 * scale, mult, 0.0)
+        with np.errstate(invalid="ignore"):
+            lo_gap = np.where(mult > 0, np.where(np.isfinite(lo), v - lo, np.inf), 0.0)
+            hi_gap = np.where(mult < 0, np.where(np.isfinite(hi), hi - v, np.inf), 0.0)
+        return float(np.sum(np.abs(mult) * (np.maximum(lo_gap, 0.0) + np.maximum(hi_gap, 0.0))))
+    comp = gap(y, canon.A @ x, canon.rl, canon.ru) if canon.m else 0.0
+    comp += gap(z, x, canon.xl, canon.xu)
+    f = float(g @ x)
+    return max(stat, comp / (1.0 + abs(f) + np.abs(canon.c @ x)))
+
+
+def singular_hessian(canon) -> bool:
+    """Whether ``P`` has a null space (only then can a QP with a finite point be unbounded)."""
+    P = canon.P
+    if P is None or P.nnz == 0:
+        return False
+    cache = getattr(canon, "_singular", None)
+    if cache is not None and cache[0] is P:
+        return cache[1]
+    if (P - sp.diags(P.diagonal())).count_nonzero() == 0:
+        out = bool((P.diagonal() <= 0).any())
+    elif P.shape[0] <= 2000:
+        w = np.linalg.eigvalsh(P.toarray())
+        out = bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
+    else:  # large and coupled: treat as singular (one extra LP per solve)
+        out = True
+    canon._singular = (P, out)
+    return out
+
+
 def max_violation(canon, x: np.ndarray) -> float:
     """Largest violation of rows and bounds at ``x``, relative to ``1 + |bound|``."""
     viol = _side_violation(x, canon.xl, canon.xu)
@@ -164,6 +211,12 @@ def certify(model, raw, allow_reference: bool = True):
             return raw
         reason = f"{model.backend}:{model.spec.solver} reported {status.value} on a program with an optimum"
         return reference_solve(model, reason) if allow_reference else _mark(raw, Status.NUMERICAL, reason)
+    if status in (Status.ERROR, Status.NUMERICAL) and model.highs_qp and canon.P is not None \
+            and allow_reference:
+        return reference_solve(model, f"HiGHS's QP solver stopped with {status.value} ({raw.log})")
+    if status is Status.ITERATION_LIMIT and model.stalls_on_degenerate and allow_reference:
+        return reference_solve(model, f"{model.backend}:{model.spec.solver} reached its default "
+                                      f"iteration limit (first-order method on a degenerate program)")
     if status is not Status.OPTIMAL:
         return raw
     _fill_unused(canon, raw)
@@ -177,6 +230,15 @@ def certify(model, raw, allow_reference: bool = True):
     elif max_violation(canon, x) > FEAS_TOL:
         reason = (f"{model.backend}:{model.spec.solver} reported optimal at a point violating the "
                   f"constraints by {max_violation(canon, x):.2e}")
+    elif model.highs_qp and canon.P is not None and kkt_residual(canon, x, raw.y, raw.z) > KKT_TOL:
+        reason = (f"HiGHS's QP solver reported optimal at a point whose KKT residual is "
+                  f"{kkt_residual(canon, x, raw.y, raw.z):.1e}")
+    elif singular_hessian(canon) and has_descent_ray(canon):
+        # a feasible point was found, so the ray proves the QP unbounded below
+        raw.status, raw.x, raw.y, raw.z = Status.UNBOUNDED, None, None, None
+        raw.log += (f"; {model.backend} reported optimal, but a recession ray in the null space "
+                    "of P descends: the program is unbounded")
+        return raw
     else:
         return raw
     truth = true_improper_status(canon)

@@ -377,7 +377,7 @@ def _solve_cvxpy(problem: SmoothProblem, spec: SolverSpec, max_iter: int, tol: f
     dual = {k: -np.asarray(c.dual_value, dtype=float) for k, c in form.constraints.items()
             if c.dual_value is not None}
     iters = int(getattr(form.problem.solver_stats, "num_iters", 0) or 0)
-    return primal, dual, status, iters, f"cvxpy/{solver} status: {st}", solver
+    return primal, dual, status, iters, f"cvxpy/{solver} status: {st}", solver, float(form.problem.value)
 
 
 def _solve_pyomo(problem: SmoothProblem, spec: SolverSpec, tol: float, max_iter: int) -> tuple:
@@ -412,7 +412,9 @@ def _solve_pyomo(problem: SmoothProblem, spec: SolverSpec, tol: float, max_iter:
     if suffix is not None and len(suffix):
         dual = {k: np.array([suffix.get(c[i], 0.0) for i in c.index_set()], dtype=float)
                 for k, c in form.constraints.items()}
-    return primal, dual, status, 0, f"pyomo/{name} termination: {tc}\n{res}", name
+    objective = next(form.model.component_data_objects(pyo.Objective, active=True))
+    return (primal, dual, status, 0, f"pyomo/{name} termination: {tc}\n{res}", name,
+            float(pyo.value(objective)))
 
 
 # ---------------------------------------------------------------------------- solve_smooth
@@ -461,6 +463,7 @@ def solve_smooth(problem: SmoothProblem, spec=None, *, tol: float = 1e-8, max_it
     start = problem.initial_point() if x0 is None else np.asarray(x0, dtype=float)
     primal: dict = {}
     dual: dict = {}
+    f = None          # the back end's own objective value (cvxpy, pyomo)
     if spec.backend in ("native", "scipy"):
         deadline = _deadline(spec)
         if spec.backend == "scipy":
@@ -478,15 +481,17 @@ def solve_smooth(problem: SmoothProblem, spec=None, *, tol: float = 1e-8, max_it
     else:
         solve = _solve_cvxpy if spec.backend == "cvxpy" else _solve_pyomo
         args = (max_iter, tol) if spec.backend == "cvxpy" else (tol, max_iter)
-        primal, dual, hint, iters, log, solver = solve(problem, spec, *args)
+        primal, dual, hint, iters, log, solver, f = solve(problem, spec, *args)
         x = np.zeros(problem.dim)
         for k, s in problem.blocks.items():
             if k in primal:
                 x[s] = primal[k].reshape(-1)
     seconds = time.perf_counter() - t0
-    f, g = problem.value_grad(x)
-    viol = problem.optimality(x, g)
-    if not (np.isfinite(viol) and np.isfinite(f)):
+    viol = float("nan")
+    if problem.certifies or f is None:
+        f, g = problem.value_grad(x)
+        viol = problem.optimality(x, g)
+    if not (np.isfinite(f) and (np.isfinite(viol) or not problem.certifies)):
         raise SolverError(f"{spec.backend} produced a non-finite point of the {problem.description}.",
                           status="numerical", log=log)
     if problem.certifies:

@@ -22,6 +22,24 @@ class Status(str, enum.Enum):
     def __str__(self) -> str:  # "optimal", not "Status.OPTIMAL"
         return self.value
 
+    @classmethod
+    def parse(cls, value) -> "Status":
+        """Read a status from its value or from the words other loops use: a game that
+        ``"converged"`` is optimal, one stopped at ``"max_iter"`` hit its iteration limit."""
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip().lower().replace(" ", "_")
+        text = _ALIASES.get(text, text)
+        try:
+            return cls(text)
+        except ValueError:
+            raise ValueError(f"unknown status {value!r}; one of {[s.value for s in cls]} or "
+                             f"{sorted(_ALIASES)}.") from None
+
+
+_ALIASES = {"converged": "optimal", "max_iter": "iteration_limit", "max_iterations": "iteration_limit",
+            "time_limit_reached": "time_limit", "infeasible_or_unbounded": "infeasible_or_unbounded"}
+
 
 @dataclass
 class Solution:

@@ -343,6 +343,7 @@ class ExponentiatedGradient:
             if len(game.pool) == before or (game.pool.G[idx] - m.bound) @ mm.mu >= mm.value - SLACK_TOL:
                 break                      # no column lowers the worst-group excess
         costs, G = game.pool.arrays()
+        costs, G = costs[:mm.q.size], G[:mm.q.size]     # the pool the last LP saw
         viol = mm.q @ G - m.bound
         return GameResult(status="infeasible", hypotheses=[], weights=np.zeros(0), lambda_=res.lambda_,
                           gap=res.gap, cost=float(mm.q @ costs), constraint_values=mm.q @ G,

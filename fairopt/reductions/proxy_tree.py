@@ -90,13 +90,16 @@ class ProxyTree:
     min_leaf_mass : float
         Leaves with a smaller share of the sample are not split further.
     solver : str
-        QP back end of P1 and LP back end of the game's restricted LP.
+        QP back end of P1 (any of ``highs``, ``osqp``, ``cvxpy``, ``pyomo``, ``native``).
+    lp_solver : str
+        LP back end of the split game's restricted LP (a simplex solver: its duals price columns;
+        OSQP did not converge on these degenerate LPs).
     """
 
     def __init__(self, alpha: float, *, relaxed: bool = False, gamma: float = 0.1,
                  max_height: int = 20, stop_distance: float = 0.1, epsilon: float = 0.0,
                  margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40, n_ascent: int = 15,
-                 min_leaf_mass: float = 0.005, solver="highs"):
+                 min_leaf_mass: float = 0.005, solver="highs", lp_solver="highs"):
         if not 0.0 <= alpha <= 1.0:
             raise DataValidationError(f"alpha must lie in [0, 1], got {alpha}.")
         if not 0.0 < gamma < 1.0:
@@ -104,7 +107,7 @@ class ProxyTree:
         self.alpha, self.relaxed, self.gamma = float(alpha), bool(relaxed), float(gamma)
         self.max_height, self.stop_distance, self.epsilon = int(max_height), float(stop_distance), float(epsilon)
         self.margins, self.alpha_fractions, self.learner, self.max_iter, self.n_ascent = tuple(float(m) for m in margins), tuple(float(f) for f in alpha_fractions), learner, int(max_iter), int(n_ascent)
-        self.min_leaf_mass, self.solver = float(min_leaf_mass), solver
+        self.min_leaf_mass, self.solver, self.lp_solver = float(min_leaf_mass), solver, lp_solver
 
     # ---- P1 on the current leaves ------------------------------------------------------------
     def _hull(self, leaf_weights, groups, K):
@@ -128,7 +131,7 @@ class ProxyTree:
 
     def _fit(self, X, groups, n_groups, progress) -> "ProxyTree":
         t0 = time.perf_counter()
-        X = np.asarray(X, dtype=float)
+        X = np.ascontiguousarray(X, dtype=float)   # row-major: fast X @ β in every oracle call
         groups = np.asarray(groups)
         K = int(groups.max()) + 1 if n_groups is None else int(n_groups)
         n = X.shape[0]
@@ -186,7 +189,7 @@ class ProxyTree:
         game = learn_split(X, weights[v], groups, prior, p, target, margin=margin, alpha_one=target_one,
                            learner=learner,
                            auditor=DisclosureAuditor(n_ascent=self.n_ascent, max_iter=self.max_iter,
-                                                     solver=self.solver))
+                                                     solver=self.lp_solver))
         h = sum(wt * hyp.predict(X) for hyp, wt in zip(game.hypotheses, game.weights))
         w1 = weights[v] * h
         w0 = weights[v] - w1

@@ -38,7 +38,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 
 from fairopt.errors import DataValidationError, SolverError
@@ -75,17 +74,22 @@ class SplitMoment:
         prior = np.asarray(prior, dtype=float)
         self.K, self.alpha = prior.size, float(alpha)
         self.alpha_one = self.alpha if alpha_one is None else float(alpha_one)
-        n = self.w.size
-        onehot = sp.csr_matrix((np.ones(n), (np.arange(n), groups)), shape=(n, self.K)).toarray()
-        self.Dw = (onehot - prior[None, :]) * (self.w / self.W)[:, None]   # w_j δ_jk / W
+        self.groups = np.asarray(groups)
+        self.prior = prior
         self.wn = self.w / self.W
         self.wc = self.wn * np.asarray(coefficients, dtype=float)
-        self.D_total = self.Dw.sum(axis=0)
+        # Σ_j w_j δ_jk / W, with δ_jk = 1[z_j = k] − r_k, computed by bincount (O(n), no n×K matrix)
+        self.D_total = self._weighted_deviation(self.wn)
         self.bound = np.zeros(4 * self.K)
+
+    def _weighted_deviation(self, v) -> np.ndarray:
+        """``Σ_j v_j δ_jk`` for every k."""
+        return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
         h = np.asarray(pred, dtype=float)
-        S1, W1 = self.Dw.T @ h, float(self.wn @ h)
+        wh = self.wn * h
+        S1, W1 = self._weighted_deviation(wh), float(wh.sum())
         S0, W0 = self.D_total - S1, 1.0 - W1
         a, a1 = self.alpha, self.alpha_one
         return float(self.wc @ h), np.concatenate([S1 - a1 * W1, -S1 - a1 * W1, S0 - a * W0, -S0 - a * W0])
@@ -97,9 +101,9 @@ class SplitMoment:
         r"""Per-sample :math:`C^1_j - C^0_j` of :math:`L(h,\lambda)` (only it moves the argmin)."""
         K, a = self.K, self.alpha
         l1p, l1m, l0p, l0m = (lam[i * K:(i + 1) * K] for i in range(4))
-        c1 = self.wc + self.Dw @ (l1p - l1m) - self.alpha_one * self.wn * (l1p.sum() + l1m.sum())
-        c0 = self.Dw @ (l0p - l0m) - a * self.wn * (l0p.sum() + l0m.sum())
-        return c1 - c0
+        v = (l1p - l1m) - (l0p - l0m)                       # Σ_k v_k δ_jk = v_{z_j} − ⟨v, r⟩
+        scale = self.alpha_one * (l1p.sum() + l1m.sum()) - a * (l0p.sum() + l0m.sum())
+        return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
 
     def row_names(self) -> list[str]:
         return [f"disclosure_{side}[{k}]" for side in ("1+", "1-", "0+", "0-") for k in range(self.K)]

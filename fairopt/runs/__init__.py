@@ -27,6 +27,7 @@ RUNNERS: dict[str, str] = {
     "fair_regression": "fairopt.runs.fair_regression",
     "threshold_debiasing": "fairopt.runs.threshold_debiasing",
     "balanced_filtering": "fairopt.runs.balanced_filtering",
+    "fair_logloss": "fairopt.runs.fair_logloss",
 }
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.data import load_dataset
 from fairopt.filtering import BalancedFilter
+from fairopt.formulations.proxy_weights import ProxyWeights
 from fairopt.modeling import SolverSpec
 from fairopt.runs.base import Progress, RunOutput, Table
 
@@ -51,8 +52,7 @@ def split(df, test_size: float, random_state: int):
     return df.iloc[perm[n_test:]].reset_index(drop=True), df.iloc[perm[:n_test]].reset_index(drop=True)
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
-    t0 = time.perf_counter()
+def _setup(params: Parameters, data: Data, solver):
     sensitive, label = DATASETS[data.dataset]
     sensitive = params.sensitive or sensitive
     df = load_dataset(data.dataset, data.path).drop(columns=[label])
@@ -60,7 +60,21 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     est = BalancedFilter(alpha=params.alpha, proxy=params.proxy, weights=params.weights,
                          solver=solver or "highs", gamma=params.gamma, max_height=params.max_height,
                          stop_distance=params.stop_distance, random_state=params.random_state)
-    build = time.perf_counter() - t0
+    return sensitive, train, test, est
+
+
+def build(card, params: Parameters, data: Data):
+    """The proxy-weights QP over the fitted proxy's cells (fits the proxy first)."""
+    sensitive, train, _, est = _setup(params, data, None)
+    est.fit(train, sensitive)
+    return ProxyWeights(est.conditional_matrix_, est.cell_mass_, relaxed=params.proxy == "relaxed_tree",
+                        name="proxy_weights").build()
+
+
+def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+    t0 = time.perf_counter()
+    sensitive, train, test, est = _setup(params, data, solver)
+    build_seconds = time.perf_counter() - t0
     progress(0, 1, f"fitting the {params.proxy} proxy at alpha={params.alpha}")
     t1 = time.perf_counter()
     est.fit(train, sensitive)
@@ -89,7 +103,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
                     est.conditional_matrix_[j, top[j]]] for j in range(est.conditional_matrix_.shape[0])])
     spec = SolverSpec.parse(solver or "highs")
     return RunOutput(backend=spec.backend, solver=spec.solver or spec.backend,
-                     status="optimal", metrics=metrics, build_seconds=build, solve_seconds=fit_seconds,
+                     status="optimal", metrics=metrics, build_seconds=build_seconds, solve_seconds=fit_seconds,
                      extra={"groups": [str(g) for g in est.groups_],
                             "conditional_matrix": est.conditional_matrix_.tolist()},
                      tables=[Table(f"Group proportions of {sensitive}: original vs filtered",

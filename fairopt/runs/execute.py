@@ -135,4 +135,6 @@ def execute(card, progress: Progress = no_progress) -> dict[str, Any]:
     hint = limit_hint(card, result["status"])
     if hint:
         result["hint"] = hint
+    if output.extra.get("notes"):         # what the run decided on its own (e.g. stayed serial)
+        result["notes"] = list(output.extra["notes"])
     return json_safe(result)

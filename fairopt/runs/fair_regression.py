@@ -253,8 +253,9 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     eps_values = list(params.eps)
     shared = {"params": params, "data": prepared, "solver": spec}
     t1 = time.perf_counter()
+    notes: list[str] = []
     results = map_points(fit_one, eps_values, shared, executor=params.executor, n_workers=params.n_workers,
-                         progress=progress, steps=params.max_iter, label=lambda e: f"eps={e:g}")
+                         progress=progress, steps=params.max_iter, label=lambda e: f"eps={e:g}", notes=notes)
     solve_seconds = time.perf_counter() - t1
     ok = [r for r in results if r["status"] != "infeasible"]
     if not ok:
@@ -292,7 +293,7 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     return RunOutput(backend=spec.backend, solver=str(spec), status=status,
                      metrics=metrics, build_seconds=build_seconds, solve_seconds=solve_seconds,
                      tables=[table], extra={"sweep": results, "baselines": base,
-                                            "protected": DATASETS[data.dataset][1]})
+                                            "protected": DATASETS[data.dataset][1], "notes": notes})
 
 
 def build(card, params: Parameters, data: Data):

@@ -324,24 +324,49 @@ def _absolute_data_path(raw: dict) -> None:
 
 
 # ---- the inner sweep of a runner -------------------------------------------------------------------------------
+#: estimated serial work (seconds) below which a runner's sweep does not start a local pool: worker
+#: processes importing the numeric stack take seconds each (15 s on a loaded 2-core machine)
+SMALL_SWEEP_SECONDS = 20.0
+
+
 def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "serial", n_workers: int | None = None,
-               progress: Progress = no_progress, steps: int = 1, label: Callable[[Any], str] = str) -> list:
+               progress: Progress = no_progress, steps: int = 1, label: Callable[[Any], str] = str,
+               notes: list[str] | None = None) -> list:
     """``[fn(point, shared, progress=...) for point in points]`` on the named executor, in order.
 
     Serially, each point reports its own progress (``steps`` units per point) through the card's
-    progress bar; on a pool, ``shared`` (the prepared data) goes to each worker once and the bar
-    advances as points finish.
+    progress bar. With a local pool (``"processes"``, ``"dask"``), the first point runs here and
+    times the work: if the rest would take less than :data:`SMALL_SWEEP_SECONDS` serially, the
+    sweep stays serial (a note saying so is appended to ``notes``); otherwise the other points go
+    to the pool, which receives ``shared`` (the prepared data) once per worker.
     """
-    from fairopt.parallel import get_executor
+    from fairopt.parallel import get_executor, parse_executor
     total = len(points) * steps
-    if executor in ("serial", "local") or len(points) <= 1:
-        out = []
-        for i, point in enumerate(points):
-            def inner(done, tot, desc, i=i, point=point):
-                progress(i * steps + min(done, steps), total, f"{label(point)}: {desc}")
-            out.append(fn(point, shared, progress=inner))
-            progress((i + 1) * steps, total, f"{label(point)} done")
+    out: list = []
+
+    def serial(i, point):
+        def inner(done, tot, desc):
+            progress(i * steps + min(done, steps), total, f"{label(point)}: {desc}")
+        out.append(fn(point, shared, progress=inner))
+        progress((i + 1) * steps, total, f"{label(point)} done")
+
+    kind, address = parse_executor(executor)
+    start = 0
+    if kind != "serial" and address is None and len(points) > 1:
+        t0 = time.perf_counter()
+        serial(0, points[0])
+        start = 1
+        estimate = (time.perf_counter() - t0) * (len(points) - 1)
+        if estimate < SMALL_SWEEP_SECONDS:
+            kind = "serial"
+            if notes is not None:
+                notes.append(f"executor {executor!r}: ran the {len(points)} points here; the remaining work "
+                             f"(about {estimate:.1f} s) is less than starting a local {executor} pool costs")
+    if kind == "serial" or len(points) - start <= 1:
+        for i in range(start, len(points)):
+            serial(i, points[i])
         return out
     with get_executor(executor, n_workers=n_workers) as ex:
-        return ex.map(fn, points, shared=shared,
-                      progress=lambda d, t, s: progress(d * steps, total, f"{d}/{t} points"))
+        out += ex.map(fn, points[start:], shared=shared,
+                      progress=lambda d, t, s: progress((start + d) * steps, total, f"{start + d}/{len(points)} points"))
+    return out

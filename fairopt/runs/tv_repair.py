@@ -143,12 +143,15 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
         "observed_cells": float(len(model.cells)),
         "setup_seconds": time.perf_counter() - t0 - res.solve_seconds,
     }
-    duals = Table("Price of fairness: dual of each statistical-rate row",
+    duals = Table("Dual of each statistical-rate row, per group pair (d TV*/d bound); "
+                  "their total d TV*/d tau is metrics.price_of_fairness",
                   ["pair", "dual"], [[k, float(v)] for k, v in res.fairness_duals.items()])
+    target = (f"statistical rate >= {params.statistical_rate:g}" if params.statistical_rate is not None else
+              f"rate difference <= {params.sr_difference:g}" if params.sr_difference is not None else "none")
     return RunOutput(backend=res.solution.backend, solver=res.solution.solver, status=res.status,
                      metrics=metrics, build_seconds=res.build_seconds, solve_seconds=res.solve_seconds,
-                     tables=[Table("Fairness before and after TV repair", ["quantity", "before", "after"], rows),
-                             duals],
+                     tables=[Table(f"Fairness before and after TV repair (target: {target})",
+                                   ["quantity", "before", "after"], rows), duals],
                      extra={"blocks": res.blocks.to_dict(orient="records")},
                      parameters={"protected": model.protected, "favourable_label": model.favourable_label})
 

@@ -7,9 +7,14 @@ the prediction probabilities of the post-processing sample; its solution is a pe
 (:class:`RandomizedThresholdCovariance`), the label-based equal-opportunity / equalized-odds
 LP over score atoms (:class:`ThresholdMixtureOdds`), their solvers, and an optional isotonic
 calibration of the scores (:class:`IsotonicScoreMap`).
+
+It also holds the fair robust log-loss model of Rezaei et al. (2020), :class:`FairLogLoss`
+(modules ``logloss*``): truncated logistic regression, exactly fair on the training sample,
+solved natively (L-BFGS with the exact inner multiplier) or as a joint exponential-cone program.
 """
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.formulations.constrained_classification.calibration import IsotonicScoreMap
+from fairopt.formulations.constrained_classification.logloss import FairLogLoss, FairLogLossSolution
 from fairopt.formulations.constrained_classification.parity import RandomizedThresholdParity
 from fairopt.formulations.constrained_classification.ramp import CellRamp, ramp, smoothed_relu
 from fairopt.formulations.constrained_classification.sgd import ThresholdSGD, sgd_thresholds
@@ -17,8 +22,11 @@ from fairopt.formulations.constrained_classification.solution import ThresholdSo
 from fairopt.modeling.registry import register_algorithm
 
 register_algorithm("native", "native", ("threshold",), "exact threshold roots")
+register_algorithm("native", "native", ("smooth",),
+                   "fair log-loss: L-BFGS with the exact inner multiplier and a Newton saddle polish",
+                   time_limit_key="time_limit")
 register_algorithm("sgd", "sgd", ("threshold",),
                    "projected stochastic gradient with averaging (streaming threshold debiasing)")
 
-__all__ = ["CellRamp", "IsotonicScoreMap", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
+__all__ = ["CellRamp", "FairLogLoss", "FairLogLossSolution", "IsotonicScoreMap", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
            "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds", "smoothed_relu"]

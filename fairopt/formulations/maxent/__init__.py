@@ -8,7 +8,8 @@ exactly without enumerating the domain.
 Modules
 -------
 encoding   reference-level one-hot / scalar feature encodings of a product domain
-priors     Algorithm 1 reweighting, baselines' weights, targets θ^d / θ^w / θ^b, validation
+priors     Algorithm 1 reweighting, targets θ^d / θ^w / θ^b, validation (the baselines'
+           Kamiran–Calders and representation weights live in fairopt.preprocessing.reweighting)
 oracle     value / gradient / Hessian of the dual and exact derived quantities
 solvers    native Newton, scipy, cvxpy (exponential cone) and pyomo back ends
 sampler    exact vectorised mixture sampler and the paper's sequential sampler
@@ -19,8 +20,7 @@ from fairopt.formulations.maxent.model import (MaxEnt, MaxEntDistribution, MaxEn
                                                TARGETS)
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState, brute_force, enumerate_domain
 from fairopt.formulations.maxent.priors import (balanced_target, collapse, data_weights,
-                                                fair_reweighting, kamiran_calders_weights,
-                                                representation_weights, target_from_weights,
+                                                fair_reweighting, target_from_weights,
                                                 validate_target)
 from fairopt.formulations.maxent.solvers import BACKENDS, build_cvxpy, build_pyomo, full_violation
 from fairopt.modeling.registry import register_algorithm
@@ -32,6 +32,5 @@ __all__ = [
     "BACKENDS", "DualOracle", "Encoding", "MaxEnt", "MaxEntDistribution", "MaxEntSolution",
     "MixtureState", "PRIORS", "TARGETS", "balanced_target", "brute_force", "build_cvxpy",
     "build_pyomo", "collapse", "data_weights", "enumerate_domain", "fair_reweighting",
-    "full_violation", "kamiran_calders_weights", "representation_weights", "target_from_weights",
-    "validate_target",
+    "full_violation", "target_from_weights", "validate_target",
 ]

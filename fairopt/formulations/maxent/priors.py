@@ -147,27 +147,6 @@ def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
     return w / w.sum()
 
 
-def kamiran_calders_weights(points, counts, label: int, protected: int, n_levels=None):
-    """Kamiran–Calders reweighing: ``w_i ∝ n_i c(y) c(z) / (N c(y, z))`` (``Y ⊥ Z``, group sizes kept)."""
-    counts = np.asarray(counts, dtype=float)
-    y, z, c_yz = _cell_counts(points, counts, label, protected, n_levels)
-    N = counts.sum()
-    c_y, c_z = c_yz.sum(axis=1), c_yz.sum(axis=0)
-    cell = c_yz[y, z]   # 0 only for points whose rows all have weight 0: they get weight 0
-    w = np.divide(counts * c_y[y] * c_z[z], N * cell, out=np.zeros_like(counts), where=cell > 0)
-    return w / w.sum()
-
-
-def representation_weights(points, counts, protected: int, n_levels=None):
-    """Representation reweighting: ``w_i ∝ n_i / c(z)`` (equal group shares)."""
-    counts = np.asarray(counts, dtype=float)
-    z = points[:, protected]
-    kz = int(n_levels[protected]) if n_levels is not None else int(z.max()) + 1
-    c_z = np.bincount(z, weights=counts, minlength=kz)
-    w = counts / c_z[z]
-    return w / w.sum()
-
-
 # ---------------------------------------------------------------------------------- targets
 def level_marginals(points, weights, enc: Encoding) -> list[np.ndarray]:
     """Per-attribute level distributions of a weighting of the points."""

@@ -14,9 +14,9 @@ and AIF360's utility; D is not in it) or k = (d, c) (``utility="dxy"``). The pro
          excess distortion     Σ_{c: δ(r,c) ≥ c_i} P(c|r) ≤ b_i           [excess_distortion]
          (conditioned on (d,x,y), or pooled over groups on (x,y) with weights q(d|x,y))
 
-With D = TV the objective is written Σ_k s_k, s_k ≥ t_k − P_out(k), s ≥ 0 (one ``shortfall``
-variable per key with t_k > 0): since Σ_k P_out = Σ_k t = 1, Σ_k (t_k − P_out(k))_+ equals the TV
-distance, and keys without data mass need no variable. With D = KL (Σ t log(t/P_out)) the same
+With D = TV the objective is written Σ_k t_k σ_k, σ_k ≥ 1 − P_out(k)/t_k, 0 ≤ σ ≤ 1 (one relative
+``shortfall`` variable per key with t_k > 0): since Σ_k P_out = Σ_k t = 1, Σ_k (t_k − P_out(k))_+
+equals the TV distance, and keys without data mass need no variable. With D = KL (Σ t log(t/P_out)) the same
 constraints go to cvxpy's exponential cone.
 
 **Sparse build.** Only observed rows get variables, and a cell (r, c) is never created when δ is
@@ -355,15 +355,28 @@ class OptimizedPreprocessing:
             self._distortion_blocks(prog)
             prog.set_objective(linear={"epsilon": [1.0]})
             return prog
-        if S.shape[0]:
+        if S.shape[0] and objective == "elastic":
+            # slack on the discrimination rows only: always feasible; positive slack marks a row
+            # that cannot hold together with the distortion limits
+            n = S.shape[0]
+            eye = sp.identity(n, format="csr")
+            prog.add_variables("slack_up", shape=(n,), lb=0.0)
+            prog.add_variables("slack_down", shape=(n,), lb=0.0)
+            prog.add_constraints("discrimination", {"mapping": (S @ Pi).tocsr(), "slack_up": -eye,
+                                                    "slack_down": eye}, lb=lo, ub=hi)
+            prog.set_objective(linear={"slack_up": np.ones(n), "slack_down": np.ones(n)})
+        elif S.shape[0]:
             prog.add_constraints("discrimination", {"mapping": (S @ Pi).tocsr()}, lb=lo, ub=hi)
         self._distortion_blocks(prog)
         if self.divergence == "tv" and objective is None:
+            # relative shortfall sigma_k = (t_k - P_out(k))_+ / t_k in [0, 1], rows divided by t_k:
+            # the same LP, but unit-scaled rows (OSQP converged in 0.35 s instead of failing at
+            # 200,000 iterations on Adult, whose key masses span 2e-5..0.08)
             K, t = self._outflow()
-            prog.add_variables("shortfall", shape=(len(t),), lb=0.0, ub=t)
-            prog.add_constraints("utility", {"mapping": K, "shortfall": sp.identity(len(t), format="csr")},
-                                 lb=t)
-            prog.set_objective(linear={"shortfall": np.ones(len(t))})
+            prog.add_variables("shortfall", shape=(len(t),), lb=0.0, ub=1.0)
+            prog.add_constraints("utility", {"mapping": (sp.diags(1.0 / t) @ K).tocsr(),
+                                             "shortfall": sp.identity(len(t), format="csr")}, lb=1.0)
+            prog.set_objective(linear={"shortfall": t})
         return prog
 
     def summary(self) -> str:
@@ -527,10 +540,24 @@ class OptimizedPreprocessing:
         except SolverError:
             eps_min = float("nan")
         limits = [n for n in ("expected_distortion", "excess_distortion") if n in self.build().constraints]
+        pairs = self.offending_pairs(solver)
         return InfeasibleError(
             f"the {self.discrimination} discrimination constraints (epsilon={self.epsilon:g}) cannot hold "
-            f"together with the distortion limits ({', '.join(limits) or 'forbidden moves'}); the minimal "
-            f"feasible epsilon for these distortion settings is {eps_min:.6g}. Raise epsilon or relax "
-            "clist/dlist/max_expected_distortion.",
-            program=self.name, constraint="discrimination", tightest={"epsilon": eps_min},
+            f"together with the distortion limits ({', '.join(limits) or 'forbidden moves'}); offending "
+            f"rows: {'; '.join(pairs) or 'unknown'}. The minimal feasible epsilon for these distortion "
+            f"settings is {eps_min:.6g}. Raise epsilon or relax clist/dlist/max_expected_distortion.",
+            program=self.name, constraint="discrimination", tightest={"epsilon": eps_min, "pairs": pairs},
             status=exc.status, log=exc.log)
+
+    def offending_pairs(self, solver="highs") -> list[str]:
+        """Discrimination rows that need slack in the elastic LP (slack on those rows only,
+        minimising the total violation), as ``"<group> vs <other> (label=y)"``."""
+        prog = self.build("elastic")
+        if "slack_up" not in prog.variables:
+            return []
+        sol = prog.solve(solver, require_optimal=True)
+        slack = sol.primal["slack_up"] + sol.primal["slack_down"]
+        g = self.dxy_domain.levels[self.protected]
+        ylev = self.xy_domain.levels[self.label]
+        return [f"{g[self.groups[i]]} vs {'target' if j < 0 else g[self.groups[j]]} ({self.label}={ylev[y]})"
+                for (i, j, y), s in zip(self._disc_meta, slack) if s > 1e-9]

@@ -40,6 +40,16 @@ class CompiledModel:
 
     backend = "base"
 
+    @property
+    def highs_qp(self) -> bool:
+        """Whether QPs go to HiGHS's active-set QP solver (which needs routing on some
+        singular Hessians; see :func:`singular_free_hessian`)."""
+        return False
+
+    #: a first-order method that may stall on degenerate programs: reaching its *default*
+    #: iteration limit sends the program to a reference solver (the log says so)
+    stalls_on_degenerate = False
+
     def __init__(self, program, spec: SolverSpec):
         self.program = program
         self.spec = spec
@@ -174,7 +184,12 @@ class CompiledModel:
                 self.build_seconds = time.perf_counter() - t0
                 self._dirty = False
             t0 = time.perf_counter()
-            raw = self._run()
+            if self.highs_qp and self.canon.P is not None and singular_free_hessian(self.canon):
+                from fairopt.modeling.certify import reference_solve
+                raw = reference_solve(self, "HiGHS's QP solver does not terminate when free "
+                                            "variables span the null space of P")
+            else:
+                raw = self._run()
             seconds = time.perf_counter() - t0
             raw = certify(self, raw)
         status = raw.status
@@ -195,6 +210,19 @@ class CompiledModel:
         return sol
 
 
+def singular_free_hessian(canon: Canonical) -> bool:
+    """True when some direction moving only free variables lies in the null space of ``P``
+    (HiGHS's active-set QP solver then iterates until its time limit)."""
+    free = np.flatnonzero(~np.isfinite(canon.xl) & ~np.isfinite(canon.xu))
+    if free.size == 0:
+        return False
+    sub = canon.P[free][:, free]
+    if free.size > 2000:  # too large for a dense rank test: a zero diagonal is a sure sign
+        return bool((sub.diagonal() <= 0).any())
+    w = np.linalg.eigvalsh(sub.toarray())
+    return bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
+
+
 def raise_unless_optimal(sol: Solution, where: str) -> Solution:
     """Return ``sol`` if optimal, else raise the typed error for its status."""
     if sol.status is Status.OPTIMAL:
@@ -210,26 +238,20 @@ def raise_unless_optimal(sol: Solution, where: str) -> Solution:
 
 @contextlib.contextmanager
 def quiet(enabled: bool = True):
-    """Send file descriptor 1 (C-level stdout of solver libraries: the HiGHS banner, OSQP's
-    polishing notes) to the null device while ``enabled``."""
+    """Silence solver libraries while ``enabled``: ``sys.stdout`` (OSQP prints its polishing
+    notes through Python) and file descriptor 1 (C-level output such as the HiGHS banner)."""
     if not enabled:
         yield
         return
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):  # no real stdout (embedded interpreters): nothing to hide
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        yield
-    finally:
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         try:
-            sys.stdout.flush()
-        except ValueError:
-            pass
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
+            saved = os.dup(1)
+        except OSError:  # no file descriptor 1 (embedded interpreters): Python level only
+            yield
+            return
+        try:
+            os.dup2(sink.fileno(), 1)
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)

@@ -7,6 +7,8 @@ cvxpy reports non-negative multipliers on inequalities; fairopt's dual is ``+dua
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -34,7 +36,8 @@ _SOLVE_KEYWORDS = ("warm_start", "verbose", "gp", "qcp", "requires_grad", "enfor
 STATUS_MAP = {"optimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
               "infeasible_inaccurate": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
               "unbounded_inaccurate": Status.UNBOUNDED, "user_limit": Status.TIME_LIMIT,
-              "optimal_inaccurate": Status.NUMERICAL}
+              "optimal_inaccurate": Status.NUMERICAL,
+              "infeasible_or_unbounded": Status.INFEASIBLE_OR_UNBOUNDED}
 
 
 def _solver_options(solver: str) -> list[str] | None:
@@ -142,6 +145,10 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
 class CvxpyModel(CompiledModel):
     backend = "cvxpy"
 
+    @property
+    def highs_qp(self) -> bool:
+        return self.spec.solver == "HIGHS"
+
     def _build(self) -> None:
         self.problem, self.variables, self.cons, self.rows = build_cvxpy(self.canon)
 
@@ -157,7 +164,10 @@ class CvxpyModel(CompiledModel):
             else:
                 kwargs.setdefault(key, float(self.spec.time_limit))
         try:
-            self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)
+            with warnings.catch_warnings():
+                if not self.spec.verbose:  # the status says it: "inaccurate" is not optimal
+                    warnings.simplefilter("ignore", UserWarning)
+                self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)
         except cp.error.SolverError as exc:
             return RawResult(Status.ERROR, log=f"cvxpy/{solver}: {exc}")
         except TypeError as exc:  # an option the inner solver does not take

@@ -112,6 +112,7 @@ INFO = BackendInfo(
 
 class HighsModel(CompiledModel):
     backend = "highs"
+    highs_qp = True
 
     def _build(self) -> None:
         canon = self.canon
@@ -148,10 +149,6 @@ class HighsModel(CompiledModel):
                        cols.indices.astype(np.int32), cols.data)
 
     def _run(self) -> RawResult:
-        if self.canon.P is not None and singular_free_hessian(self.canon):
-            from fairopt.modeling.certify import reference_solve
-            return reference_solve(self, "HiGHS's QP solver does not terminate when free variables "
-                                         "span the null space of P")
         if self.h.run() == _highs().HighsStatus.kError:
             return RawResult(Status.ERROR, log="HiGHS run() returned an error; see the log with "
                              "verbose=True")
@@ -171,19 +168,6 @@ class HighsModel(CompiledModel):
                 x = None
             return RawResult(status, x, y, z, iterations, log)
         return RawResult(status, iterations=iterations, log=log)
-
-
-def singular_free_hessian(canon: Canonical) -> bool:
-    """True when some direction moving only free variables lies in the null space of ``P``
-    (HiGHS's active-set QP solver then cycles until its time limit)."""
-    free = np.flatnonzero(~np.isfinite(canon.xl) & ~np.isfinite(canon.xu))
-    if free.size == 0:
-        return False
-    sub = canon.P[free][:, free]
-    if free.size > 2000:  # too large for a dense rank test: a zero diagonal is a sure sign
-        return bool((sub.diagonal() <= 0).any())
-    w = np.linalg.eigvalsh(sub.toarray())
-    return bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
 
 
 def compile(program, spec) -> HighsModel:  # noqa: A001 - back-end entry point

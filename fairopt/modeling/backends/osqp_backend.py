@@ -59,6 +59,10 @@ INFO = BackendInfo(
 class OsqpModel(CompiledModel):
     backend = "osqp"
 
+    @property
+    def stalls_on_degenerate(self) -> bool:  # unless the user chose the iteration limit
+        return "max_iter" not in self.spec.options
+
     def _stacked_bounds(self):
         c = self.canon
         bl, bu = c.xl[self._bounded], c.xu[self._bounded]

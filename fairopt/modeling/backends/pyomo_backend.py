@@ -113,9 +113,17 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
 class PyomoModel(CompiledModel):
     backend = "pyomo"
 
+    @property
+    def highs_qp(self) -> bool:
+        return self.spec.solver == "highs"
+
     def _build(self) -> None:
         import pyomo.environ as pyo
         self.model = build_pyomo(self.canon)
+        # HiGHS reports "model empty" when no column reaches it (no rows, or only zero rows and
+        # costs), which pyomo reads as "unknown": a fixed padding column and row prevent that
+        self.model._pad = pyo.Var(bounds=(0.0, 0.0))
+        self.model._pad_row = pyo.Constraint(expr=self.model._pad == 0.0)
         self.model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
         self.model.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
 

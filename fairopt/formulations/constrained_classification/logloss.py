@@ -1,0 +1,419 @@
+"""Fair robust log-loss classification (Rezaei, Fathony, Memarrast & Ziebart, AAAI 2020).
+
+The predictor ℙ minimises the worst-case log loss against an approximator ℚ that matches the
+training feature moments, subject to a group-fairness constraint on ℙ (Eq. 9). Its dual is
+``min_θ max_λ V(θ, λ)`` (Eq. 10); with ``φ(x, ŷ) = ŷ·x`` (``x`` holds the protected attribute
+and, with ``fit_intercept``, a constant), the objective after the exact inner step is
+
+    J(θ) = (1/n) Σ_i ℓ_i(θ, λ*(θ)) + (C/2) ‖θ_pen‖²
+
+(Eq. 13, mean loss; the intercept is not penalised). ``ℓ_i + y_i s_i`` is ``log(1 + e^{s_i})``
+on untruncated rows, ``s_i + log c_i`` on capped rows and ``log(−c_i)`` on floored rows
+(``s = Xθ``). Without constraint, ``J`` is L2 logistic regression (scikit-learn's ``C`` is
+``1/(nC)``).
+
+Gradient (envelope theorem; **not** the paper's Eqs. 67–71, which use ``P_e`` instead of ``q``
+at untruncated constrained rows)::
+
+    ∇J(θ) = Xᵀ(q − y)/n + C θ_pen,    q = ℚ(ŷ=1) = P (1 + c (1 − P))
+
+``native`` runs L-BFGS on ``J`` with the exact λ*(θ) of
+:mod:`~fairopt.formulations.constrained_classification.logloss_fairness`. ``J`` has a kink on
+``{θ : mean_{G1} P_e = mean_{G0} P_e}``, where the optimum often lies (the model can equalise the
+untruncated rates by shifting the group offset); there L-BFGS stalls. The native solver then
+finishes with semismooth Newton on the saddle conditions of ``V``::
+
+    F(θ, λ) = [ Xᵀ(q(θ, λ) − y)/n + C θ_pen ,  gaps(ℙ_{θ,λ}) ] = 0
+
+whose generalised Jacobian ``[[XᵀWX/n + C I_pen, B], [Bᵀ, −E]]`` is quasi-definite (``W`` the
+curvature of the untruncated rows, ``E ⪰ 0`` from truncated rows), and certifies the result by
+``‖F‖``: a saddle point of the convex–concave ``V``. λ̂ (interior on the kink) is stored and used
+for ℙ and ℚ everywhere.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.formulations.constrained_classification import logloss_forms as forms
+from fairopt.formulations.constrained_classification.logloss_fairness import (
+    FairnessRows, approximator, exact_lambda, fairness_rows, no_truncation_interval, truncate)
+from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
+from fairopt.modeling.smooth import (NativeResult, SmoothProblem, SmoothSolution, lbfgs,
+                                     solve_smooth)
+from fairopt.modeling.solution import Status
+
+#: training gap of group means below which the constraint counts as met exactly
+GAP_TOL = 1e-11
+
+
+@dataclass
+class RowTerms:
+    """Everything the oracles need at one ``(θ, λ)``."""
+
+    s: np.ndarray
+    pe: np.ndarray
+    pe_bar: np.ndarray
+    lam: np.ndarray
+    c: np.ndarray
+    P: np.ndarray
+    P_bar: np.ndarray
+    capped: np.ndarray
+    floored: np.ndarray
+    q: np.ndarray
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.capped | self.floored
+
+
+@dataclass
+class FairLogLossSolution(SmoothSolution):
+    """A solved fair log-loss model.
+
+    ``primal["theta"]`` holds θ (the intercept last, when fitted); ``dual["fairness"]`` the
+    price of fairness ``d J*/d gap = −λ`` per constraint row. ``lam`` is the paper's λ (interior
+    of the no-truncation interval when the optimum is on the kink), ``P`` and ``q`` the training
+    predictor and approximator, ``gaps`` the training gaps of ``P`` and ``kkt`` the saddle
+    residual ``max(‖∇_θ V + Cθ_pen‖∞, ‖gaps‖∞)``; ``rule`` the test-time predictor.
+    """
+
+    lam: np.ndarray | None = None
+    P: np.ndarray | None = field(default=None, repr=False)
+    q: np.ndarray | None = field(default=None, repr=False)
+    gaps: np.ndarray | None = None
+    kkt: float = float("nan")
+    n_truncated: int = 0
+    on_kink: bool = False
+    rows: list = field(default_factory=list)
+    rule: FairLogLossRule | None = field(default=None, repr=False)
+
+
+class FairLogLoss:
+    """Fair robust log-loss model for one training sample.
+
+    Parameters
+    ----------
+    X : array or sparse matrix (n, d)
+        Features ``x`` (``φ(x, ŷ) = ŷ·x``); include the protected attribute as a feature to
+        follow the paper.
+    y : array (n,) of {0, 1}
+        Labels (1 = favourable outcome).
+    group : array (n,) of int
+        Protected group codes ``0..K−1``; with two groups, code 1 is ``G1``.
+    constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"} or None
+        Fairness constraint on ℙ (training sample); ``K > 2`` groups take demographic parity.
+    C : float, default 0.01
+        L2 weight on the mean-loss scale: ``J = mean ℓ + (C/2)‖θ‖²``.
+    fit_intercept : bool, default True
+        Append an unpenalised constant feature.
+    n_groups : int, optional
+        ``K`` (default ``group.max() + 1``).
+    """
+
+    name = "fair_logloss"
+
+    def __init__(self, X, y, group, constraint="demographic_parity", C: float = 0.01,
+                 fit_intercept: bool = True, n_groups: int | None = None):
+        if not np.isfinite(C) or C < 0:
+            raise DataValidationError(f"C must be finite and >= 0, got {C}.")
+        X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+        n = X.shape[0]
+        if fit_intercept:
+            one = np.ones((n, 1))
+            X = sp.hstack([X, sp.csr_matrix(one)], format="csr") if sp.issparse(X) else np.hstack([X, one])
+        self.X = X if sp.issparse(X) else np.asfortranarray(X)   # column-major: faster X @ θ, Xᵀ v
+        self.y = np.asarray(y, dtype=float).reshape(-1)
+        if self.y.shape[0] != n or not np.all((self.y == 0) | (self.y == 1)):
+            raise DataValidationError("y must hold one 0/1 label per row of X.")
+        self.group = np.asarray(group, dtype=np.int64).reshape(-1)
+        self.constraint, self.C, self.fit_intercept = constraint, float(C), bool(fit_intercept)
+        self.rows: FairnessRows = fairness_rows(self.group, self.y.astype(np.int64), constraint, n_groups)
+        self.penalized = np.ones(X.shape[1])
+        if fit_intercept:
+            self.penalized[-1] = 0.0
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.X.shape[1]
+
+    # ----------------------------------------------------------------------- oracles
+    def terms(self, theta, lam=None, orders=None) -> tuple[RowTerms, list | None]:
+        """Predictor and approximator at θ and λ (default: the exact λ*(θ))."""
+        s = self.X @ theta
+        pe, pe_bar = expit(s), expit(-s)
+        if lam is None:
+            lam, orders = exact_lambda(pe, pe_bar, self.rows, orders)
+        lam = np.asarray(lam, dtype=float)
+        c = self.rows.c(lam)
+        P, P_bar, capped, floored = truncate(pe, pe_bar, c)
+        q, _ = approximator(P, P_bar, c, capped, floored)
+        return RowTerms(s, pe, pe_bar, lam, c, P, P_bar, capped, floored, q), orders
+
+    def row_losses(self, t: RowTerms) -> np.ndarray:
+        """``ℓ_i`` of Eq. 13 at ``t`` (equal to ``V``'s terms minus ``c_i P_i``)."""
+        one = np.ones_like(t.c)
+        return np.where(t.capped, t.s + np.log(np.where(t.capped, t.c, one)),
+                        np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
+                                 np.logaddexp(0.0, t.s))) - self.y * t.s
+
+    def regulariser(self, theta) -> float:
+        return 0.5 * self.C * float(np.sum(self.penalized * theta * theta))
+
+    def gradient(self, theta, t: RowTerms) -> np.ndarray:
+        """``Xᵀ(q − y)/n + C θ_pen`` (envelope theorem; ∇J at λ*, ∇_θ V at any fixed λ)."""
+        return self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
+
+    def objective(self, theta, lam=None) -> float:
+        """``J(θ)`` (``lam=None``), or ``V(θ, λ) + (C/2)‖θ_pen‖²`` at a fixed λ."""
+        t, _ = self.terms(theta, lam)
+        extra = 0.0 if lam is None else float(np.mean(t.c * t.P))
+        return float(np.mean(self.row_losses(t))) + extra + self.regulariser(theta)
+
+    def saddle_residual(self, theta, lam) -> tuple[float, float, RowTerms]:
+        """``(‖∇_θ V + Cθ_pen‖∞, ‖gaps‖∞)`` at ``(θ, λ)``: both zero exactly at the saddle."""
+        t, _ = self.terms(theta, lam)
+        g = self.gradient(theta, t)
+        gaps = self.rows.gaps(t.P)
+        return float(np.max(np.abs(g))), float(np.max(np.abs(gaps), initial=0.0)), t
+
+    @staticmethod
+    def certified(grad_norm: float, gap_norm: float, tol: float) -> bool:
+        """Saddle conditions met: stationarity to ``tol``, fairness to ``min(tol, GAP_TOL)``."""
+        return grad_norm <= tol and gap_norm <= min(tol, GAP_TOL)
+
+    # ----------------------------------------------------------------------- forms
+    def build(self, backend: str = "cvxpy"):
+        """The joint convex form as a ``cvxpy.Problem`` or a pyomo ``ConcreteModel``."""
+        b = backend.split(":")[0].lower()
+        if b == "cvxpy":
+            return self.to_problem().to_cvxpy().problem
+        if b == "pyomo":
+            return self.to_problem().to_pyomo().model
+        raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
+
+    def to_problem(self) -> "FairLogLossProblem":
+        return FairLogLossProblem(self)
+
+    def summary(self) -> dict:
+        return {"formulation": self.name, "problem_class": "smooth convex (exponential cone joint form)",
+                "rows": self.n, "features": self.dim, "constraint": self.constraint,
+                "fairness_rows": list(self.rows.names), "C": self.C,
+                "fit_intercept": self.fit_intercept,
+                "blocks": {"theta": self.dim, "p": self.n, "t": self.n,
+                           "epigraph_1": self.n, "epigraph_0": self.n,
+                           "fairness": self.rows.n_rows}}
+
+    # ----------------------------------------------------------------------- solve
+    def solve(self, solver="native", tol: float = 1e-8, max_iter: int = 1000, x0=None,
+              options=None) -> FairLogLossSolution:
+        """Fit θ and λ.
+
+        Parameters
+        ----------
+        solver : str or SolverSpec
+            ``"native"`` (L-BFGS with exact λ*, kink polish), ``"scipy[:L-BFGS-B]"`` (plain
+            L-BFGS on J), ``"cvxpy[:CLARABEL|SCS]"`` (joint exponential-cone form; needed for
+            ``K > 2`` groups) or ``"pyomo[:ipopt]"``.
+        tol : float
+            Target of the saddle residual (native); stopping tolerance of the others.
+        max_iter : int
+            Iteration limit.
+        x0 : array, optional
+            Warm start for θ (native, scipy).
+
+        Returns
+        -------
+        FairLogLossSolution
+            ``status`` is OPTIMAL exactly when the saddle conditions hold at the returned point
+            (stationarity to ``tol``, training gaps to ``min(tol, 1e-11)``), whatever the back
+            end reported; a time or iteration limit keeps its status otherwise.
+        """
+        problem = self.to_problem()
+        sol = solve_smooth(problem, solver, tol=tol, max_iter=max_iter, options=options, x0=x0)
+        theta = sol.primal["theta"].reshape(-1)
+        if sol.backend == "native":
+            lam = sol.primal.pop("lambda")
+        elif sol.backend == "scipy":
+            lam = self.terms(theta)[0].lam
+        else:
+            lam = -sol.dual["fairness"] if "fairness" in sol.dual else np.zeros(0)
+        gnorm, gapnorm, t = self.saddle_residual(theta, lam)
+        kkt = max(gnorm, gapnorm)
+        # every back end is judged by the same certificate: the saddle conditions of V
+        status = sol.status
+        if self.certified(gnorm, gapnorm, tol):
+            status = Status.OPTIMAL
+        elif status in (Status.OPTIMAL, Status.NUMERICAL):
+            status = Status.NUMERICAL
+        objective = sol.objective
+        if sol.backend in ("native", "scipy"):
+            objective = float(np.mean(self.row_losses(t)) + np.mean(t.c * t.P)) + self.regulariser(theta)
+        d = self.rows.gaps(t.pe)
+        on_kink = bool(self.rows.n_rows and not t.truncated.any() and np.any(lam != 0)
+                       and np.max(np.abs(d)) <= 1e-6)
+        return FairLogLossSolution(
+            status=status, objective=objective, primal=sol.primal,
+            dual={**sol.dual, "fairness": -lam}, backend=sol.backend, solver=sol.solver,
+            solve_seconds=sol.solve_seconds, iterations=sol.iterations, log=sol.log,
+            program=self.name, x=theta, optimality=kkt, lam=lam, P=t.P, q=t.q,
+            gaps=self.rows.gaps(t.P), kkt=kkt, n_truncated=int(t.truncated.sum()),
+            on_kink=on_kink, rows=list(self.rows.names),
+            rule=FairLogLossRule(theta.copy(), np.asarray(lam, float).copy(), self.rows.table,
+                                 self.fit_intercept, any(v is not None for v in self.rows.label_value)))
+
+    # ----------------------------------------------------------------------- native
+    def semismooth_newton(self, theta, lam, tol: float, max_iter: int = 50, deadline=None):
+        """Semismooth Newton on the saddle conditions ``F(θ, λ) = 0`` (see module docstring).
+
+        Returns ``(θ, λ, residual, iterations)``; backtracks on ``‖F‖₂``; stops at ``deadline``
+        (a ``time.perf_counter`` value).
+        """
+        theta, lam = np.asarray(theta, float).copy(), np.asarray(lam, float).copy()
+        d, R, n = self.dim, self.rows.n_rows, self.n
+        coef = self.rows.coef
+
+        def F(th, lm):
+            t, _ = self.terms(th, lm)
+            return np.concatenate([self.gradient(th, t), self.rows.gaps(t.P)]), t
+
+        Fz, t = F(theta, lam)
+        it = 0
+        for it in range(1, max_iter + 1):
+            if self.certified(np.max(np.abs(Fz[:d])), np.max(np.abs(Fz[d:]), initial=0.0), tol) \
+                    or (deadline is not None and time.perf_counter() >= deadline):
+                return theta, lam, Fz, it - 1
+            untr = ~t.truncated
+            w0 = np.where(untr, t.pe * t.pe_bar, 0.0)
+            w = w0 * (1.0 + t.c * (t.pe_bar - t.pe))
+            H = _weighted_gram(self.X, w) / n + self.C * np.diag(self.penalized)
+            B = np.asarray(self.X.T @ (coef * w0).T) / n if R else np.zeros((d, 0))
+            inv_c2 = np.divide(1.0, t.c * t.c, out=np.zeros(n), where=t.truncated)
+            E = (coef * inv_c2) @ coef.T / n if R else np.zeros((0, 0))
+            M = np.block([[H, B], [B.T, -E]])
+            try:
+                step = -np.linalg.solve(M, Fz)
+            except np.linalg.LinAlgError:
+                step = -np.linalg.lstsq(M, Fz, rcond=None)[0]
+            norm0, a = np.linalg.norm(Fz), 1.0
+            while a > 1e-8:
+                Fn, tn = F(theta + a * step[:d], lam + a * step[d:])
+                if np.linalg.norm(Fn) <= (1 - 1e-4 * a) * norm0:
+                    break
+                a *= 0.5
+            else:
+                return theta, lam, Fz, it
+            theta, lam, Fz, t = theta + a * step[:d], lam + a * step[d:], Fn, tn
+        return theta, lam, Fz, it
+
+    def kink_multiplier(self, theta) -> np.ndarray:
+        """Least-squares λ on the kink: ``argmin ‖∇LR + Cθ + Σλ_r∇d_r‖`` clipped to the
+        no-truncation interval (the note's step 2), used to start the Newton polish."""
+        t, _ = self.terms(theta, np.zeros(self.rows.n_rows))
+        g0 = self.gradient(theta, t)
+        D = np.asarray(self.X.T @ (self.rows.coef * (t.pe * t.pe_bar)).T) / self.n
+        lam = np.linalg.lstsq(D, -g0, rcond=None)[0]
+        box = no_truncation_interval(t.pe, t.pe_bar, self.rows)
+        return np.clip(lam, box[:, 0], box[:, 1])
+
+
+def _weighted_gram(X, w) -> np.ndarray:
+    """``Xᵀ diag(w) X`` for dense or sparse ``X``."""
+    if sp.issparse(X):
+        return np.asarray((X.T @ X.multiply(w[:, None])).todense())
+    return (X.T * w) @ X
+
+
+class FairLogLossProblem(SmoothProblem):
+    """``J(θ)`` with the exact λ*(θ) as a :class:`~fairopt.modeling.smooth.SmoothProblem`.
+
+    ``certifies`` is false: ``‖∇J‖`` proves nothing on the kink; the formulation certifies with
+    the saddle residual instead.
+    """
+
+    name = "fair_logloss"
+    description = "fair robust log-loss model"
+    family = "fair log-loss"
+    certifies = False
+    #: gradient norm at which L-BFGS hands over to the Newton polish: early while a Newton step
+    #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
+    switch_tol = {True: 1e-3, False: 1e-6}
+
+    def __init__(self, model: FairLogLoss):
+        self.model = model
+        self.blocks = {"theta": slice(0, model.dim)}
+        self._orders = None
+
+    def initial_point(self) -> np.ndarray:
+        return np.zeros(self.model.dim)
+
+    def value_grad(self, theta):
+        m = self.model
+        if not m.rows.binary:
+            raise ConfigError("the exact λ*(θ) step compares two groups; with more groups use "
+                              "solver='cvxpy' (joint convex form).")
+        t, self._orders = m.terms(np.asarray(theta, float), None, self._orders)
+        return float(np.mean(m.row_losses(t))) + m.regulariser(theta), m.gradient(theta, t)
+
+    def native_solve(self, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+        """L-BFGS on ``J`` (exact λ*), then the semismooth-Newton saddle polish if needed."""
+        from threadpoolctl import threadpool_limits
+
+        m = self.model
+        with threadpool_limits(limits=1, user_api="blas"):
+            # L-BFGS to moderate accuracy; the semismooth Newton polish converges fast from there
+            res = lbfgs(self, x0, max(tol, self.switch_tol[m.dim <= 300]), max_iter, deadline, maxcor=20)
+            theta = res.x
+            lam = m.terms(theta)[0].lam
+            best = m.saddle_residual(theta, lam)[:2]
+            log = [res.log, f"L-BFGS: {res.iterations} iterations, saddle residual {best}"]
+            status, newton_iters = res.status, 0
+            budget = max(max_iter - res.iterations, 0)     # max_iter bounds both phases together
+            if not m.certified(*best, tol) and res.status is not Status.TIME_LIMIT and budget:
+                d = m.rows.gaps(expit(m.X @ theta))
+                starts = [lam]
+                if np.max(np.abs(d), initial=np.inf) <= 1e-3:   # near the kink: start from the note's λ
+                    starts.insert(0, m.kink_multiplier(theta))
+                for lam0 in starts:
+                    th, lm, _, k = m.semismooth_newton(theta, lam0, tol, budget - newton_iters,
+                                                       deadline=deadline)
+                    newton_iters += k
+                    r = m.saddle_residual(th, lm)[:2]
+                    log.append(f"semismooth Newton from λ={np.round(lam0, 6).tolist()}: "
+                               f"{k} iterations, saddle residual {r}")
+                    if max(r) < max(best):
+                        theta, lam, best = th, lm, r
+                    if m.certified(*best, tol) or newton_iters >= budget:
+                        break
+                # off the kink λ*(θ) is unique: prefer it (gaps to rounding) when it certifies
+                exact = m.terms(theta)[0].lam
+                r = m.saddle_residual(theta, exact)[:2]
+                if m.certified(*r, tol) and r[1] <= best[1]:
+                    lam, best = exact, r
+            if m.certified(*best, tol):
+                status = Status.OPTIMAL
+            elif deadline is not None and time.perf_counter() >= deadline:
+                status = Status.TIME_LIMIT
+            elif res.iterations + newton_iters >= max_iter:
+                status = Status.ITERATION_LIMIT
+            elif status is Status.OPTIMAL:
+                status = Status.NUMERICAL
+        return NativeResult(theta, res.iterations + newton_iters, status, "\n".join(log),
+                            "lbfgs+exact-lambda", primal={"lambda": lam})
+
+    def to_cvxpy(self):
+        m = self.model
+        return forms.build_cvxpy(m.X, m.y, m.rows.coef, m.C, m.penalized)
+
+    def to_pyomo(self):
+        m = self.model
+        return forms.build_pyomo(m.X, m.y, m.rows.coef, m.C, m.penalized)

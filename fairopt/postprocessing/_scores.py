@@ -1,0 +1,109 @@
+"""Scores of the post-processors: the wrapped estimator, the map to ``[-1, 1]``, groups at predict."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.validation import Groups, check_groups, num_rows
+
+SCORE_MAPS = ("auto", "proba", "logit", "identity")
+
+
+def scores_from_proba(p) -> np.ndarray:
+    """Map probabilities ``P(y=1|x)`` to the ``[-1, 1]`` score scale: ``2p - 1``."""
+    return 2.0 * np.asarray(p, dtype=float) - 1.0
+
+
+def scores_from_logits(z) -> np.ndarray:
+    """Map log-odds (or any real margin) to ``[-1, 1]``: ``tanh(z/2) = 2 sigmoid(z) - 1``."""
+    return np.tanh(0.5 * np.asarray(z, dtype=float))
+
+
+class _ScoreMixin:
+    """Shared handling of the wrapped estimator and of the score map."""
+
+    def _check_score_map(self):
+        if self.score_map not in SCORE_MAPS:
+            raise ConfigError(f"score_map must be one of {SCORE_MAPS}, got {self.score_map!r}.")
+
+    def _fit_estimator(self, X, y, sample_weight):
+        if self.estimator is None:
+            return
+        if self.prefit:
+            try:
+                check_is_fitted(self.estimator)
+            except Exception as exc:
+                raise NotFittedError(f"prefit=True but the estimator {type(self.estimator).__name__} is not "
+                                     "fitted; fit it first or use prefit=False.") from exc
+            self.estimator_ = self.estimator
+        else:
+            if y is None:
+                raise DataValidationError("y is required to fit the wrapped estimator (prefit=False).")
+            self.estimator_ = clone(self.estimator)
+            kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.estimator_.fit(X, y, **kw)
+
+    def _scores(self, X, drop=None) -> np.ndarray:
+        """Scores on ``[-1, 1]`` for the rows of ``X`` (see the module docstring)."""
+        self._check_score_map()
+        kind = self.score_map
+        est = getattr(self, "estimator_", None) if self.estimator is not None else None
+        if self.estimator is not None and est is None:
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first.")
+        if est is None:
+            if isinstance(X, pd.DataFrame):
+                X = X.drop(columns=drop or [])
+            raw = np.asarray(X, dtype=float)
+            if raw.ndim == 2 and raw.shape[1] == 1:
+                raw = raw[:, 0]
+            if raw.ndim != 1:
+                raise DataValidationError(f"without an estimator X must be a 1-D array of scores, got shape "
+                                          f"{raw.shape}; pass estimator=... to score features.")
+            kind = "identity" if kind == "auto" else kind
+        else:
+            if kind in ("auto", "proba") and hasattr(est, "predict_proba"):
+                proba = np.asarray(est.predict_proba(X), dtype=float)
+                classes = list(getattr(est, "classes_", [0, 1]))
+                raw, kind = proba[:, classes.index(1) if 1 in classes else -1], "proba"
+            elif kind in ("auto", "logit") and hasattr(est, "decision_function"):
+                raw, kind = np.asarray(est.decision_function(X), dtype=float).reshape(-1), "logit"
+            elif kind == "identity":
+                raw = np.asarray(est.predict(X), dtype=float).reshape(-1)
+            else:
+                raise ConfigError(f"score_map={self.score_map!r}: the estimator has no suitable method "
+                                  "(predict_proba for 'proba', decision_function for 'logit').")
+        if not np.isfinite(raw).all():
+            raise DataValidationError("scores contain NaN or infinite values.")
+        if kind == "proba":
+            if raw.min() < 0 or raw.max() > 1:
+                raise DataValidationError("score_map='proba' needs probabilities in [0, 1].")
+            return scores_from_proba(raw)
+        if kind == "logit":
+            return scores_from_logits(raw)
+        if raw.size and (raw.min() < -1 - 1e-12 or raw.max() > 1 + 1e-12):
+            raise DataValidationError(
+                f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities "
+                "with 2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
+        return np.clip(raw, -1.0, 1.0)
+
+    def _fit_groups(self, sensitive_features, X, n: int) -> np.ndarray:
+        """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
+        or ``None`` when the groups were passed as data)."""
+        grp = check_groups(sensitive_features, n, X=X)
+        self.groups_ = grp.labels
+        self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
+        return grp.codes.astype(np.int64)
+
+    def _groups_at_predict(self, X, sensitive_features, n) -> np.ndarray:
+        if sensitive_features is None and getattr(self, "sensitive_columns_", None):
+            sensitive_features = self.sensitive_columns_
+        if sensitive_features is None:
+            raise DataValidationError("sensitive_features is required at predict: pass the group of every row "
+                                      "(or fit with the name(s) of columns of X so that predict finds them).")
+        return Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X)
+
+    def _n_rows(self, X) -> int:
+        return num_rows(X)

@@ -1,0 +1,74 @@
+"""Prior-shift baseline (Saerens et al. 2002): :class:`ShiftInference`."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+
+from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.postprocessing._scores import _ScoreMixin
+from fairopt.validation import check_weights
+
+__all__ = ["ShiftInference"]
+
+
+class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
+    """Prior-shift ("shift inference") baseline: re-weight each group's posterior to the overall prior.
+
+    With ``p = P(y=1 | x)`` learned under the group's label prior ``pi_k``, the posterior under the
+    common prior ``pi`` is ``p' = a p / (a p + b (1 - p))`` with ``a = pi / pi_k`` and
+    ``b = (1 - pi) / (1 - pi_k)`` (Saerens et al. 2002); predict ``1{p' > 1/2}``. Priors are
+    estimated on the fitting sample. This equalises the *priors* the classifier assumes, not the
+    group positive rates.
+
+    Parameters
+    ----------
+    estimator, prefit, score_map
+        As in :class:`ThresholdDebiaser` (scores are read as ``2p - 1``).
+    """
+
+    def __init__(self, estimator=None, prefit=False, score_map="auto"):
+        self.estimator = estimator
+        self.prefit = prefit
+        self.score_map = score_map
+
+    def __sklearn_clone__(self):
+        est = self.estimator if (self.prefit or self.estimator is None) else clone(self.estimator)
+        return type(self)(estimator=est, prefit=self.prefit, score_map=self.score_map)
+
+    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+        """Estimate the overall and per-group label priors."""
+        n = self._n_rows(X)
+        yv = np.asarray(y, dtype=float).reshape(-1)
+        if yv.shape[0] != n or not np.isin(yv, (0, 1)).all():
+            raise DataValidationError("y must be 0/1 labels, one per row of X.")
+        w = check_weights(sample_weight, n)
+        self.classes_ = np.array([0, 1])
+        codes = self._fit_groups(sensitive_features, X, n)
+        self._fit_estimator(X, yv, None if sample_weight is None else w)
+        G = len(self.groups_)
+        mass = np.bincount(codes, weights=w, minlength=G)
+        if np.any(mass <= 0):
+            raise DataValidationError(f"group(s) {list(self.groups_[mass <= 0])} have zero total sample_weight, so "
+                                      "their label prior is undefined; give them positive weight or drop them.")
+        pk = np.bincount(codes, weights=w * yv, minlength=G) / mass
+        eps = 1e-6  # keep log-odds finite for groups with one label only
+        self.group_priors_ = np.clip(pk, eps, 1 - eps)
+        self.prior_ = float(np.clip(np.average(yv, weights=w), eps, 1 - eps))
+        return self
+
+    def predict_proba(self, X, sensitive_features=None) -> np.ndarray:
+        """Prior-corrected posteriors ``[1 - p', p']``."""
+        if not hasattr(self, "prior_"):
+            raise NotFittedError("ShiftInference is not fitted; call fit first.")
+        n = self._n_rows(X)
+        f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
+        k = self._groups_at_predict(X, sensitive_features, n)
+        p = np.clip(0.5 * (f + 1.0), 1e-12, 1 - 1e-12)
+        pk = self.group_priors_[k]
+        logit = np.log(p / (1 - p)) + np.log(self.prior_ / (1 - self.prior_)) - np.log(pk / (1 - pk))
+        q = 1.0 / (1.0 + np.exp(-logit))
+        return np.column_stack([1.0 - q, q])
+
+    def predict(self, X, sensitive_features=None) -> np.ndarray:
+        """Deterministic predictions ``1{p' > 1/2}``."""
+        return (self.predict_proba(X, sensitive_features)[:, 1] > 0.5).astype(np.int64)

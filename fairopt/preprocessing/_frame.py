@@ -1,0 +1,100 @@
+"""Shared parts of the resamplers: the record frame, domain bookkeeping, decoding samples."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairopt.data import Domain
+from fairopt.errors import DataValidationError
+from fairopt.validation import as_1d, check_int, check_is_fitted, check_X, sensitive_columns
+
+
+def _n_samples(n) -> int:
+    """Number of records to draw: a non-negative integer (``1e4`` accepted, ``-1``/``2.7`` rejected)."""
+    return check_int(n, "n (number of samples)", min_value=0)
+
+
+def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``mass / total`` with 0 where ``total`` is 0 (rows of a cell whose weights are all 0)."""
+    return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
+
+
+def _assemble(X, y, sensitive_features):
+    """Frame of all columns, plus the names of the label and protected columns."""
+    if not isinstance(X, pd.DataFrame):
+        raise DataValidationError(
+            f"X must be a pandas DataFrame of categorical or pre-binned columns, got {type(X).__name__}.")
+    check_X(X, "X", ensure_finite=False)
+    frame = X.copy()
+    n = len(frame)
+    y_name = getattr(y, "name", None) or "y"
+    y_arr = as_1d(y, "y", n, allow_missing=True)
+    if y_name in frame.columns:
+        raise DataValidationError(f"the label name {y_name!r} is also a column of X; rename one of them.")
+    if sensitive_features is None:
+        raise DataValidationError("sensitive_features is required (a column name of X or an array).")
+    cols = sensitive_columns(sensitive_features, frame, n)
+    if cols is not None:
+        if len(cols) != 1:
+            raise DataValidationError(f"sensitive_features must name one column, got {cols}.")
+        z_name = cols[0]
+    else:
+        z = as_1d(sensitive_features, "sensitive_features", n, allow_missing=True)
+        z_name = getattr(sensitive_features, "name", None) or "sensitive_feature"
+        if z_name in frame.columns:
+            if not np.array_equal(frame[z_name].to_numpy(), z):
+                raise DataValidationError(
+                    f"sensitive_features is named {z_name!r} like a column of X but differs from it.")
+        else:
+            frame[z_name] = z
+    frame[y_name] = y.values if isinstance(y, pd.Series) else y_arr
+    if frame.isna().any().any():
+        col = frame.columns[frame.isna().any()].tolist()
+        raise DataValidationError(f"columns {col} have missing values; drop or impute them first.")
+    return frame, y_name, z_name
+
+
+def _pos_level(domain: Domain, y_name: str, pos_label) -> int:
+    levels = domain.levels[y_name]
+    if pos_label is None:
+        pos_label = 1 if 1 in levels else levels[-1]
+    if pos_label not in levels:
+        raise DataValidationError(f"pos_label {pos_label!r} is not a level of {y_name!r}: {list(levels)}.")
+    return levels.index(pos_label)
+
+
+def _decode(domain: Domain, codes: np.ndarray, dtypes: pd.Series) -> pd.DataFrame:
+    out = domain.decode(codes)
+    for c in out.columns:
+        dt = dtypes[c]
+        if isinstance(dt, pd.CategoricalDtype):
+            out[c] = pd.Categorical(out[c], dtype=dt)
+        else:
+            try:
+                out[c] = out[c].astype(dt)
+            except (TypeError, ValueError):
+                pass
+    return out
+
+
+class _FrameMixin:
+    """Common fit-time bookkeeping of the resamplers."""
+
+    def _prepare(self, X, y, sensitive_features, domain=None):
+        frame, y_name, z_name = _assemble(X, y, sensitive_features)
+        dom = domain if domain is not None else Domain.from_frame(frame)
+        if isinstance(dom, Domain):
+            missing = [c for c in frame.columns if c not in dom.names]
+            if missing:
+                raise DataValidationError(f"domain lacks columns {missing} of the data.")
+            dom = dom.subdomain(list(frame.columns))
+        codes = dom.encode(frame)
+        self.domain_ = dom
+        self.label_name_, self.sensitive_name_ = y_name, z_name
+        self.columns_ = list(frame.columns)
+        self.dtypes_ = frame.dtypes
+        self.n_features_in_ = X.shape[1]
+        return frame, codes, dom.index(y_name), dom.index(z_name)
+
+    def _check_fitted(self):
+        check_is_fitted(self, "domain_", "fit(X, y, sensitive_features)")

@@ -1,0 +1,182 @@
+"""Max-entropy fair resampler (Celis, Keswani & Vishnoi 2020): :class:`MaxEntResampler`."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from fairopt._utils import as_generator
+from fairopt.errors import DataValidationError, SolverError
+from fairopt.formulations.maxent import Encoding, MaxEnt
+from fairopt.formulations.maxent import priors as P
+from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share
+from fairopt.validation import check_weights
+
+__all__ = ["MaxEntResampler"]
+
+
+class MaxEntResampler(_FrameMixin, BaseEstimator):
+    """Max-entropy fair resampler (Celis, Keswani & Vishnoi, ICML 2020).
+
+    Learns ``p* = argmin_p KL(p || q)`` subject to ``E_p[α] = θ`` over the product domain of the
+    columns (every level of every column is a one-hot feature), with prior
+    ``q = C·uniform + (1 − C)·w``. Sampling ``p*`` gives synthetic records, also at points never
+    observed.
+
+    Parameters
+    ----------
+    C : float in [0, 1], default 0.5
+        Weight of the uniform distribution in the prior. Fairness meaning: the uniform part has
+        statistical and representation rate 1, so mixing it in never hurts fairness; larger ``C``
+        spreads mass over unseen records (generalisation) at the cost of fidelity to the data.
+    prior : {"reweighted", "data"}, default "reweighted"
+        ``w`` from Algorithm 1 (labels independent of the protected attribute: the prior has
+        statistical rate exactly 1 for ``tau = 1``, ``q_C^w``), or the raw frequencies (``q_C^d``).
+    target : {"weighted", "balanced", "data", "prior"}, array or mapping, default "weighted"
+        Expected value ``θ`` of every one-hot feature: ``θ^w`` (means under ``w``: protected shares
+        ``∝ tau``), ``θ^b`` (raw means with equal protected shares: representation rate 1),
+        ``θ^d`` (raw means: keeps the raw representation), ``"prior"`` (``p* = q``) or a user
+        target ``{column: level probabilities}``.
+    tau : float in (0, 1] or sequence, default 1.0
+        Algorithm 1 factor: group shares under ``w`` are ``∝ tau_z`` (a float scales the first
+        level of the protected column). Sets the representation rate of ``θ^w`` to ``tau``.
+    solver : str, default "native"
+        ``"native"``, ``"scipy[:trust-exact|trust-krylov|L-BFGS-B]"``, ``"cvxpy[:CLARABEL|SCS]"``
+        or ``"pyomo[:ipopt]"``.
+    tol : float, default 1e-8
+        Max marginal violation ``‖E_p[α] − θ‖∞`` accepted as converged.
+    max_iter : int, default 100
+    random_state : int, Generator or None
+        Default seed of :meth:`sample`.
+    theta_smoothing : float, default 0
+        Mix the one-hot targets with uniform (needed when a declared level has no rows).
+    pos_label : optional
+        Favourable label value for :meth:`statistical_rate` (default 1 if it is a level, else the
+        last level).
+    domain : fairopt.data.Domain, optional
+        Fixes the level sets (e.g. from the full data or a schema) instead of reading them from
+        the fitted frame.
+
+    Attributes
+    ----------
+    lambda_ : Series
+        Dual parameters ``λ*`` by one-hot feature ``"column=level"`` (reference levels are 0).
+    theta_ : Series
+        Target ``θ`` by one-hot feature ``"column=level"``.
+    prior_weights_ : ndarray (n_samples,)
+        Weight of each training row in ``w`` (sums to 1).
+    n_iter_, solve_seconds_, max_violation_, kl_ : int, float, float, float
+        Iterations, wall time of the dual solve, final ``‖E_p[α] − θ‖∞`` and ``KL(p* || q)``.
+    model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
+    """
+
+    def __init__(self, C=0.5, prior="reweighted", target="weighted", tau=1.0, solver="native",
+                 tol=1e-8, max_iter=100, random_state=None, theta_smoothing=0.0, pos_label=None,
+                 domain=None):
+        self.C = C
+        self.prior = prior
+        self.target = target
+        self.tau = tau
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.theta_smoothing = theta_smoothing
+        self.pos_label = pos_label
+        self.domain = domain
+
+    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+        """Learn the max-entropy distribution of the records ``(X, sensitive, y)``."""
+        self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
+        _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
+        if sample_weight is not None:
+            sample_weight = check_weights(sample_weight, len(codes))
+        dom = self.domain_
+        enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
+        target = self.target
+        if not isinstance(target, str) and hasattr(target, "keys"):
+            target = {k: self._level_vector(k, v) for k, v in dict(target).items()}
+        self.model_ = MaxEnt(codes, enc, label=label, protected=protected, C=self.C, prior=self.prior,
+                             target=target, tau=self.tau, sample_weight=sample_weight,
+                             theta_smoothing=self.theta_smoothing,
+                             level_names=[dom.levels[n] for n in dom.names])
+        sol = self.model_.solve(self.solver, tol=self.tol, max_iter=self.max_iter)
+        if not sol.is_optimal:
+            raise SolverError(
+                f"max-entropy dual did not converge with solver {self.solver!r}: status {sol.status}, "
+                f"max marginal violation {sol.max_violation:.3e} > tol {self.tol:g}. Raise max_iter, "
+                "loosen tol or use solver='native'.", status=sol.status, log=sol.log)
+        self.solution_ = sol
+        self.distribution_ = sol.distribution
+        self.label_index_, self.protected_index_ = label, protected
+        names = dom.one_hot_names
+        full = np.concatenate(self.model_.target)
+        self.theta_ = pd.Series(full, index=names, name="theta")
+        lam_full = np.concatenate(enc.level_scores(sol.primal["lambda"]))
+        self.lambda_ = pd.Series(lam_full, index=names, name="lambda")
+        pts, _, inverse = P.collapse(codes)
+        cnt = np.bincount(inverse, minlength=len(pts)).astype(float)
+        w_pts = self.model_.prior_weights
+        # model points and these points are both np.unique-sorted, hence aligned
+        self.prior_weights_ = w_pts[inverse] / cnt[inverse] if sample_weight is None else \
+            self._row_weights(codes, sample_weight)
+        self.n_iter_ = int(sol.iterations or 0)
+        self.solve_seconds_ = float(sol.solve_seconds)
+        self.max_violation_ = float(sol.max_violation)
+        self.kl_ = float(sol.kl)
+        self._pos = _pos_level(dom, self.label_name_, self.pos_label)
+        return self
+
+    def _row_weights(self, codes, sample_weight):
+        sw = np.asarray(sample_weight, dtype=float)
+        _, wsum, inverse = P.collapse(codes, sw)
+        return _share(self.model_.prior_weights[inverse] * sw, wsum[inverse])
+
+    def _level_vector(self, name, value):
+        if isinstance(value, (dict, pd.Series)):
+            lv = self.domain_.levels[name]
+            value = dict(value)
+            unknown = [k for k in value if k not in lv]
+            if unknown:
+                raise DataValidationError(f"target for {name!r} names unknown levels {unknown}.")
+            return np.array([float(value.get(v, 0.0)) for v in lv])
+        return value
+
+    # -------------------------------------------------------------- fitted distribution
+    def marginals(self, distribution: str = "fitted") -> pd.Series:
+        """Exact level probabilities of every column under ``p*`` (or the prior), by ``"column=level"``."""
+        dist = self._dist(distribution)
+        return pd.Series(np.concatenate(dist.level_marginals()), index=self.domain_.one_hot_names,
+                         name="marginal")
+
+    def statistical_rate(self, distribution: str = "fitted") -> float:
+        """Exact ``min_z p(Y=pos|Z=z) / max_z p(Y=pos|Z=z)`` of ``p*`` (or the prior)."""
+        return self._dist(distribution).statistical_rate(self.label_index_, self.protected_index_, self._pos)
+
+    def representation_rate(self, distribution: str = "fitted") -> float:
+        """Exact ``min_z p(Z=z) / max_z p(Z=z)`` of ``p*`` (or the prior)."""
+        return self._dist(distribution).representation_rate(self.protected_index_)
+
+    def _dist(self, which: str):
+        self._check_fitted()
+        if which == "fitted":
+            return self.distribution_
+        if which == "prior":
+            if not hasattr(self, "_prior_dist"):
+                self._prior_dist = self.model_.prior_distribution()
+            return self._prior_dist
+        raise DataValidationError(f"distribution must be 'fitted' or 'prior', got {which!r}.")
+
+    def sample_codes(self, n: int, random_state=None, distribution: str = "fitted") -> np.ndarray:
+        """``n`` exact draws as integer codes of :attr:`domain_`."""
+        rs = self.random_state if random_state is None else random_state
+        return self._dist(distribution).sample(_n_samples(n), as_generator(rs))
+
+    def sample(self, n: int, random_state=None, distribution: str = "fitted") -> pd.DataFrame:
+        """Draw ``n`` synthetic records from ``p*`` (or from the prior with ``distribution="prior"``).
+
+        Returns a frame with the fitted columns (``X``'s, the sensitive feature, the label) and
+        their original values.
+        """
+        codes = self.sample_codes(n, random_state, distribution)
+        return _decode(self.domain_, codes, self.dtypes_)
