@@ -18,8 +18,8 @@ def test_sidebyside_smoke(tmp_path):
     res = bench.run(smoke=True, repeats=1, out=tmp_path)
     w = res["workloads"]
     thr = w["threshold_dp_1e+04"]["sides"]
-    # both post-processors reach exact parity on the fitting sample with comparable error
-    assert thr["fairopt"]["violation"] <= 1e-9 and thr["ThresholdOptimizer"]["violation"] <= 1e-9
+    # held-out quality: parity up to sampling noise on both sides, comparable error
+    assert thr["fairopt"]["violation"] <= 0.03 and thr["ThresholdOptimizer"]["violation"] <= 0.03
     assert thr["fairopt"]["error"] <= thr["ThresholdOptimizer"]["error"] + 0.01
     me = w["maxent_adult"]["sides"]
     objs = [s["objective"] for s in me.values()]
