@@ -43,6 +43,8 @@ class Canonical:
     var_slices: dict[str, slice] = field(default_factory=dict)
     var_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     con_slices: dict[str, slice] = field(default_factory=dict)
+    #: mask of integer columns (None: all continuous)
+    integrality: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -54,7 +56,14 @@ class Canonical:
 
     @property
     def problem_class(self) -> str:
-        return "QP" if self.P is not None and self.P.nnz else "LP"
+        quadratic = self.P is not None and self.P.nnz
+        if self.is_mip:
+            return "MIQP" if quadratic else "MILP"
+        return "QP" if quadratic else "LP"
+
+    @property
+    def is_mip(self) -> bool:
+        return self.integrality is not None and bool(self.integrality.any())
 
     def column_names(self) -> list[str]:
         return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
@@ -91,7 +100,8 @@ def _unravel(k: int, shape: tuple[int, ...]):
 
 
 def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, seconds: float,
-                iterations=None, log: str = "", objective: float | None = None) -> Solution:
+                iterations=None, log: str = "", objective: float | None = None,
+                mip_gap: float | None = None, bound: float | None = None) -> Solution:
     """Map stacked primal ``x``, row duals ``y`` and bound duals ``z`` (all in fairopt's
     convention for the *internal minimisation*) back to named, user-sense arrays."""
     x = np.full(canon.n, np.nan) if x is None else np.asarray(x, dtype=float)
@@ -106,7 +116,8 @@ def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, se
         canon.var_shapes[v]) for v, s in canon.var_slices.items()}
     return Solution(status=status, objective=canon.sense * objective, primal=primal, dual=dual,
                     reduced_cost=rc, backend=backend, solver=solver, solve_seconds=seconds,
-                    iterations=iterations, log=log, program=canon.name)
+                    iterations=iterations, log=log, program=canon.name, mip_gap=mip_gap,
+                    objective_bound=None if bound is None else canon.sense * bound)
 
 
 def _first(mask: np.ndarray) -> int:

@@ -35,13 +35,14 @@ class Variable:
     shape: tuple[int, ...]
     lb: np.ndarray
     ub: np.ndarray
+    integer: bool = False
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape))
 
     def __repr__(self) -> str:
-        return f"Variable({self.name!r}, shape={self.shape})"
+        return f"Variable({self.name!r}, shape={self.shape}" + (", integer)" if self.integer else ")")
 
 
 @dataclass
@@ -96,12 +97,19 @@ class Program:
         self._canonical: Canonical | None = None
 
     # ------------------------------------------------------------------ building
-    def add_variables(self, name: str, shape=(1,), lb=0.0, ub=None) -> Variable:
-        """Add a block of continuous variables.
+    def add_variables(self, name: str, shape=(1,), lb=0.0, ub=None, integer: bool = False,
+                      binary: bool = False) -> Variable:
+        """Add a block of variables (continuous unless ``integer`` or ``binary``).
 
         ``lb`` / ``ub`` are scalars or arrays broadcastable to ``shape``; ``None`` means
-        unbounded (the default lower bound is 0).
+        unbounded (the default lower bound is 0). ``binary=True`` is ``integer=True`` with
+        bounds [0, 1] (``ub=None`` becomes 1). A program with an integer block is a MILP, solved
+        by the back ends that take integers (``highs``, ``cvxpy:HIGHS``, ``pyomo:appsi_highs``).
         """
+        if binary:
+            integer, ub = True, 1.0 if ub is None else ub
+            if np.any(np.asarray(lb, dtype=float) < 0) or np.any(np.asarray(ub, dtype=float) > 1):
+                raise DataValidationError(f"variable {name!r}: a binary block needs bounds within [0, 1].")
         self._check_new_name(name)
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
         if len(shape) not in (1, 2) or min(shape) < 0:
@@ -113,7 +121,7 @@ class Program:
             i = int(np.argmax(lo > hi))
             raise DataValidationError(f"variable {name!r}: lb > ub at entry {i} "
                                       f"({lo[i]} > {hi[i]}).")
-        var = Variable(name, shape, lo, hi)
+        var = Variable(name, shape, lo, hi, bool(integer))
         self.variables[name] = var
         self._canonical = None
         return var
@@ -249,7 +257,8 @@ class Program:
             constant=sign * self._constant, A=A,
             rl=np.concatenate(rl) if rl else np.zeros(0), ru=np.concatenate(ru) if ru else np.zeros(0),
             xl=xl, xu=xu, var_slices=offsets,
-            var_shapes={v: var.shape for v, var in self.variables.items()}, con_slices=con_slices)
+            var_shapes={v: var.shape for v, var in self.variables.items()}, con_slices=con_slices,
+            integrality=_integrality(self.variables))
         return self._canonical
 
     @property
@@ -264,7 +273,8 @@ class Program:
         return load_backend(spec.backend).compile(self, spec)
 
     def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
-              options: Mapping[str, Any] | None = None, require_optimal: bool = False) -> Solution:
+              options: Mapping[str, Any] | None = None, require_optimal: bool = False,
+              relaxation_duals: bool = False) -> Solution:
         """Solve and return a :class:`Solution`.
 
         Parameters
@@ -276,6 +286,10 @@ class Program:
         require_optimal : bool, default False
             Raise unless the status is optimal (a time or iteration limit raises
             :class:`~fairopt.errors.SolverLimitError`) instead of returning the best point.
+        relaxation_duals : bool, default False
+            For a program with integer blocks, also solve its LP relaxation and attach it as
+            ``solution.relaxation`` (its ``dual`` prices the rows); ``solution.dual`` of the MIP
+            itself stays empty.
 
         Raises
         ------
@@ -288,8 +302,23 @@ class Program:
         SolverError
             The solver failed numerically.
         """
-        return self.compile(solver, time_limit=time_limit, verbose=verbose,
-                            options=dict(options) if options else None).solve(require_optimal)
+        sol = self.compile(solver, time_limit=time_limit, verbose=verbose,
+                           options=dict(options) if options else None).solve(require_optimal)
+        if relaxation_duals and self.canonical().is_mip:
+            # a MIP has no duals: price its rows with the LP relaxation (same solver and settings)
+            sol.relaxation = self.relaxation().solve(solver, time_limit=time_limit, verbose=verbose,
+                                                     options=options, require_optimal=require_optimal)
+        return sol
+
+    def relaxation(self) -> "Program":
+        """A copy of this program with every integer block made continuous (the LP relaxation);
+        blocks, bounds, rows and objective are shared, not copied."""
+        import copy
+        relaxed = copy.copy(self)
+        relaxed.name = f"{self.name}_relaxation"
+        relaxed.variables = {k: Variable(v.name, v.shape, v.lb, v.ub) for k, v in self.variables.items()}
+        relaxed._canonical = None
+        return relaxed
 
     # ------------------------------------------------------------------ native objects and export
     def to_cvxpy(self):
@@ -317,7 +346,8 @@ class Program:
             n_variables=canon.n, n_constraints=canon.m, nnz=int(canon.A.nnz),
             quadratic_nnz=0 if canon.P is None else int(canon.P.nnz),
             variables=[{"name": v.name, "shape": list(v.shape), "size": v.size,
-                        "lb": _range(v.lb), "ub": _range(v.ub)} for v in self.variables.values()],
+                        "lb": _range(v.lb), "ub": _range(v.ub), "integer": v.integer}
+                       for v in self.variables.values()],
             constraints=[{"name": c.name, "rows": c.rows, "nnz": c.nnz, "blocks": list(c.coeffs),
                           "kind": _row_kind(c.lb, c.ub)} for c in self.constraints.values()])
 
@@ -334,6 +364,12 @@ def _broadcast(bound, shape, name):
     except ValueError:
         raise DataValidationError(f"variable {name!r}: bounds of shape {np.shape(bound)} do not "
                                   f"broadcast to the block shape {shape}.") from None
+
+
+def _integrality(variables: Mapping[str, Variable]) -> np.ndarray | None:
+    if not any(v.integer for v in variables.values()):
+        return None
+    return np.concatenate([np.full(v.size, v.integer) for v in variables.values()])
 
 
 def _range(arr: np.ndarray) -> list[float] | float | None:
@@ -380,6 +416,7 @@ class ProgramSummary:
                  + (f", {self.quadratic_nnz} quadratic nonzeros" if self.quadratic_nnz else "")]
         lines.append("  variables:")
         lines += [f"    {v['name']:<24} shape={tuple(v['shape'])!s:<14} lb={v['lb']} ub={v['ub']}"
+                  + (" integer" if v.get("integer") else "")
                   for v in self.variables]
         lines.append("  constraints:")
         lines += [f"    {c['name']:<24} rows={c['rows']:<8} nnz={c['nnz']:<8} {c['kind']:<8} "

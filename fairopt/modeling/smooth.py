@@ -12,7 +12,7 @@ mapping all implement :class:`SmoothProblem`; :func:`solve_smooth` runs any of t
             trust-region methods): ``trust-exact`` (default with a Hessian), ``trust-krylov``,
             ``Newton-CG``, ``L-BFGS-B`` (default without one), ``BFGS``;
 ``cvxpy``   :meth:`SmoothProblem.to_cvxpy`: Clarabel by default (tight tolerances), or SCS with
-            residual tolerance ``max(tol, 1e-9)`` (the log reports the achieved accuracy);
+            residual tolerance ``max(tol / 10, 1e-9)`` (the log reports the achieved accuracy);
 ``pyomo``   :meth:`SmoothProblem.to_pyomo`, solved by Ipopt only when it is installed, otherwise
             :class:`~fairopt.errors.SolverNotAvailableError` (the model still builds).
 
@@ -341,8 +341,8 @@ def _cvxpy_options(solver: str, max_iter: int, tol: float = 1e-8) -> dict:
     if solver == "CLARABEL":
         return {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
                 "tol_ktratio": 1e-10, "max_iter": max(max_iter, 200)}
-    if solver == "SCS":   # residual tolerance = the requested optimality target, within reach
-        eps = max(float(tol), SCS_EPS_FLOOR)
+    if solver == "SCS":   # residuals a decade under the optimality target, within reach
+        eps = max(0.1 * float(tol), SCS_EPS_FLOOR)
         return {"eps_abs": eps, "eps_rel": eps, "max_iters": max(max_iter, SCS_MAX_ITERS)}
     return {}
 

@@ -63,6 +63,16 @@ class Solution:
     reduced_cost : dict of str to ndarray
         Same convention for variable bounds (derivative of the optimum with respect to the
         active bound of each variable), where the back end reports it.
+    mip_gap : float or None
+        For a program with integer variables: the relative gap between the incumbent
+        ``objective`` and ``objective_bound`` when the solver stopped (``None`` for LP/QP). A
+        MIP is ``OPTIMAL`` when this gap reached the solver's tolerance (HiGHS option
+        ``mip_rel_gap``); at a time limit the incumbent comes back as ``TIME_LIMIT``.
+    objective_bound : float or None
+        The solver's proven bound on the optimum (user sense), for a MIP.
+    relaxation : Solution or None
+        The LP relaxation's solution (with its duals), when requested with
+        ``Program.solve(relaxation_duals=True)``; a MIP itself has no duals.
     """
 
     status: Status
@@ -76,6 +86,9 @@ class Solution:
     reduced_cost: dict[str, np.ndarray] = field(default_factory=dict)
     log: str = ""
     program: str = ""
+    mip_gap: float | None = None
+    objective_bound: float | None = None
+    relaxation: "Solution | None" = None
 
     @property
     def is_optimal(self) -> bool:

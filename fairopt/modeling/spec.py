@@ -16,8 +16,8 @@ from fairopt.errors import ConfigError
 
 #: problem classes: "LP" (linear), "QP" (convex quadratic objective, linear constraints),
 #: "smooth" (max-entropy dual and other smooth convex models), "threshold" (randomized-threshold
-#: post-processing solved exactly or by SGD)
-PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold")
+#: post-processing solved exactly or by SGD), "MILP" (an LP with integer variable blocks)
+PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold", "MILP")
 
 
 @dataclass(frozen=True)

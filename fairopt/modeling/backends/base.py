@@ -27,12 +27,14 @@ class RawResult:
     """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
     minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
 
-    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective")
+    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective", "mip_gap", "bound")
 
     def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
-                 objective: float | None = None):
+                 objective: float | None = None, mip_gap: float | None = None,
+                 bound: float | None = None):
         self.status, self.x, self.y, self.z = status, x, y, z
         self.iterations, self.log, self.objective = iterations, log, objective
+        self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound
 
 
 class CompiledModel:
@@ -46,9 +48,19 @@ class CompiledModel:
         singular Hessians; see :func:`singular_free_hessian`)."""
         return False
 
-    #: a first-order method that may stall on degenerate programs: reaching its *default*
-    #: iteration limit sends the program to a reference solver (the log says so)
-    stalls_on_degenerate = False
+    @property
+    def stalls_on_degenerate(self) -> bool:
+        """Whether reaching the solver's *default* iteration limit means it stalled (the program
+        then goes to a reference solver; the log says so): HiGHS's QP solver cycles on some
+        singular Hessians, so fairopt caps it (:meth:`qp_iteration_cap`) unless the options do."""
+        return self.highs_qp and self.canon.P is not None and \
+            "qp_iteration_limit" not in self.spec.options
+
+    def qp_iteration_cap(self) -> dict:
+        """HiGHS options capping its QP iterations (empty when not applicable or user-set)."""
+        if not self.stalls_on_degenerate:
+            return {}
+        return {"qp_iteration_limit": 20_000 + 100 * (self.canon.n + self.canon.m)}
 
     def __init__(self, program, spec: SolverSpec):
         self.program = program
@@ -122,6 +134,8 @@ class CompiledModel:
         c.c = np.concatenate([c.c, c.sense * cost])
         c.xl, c.xu = np.concatenate([c.xl, lo]), np.concatenate([c.xu, hi])
         c.A = sp.hstack([c.A, new_cols], format="csr")
+        if c.integrality is not None:  # new columns are continuous
+            c.integrality = np.concatenate([c.integrality, np.zeros(k, dtype=bool)])
         if c.P is not None:
             c.P = sp.block_diag([c.P, sp.csc_matrix((k, k))], format="csc")
         old = c.var_slices[name]
@@ -204,7 +218,8 @@ class CompiledModel:
             raise SolverError(f"{where} failed with status {status.value}. {raw.log}".strip(),
                               status=status, log=raw.log)
         sol = to_solution(self.canon, status, raw.x, raw.y, raw.z, self.backend,
-                          str(self.spec.solver), seconds, raw.iterations, raw.log, raw.objective)
+                          str(self.spec.solver), seconds, raw.iterations, raw.log, raw.objective,
+                          raw.mip_gap, raw.bound)
         if require_optimal:
             raise_unless_optimal(sol, where)
         return sol

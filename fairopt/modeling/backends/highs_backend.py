@@ -37,6 +37,9 @@ def _make_lp(canon: Canonical, names: bool = False):
     lp.a_matrix_.index_ = A.indices.astype(np.int32)
     lp.a_matrix_.value_ = A.data
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = canon.n, canon.m
+    if canon.is_mip:
+        kinds = (hp.HighsVarType.kContinuous, hp.HighsVarType.kInteger)
+        lp.integrality_ = [kinds[b] for b in canon.integrality.tolist()]
     if names:
         lp.col_names_ = canon.column_names()
         lp.row_names_ = canon.row_names()
@@ -106,7 +109,7 @@ def _check(status, what: str) -> None:
 INFO = BackendInfo(
     name="highs", module="highspy",
     description="HiGHS through highspy, model passed as CSC arrays; warm starts",
-    solvers={"highs": ("LP", "QP")}, default_solver={"LP": "highs", "QP": "highs"},
+    solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
     time_limit_key={"highs": "time_limit"}, status_map=_STATUS, check_options=check_options)
 
 
@@ -116,7 +119,8 @@ class HighsModel(CompiledModel):
 
     def _build(self) -> None:
         canon = self.canon
-        self.h = _new_highs(self.spec.verbose, dict(self.spec.options), self.spec.time_limit)
+        self.h = _new_highs(self.spec.verbose, {**self.qp_iteration_cap(), **self.spec.options},
+                            self.spec.time_limit)
         _check(self.h.passModel(_make_lp(canon)), "passModel")
         if canon.P is not None:
             _check(self.h.passHessian(_make_hessian(canon)), "passHessian")
@@ -166,6 +170,10 @@ class HighsModel(CompiledModel):
             z = np.asarray(sol.col_dual) if has_dual else None
             if not sol.value_valid:
                 x = None
+            if self.canon.is_mip:  # no duals; report the gap to the proven bound
+                gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else None
+                return RawResult(status, x, None, None, int(info.mip_node_count), log,
+                                 mip_gap=gap, bound=float(info.mip_dual_bound))
             return RawResult(status, x, y, z, iterations, log)
         return RawResult(status, iterations=iterations, log=log)
 

@@ -17,9 +17,10 @@ from fairopt.modeling.spec import BackendInfo
 
 #: pyomo solvers fairopt knows, with the problem classes each takes (appsi_highs passes only
 #: linear objectives; smooth problems need an NLP solver)
-SOLVERS = {"appsi_highs": ("LP",), "highs": ("LP", "QP"), "ipopt": ("LP", "QP", "smooth"),
-           "gurobi": ("LP", "QP"), "gurobi_direct": ("LP", "QP"), "cplex": ("LP", "QP"),
-           "cbc": ("LP",), "glpk": ("LP",), "scip": ("LP", "QP", "smooth"), "xpress": ("LP", "QP")}
+SOLVERS = {"appsi_highs": ("LP", "MILP"), "highs": ("LP", "QP", "MILP"), "ipopt": ("LP", "QP", "smooth"),
+           "gurobi": ("LP", "QP", "MILP"), "gurobi_direct": ("LP", "QP", "MILP"),
+           "cplex": ("LP", "QP", "MILP"), "cbc": ("LP", "MILP"), "glpk": ("LP", "MILP"),
+           "scip": ("LP", "QP", "smooth", "MILP"), "xpress": ("LP", "QP", "MILP")}
 TIME_LIMIT_KEY = {"appsi_highs": "time_limit", "highs": "time_limit", "ipopt": "max_cpu_time",
                   "gurobi": "TimeLimit", "gurobi_direct": "TimeLimit", "cbc": "seconds",
                   "glpk": "tmlim", "cplex": "timelimit", "scip": "limits/time",
@@ -57,7 +58,7 @@ STATUS_MAP = {"optimal": Status.OPTIMAL, "locallyOptimal": Status.OPTIMAL,
 INFO = BackendInfo(
     name="pyomo", module="pyomo",
     description="pyomo ConcreteModel with named indexed components; any pyomo solver",
-    solvers=SOLVERS, default_solver={"LP": "appsi_highs", "QP": "highs", "smooth": "ipopt"},
+    solvers=SOLVERS, default_solver={"LP": "appsi_highs", "QP": "highs", "smooth": "ipopt", "MILP": "appsi_highs"},
     time_limit_key=TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
     check_options=check_options)
 
@@ -75,7 +76,8 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
     flat = []  # flat column index -> pyomo var data
     for v, s in canon.var_slices.items():
         lo, hi = canon.xl[s], canon.xu[s]
-        comp = pyo.Var(range(s.stop - s.start), domain=pyo.Reals,
+        integer = canon.is_mip and bool(canon.integrality[s].any())
+        comp = pyo.Var(range(s.stop - s.start), domain=pyo.Integers if integer else pyo.Reals,
                        bounds=lambda m, i, lo=lo, hi=hi: (_bound(lo[i]), _bound(hi[i])))
         model.add_component(v, comp)
         flat.extend(comp[i] for i in range(s.stop - s.start))
@@ -124,14 +126,15 @@ class PyomoModel(CompiledModel):
         # costs), which pyomo reads as "unknown": a fixed padding column and row prevent that
         self.model._pad = pyo.Var(bounds=(0.0, 0.0))
         self.model._pad_row = pyo.Constraint(expr=self.model._pad == 0.0)
-        self.model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-        self.model.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        if not self.canon.is_mip:  # a MIP has no duals (appsi_highs refuses to load them)
+            self.model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+            self.model.rc = pyo.Suffix(direction=pyo.Suffix.IMPORT)
 
     def _run(self) -> RawResult:
         import pyomo.environ as pyo
 
         opt = pyo.SolverFactory(self.spec.solver)
-        for key, value in dict(self.spec.options).items():
+        for key, value in {**self.qp_iteration_cap(), **self.spec.options}.items():
             opt.options[key] = value
         if self.spec.time_limit is not None:
             opt.options[TIME_LIMIT_KEY.get(self.spec.solver, "time_limit")] = self.spec.time_limit
@@ -156,7 +159,7 @@ class PyomoModel(CompiledModel):
                             for var, s in ((getattr(self.model, v), s)
                                            for v, s in c.var_slices.items())]) if c.n else np.zeros(0)
         y = z = None
-        if status is Status.OPTIMAL and len(self.model.dual):
+        if status is Status.OPTIMAL and not c.is_mip and len(self.model.dual):
             y = np.concatenate([np.array([self.model.dual.get(con[i], 0.0) if i in con else 0.0
                                           for i in range(s.stop - s.start)], dtype=float)
                                 for con, s in ((getattr(self.model, k), s)
