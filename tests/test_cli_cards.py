@@ -32,6 +32,7 @@ CARDS = sorted((ROOT / "models").glob("*.toml"))
 REDUCED = {
     "threshold_debiasing": ["data.subsample=4000"],
     "maxent": ["parameters.n_samples=2000"],
+    "fair_selection": ["data.pool_fraction=0.2"],
 }
 #: and per card, where the card itself is long
 REDUCED_CARD = {"fair-regression-adult": ["data.subsample=3000"], "fair-regression-adult-2k": ["data.subsample=1000"]}
