@@ -53,14 +53,15 @@ def _rich_table(title: str, columns, rows):
     """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
     from rich import box
     from rich.table import Table as RichTable
-    table = RichTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
+    table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     rows = [list(r) for r in rows]
     for i, col in enumerate(columns):
         values = [r[i] for r in rows if i < len(r) and r[i] is not None and r[i] != ""]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        table.add_column(str(col), justify="right" if numeric and i > 0 else "left", overflow="fold")
+        table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
     for row in rows:
-        table.add_row(*[_fmt(v) for v in row])
+        table.add_row(*[escape(_fmt(v)) for v in row])
     return table
 
 

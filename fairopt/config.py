@@ -148,17 +148,26 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 CARD_TABLES = ("card", "data", "formulation", "parameters", "solver")
 
 
+def override_path(text: str) -> list[str]:
+    """The card path an override sets (a bare key means ``parameters.key``)."""
+    path = parse_override(text)[0]
+    return ["parameters", *path] if len(path) == 1 and path[0] not in CARD_TABLES else path
+
+
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
+    """Apply ``--set key=value`` texts; ``key=`` with nothing after it removes the key (back to its
+    default, e.g. to use ``sr_difference`` on a card that sets ``statistical_rate``)."""
     for text in overrides or []:
-        path, value = parse_override(text)
-        if len(path) == 1 and path[0] not in CARD_TABLES:
-            path = ["parameters", *path]
+        path, value = override_path(text), parse_override(text)[1]
         node = raw
         for part in path[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {text!r}: {part!r} is not a table.")
-        node[path[-1]] = value
+        if value == "" and not text.rstrip().endswith(("''", '""')):
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = value
     return raw
 
 
@@ -194,7 +203,7 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
     path = Path(path)
     raw = read_card(path) if raw is None else copy.deepcopy(raw)
     raw = apply_overrides(raw, overrides or [])
-    overridden = {".".join(parse_override(t)[0]) for t in overrides or []}
+    overridden = {".".join(override_path(t)) for t in overrides or []}
     try:
         schema = CardSchema.model_validate(raw)
     except ValidationError as exc:

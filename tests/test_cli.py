@@ -209,3 +209,42 @@ def test_limits_exit_3_on_every_formulation(tmp_path):
         res = json.loads((out / "result.json").read_text())
         assert (code, res["status"]) in ((3, "time_limit"), (3, "iteration_limit")), (card.name, res)
         assert "limit" in res["hint"] and "--set " in res["hint"]
+
+
+def test_inspect_export_says_what_and_refuses_huge_files(tmp_path, monkeypatch, capsys):
+    import fairopt.cli as cli
+    mps = tmp_path / "quick.mps"
+    monkeypatch.setattr(cli, "EXPORT_LIMIT_BYTES", 1000.0)
+    assert main(["inspect", str(QUICKSTART), "--export", str(mps)]) == 2
+    assert "would be about" in capsys.readouterr().err and not mps.exists()
+    assert main(["inspect", str(QUICKSTART), "--export", str(mps), "--force"]) == 0
+    assert mps.stat().st_size > 1000
+
+
+@pytest.mark.skipif(not os.environ.get("FAIROPT_DATA_HOME"), reason="needs FAIROPT_DATA_HOME")
+def test_inspect_exports_only_what_the_card_solves(tmp_path, capsys):
+    card = ROOT / "models" / "fair-regression-law.toml"            # least-squares oracle: no LP to export
+    assert main(["inspect", str(card), "--export", str(tmp_path / "x.mps")]) == 2
+    assert "--set parameters.oracle=hinge_lp" in capsys.readouterr().err
+    assert main(["inspect", str(card), "--export", str(tmp_path / "x.lp"), "--set", "parameters.oracle=hinge_lp",
+                 "--set", "data.subsample=300"]) == 0
+    assert "exporting the weighted hinge LP" in capsys.readouterr().out and (tmp_path / "x.lp").is_file()
+
+
+def test_documented_forms_work_from_set(tmp_path):
+    # explicit group masses, and unsetting the card's statistical_rate to use the difference form
+    res = _run(tmp_path, "--set", "parameters.representation=[0.5, 0.5]", name="masses")
+    assert res["metrics"]["representation_rate_after"] == pytest.approx(1.0, abs=1e-9)
+    res = _run(tmp_path, "--set", "parameters.statistical_rate=", "--set", "parameters.sr_difference=0.05",
+               name="difference")
+    assert "statistical_rate" not in res["parameters"] or res["parameters"]["statistical_rate"] is None
+    assert res["metrics"]["statistical_rate_after"] > res["metrics"]["statistical_rate_before"]
+    # a target mapping {column: level probabilities}: uniform levels everywhere
+    from fairopt.data import load_builtin
+    dom = load_builtin("compas").domain
+    target = ", ".join(f"{n} = [{', '.join([repr(1 / len(dom.levels[n]))] * len(dom.levels[n]))}]" for n in dom.names)
+    out = tmp_path / "target"
+    assert main(["run", str(ROOT / "models" / "maxent-compas-small.toml"), "--out", str(out), "--quiet",
+                 "--set", f"parameters.target={{{target}}}"]) == 0
+    res = json.loads((out / "result.json").read_text())
+    assert res["status"] == "optimal" and res["metrics"]["representation_rate"] == pytest.approx(1.0, abs=1e-6)

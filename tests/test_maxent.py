@@ -66,6 +66,21 @@ def test_oracle_matches_brute_force_enumeration(rng, C):
         np.testing.assert_allclose(np.exp(orc.log_prob(st, allc)), p, rtol=1e-12, atol=1e-15)
 
 
+def test_sparse_features_and_key_collapse_match_dense_references(rng):
+    enc, codes = _random_problem(rng, n=3000)
+    np.testing.assert_array_equal(enc.sparse_features(codes).toarray(), enc.features(codes))
+    pts, cnt, inv = P.collapse(codes, np.arange(3000.0))
+    ref_pts, ref_inv = np.unique(codes, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(pts, ref_pts)
+    np.testing.assert_array_equal(inv, ref_inv.ravel())
+    np.testing.assert_allclose(cnt, np.bincount(ref_inv.ravel(), weights=np.arange(3000.0)))
+    # ranges beyond an int64 key fall back to the row-wise unique
+    huge = np.array([[2 ** 40, 3, 2 ** 30], [0, 1, 2], [2 ** 40, 3, 2 ** 30]])
+    hp, hc, _ = P.collapse(huge)
+    np.testing.assert_array_equal(hp, [[0, 1, 2], [2 ** 40, 3, 2 ** 30]])
+    np.testing.assert_array_equal(hc, [1, 2])
+
+
 def test_gradient_and_hessian_match_finite_differences(rng):
     enc, codes = _random_problem(rng)
     pts, cnt, _ = P.collapse(codes)

@@ -97,6 +97,7 @@ def _unused_blocks() -> Program:
     p.add_variables("x", 2, lb=0, ub=1)
     p.add_variables("u", 3, lb=2, ub=4)        # in no row, no cost: 0 is outside its bounds
     p.add_variables("w", 2, lb=None, ub=-1)    # one-sided, 0 outside too
+    p.add_variables("f", 2, lb=None)           # free and in nothing: cvxpy left it out entirely
     p.add_constraints("r", {"x": [[1.0, 1.0]], "u": np.zeros((1, 3))}, lb=1)
     p.set_objective(linear={"x": [1.0, 2.0]})
     return p
@@ -108,6 +109,21 @@ def test_unused_blocks_come_back_inside_their_bounds(spec):
     assert sol.objective == pytest.approx(1.0, abs=1e-7)
     assert np.all((sol.primal["u"] >= 2) & (sol.primal["u"] <= 4))
     assert np.all(sol.primal["w"] <= -1) and np.isfinite(sol.primal["w"]).all()
+    assert np.array_equal(sol.primal["f"], np.zeros(2))
+
+
+@pytest.mark.parametrize("case, truth, specs", [
+    ((1573, False, "maximize"), UnboundedError, ["scipy:highs"]),       # linprog said infeasible
+    ((647, True, "minimize"), UnboundedError, ["cvxpy:CLARABEL"]),      # Clarabel said optimal
+    ((736, True, "minimize"), UnboundedError, ["osqp:osqp"]),           # OSQP said infeasible
+])
+def test_planted_unbounded_programs_misread_before(case, truth, specs):
+    from fairopt.modeling.planted import planted_unbounded
+    seed, quadratic, sense = case
+    inst = planted_unbounded(np.random.default_rng(seed), quadratic, sense)
+    for spec in specs:
+        with pytest.raises(truth):
+            inst.program.solve(spec)
 
 
 @pytest.mark.parametrize("spec", LP_SPECS)

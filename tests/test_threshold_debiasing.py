@@ -164,6 +164,34 @@ def test_collapse_atoms_counts_and_weights():
     np.testing.assert_allclose(at.positive, [3, 1, 1])
 
 
+def test_collapse_fast_path_matches_permutation_path():
+    # counts-only collapse (value sort per cell) == the argsort path forced by unit weights,
+    # with ties inside cells and the same score in adjacent cells
+    rng = np.random.default_rng(3)
+    f = np.round(rng.normal(size=5000), 2)
+    g = rng.integers(0, 4, 5000)
+    fast, ref = collapse_atoms(f, g, 4), collapse_atoms(f, g, 4, sample_weight=np.ones(5000))
+    for name in ("cell", "score", "weight", "offsets"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name))
+    distinct = collapse_atoms(rng.normal(size=300), rng.integers(0, 3, 300), 3)
+    assert distinct.n_atoms == 300 and np.all(np.diff(distinct.offsets) > 0)
+    with pytest.raises(DataValidationError, match="cells \\[2\\]"):
+        collapse_atoms(f, g % 2, 3)
+
+
+def test_parity_ramp_table_matches_general_table():
+    # the z = 1 fast table is bit-identical to the general one with explicit z = 1
+    rng = np.random.default_rng(4)
+    f = np.sort(np.round(rng.uniform(-1, 1, 2000), 3))
+    a = rng.uniform(0.5, 2, 2000)
+    a /= a.sum()
+    fast, ref = CellRamp(f, a, 0.07), CellRamp(f, a, 0.07, z=np.ones_like(f))
+    for name in ("b", "v", "active"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name))
+    for c in (0.1, 0.5, 0.93):
+        assert fast.root(c) == ref.root(c) and fast.root_fast(c) == ref.root_fast(c)
+
+
 def test_sgd_streaming_partial_fit_converges():
     f, g = random_scores(seed=9, sizes=(2000, 6000, 800))
     ref = RandomizedThresholdParity(f, g, gamma=0.2, rho=0.4).solve()

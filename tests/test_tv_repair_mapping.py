@@ -77,16 +77,16 @@ def evaluate(model: OptimizedPreprocessing, res):
     # distortion, evaluated by the distortion object on every (row, column) pair
     dist_viol = 0.0
     if model.distortion is not None:
-        delta = np.array([model.distortion(model.xy_domain, rows[[r], 1:], cols[[c]])[0]
-                          for r in range(len(q)) for c in range(len(cols))]).reshape(len(q), len(cols))
+        R, C = len(q), len(cols)   # every (row, column) pair, dense
+        delta = model.distortion(model.xy_domain, np.repeat(rows[:, 1:], C, axis=0),
+                                 np.tile(cols, (R, 1))).reshape(R, C)
         with np.errstate(invalid="ignore"):
             cost = np.where(P > 0, delta * P, 0.0)
         if model.conditioning == "dxy":
-            w = np.eye(len(q))
-        else:
-            xy = [tuple(r[1:]) for r in rows]
-            w = np.array([[q[s] / sum(q[t] for t in range(len(q)) if xy[t] == xy[r]) if xy[s] == xy[r] else 0.0
-                           for s in range(len(q))] for r in range(len(q))])
+            w = np.eye(R)
+        else:   # w[r, s] = q_s / q(xy of r) for rows s sharing r's (x, y)
+            same = (rows[:, None, 1:] == rows[None, :, 1:]).all(axis=2)
+            w = same * q[None, :] / (same * q[None, :]).sum(axis=1, keepdims=True)
         kappa = model.max_expected_distortion
         if kappa is not None:
             if isinstance(kappa, dict):   # per group: the cap of each row's group
@@ -337,6 +337,13 @@ def test_kl_variant_through_exponential_cone():
     assert rowsum < 1e-6 and viol < 1e-6 and dviol < 1e-6
     with pytest.raises(DataValidationError, match="exponential-cone"):
         model.solve("highs:highs")
+    # duals through the smooth seam: the envelope derivative matches finite differences
+    h = 1e-4
+    up, down = (OptimizedPreprocessing(data.domain, cells, counts, discrimination="additive", epsilon=0.05 + s,
+                                       divergence="kl", utility="xy", conditioning="xy", **ADULT_KW)
+                .solve("cvxpy:CLARABEL").objective for s in (h, -h))
+    assert res.d_objective_d_epsilon < 0
+    assert res.d_objective_d_epsilon == pytest.approx((up - down) / (2 * h), rel=1e-2)
 
 
 def test_transform_is_seeded_vectorised_and_follows_the_mapping():
@@ -425,3 +432,18 @@ def test_compas_authors_rule_with_per_group_expected_distortion_caps():
     with pytest.raises(DataValidationError, match="not among"):
         OptimizedPreprocessing(data.domain, cells, counts, protected="race", label="two_year_recid",
                                distortion="compas", max_expected_distortion={"White": 0.3}).build()
+
+
+def test_observed_columns_are_a_flagged_restriction():
+    dom, cells, counts = _tiny(5)
+    kw = dict(protected="d", label="y", distortion=TINY_TABLE, clist=[0.99, 1.99], dlist=[0.3, 0.0],
+              discrimination="additive", epsilon=0.02, utility="xy")
+    exact = OptimizedPreprocessing(dom, cells, counts, **kw)
+    restricted = OptimizedPreprocessing(dom, cells, counts, columns="observed", **kw)
+    observed_xy = np.unique(exact.xy_domain.ravel(restricted.rows[:, 1:]))
+    assert len(restricted.candidates) == len(observed_xy) <= len(exact.candidates)
+    res = restricted.solve("highs")
+    assert res.objective >= exact.solve("highs").objective - 1e-12
+    assert res.approximations and "APPROXIMATION" in restricted.summary()
+    loss, rowsum, low, viol, dviol = evaluate(restricted, res)
+    assert loss == pytest.approx(res.objective, abs=1e-9) and viol < 1e-9 and dviol < 1e-9

@@ -96,8 +96,9 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
 
 
 def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | None = None,
-                    free_null: bool = False) -> PlantedInstance:
-    """An instance with a planted KKT point (see the module docstring)."""
+                    free_null: bool = False, degenerate: float = 0.15) -> PlantedInstance:
+    """An instance with a planted KKT point (see the module docstring); each active row or bound
+    has a zero multiplier with probability ``degenerate``."""
     n = int(rng.integers(2, 9))
     m = int(rng.integers(0, 9))
     x = rng.uniform(-1, 1, n) * _log_uniform(rng, 1e-1, 1e1)
@@ -108,7 +109,7 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
     for i in range(m):
         kind = rng.choice(["eq", "lo", "up", "range_lo", "range_up", "slack_lo", "slack_up",
                            "slack_range", "free"])
-        mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < 0.15 else 1.0)  # degenerate: 0
+        mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < degenerate else 1.0)  # degenerate: 0
         gap = rng.uniform(0.1, 1.0) * (1.0 + abs(ax[i]))
         if kind == "eq":
             rl[i] = ru[i] = ax[i]
@@ -133,7 +134,7 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
         kind = rng.choice(["free", "lo", "up", "box", "at_lo", "at_up", "fixed"])
         if free_null and j < 2:
             kind = "free"
-        mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < 0.15 else 1.0)
+        mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < degenerate else 1.0)
         gap = rng.uniform(0.1, 1.0) * (1.0 + abs(x[j]))
         if kind == "lo":
             xl[j] = x[j] - gap
@@ -275,3 +276,57 @@ def random_instance(seed: int, quadratic: bool | None = None) -> PlantedInstance
     if u < 0.8:
         return planted_infeasible(rng, qp, sense)
     return planted_unbounded(rng, qp, sense)
+
+
+@dataclass
+class Check:
+    """Outcome of solving a :class:`PlantedInstance` on one back end."""
+
+    spec: str
+    truth: Status
+    status: str                      # the status read (or "raw:<Exception>" for an untyped crash)
+    objective_error: float = 0.0     # |f - f*| / max(1, |f*|)
+    violation: float = 0.0           # largest row/bound violation relative to 1 + |bound|
+    dual_error: float | None = None  # max |y - y*| / max(1, max |y*|), when duals are unique
+    seconds: float = 0.0
+
+    @property
+    def status_ok(self) -> bool:
+        return self.status == self.truth.value
+
+
+def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check | None:
+    """Solve ``inst`` on ``spec`` and compare with the planted truth (None: the back end does
+    not take the problem class)."""
+    import time
+
+    from fairopt.errors import (FairoptError, InfeasibleError, SolverNotAvailableError,
+                                UnboundedError)
+    from fairopt.modeling.certify import max_violation
+    t0 = time.perf_counter()
+    try:
+        sol = inst.program.solve(spec, time_limit=time_limit)
+    except SolverNotAvailableError:
+        return None
+    except InfeasibleError:
+        return Check(spec, inst.status, Status.INFEASIBLE.value, seconds=time.perf_counter() - t0)
+    except UnboundedError:
+        return Check(spec, inst.status, Status.UNBOUNDED.value, seconds=time.perf_counter() - t0)
+    except FairoptError as exc:
+        return Check(spec, inst.status, f"error:{type(exc).__name__}", seconds=time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 - counting raw exceptions is the point
+        return Check(spec, inst.status, f"raw:{type(exc).__name__}: {exc}"[:200],
+                     seconds=time.perf_counter() - t0)
+    out = Check(spec, inst.status, sol.status.value, seconds=time.perf_counter() - t0)
+    if sol.status is Status.OPTIMAL and inst.objective is not None:
+        canon = inst.program.canonical()
+        x = np.concatenate([sol.primal[v].ravel() for v in canon.var_slices])
+        out.violation = max_violation(canon, x) if np.isfinite(x).all() else np.inf
+        out.objective_error = abs(sol.objective - inst.objective) / max(1.0, abs(inst.objective))
+        if not np.isfinite(sol.objective):
+            out.objective_error = np.inf
+        if inst.duals_unique and inst.duals:
+            ref = np.concatenate([inst.duals[k] for k in inst.duals])
+            got = np.concatenate([sol.dual[k] for k in inst.duals])
+            out.dual_error = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+    return out

@@ -240,22 +240,13 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         k = self._groups_at_predict(X, sensitive_features, n)
         if getattr(self, "calibrator_", None) is not None:
             f = self.calibrator_.transform(f, k)
-        if self.constraint_ == "demographic_parity":
-            t = self.thresholds_[k]
-            if self.gamma_ > 0:
-                return np.clip((f - t) / self.gamma_, 0.0, 1.0)
-            return np.where(f > t, 1.0, np.where(f == t, self.tie_probs_[k], 0.0))
-        if self.constraint_ == "covariance":
+        if self.constraint_ == "covariance":      # cells of the covariance solution: 2 * subgroup + s
             if subgroups is None and len(self.subgroups_) == 1:
                 sub = np.zeros(n, dtype=np.int64)
             else:
                 sub = Groups(np.zeros(0, np.intp), self.subgroups_).encode(subgroups, n, X=X, name="subgroups")
-            return np.clip((f - self.thresholds_[sub, k]) / self.gamma_, 0.0, 1.0)
-        h = np.empty(n)
-        for g, rule in enumerate(self.rules_):
-            m = k == g
-            h[m] = rule(f[m])
-        return h
+            k = 2 * sub + k
+        return self.solution_.decision_probability(f, k)
 
     def predict_proba(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
         """Columns ``[P(y_hat=0), P(y_hat=1)]`` of the randomized rule."""

@@ -50,6 +50,10 @@ __all__ = ["ExponentiatedGradient", "FaithfulEG", "GameResult", "PracticalEG", "
 SLACK_TOL = 1e-9
 #: practical mode raises the LP penalty B tenfold at most this factor above the given B
 MAX_B_GROWTH = 1e4
+#: relative resolution of the LP gap: it is a difference of Lagrangian values of size
+#: |cost| + B |gamma|, computed from an LP solution feasible to the solver's default primal/dual
+#: tolerance (1e-7 in HiGHS), so it is only resolved to about this fraction of that size
+GAP_REL_TOL = 1e-7
 
 
 def lambda_from_theta(theta: np.ndarray, B: float) -> np.ndarray:
@@ -131,7 +135,7 @@ class _EGPlayer:
                           gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
                           n_iter=t, n_oracle_calls=self.game.n_calls, mode=self.mode,
                           B=float(self.B if B_used is None else B_used),
-                          nu=self.nu, lp_slack=float(slack), violated_row=violated, history=history,
+                          nu=max(self.nu, getattr(self, "stop_tol", self.nu)), lp_slack=float(slack), violated_row=violated, history=history,
                           pool_costs=costs, pool_G=G)
 
 
@@ -200,6 +204,13 @@ class PracticalEG(_EGPlayer):
         self.best = None   # (gap, idxs, weights, lam, slack, penalised value)
         self.B_lp = self.B  # exact-penalty bound of the LP; raised while the pool LP needs slack
         self.prev_eg_gap, self.history, self.status = np.inf, [], "max_iter"
+        self.stop_tol = self.nu   # effective gap tolerance (see _gap_floor)
+
+    def _gap_floor(self, cost: float, g: np.ndarray) -> float:
+        """``nu``, or the LP's resolution of the gap when that is larger (scale-aware stop: a
+        requested ``nu`` below it is unreachable and only burns oracle calls)."""
+        size = abs(cost) + self.B_lp * (float(np.max(np.abs(g))) if np.size(g) else 0.0)
+        return max(self.nu, GAP_REL_TOL * size)
 
     @staticmethod
     def _better(gap: float, value: float, best, nu: float) -> bool:
@@ -235,7 +246,8 @@ class PracticalEG(_EGPlayer):
         self.history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
                              "eta": self.eta, "pool": len(game.pool), "oracle_calls": game.n_calls})
         game.progress(t, self.max_iter, f"EG gap={self.best[0]:.3g} pool={len(game.pool)}")
-        if self.best[0] <= nu and t >= self.min_iter:
+        self.stop_tol = max(self.stop_tol, self._gap_floor(cost_lp, g_lp))
+        if self.best[0] <= self.stop_tol and t >= self.min_iter:
             if self.best[4] > SLACK_TOL and self.B_lp < self.B * MAX_B_GROWTH:
                 # converged at this penalty but the mixture still violates: B may be below
                 # the multipliers' norm, so raise it (exact penalty) and keep pricing

@@ -198,11 +198,58 @@ class _HeuristicSP(Oracle):
         return best
 
 
+class FactoredLeastSquares:
+    """Weighted least squares on a fixed design, factored once: ``fit(U)`` costs two products.
+
+    Reproduces :class:`sklearn.linear_model.LinearRegression` (centring for the intercept,
+    ``sqrt(w)`` row scaling, minimum-norm solution without numerically null directions)
+    through the thin SVD of the centred design,
+    so the oracle's ~10 fits per call with the same ``X`` stop refactoring it.
+    """
+
+    def __init__(self, estimator, X, sample_weight=None):
+        X = np.asarray(X, dtype=float)
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self.estimator, self.fit_intercept = estimator, bool(estimator.fit_intercept)
+        self.x_mean = (w @ X) / w.sum() if self.fit_intercept else np.zeros(X.shape[1])
+        self.w, self.sw = w, np.sqrt(w)
+        Uf, S, Vt = np.linalg.svd((X - self.x_mean) * self.sw[:, None], full_matrices=False)
+        # numerically null directions (collinear columns): the pinv cut max(n, d) * eps * s_max,
+        # robust to the rounding noise that decides gelsd's eps * s_max cut either way
+        keep = S > max(X.shape) * np.finfo(float).eps * (S[0] if S.size else 0.0)
+        self.Ut, self.V_over_s = Uf[:, keep].T, Vt[keep].T / S[keep]
+
+    @staticmethod
+    def applies(estimator) -> bool:
+        """Plain ``LinearRegression`` (no ``positive`` constraint) only."""
+        from sklearn.linear_model import LinearRegression
+        return type(estimator) is LinearRegression and not estimator.get_params().get("positive", False)
+
+    def fit(self, U) -> ClippedRegressor:
+        U = np.asarray(U, dtype=float)
+        u_mean = float(self.w @ U / self.w.sum()) if self.fit_intercept else 0.0
+        coef = self.V_over_s @ (self.Ut @ ((U - u_mean) * self.sw))
+        est = clone(self.estimator)
+        est.coef_, est.intercept_ = coef, u_mean - float(self.x_mean @ coef)
+        est.n_features_in_, est.rank_ = coef.shape[0], self.Ut.shape[0]
+        return ClippedRegressor(est)
+
+
 class LeastSquaresOracle(_HeuristicSP):
     """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights,
-    or the moment's sample weights)."""
+    or the moment's sample weights). A plain ``LinearRegression`` is factored once per game
+    (:class:`FactoredLeastSquares`); other regressors are refitted."""
+
+    def prepare(self, moment, X):
+        super().prepare(moment, X)
+        self._factored = (FactoredLeastSquares(self.estimator, X, moment.sample_weight)
+                          if FactoredLeastSquares.applies(self.estimator) and not hasattr(X, "columns")
+                          else None)
+        return self
 
     def _fit_targets(self, U):
+        if getattr(self, "_factored", None) is not None:
+            return self._factored.fit(U)
         w = self.moment.sample_weight
         kw = {} if w is None else {"sample_weight": w}
         return ClippedRegressor(clone(self.estimator).fit(self.X, U, **kw))

@@ -40,7 +40,7 @@ import time
 import numpy as np
 from sklearn.base import clone
 
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.errors import DataValidationError
 from fairopt.modeling import Program
 from fairopt.reductions.game import Game, GameResult
 
@@ -269,10 +269,7 @@ class DisclosureAuditor:
             self.master.extend_variables("pi", {"disclosure": G[new].T, "simplex": np.ones((1, M - self.n_cols))},
                                          costs[new])
         self.n_cols = M
-        sol = self.master.solve()
-        if not sol.is_optimal:
-            raise SolverError(f"split master LP ended with status {sol.status}.", status=sol.status,
-                              log=sol.log)
+        sol = self.master.solve(require_optimal=True)
         self.pi = np.clip(sol.primal["pi"], 0.0, None)
         self.pi /= self.pi.sum()
         self.lam = np.clip(-np.asarray(sol.dual["disclosure"]), 0.0, None)   # ≤ rows: dual ≤ 0

@@ -296,6 +296,11 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
                                             "protected": DATASETS[data.dataset][1], "notes": notes})
 
 
+#: what `fairopt inspect --export` writes for this formulation
+EXPORT_NOTE = ("the weighted hinge LP of the first cost-sensitive best response (lambda = 0) on the training "
+               "half, the LP the hinge_lp oracle re-solves every game iteration")
+
+
 def build(card, params: Parameters, data: Data):
     """The weighted hinge LP of the first CS best response (lambda = 0) on the training half.
 
@@ -303,7 +308,13 @@ def build(card, params: Parameters, data: Data):
     and costs change), in the form ``form="auto"`` picks (the 2d-row dual), for
     ``fairopt inspect`` and MPS/LP export.
     """
+    from fairopt.errors import ConfigError
     from fairopt.reductions import HingeLPOracle, StatisticalParity
+    if params.oracle != "hinge_lp" or params.constraint != "statistical_parity":
+        raise ConfigError(
+            f"this card's oracle ({params.oracle}, {params.constraint}) solves no LP that exists before the game "
+            "runs: its fits are closed-form or scikit-learn, and its best-mixture LP is built from the hypotheses "
+            "found. To inspect or export the cost-sensitive LP oracle, add --set parameters.oracle=hinge_lp.")
     prepared = prepare_data(data.dataset, data.path, data.subsample, data.random_state,
                             params.test_size)
     moment = StatisticalParity(eps=params.eps[0], grid_size=params.grid_size,

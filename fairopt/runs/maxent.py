@@ -52,7 +52,8 @@ class Parameters(BaseModel):
     pos_label: int = Field(default=1, description="label value whose rate defines the statistical rate")
     C: float = Field(default=0.5, ge=0, le=1, description="weight of the uniform distribution in the prior")
     prior: Literal["reweighted", "data"] = "reweighted"
-    target: Literal["weighted", "balanced", "data", "prior"] = "weighted"
+    target: Literal["weighted", "balanced", "data", "prior"] | dict[str, float | list[float]] = Field(
+        default="weighted", description="a named target, or {column: level probabilities or mean}")
     tau: float = Field(default=1.0, gt=0, le=1)
     tol: float = Field(default=1e-8, gt=0)
     max_iter: int = Field(default=100, gt=0)

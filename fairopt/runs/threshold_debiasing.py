@@ -165,6 +165,12 @@ def _metrics(h: np.ndarray, y, groups) -> dict:
     return out
 
 
+#: what `fairopt inspect --export` writes for this formulation
+EXPORT_NOTE = ("the threshold program over (group, score) atoms of the post-processing split; its objective is "
+               "the paper's times the mean atom weight c_bar = N / n_atoms (scaled for HiGHS), so row k's dual "
+               "is -theta_k n_k / c_bar")
+
+
 def build(card, params: Parameters, data: Data):
     """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
     from fairopt.formulations.constrained_classification import RandomizedThresholdParity
@@ -205,10 +211,14 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     if hasattr(sol, "theta"):
         metrics["objective"] = sol.objective
         metrics["n_atoms"] = float(sol.q.shape[0])
-        rows = [[str(g), float(t), float(th), float(r)] for g, t, th, r in
-                zip(deb.groups_, deb.thresholds_, sol.theta, deb.fitted_rates_)]
-        tables = [Table("Per-group rule (fitting sample)", ["group", "threshold", "theta (price of fairness)",
-                                                            "fitted positive rate"], rows)]
+        if np.allclose(deb.thresholds_, sol.theta):     # the paper's rule: the threshold is the dual
+            rows = [[str(g), float(t), float(r)] for g, t, r in zip(deb.groups_, deb.thresholds_, deb.fitted_rates_)]
+            cols = ["group", "threshold = theta (price of fairness)", "fitted positive rate"]
+        else:
+            rows = [[str(g), float(t), float(th), float(r)] for g, t, th, r in
+                    zip(deb.groups_, deb.thresholds_, sol.theta, deb.fitted_rates_)]
+            cols = ["group", "threshold", "theta (price of fairness)", "fitted positive rate"]
+        tables = [Table("Per-group rule (fitting sample)", cols, rows)]
     else:
         rows = [[str(g), float(tp), float(fp)] for g, tp, fp in zip(deb.groups_, sol.tpr, sol.fpr)]
         tables = [Table("Per-group fitted rates", ["group", "TPR", "FPR"], rows)]

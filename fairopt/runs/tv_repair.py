@@ -43,7 +43,8 @@ class Parameters(BaseModel):
     favourable_label: int | None = Field(default=None, description="favourable outcome (default: the data set's)")
     statistical_rate: float | None = Field(default=None, gt=0, le=1)
     sr_difference: float | None = Field(default=None, ge=0, le=1)
-    representation: Literal["data", "balanced"] = "data"
+    representation: Literal["data", "balanced"] | list[float] = Field(
+        default="data", description='"data", "balanced", or the group masses, e.g. [0.5, 0.5]')
     form: Literal["aggregated", "full"] = "aggregated"
     # --- the full mapping (model = "mapping"); see OptimizedPreprocessing
     model: Literal["simple", "mapping"] = Field(default="simple", description="distribution baseline or mapping")

@@ -58,6 +58,10 @@ class ScoreAtoms:
         """Total weight ``n_k`` of each cell."""
         return np.bincount(self.cell, weights=self.weight, minlength=self.n_cells)
 
+    def per_atom(self, values) -> np.ndarray:
+        """Broadcast one value per cell to every atom (cells are contiguous: a repeat, not a gather)."""
+        return np.repeat(np.asarray(values, dtype=float), np.diff(self.offsets))
+
     def cell_slice(self, k: int) -> slice:
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
@@ -108,9 +112,11 @@ def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None
             labels = None if labels is None else np.asarray(labels).reshape(-1)[keep]
             if keep_rows:
                 raise DataValidationError("keep_rows needs strictly positive sample weights.")
+    gsmall = g.astype(np.uint8 if n_cells <= 256 else np.uint16 if n_cells <= 65536 else np.int64)
+    if w is None and labels is None and not keep_rows:
+        return _collapse_counts(f, gsmall, n_cells, allow_empty)
     # two-pass sort: by score, then stably by cell -> cell-major, score-ascending. Small
     # integer codes make the second pass a radix sort.
-    gsmall = g.astype(np.uint8 if n_cells <= 256 else np.uint16 if n_cells <= 65536 else np.int64)
     order = np.argsort(f)
     order = order[np.argsort(gsmall[order], kind="stable")]
     fs, gs = f[order], g[order]
@@ -127,14 +133,43 @@ def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None
         positive = np.add.reduceat(yw, starts)
     cell = gs[starts]
     offsets = np.searchsorted(cell, np.arange(n_cells + 1), side="left")
-    counts = np.diff(offsets)
-    if (counts == 0).any() and not allow_empty:
-        missing = np.flatnonzero(counts == 0).tolist()
-        raise DataValidationError(f"cells {missing} have no rows in the post-processing sample; "
-                                  "every group must be represented.")
+    _check_cells(np.diff(offsets), allow_empty)
     row_atom = None
     if keep_rows:
         row_atom = np.empty(f.shape[0], dtype=np.int64)
         row_atom[order] = np.cumsum(new) - 1
     return ScoreAtoms(cell=cell, score=fs[starts], weight=weight, positive=positive,
                       offsets=offsets, row_atom=row_atom)
+
+
+def _check_cells(counts: np.ndarray, allow_empty: bool) -> None:
+    if (counts == 0).any() and not allow_empty:
+        missing = np.flatnonzero(counts == 0).tolist()
+        raise DataValidationError(f"cells {missing} have no rows in the post-processing sample; "
+                                  "every group must be represented.")
+
+
+def _collapse_counts(f: np.ndarray, g: np.ndarray, n_cells: int, allow_empty: bool) -> ScoreAtoms:
+    """Unweighted, unlabelled atoms without a row permutation: radix-partition the scores by
+    cell, sort each cell's scores by value (several times faster than an argsort), count runs."""
+    n = f.shape[0]
+    counts = np.bincount(g, minlength=n_cells)
+    _check_cells(counts, allow_empty)
+    fs = f[np.argsort(g, kind="stable")] if n_cells > 1 else f.copy()
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    for k in range(n_cells):   # a loop over cells, not rows
+        fs[bounds[k]:bounds[k + 1]].sort()
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(fs[1:], fs[:-1], out=new[1:])
+    inner = bounds[1:-1]
+    new[inner[inner < n]] = True          # an atom never spans two cells
+    if new.all():                         # every score distinct within its cell
+        score, weight, per_cell = fs, np.ones(n), counts
+    else:
+        starts = np.flatnonzero(new)
+        score, weight = fs[starts], np.diff(np.append(starts, n)).astype(float)
+        per_cell = np.diff(np.searchsorted(starts, bounds, side="left"))
+    offsets = np.concatenate([[0], np.cumsum(per_cell)])
+    cell = np.repeat(np.arange(n_cells, dtype=np.int64), per_cell)
+    return ScoreAtoms(cell=cell, score=score, weight=weight, positive=None, offsets=offsets)

@@ -62,6 +62,15 @@ class OddsSolution:
     solve_seconds: float = 0.0
     info: dict = field(default_factory=dict)
 
+    def decision_probability(self, f, groups) -> np.ndarray:
+        """``P(y_hat = 1)`` of rows with scores ``f`` in groups ``groups`` (one step rule per group)."""
+        f = np.asarray(f, dtype=float)
+        h = np.empty(f.shape[0])
+        for g, rule in enumerate(self.rules):     # a loop over groups, not rows
+            m = groups == g
+            h[m] = rule(f[m])
+        return h
+
 
 def _suffix_within(x: np.ndarray, offsets: np.ndarray, cell: np.ndarray) -> np.ndarray:
     """``sum_{j >= i, same cell} x_j`` for cell-major arrays."""

@@ -136,7 +136,7 @@ class RandomizedThresholdParity:
         return self.atoms.n_cells
 
     def _norm_weight(self) -> np.ndarray:
-        return self.atoms.weight / self.group_weight[self.atoms.cell]
+        return self.atoms.weight / self.atoms.per_atom(self.group_weight)
 
     def ramps(self) -> list[CellRamp]:
         """Per-group tabulated rate functions ``m_k(theta)`` (built once, ``O(n log n)``)."""
@@ -148,17 +148,25 @@ class RandomizedThresholdParity:
 
     def rule_q(self, thresholds: np.ndarray, tie_probs: np.ndarray | None = None) -> np.ndarray:
         """Probabilities of every atom under the rule with the given thresholds."""
-        f, t = self.atoms.score, thresholds[self.atoms.cell]
-        if self.gamma > 0:
-            return np.clip((f - t) / self.gamma, 0.0, 1.0)
-        tau = np.zeros_like(t) if tie_probs is None else tie_probs[self.atoms.cell]
+        f, t = self.atoms.score, self.atoms.per_atom(thresholds)
+        if self.gamma > 0:   # clip((f - t) / gamma, 0, 1), in place
+            q = np.subtract(f, t, out=t)
+            q /= self.gamma
+            np.maximum(q, 0.0, out=q)
+            return np.minimum(q, 1.0, out=q)
+        tau = np.zeros_like(t) if tie_probs is None else self.atoms.per_atom(tie_probs)
         return np.where(f > t, 1.0, np.where(f == t, tau, 0.0))
 
     def _finish(self, thresholds, tie_probs, theta, rho, backend, solver, t0, **info) -> ThresholdSolution:
         q = self.rule_q(thresholds, tie_probs)
         at = self.atoms
         rates = np.bincount(at.cell, weights=at.weight * q, minlength=self.n_groups) / self.group_weight
-        obj = float(np.sum(at.weight * (0.5 * self.gamma * q * q - at.score * q)) / at.weight.sum())
+        # (1/N) sum_j c_j ((gamma/2) q_j^2 - f_j q_j), with two temporaries
+        terms = np.multiply(0.5 * self.gamma, q)
+        terms *= q
+        terms -= np.multiply(at.score, q)
+        terms *= at.weight
+        obj = float(np.sum(terms) / at.weight.sum())
         return ThresholdSolution(thresholds=np.asarray(thresholds, float), tie_probs=np.asarray(tie_probs, float),
                                  theta=np.asarray(theta, float), rho=float(rho), gamma=self.gamma,
                                  eps=self.eps, rates=rates, objective=obj, q=q, backend=backend,

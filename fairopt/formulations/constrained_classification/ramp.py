@@ -56,7 +56,10 @@ class CellRamp:
     def __init__(self, f, a, gamma: float, z=None):
         f = np.asarray(f, dtype=float)
         a = np.asarray(a, dtype=float)
-        z = np.ones_like(f) if z is None else np.asarray(z, dtype=float)
+        if z is None:
+            self._init_parity(f, a, float(gamma))
+            return
+        z = np.asarray(z, dtype=float)
         keep = z != 0
         self.f, self.a, self.z, self.gamma = f[keep], a[keep], z[keep], float(gamma)
         f, a, z = self.f, self.a, self.z
@@ -71,13 +74,49 @@ class CellRamp:
         self.active = np.cumsum(np.concatenate([np.ones_like(s), -np.ones_like(s)])[order])
         self.g_left = float(np.sum(a * z * (z > 0)))    # g(-inf)
         self.g_right = float(np.sum(a * z * (z < 0)))   # g(+inf)
-        steps = slope[:-1] * np.diff(self.b)
-        self.v = self.g_left + np.concatenate([[0.0], np.cumsum(steps)])
+        self._tabulate(slope)
+
+    def _init_parity(self, f: np.ndarray, a: np.ndarray, gamma: float) -> None:
+        """``z = 1``: the same table with fewer passes (kinks ``f - gamma`` and ``f``; no masks,
+        divisions or min/max, and an integer count of active ramps)."""
+        self.f, self.a, self.z, self.gamma = f, a, np.ones_like(f), gamma
+        n = f.shape[0]
+        b = np.concatenate([f - gamma, f])
+        # timsort: two (nearly) sorted runs when the atoms are sorted -> an O(n) merge
+        order = np.argsort(b, kind="stable")
+        self.b = b[order]
+        hi = order >= n
+        sv = np.concatenate([-(a / gamma), a / gamma])[order]
+        slope = np.cumsum(sv, out=sv)
+        self.active = np.cumsum(1 - 2 * hi.view(np.int8), dtype=np.int64)
+        self.g_left = float(np.sum(a))
+        self.g_right = 0.0
+        self._tabulate(slope)
+
+    def _tabulate(self, slope: np.ndarray) -> None:
+        """Values ``v`` of ``g`` at the kinks ``b`` from the slope after each kink."""
+        steps = np.diff(self.b)
+        np.multiply(slope[:-1], steps, out=steps)
+        v = np.empty(steps.shape[0] + 1)
+        v[0] = 0.0
+        np.cumsum(steps, out=v[1:])
+        v += self.g_left
+        self.v = v
+        self._neg_v = -v           # ascending copy for searchsorted (root_fast runs in loops)
+        self._g0: float | None = None
 
     @property
     def bounds(self) -> tuple[float, float]:
         """Interval of thresholds outside which the rule no longer changes."""
         return (float(self.b[0]), float(self.b[-1])) if self.b.size else (0.0, 0.0)
+
+    def value_at_zero(self, fast: bool = False) -> float:
+        """``g(0)``: tabulated (``fast``, cached for bisections on ``rho``) or exact."""
+        if fast:
+            if self._g0 is None:
+                self._g0 = float(self.values(0.0))
+            return self._g0
+        return self(0.0)
 
     def __call__(self, theta: float) -> float:
         """Exact value ``g(theta)`` (a direct vectorised sum over the atoms)."""
@@ -101,7 +140,7 @@ class CellRamp:
             return float(self.b[0])
         if c <= self.v[-1]:
             return float(self.b[-1])
-        j = int(np.searchsorted(-self.v, -c, side="left"))  # first kink with v <= c
+        j = int(np.searchsorted(self._neg_v, -c, side="left"))  # first kink with v <= c
         if self.active[j - 1] == 0:  # flat piece at the target level
             return _nearest_zero(self.b[j - 1], self.b[j])
         v0, v1 = self.v[j - 1], self.v[j]
@@ -125,7 +164,7 @@ class CellRamp:
             return float(self.b[0])
         if c <= self.v[-1]:
             return float(self.b[-1])
-        j = int(np.searchsorted(-self.v, -c, side="left"))
+        j = int(np.searchsorted(self._neg_v, -c, side="left"))
         theta = 0.5 * (self.b[j - 1] + self.b[j])
         for _ in range(64):  # the table is exact up to rounding, so this loop runs once or twice
             new, lo, hi = self._piece_solve(theta, c)
@@ -186,7 +225,7 @@ def parity_threshold(ramp_k: CellRamp, rho: float, half_width: float, fast: bool
     ``theta_k = 0`` when ``g(0)`` is inside the band; otherwise the root of ``g = rho +
     half_width`` (``theta_k > 0``) or of ``g = rho - half_width`` (``theta_k < 0``).
     """
-    g0 = float(ramp_k.values(0.0)) if fast else ramp_k(0.0)
+    g0 = ramp_k.value_at_zero(fast)
     if g0 > rho + half_width:
         target = rho + half_width
     elif g0 < rho - half_width:

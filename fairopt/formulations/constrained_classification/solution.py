@@ -55,6 +55,14 @@ class ThresholdSolution:
     iterations: int | None = None
     info: dict = field(default_factory=dict)
 
+    def decision_probability(self, f, cells) -> np.ndarray:
+        """``P(y_hat = 1)`` of rows with scores ``f`` in cells ``cells`` (indices into ``thresholds``)."""
+        f = np.asarray(f, dtype=float)
+        t = self.thresholds[cells]
+        if self.gamma > 0:
+            return np.clip((f - t) / self.gamma, 0.0, 1.0)
+        return np.where(f > t, 1.0, np.where(f == t, self.tie_probs[cells], 0.0))
+
     @property
     def disparity(self) -> float:
         """``max_k rate_k - min_k rate_k`` on the fitting sample."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError
 
@@ -142,6 +143,36 @@ class Encoding:
         codes = np.asarray(codes)
         return np.hstack([self._phis[f][codes[:, f]] for f in range(self.n_attributes)]) \
             if self.dim else np.zeros((codes.shape[0], 0))
+
+    def sparse_features(self, codes: np.ndarray) -> sp.csr_matrix:
+        """``phi(x)`` of integer code rows as a CSR matrix, built without the dense ``n x d``.
+
+        One-hot attributes contribute one entry per row (none at the reference level), scalar
+        attributes one entry holding the level value (explicit zeros dropped).
+        """
+        codes = np.asarray(codes)
+        n, o = codes.shape[0], self.offsets
+        rows, cols, vals = [], [], []
+        for f in range(self.n_attributes):
+            c = codes[:, f]
+            if self.kinds[f] == "onehot":
+                hit = np.flatnonzero(c > 0)
+                rows.append(hit)
+                cols.append(o[f] + c[hit] - 1)
+                vals.append(np.ones(hit.shape[0]))
+            else:
+                v = self.values[f][c]
+                hit = np.flatnonzero(v != 0)
+                rows.append(hit)
+                cols.append(np.full(hit.shape[0], o[f]))
+                vals.append(v[hit])
+        r, c, v = (np.concatenate(x) if x else np.zeros(0) for x in (rows, cols, vals))
+        # rows are already grouped per attribute (column blocks ascending): a stable sort by row
+        # gives CSR order with sorted column indices
+        order = np.argsort(r, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=n))])
+        return sp.csr_matrix((v[order], c[order].astype(np.int32 if self.dim < 2**31 else np.int64),
+                              indptr), shape=(n, self.dim))
 
     def check_codes(self, codes: np.ndarray) -> np.ndarray:
         """Return ``codes`` as a C-contiguous int64 array after integrality and range checks.

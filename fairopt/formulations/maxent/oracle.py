@@ -76,18 +76,20 @@ class DualOracle:
         if float(C) < 1.0 and not keep.any():
             raise DataValidationError("the data part of the prior has no mass (all weights are 0).")
         self.enc = enc
-        self.points = points[keep]
+        self.points = points if keep.all() else points[keep]
         self.weights = weights[keep] / weights[keep].sum() if keep.any() else weights[keep]
         self.log_w = np.log(self.weights)
         self.C = float(C)
         self.theta = np.asarray(theta, dtype=float).reshape(-1)
         if self.theta.shape != (enc.dim,):
             raise DataValidationError(f"theta must have {enc.dim} reference-coded entries.")
-        self.S = enc.features(self.points)
-        # one-hot features are sparse (F nonzeros per row): S^T diag(rho) S then costs O(M F^2)
-        nnz = np.count_nonzero(self.S)
-        self._S_sparse = sp.csr_matrix(self.S) if nnz < 0.25 * self.S.size else None
-        self._flat = self.points + enc.level_offsets[:-1][None, :]
+        # Moments of the support never touch the feature matrix S (M x d): they are level
+        # histograms of rho mapped through the level-feature matrices (see support_moments).
+        self._S = None
+        # attribute-major copy in the smallest integer type: contiguous per-attribute gathers
+        # and histograms (the row-major points would be read with a stride of F)
+        self._codes_t = np.ascontiguousarray(self.points.T, dtype=_small_int(max(enc.level_offsets[-1], 1)))
+        self._phi_full = _level_feature_matrix(enc)
         self._log_k = np.log(np.asarray(enc.n_levels, dtype=float))
         self.has_u = self.C > 0.0
         self.has_w = self.C < 1.0
@@ -96,6 +98,48 @@ class DualOracle:
     @property
     def dim(self) -> int:
         return self.enc.dim
+
+    @property
+    def S(self) -> sp.csr_matrix:
+        """Sparse feature matrix of the support points (built on first use: cvxpy, pyomo)."""
+        if self._S is None:
+            self._S = self.enc.sparse_features(self.points)
+        return self._S
+
+    def support_log_weights(self, flat_scores: np.ndarray) -> np.ndarray:
+        """``log w_i + <λ, s_i>`` of every support point, from concatenated level scores
+        (accumulated attribute by attribute: no ``M x F`` temporary)."""
+        lo = self.enc.level_offsets
+        t = self.log_w.copy()
+        for f in range(self.enc.n_attributes):
+            t += flat_scores[lo[f]:lo[f + 1]][self._codes_t[f]]
+        return t
+
+    def support_level_histogram(self, rho: np.ndarray) -> np.ndarray:
+        """Concatenated per-attribute level distributions of ``rho`` over the support."""
+        return np.concatenate([np.bincount(self._codes_t[f], weights=rho, minlength=k)
+                               for f, k in enumerate(self.enc.n_levels)])
+
+    def support_second_moment(self, rho: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+        """``S^T diag(rho) S`` through the level-pair histogram ``J = sum_i rho_i e(x_i) e(x_i)^T``
+        (``e`` the concatenated level indicator): weighted bincounts of level-pair keys per row
+        chunk and attribute, then ``Phi^T J Phi``. ``O(M F^2)`` cheap integer work instead of a
+        sparse matrix product, in ``O(chunk F)`` memory."""
+        enc = self.enc
+        lo, F = enc.level_offsets, enc.n_attributes
+        L = int(lo[-1])
+        dtype = np.int32 if L * L < 2 ** 31 else np.int64
+        off = lo[:-1, None].astype(dtype)
+        J = np.zeros(L * L)
+        for s0 in range(0, self.points.shape[0], chunk):
+            flat = self._codes_t[:, s0:s0 + chunk].astype(dtype) + off
+            r = rho[s0:s0 + chunk]
+            for f in range(F - 1):      # pairs (f, g > f); the diagonal is the level histogram
+                keys = flat[f] * L + flat[f + 1:]
+                J += np.bincount(keys.ravel(), weights=np.tile(r, F - f - 1), minlength=L * L)
+        J = J.reshape(L, L)
+        J = J + J.T + np.diag(self.support_level_histogram(rho))
+        return self._phi_full.T @ J @ self._phi_full
 
     # ------------------------------------------------------------------ state
     def state(self, lam: np.ndarray) -> MixtureState:
@@ -114,11 +158,10 @@ class DualOracle:
             P = [np.full(k, 1.0 / k) for k in enc.n_levels]
             log_zu, mean_u = -np.inf, np.zeros(d)
         if self.has_w:
-            flat_scores = np.concatenate(scores)
-            t = self.log_w + flat_scores[self._flat].sum(axis=1)
+            t = self.support_log_weights(np.concatenate(scores))
             log_zw = float(logsumexp(t))
             rho = np.exp(t - log_zw)
-            mean_w = rho @ self.S
+            mean_w = self._phi_full.T @ self.support_level_histogram(rho)
         else:
             rho, log_zw, mean_w = np.zeros(self.points.shape[0]), -np.inf, np.zeros(d)
         if self.has_u and self.has_w:
@@ -156,13 +199,7 @@ class DualOracle:
                 mu = st.mean_u[blk]
                 H[blk, blk] += st.pi * ((phi.T * P) @ phi - np.outer(mu, mu))
         if self.has_w and st.pi < 1:
-            if self._S_sparse is not None:
-                Ss = self._S_sparse
-                second = (Ss.T @ sp.diags(st.rho) @ Ss).toarray()
-                cov_w = second - np.outer(st.mean_w, st.mean_w)
-            else:
-                Sc = self.S - st.mean_w
-                cov_w = (Sc.T * st.rho) @ Sc
+            cov_w = self.support_second_moment(st.rho) - np.outer(st.mean_w, st.mean_w)
             H += (1.0 - st.pi) * cov_w
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
@@ -215,6 +252,23 @@ class DualOracle:
         with np.errstate(divide="ignore"):
             q = (self.C * np.exp(-enc.log_domain_size) if self.has_u else 0.0) + (1 - self.C) * wq
             return np.log(q) + s - st.log_z
+
+
+def _small_int(bound: int):
+    """Smallest signed integer type holding ``0 .. bound``."""
+    for t in (np.int8, np.int16, np.int32):
+        if bound <= np.iinfo(t).max:
+            return t
+    return np.int64
+
+
+def _level_feature_matrix(enc: Encoding) -> np.ndarray:
+    """Block-diagonal ``Phi`` (``sum_f k_f x d``): concatenated level indicators -> features."""
+    lo, o = enc.level_offsets, enc.offsets
+    phi = np.zeros((int(lo[-1]), enc.dim))
+    for f in range(enc.n_attributes):
+        phi[lo[f]:lo[f + 1], o[f]:o[f + 1]] = enc.phi(f)
+    return phi
 
 
 def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:

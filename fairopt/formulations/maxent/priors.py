@@ -42,11 +42,32 @@ def collapse(codes: np.ndarray, weights: np.ndarray | None = None):
         Index of each input row in ``points``.
     """
     codes = np.asarray(codes)
-    points, inverse = np.unique(codes, axis=0, return_inverse=True)
+    radix = _radix(codes)
+    if radix is None:    # huge domain: row-wise unique
+        points, inverse = np.unique(codes, axis=0, return_inverse=True)
+    else:                # mixed-radix int64 keys keep the lexicographic order; 1-D unique is ~10x faster
+        keys, inverse = np.unique(codes.astype(np.int64, copy=False) @ radix, return_inverse=True)
+        points = np.empty((keys.shape[0], codes.shape[1]), dtype=codes.dtype)
+        for f in range(codes.shape[1]):   # decode keys back to code rows, one attribute at a time
+            points[:, f], keys = np.divmod(keys, radix[f])
     inverse = np.asarray(inverse).reshape(-1)
     w = np.ones(codes.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     counts = np.bincount(inverse, weights=w, minlength=points.shape[0])
     return points, counts, inverse
+
+
+def _radix(codes: np.ndarray) -> np.ndarray | None:
+    """Mixed-radix place values of code rows (first column most significant), or ``None`` when
+    the observed ranges do not fit an int64 key (or codes are negative)."""
+    if codes.ndim != 2 or codes.shape[0] == 0 or codes.shape[1] == 0 or codes.min() < 0:
+        return None
+    sizes = [int(k) + 1 for k in codes.max(axis=0)]
+    total = 1
+    for k in sizes:
+        total *= k
+    if total >= 2 ** 62:
+        return None
+    return np.cumprod([1] + sizes[::-1][:-1])[::-1].astype(np.int64)
 
 
 def _cells(points: np.ndarray, label: int, protected: int):

@@ -46,7 +46,7 @@ def sample_sequential(oracle: DualOracle, st: MixtureState, n: int, rng: np.rand
     # log of C/|Ω| · e^{<λ, s>} pieces, and log w_i e^{<λ, s_i>} for the support
     log_cu = (np.log(oracle.C) - enc.log_domain_size) if oracle.has_u else -np.inf
     flat = np.concatenate(scores)
-    log_sw = (oracle.log_w + flat[oracle._flat].sum(axis=1)) if oracle.has_w else None
+    log_sw = oracle.support_log_weights(flat) if oracle.has_w else None
     out = np.zeros((n, F), dtype=np.int64)
     prefix_score = np.zeros(n)           # Σ_{f<j} a_{f, x_f} per sample
     for j in range(F):

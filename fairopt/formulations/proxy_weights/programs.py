@@ -203,11 +203,7 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
 
 def hull_distance_l1(A, solver="highs", target=None) -> float:
     """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside)."""
-    sol = hull_membership_program(A, target).solve(solver)
-    if not sol.is_optimal:
-        raise SolverError(f"hull-membership LP ended with status {sol.status}.", status=sol.status,
-                          log=sol.log)
-    return float(sol.objective)
+    return float(hull_membership_program(A, target).solve(solver, require_optimal=True).objective)
 
 
 def max_acceptance_weights(A, cell_mass, p_star, solver="highs", tol: float = 1e-9) -> np.ndarray:

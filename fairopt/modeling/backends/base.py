@@ -48,9 +48,19 @@ class CompiledModel:
         singular Hessians; see :func:`singular_free_hessian`)."""
         return False
 
-    #: a first-order method that may stall on degenerate programs: reaching its *default*
-    #: iteration limit sends the program to a reference solver (the log says so)
-    stalls_on_degenerate = False
+    @property
+    def stalls_on_degenerate(self) -> bool:
+        """Whether reaching the solver's *default* iteration limit means it stalled (the program
+        then goes to a reference solver; the log says so): HiGHS's QP solver cycles on some
+        singular Hessians, so fairopt caps it (:meth:`qp_iteration_cap`) unless the options do."""
+        return self.highs_qp and self.canon.P is not None and \
+            "qp_iteration_limit" not in self.spec.options
+
+    def qp_iteration_cap(self) -> dict:
+        """HiGHS options capping its QP iterations (empty when not applicable or user-set)."""
+        if not self.stalls_on_degenerate:
+            return {}
+        return {"qp_iteration_limit": 20_000 + 100 * (self.canon.n + self.canon.m)}
 
     def __init__(self, program, spec: SolverSpec):
         self.program = program

@@ -119,7 +119,8 @@ class HighsModel(CompiledModel):
 
     def _build(self) -> None:
         canon = self.canon
-        self.h = _new_highs(self.spec.verbose, dict(self.spec.options), self.spec.time_limit)
+        self.h = _new_highs(self.spec.verbose, {**self.qp_iteration_cap(), **self.spec.options},
+                            self.spec.time_limit)
         _check(self.h.passModel(_make_lp(canon)), "passModel")
         if canon.P is not None:
             _check(self.h.passHessian(_make_hessian(canon)), "passHessian")

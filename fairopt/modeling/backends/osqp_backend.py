@@ -60,7 +60,7 @@ class OsqpModel(CompiledModel):
     backend = "osqp"
 
     @property
-    def stalls_on_degenerate(self) -> bool:  # unless the user chose the iteration limit
+    def stalls_on_degenerate(self) -> bool:  # first-order: unless the user chose the limit
         return "max_iter" not in self.spec.options
 
     def _stacked_bounds(self):

@@ -134,7 +134,7 @@ class PyomoModel(CompiledModel):
         import pyomo.environ as pyo
 
         opt = pyo.SolverFactory(self.spec.solver)
-        for key, value in dict(self.spec.options).items():
+        for key, value in {**self.qp_iteration_cap(), **self.spec.options}.items():
             opt.options[key] = value
         if self.spec.time_limit is not None:
             opt.options[TIME_LIMIT_KEY.get(self.spec.solver, "time_limit")] = self.spec.time_limit
