@@ -150,9 +150,11 @@ def cmd_solvers(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    _print_table(_console(), "Solver back ends", ["backend", "installed", "solvers", "problem classes", "description"],
-                 [[r["backend"], "yes" if r["installed"] else "no", ", ".join(r["solvers"]) or "-",
-                   ", ".join(r["problem_classes"]), r["description"]] for r in rows])
+    # descriptions are long: `--json` has them; the table keeps what fits 80 columns
+    _print_table(_console(), "Solver back ends (fairopt solvers --json adds descriptions)",
+                 ["backend", "installed", "problem classes", "solvers"],
+                 [[r["backend"], "yes" if r["installed"] else "no", ", ".join(r["problem_classes"]),
+                   ", ".join(r["solvers"]) or "-"] for r in rows])
     return 0
 
 
@@ -168,11 +170,29 @@ def cmd_inspect(args) -> int:
     if build is None:
         raise ConfigError(f"formulation {card.formulation!r} has no LP/QP program to inspect or export.")
     prog = build(card, card.parameters, card.data)
-    print(prog.summary())
+    summary = prog.summary()
+    print(summary)
     if args.export:
+        note = getattr(card.runner, "EXPORT_NOTE", None)
+        if note:
+            console.print(f"exporting {note}")
+        size = _export_bytes(summary)
+        if size > EXPORT_LIMIT_BYTES and not args.force:
+            raise ConfigError(f"{args.export} would be about {size / 1e6:.0f} MB ({summary.nnz:,} nonzeros); "
+                              "export a smaller instance (e.g. --set data.subsample=2000) or pass --force.")
         prog.write(args.export)
-        console.print(f"wrote {args.export}")
+        console.print(f"wrote {args.export} ({Path(args.export).stat().st_size / 1e6:.1f} MB)")
     return 0
+
+
+#: exports larger than this are refused without --force
+EXPORT_LIMIT_BYTES = 200e6
+
+
+def _export_bytes(summary) -> float:
+    """Rough MPS/LP size: about 40 bytes per nonzero and 60 per row or column."""
+    nnz = getattr(summary, "nnz", 0) + getattr(summary, "quadratic_nnz", 0)
+    return 40.0 * nnz + 60.0 * (getattr(summary, "n_variables", 0) + getattr(summary, "n_constraints", 0))
 
 
 def _spawn_safe_main() -> None:
@@ -277,6 +297,7 @@ def make_parser() -> argparse.ArgumentParser:
     ins.add_argument("card")
     ins.add_argument("--export", metavar="FILE.mps|FILE.lp", help="write the program to an MPS or LP file")
     ins.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    ins.add_argument("--force", action="store_true", help="export even when the file would exceed 200 MB")
     ins.set_defaults(func=cmd_inspect)
     swp = sub.add_parser("sweep", help="run a card over a grid of settings (resumable; serial, processes or Dask)")
     swp.add_argument("card", help="model card (TOML)")
