@@ -32,6 +32,7 @@ CARDS = sorted((ROOT / "models").glob("*.toml"))
 REDUCED = {
     "threshold_debiasing": ["data.subsample=4000"],
     "maxent": ["parameters.n_samples=2000"],
+    "fair_selection": ["data.pool_fraction=0.2"],
     "fair_logloss": ["data.subsample=4000"],
 }
 #: and per card, where the card itself is long
@@ -109,17 +110,8 @@ def test_every_card_runs_optimal_and_fits_80_columns(card, tmp_path):
     _assert_fits_80_columns(res)
 
 
-#: card-comment commands known not to end optimal, with the reason; strict, so a fix is noticed
-KNOWN_BROKEN = {
-    ("fair-logloss-adult", "--solver cvxpy"): "Clarabel ends 'numerical' on the joint exponential-cone form "
-                                              "(full data after 325 s; 4,000 rows after 6 s): the card comment "
-                                              "needs fixing by its owner",
-}
-COMMENT_COMMANDS = [
-    pytest.param(card, args, id=f"{card.stem}:{' '.join(args)}",
-                 marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BROKEN[card.stem, " ".join(args)])]
-                 if (card.stem, " ".join(args)) in KNOWN_BROKEN else [])
-    for card in CARDS for args in _comment_commands(card) if args]
+COMMENT_COMMANDS = [pytest.param(card, args, id=f"{card.stem}:{' '.join(args)}")
+                    for card in CARDS for args in _comment_commands(card) if args]
 
 
 @pytest.mark.parametrize("card, args", COMMENT_COMMANDS)

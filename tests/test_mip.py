@@ -12,6 +12,8 @@ from fairopt.constraints import selection_rate_parity
 from fairopt.errors import DataValidationError, SolverNotAvailableError
 from fairopt.modeling import Program, Status
 
+from conftest import requires_data
+
 from test_constraints import N, _program, _rates, market, solve_cvxpy, solve_pyomo  # noqa: F401
 
 MIP_SPECS = ["highs", "cvxpy:HIGHS", "pyomo:appsi_highs", "pyomo:highs"]
@@ -111,3 +113,47 @@ def test_fairness_block_gives_the_same_mip_optimum_in_program_pyomo_and_cvxpy(ma
     # integrality costs profit relative to the LP relaxation, whose duals price the parity rows
     assert sol.relaxation.objective >= sol.objective - 1e-9
     assert block.price_of_fairness(sol.relaxation, var="x").parameters["eps"] > 0
+
+
+# ------------------------------------------------------------------------ card and benchmark
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+@requires_data
+def test_fair_selection_card_reports_profit_rates_and_price(tmp_path):
+    import json
+
+    from fairopt.cli import main
+    code = main(["run", str(ROOT / "models" / "fair-selection-credit.toml"), "--quiet", "--out", str(tmp_path),
+                 "--set", "data.pool_fraction=0.1", "--set", "parameters.eps=0.03"])
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert code == 0 and res["status"] == "optimal"
+    m = res["metrics"]
+    assert m["n_groups"] == 4 and m["n_applicants"] == 3000
+    for mode in ("lp", "mip"):
+        assert m[f"parity_gap_after_{mode}"] <= 0.03 + 1e-7 < m[f"parity_gap_before_{mode}"]
+        assert m[f"profit_after_{mode}"] <= m[f"profit_before_{mode}"] + 1e-6
+        assert m[f"price_of_fairness_{mode}"] >= -1e-6
+    assert m["profit_after_mip"] <= m["profit_after_lp"] + 1e-6  # the relaxation bounds the MIP
+    assert m["dprofit_deps"] > 0 and m["mip_gap_after_mip"] <= 1e-4
+    rates = next(t for t in res["tables"] if t["title"] == "Approval rate per group")
+    assert len(rates["rows"]) == 4 and rates["columns"][1:] == ["before_lp", "after_lp", "before_mip", "after_mip"]
+
+
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_fair_selection", ROOT / "benchmarks" / "fair_selection.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = bench.main(["--n", "2000", "--frontier-pool", "600", "--out", str(tmp_path)])
+    assert (tmp_path / "fair_selection.json").is_file() and (tmp_path / "fair_selection_frontier.png").is_file()
+    runs = res["fairopt"]
+    assert runs["lp"]["objective"] == pytest.approx(runs["lp_ipm"]["objective"], rel=1e-7)
+    assert runs["lp"]["objective"] == pytest.approx(res["peers"]["cvxpy_lp"]["objective"], rel=1e-7)
+    assert runs["lp"]["objective"] == pytest.approx(res["peers"]["pyomo_lp"]["objective"], rel=1e-7)
+    assert runs["mip"]["objective"] <= runs["lp"]["objective"] + 1e-6 and runs["mip"]["parity_gap"] <= 0.02 + 1e-9
+    pts = res["frontier"]["points"]
+    lp = [p["lp_profit"] for p in pts]
+    assert all(a <= b + 1e-6 for a, b in zip(lp, lp[1:]))  # looser parity never costs profit
+    assert all(p["mip_profit"] <= p["lp_profit"] + 1e-6 for p in pts if p["mip_profit"] is not None)

@@ -24,26 +24,11 @@ from fairopt.errors import DataValidationError
 
 # ------------------------------------------------------------------------ inputs
 def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns)."""
-    if isinstance(groups, pd.DataFrame):
-        cols = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
-    else:
-        arr = groups.to_numpy() if isinstance(groups, pd.Series) else np.asarray(groups)
-        if arr.ndim not in (1, 2):
-            raise DataValidationError(f"group labels must be 1-D (or 2-D for intersectional groups), "
-                                      f"got shape {arr.shape}.")
-        cols = [arr] if arr.ndim == 1 else [arr[:, j] for j in range(arr.shape[1])]
-    if not cols or len(cols[0]) == 0:
-        raise DataValidationError("group labels are empty: give one group label per candidate.")
-    key = cols[0] if len(cols) == 1 else pd.MultiIndex.from_arrays(cols)
-    try:
-        codes, labels = pd.factorize(key, sort=True)
-    except TypeError:  # mixed label types cannot be sorted
-        codes, labels = pd.factorize(key, sort=False)
-    if (codes < 0).any():
-        raise DataValidationError(f"group labels have {int((codes < 0).sum())} missing value(s), first at "
-                                  f"position {int(np.argmax(codes < 0))}; give every candidate a group.")
-    return codes.astype(np.int64), pd.Index(labels)
+    """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns), by
+    :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups."""
+    from fairopt.validation import check_groups
+    g = check_groups(groups, min_groups=2, name="group labels")
+    return np.asarray(g.codes, dtype=np.int64), g.labels
 
 
 def _vector(values, n: int, what: str, lo: float | None = None, hi: float | None = None) -> np.ndarray:

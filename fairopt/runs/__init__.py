@@ -28,6 +28,7 @@ RUNNERS: dict[str, str] = {
     "threshold_debiasing": "fairopt.runs.threshold_debiasing",
     "balanced_filtering": "fairopt.runs.balanced_filtering",
     "fair_logloss": "fairopt.runs.fair_logloss",
+    "fair_selection": "fairopt.runs.fair_selection",
 }
 
 
