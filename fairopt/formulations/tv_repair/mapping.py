@@ -38,6 +38,7 @@ from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.formulations.tv_repair.distortion import Distortion, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
+from fairopt.formulations.tv_repair.simple import check_roles
 from fairopt.modeling import Program, Solution
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
@@ -111,11 +112,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
     # ------------------------------------------------------------------ validation
     def _check_options(self, features, favourable_label, distortion) -> None:
         dom = self.domain
-        for role, attr in (("protected", self.protected), ("label", self.label)):
-            if attr not in dom.names:
-                raise DataValidationError(f"{role} attribute {attr!r} is not in the domain {list(dom.names)}.")
-        if self.protected == self.label:
-            raise DataValidationError("protected and label must be different attributes.")
+        check_roles(dom, self.protected, self.label)
         feats = [n for n in dom.names if n not in (self.protected, self.label)] if features is None \
             else list(features)
         bad = [f for f in feats if f not in dom.names or f in (self.protected, self.label)]

@@ -44,6 +44,15 @@ from fairopt.modeling import Program, Solution
 MAX_FULL_CELLS = 2_000_000
 
 
+def check_roles(domain: Domain, protected: str, label: str) -> None:
+    """The protected and label attributes exist in ``domain`` and differ."""
+    for role, attr in (("protected", protected), ("label", label)):
+        if attr not in domain.names:
+            raise DataValidationError(f"{role} attribute {attr!r} is not in the domain {list(domain.names)}.")
+    if protected == label:
+        raise DataValidationError("protected and label must be different attributes.")
+
+
 @dataclass
 class TVRepairResult:
     """Solution of a :class:`TVRepair` model.
@@ -161,11 +170,7 @@ class TVRepair:
     # ------------------------------------------------------------------ validation
     def _validate(self, cells, counts, statistical_rate, sr_difference, representation) -> None:
         dom = self.domain
-        for role, attr in (("protected", self.protected), ("label", self.label)):
-            if attr not in dom.names:
-                raise DataValidationError(f"{role} attribute {attr!r} is not in the domain {list(dom.names)}.")
-        if self.protected == self.label:
-            raise DataValidationError("protected and label must be different attributes.")
+        check_roles(dom, self.protected, self.label)
         self._d, self._y = dom.index(self.protected), dom.index(self.label)
         levels = dom.levels[self.label]
         if self.favourable_label not in levels:
