@@ -260,6 +260,8 @@ def _print_sweep(console, summary) -> None:
 
 
 def cmd_frontier(args) -> int:
+    import numpy as np
+
     from fairopt.runs.frontier import frontier
     console = _console()
     res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
@@ -267,7 +269,9 @@ def cmd_frontier(args) -> int:
     keys = [c for c in res.points.columns if not c.startswith(("metrics.", "pareto.")) and c != "n_folds"]
     first = next(iter(spec.fairness))
     cols = [*keys, f"metrics.{spec.objective}", *[f"metrics.{m}" for m in spec.fairness]]
-    rows = [[*[p[c] for c in cols], "yes" if p[f"pareto.{first}"] else ""] for _, p in res.points.iterrows()]
+    shown = res.points[cols].astype(object)
+    shown["Pareto"] = np.where(res.points[f"pareto.{first}"].astype(bool), "yes", "")
+    rows = shown.to_numpy().tolist()
     _print_table(console, f"Frontier: {spec.objective} ({spec.objective_sense}) against {', '.join(spec.fairness)}"
                  f" — Pareto on {first}", [c.split(".")[-1] for c in cols] + ["Pareto"], rows)
     n_bad = int((res.tasks["status"] != "optimal").sum())

@@ -112,8 +112,13 @@ def test_settings_are_refused(problem):
         solve_smooth(problem, {"backend": "native", "options": {"maxiter": 3}})
     with pytest.raises(ConfigError, match="time_limit is not supported by the cvxpy"):
         solve_smooth(problem, {"backend": "cvxpy", "time_limit": 1.0})
+    class NoForms(SmoothProblem):          # an oracle with no cvxpy/pyomo form
+        blocks = {"x": slice(0, 1)}
+
+        def value_grad(self, x):
+            return float(x @ x), 2 * x
     with pytest.raises(ConfigError, match="no cvxpy form"):
-        solve_smooth(SmoothProblem(), "cvxpy")
+        solve_smooth(NoForms(), "cvxpy")
 
 
 def test_pyomo_builds_and_needs_ipopt(problem):

@@ -23,6 +23,7 @@ the back end's status is mapped. A time or iteration limit is never reported as 
 """
 from __future__ import annotations
 
+import abc
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -83,7 +84,7 @@ class NativeResult:
     dual: dict = field(default_factory=dict)
 
 
-class SmoothProblem:
+class SmoothProblem(abc.ABC):
     """The oracle protocol of a smooth convex problem ``min_x f(x)``.
 
     Subclasses set :attr:`blocks` and implement :meth:`value_grad`; everything else is optional.
@@ -119,14 +120,17 @@ class SmoothProblem:
     def initial_point(self) -> np.ndarray:
         return np.zeros(self.dim)
 
+    @abc.abstractmethod
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        raise NotImplementedError
+        """``(f(x), ∇f(x))``."""
 
     def value(self, x: np.ndarray) -> float:
         return self.value_grad(x)[0]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
-        raise NotImplementedError(f"the {self.description} has no Hessian oracle.")
+        """``∇²f(x)``; only called when :attr:`has_hessian` is true (the solvers check it)."""
+        raise ConfigError(f"the {self.description} has no Hessian oracle; use a first-order method "
+                          "(native L-BFGS, scipy:L-BFGS-B) or set has_hessian and define hessian().")
 
     def optimality(self, x: np.ndarray, grad: np.ndarray) -> float:
         """Optimality measure (default ``‖∇f‖∞``); compared with ``tol``."""

@@ -190,7 +190,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
               [[k, metrics[f"profit_{k}"], metrics[f"realized_profit_{k}"], str(solves[k].status)] for k in cols]),
         Table(f"Price of fairness: duals of the parity rows ({UNITS} per unit of bound)",
               ["row", "activity", "bound", "dual"],
-              [[r, float(v.activity), float(v.bound), float(v.dual)] for r, v in price.rows.iterrows()]),
+              price.rows[["activity", "bound", "dual"]].astype(float).reset_index().to_numpy().tolist()),
     ]
     progress(4, 4, "done")
     # a time limit on any solve makes the run "not optimal" (exit code 3), never a success

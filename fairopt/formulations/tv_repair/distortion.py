@@ -17,6 +17,7 @@ costs.
 """
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -29,11 +30,12 @@ from fairopt.errors import DataValidationError
 INF = float("inf")
 
 
-class Distortion:
+class Distortion(abc.ABC):
     """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``."""
 
-    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Distortion of moving each record from ``old`` to ``new`` codes (``inf`` = forbidden)."""
 
     def __call__(self, domain: Domain, old, new) -> np.ndarray:
         old, new = np.asarray(old, dtype=np.int64), np.asarray(new, dtype=np.int64)
