@@ -199,6 +199,20 @@ SETTINGS = [dict(discrimination=d, utility=u, conditioning=c, epsilon=e)
             for u in ("xy", "dxy") for c in ("dxy", "xy")]
 
 
+def _holds_and_agrees_on_every_backend(make_model):
+    """Solve a fresh model on every LP back end: constraints hold to 1e-7, objectives agree to 1e-6."""
+    objectives = []
+    for spec in LP_SPECS:
+        model = make_model()
+        res = model.solve(spec)
+        loss, rowsum, low, viol, dviol = evaluate(model, res)
+        assert loss == pytest.approx(res.objective, abs=1e-7), spec
+        assert rowsum < 1e-7 and low >= 0 and viol < 1e-7 and dviol < 1e-7, spec
+        objectives.append(res.objective)
+    assert max(objectives) - min(objectives) < 1e-6, dict(zip(LP_SPECS, objectives))
+    return model
+
+
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_sparse_model_matches_dense_brute_force(setting):
     dom, cells, counts = _tiny(1)
@@ -236,31 +250,16 @@ def test_tiny_every_backend_holds_constraints_and_agrees(setting):
     dom, cells, counts = _tiny(4)
     if setting["discrimination"] == "target":
         setting = dict(setting, epsilon=0.5)   # 0.1 is infeasible on this sample (minimal 0.38)
-    objectives = []
-    for spec in LP_SPECS:
-        model = OptimizedPreprocessing(dom, cells, counts, protected="d", label="y", distortion=TINY_TABLE,
-                                       clist=[0.99, 1.99], dlist=[0.3, 0.0], **setting)
-        res = model.solve(spec)
-        loss, rowsum, low, viol, dviol = evaluate(model, res)
-        assert loss == pytest.approx(res.objective, abs=1e-7), spec
-        assert rowsum < 1e-7 and low >= 0 and viol < 1e-7 and dviol < 1e-7, spec
-        objectives.append(res.objective)
-    assert max(objectives) - min(objectives) < 1e-6, dict(zip(LP_SPECS, objectives))
+    _holds_and_agrees_on_every_backend(lambda: OptimizedPreprocessing(
+        dom, cells, counts, protected="d", label="y", distortion=TINY_TABLE, clist=[0.99, 1.99],
+        dlist=[0.3, 0.0], **setting))
 
 
 def test_adult_every_backend_holds_constraints_and_agrees():
     data = load_builtin("adult")
     cells, counts = data.codes()
-    objectives = []
-    for spec in LP_SPECS:
-        model = OptimizedPreprocessing(data.domain, cells, counts, discrimination="ratio", epsilon=0.05,
-                                       **ADULT_KW)
-        res = model.solve(spec)
-        loss, rowsum, low, viol, dviol = evaluate(model, res)
-        assert loss == pytest.approx(res.objective, abs=1e-7), spec
-        assert rowsum < 1e-7 and low >= 0 and viol < 1e-7 and dviol < 1e-7, spec
-        objectives.append(res.objective)
-    assert max(objectives) - min(objectives) < 1e-6, dict(zip(LP_SPECS, objectives))
+    model = _holds_and_agrees_on_every_backend(lambda: OptimizedPreprocessing(
+        data.domain, cells, counts, discrimination="ratio", epsilon=0.05, **ADULT_KW))
     assert model.n_variables == 2300 and len(model.q) == 220   # the note's sparse count
     if "osqp" in LP_SPECS:
         with pytest.raises(SolverError, match="iteration_limit"):   # no inexact mapping is returned
