@@ -87,7 +87,8 @@ class _ScoreMixin:
             raise DataValidationError(
                 f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities "
                 "with 2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
-        return np.clip(raw, -1.0, 1.0)
+        # clip only when needed: a copy of 10^7 scores costs more than the rest of the fit's setup
+        return np.clip(raw, -1.0, 1.0) if raw.size and (raw.min() < -1.0 or raw.max() > 1.0) else raw
 
     def _fit_groups(self, sensitive_features, X, n: int) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
@@ -95,7 +96,7 @@ class _ScoreMixin:
         grp = check_groups(sensitive_features, n, X=X)
         self.groups_ = grp.labels
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
-        return grp.codes.astype(np.int64)
+        return grp.codes.astype(np.int64, copy=False)
 
     def _groups_at_predict(self, X, sensitive_features, n) -> np.ndarray:
         if sensitive_features is None and getattr(self, "sensitive_columns_", None):

@@ -153,10 +153,18 @@ def _collapse_counts(f: np.ndarray, g: np.ndarray, n_cells: int, allow_empty: bo
     """Unweighted, unlabelled atoms without a row permutation: radix-partition the scores by
     cell, sort each cell's scores by value (several times faster than an argsort), count runs."""
     n = f.shape[0]
-    counts = np.bincount(g, minlength=n_cells)
-    _check_cells(counts, allow_empty)
-    fs = f[np.argsort(g, kind="stable")] if n_cells > 1 else f.copy()
-    bounds = np.concatenate([[0], np.cumsum(counts)])
+    if n_cells > 1:
+        order = np.argsort(g, kind="stable")      # radix sort of the small codes
+        # cell bounds from the sorted codes (a bincount would first copy g to intp)
+        starts = np.searchsorted(g.take(order), np.arange(n_cells, dtype=g.dtype), side="left")
+        bounds = np.append(starts, n).astype(np.int64)
+        _check_cells(np.diff(bounds), allow_empty)
+        fs = f.take(order)
+        del order
+    else:
+        bounds = np.array([0, n])
+        fs = f.copy()
+    counts = np.diff(bounds)
     for k in range(n_cells):   # a loop over cells, not rows
         fs[bounds[k]:bounds[k + 1]].sort()
     new = np.empty(n, dtype=bool)

@@ -136,7 +136,13 @@ class RandomizedThresholdParity:
         return self.atoms.n_cells
 
     def _norm_weight(self) -> np.ndarray:
-        return self.atoms.weight / self.atoms.per_atom(self.group_weight)
+        """``c_j / n_k`` per atom, divided cell by cell (no full-length repeat of ``n_k``)."""
+        at = self.atoms
+        out = np.empty_like(at.weight)
+        for k in range(self.n_groups):   # a loop over groups, not rows
+            sl = at.cell_slice(k)
+            np.divide(at.weight[sl], self.group_weight[k], out=out[sl])
+        return out
 
     def ramps(self) -> list[CellRamp]:
         """Per-group tabulated rate functions ``m_k(theta)`` (built once, ``O(n log n)``)."""
@@ -160,13 +166,23 @@ class RandomizedThresholdParity:
     def _finish(self, thresholds, tie_probs, theta, rho, backend, solver, t0, **info) -> ThresholdSolution:
         q = self.rule_q(thresholds, tie_probs)
         at = self.atoms
-        rates = np.bincount(at.cell, weights=at.weight * q, minlength=self.n_groups) / self.group_weight
-        # (1/N) sum_j c_j ((gamma/2) q_j^2 - f_j q_j), with two temporaries
-        terms = np.multiply(0.5 * self.gamma, q)
-        terms *= q
-        terms -= np.multiply(at.score, q)
-        terms *= at.weight
-        obj = float(np.sum(terms) / at.weight.sum())
+        # rates and (1/N) sum_j c_j ((gamma/2) q_j^2 - f_j q_j) group by group, in two buffers of
+        # the largest group's size (full-length temporaries of 10^7 atoms cost more than the sums)
+        rates, total = np.zeros(self.n_groups), 0.0
+        size = int(np.diff(at.offsets).max())
+        buf, terms = np.empty(size), np.empty(size)
+        for k in range(self.n_groups):   # a loop over groups, not rows
+            sl = at.cell_slice(k)
+            qk, wk, m = q[sl], at.weight[sl], sl.stop - sl.start
+            b, t = buf[:m], terms[:m]
+            rates[k] = np.sum(np.multiply(wk, qk, out=b))
+            np.multiply(0.5 * self.gamma, qk, out=t)
+            t *= qk
+            t -= np.multiply(at.score[sl], qk, out=b)
+            t *= wk
+            total += float(np.sum(t))
+        rates /= self.group_weight
+        obj = total / float(at.weight.sum())
         return ThresholdSolution(thresholds=np.asarray(thresholds, float), tie_probs=np.asarray(tie_probs, float),
                                  theta=np.asarray(theta, float), rho=float(rho), gamma=self.gamma,
                                  eps=self.eps, rates=rates, objective=obj, q=q, backend=backend,

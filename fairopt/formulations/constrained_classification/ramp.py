@@ -71,39 +71,56 @@ class CellRamp:
         order = np.argsort(b, kind="stable")
         self.b = b[order]
         slope = np.cumsum(np.concatenate([-s, s])[order])
-        self.active = np.cumsum(np.concatenate([np.ones_like(s), -np.ones_like(s)])[order])
+        self.flat = np.cumsum(np.concatenate([np.ones_like(s), -np.ones_like(s)])[order]) == 0
         self.g_left = float(np.sum(a * z * (z > 0)))    # g(-inf)
         self.g_right = float(np.sum(a * z * (z < 0)))   # g(+inf)
         self._tabulate(slope)
 
     def _init_parity(self, f: np.ndarray, a: np.ndarray, gamma: float) -> None:
-        """``z = 1``: the same table with fewer passes (kinks ``f - gamma`` and ``f``; no masks,
-        divisions or min/max, and an integer count of active ramps)."""
-        self.f, self.a, self.z, self.gamma = f, a, np.ones_like(f), gamma
+        """``z = 1``: the same table with fewer passes and temporaries (kinks ``f - gamma`` and
+        ``f``; no masks, divisions or min/max; ``z`` a broadcast 1, not an array; an int32 count
+        of active ramps), so that 10^7 scores stay within a few hundred MB."""
+        self.f, self.a, self.z, self.gamma = f, a, np.broadcast_to(1.0, f.shape), gamma
         n = f.shape[0]
-        b = np.concatenate([f - gamma, f])
+        b = np.empty(2 * n)
+        np.subtract(f, gamma, out=b[:n])
+        b[n:] = f
         # timsort: two (nearly) sorted runs when the atoms are sorted -> an O(n) merge
         order = np.argsort(b, kind="stable")
-        self.b = b[order]
-        hi = order >= n
-        sv = np.concatenate([-(a / gamma), a / gamma])[order]
-        slope = np.cumsum(sv, out=sv)
-        self.active = np.cumsum(1 - 2 * hi.view(np.int8), dtype=np.int64)
+        self.b = b.take(order)
+        del b
+        sv = np.empty(2 * n)
+        np.divide(a, gamma, out=sv[n:])
+        np.negative(sv[n:], out=sv[:n])
+        slope = sv.take(order)
+        del sv
+        np.cumsum(slope, out=slope)
+        step = np.ones(2 * n, dtype=np.int8)          # +1 at a lower kink, -1 at an upper one
+        step[order >= n] = -1
+        del order
+        self.flat = np.cumsum(step, dtype=np.int32) == 0   # no ramp active after the kink
         self.g_left = float(np.sum(a))
         self.g_right = 0.0
         self._tabulate(slope)
 
     def _tabulate(self, slope: np.ndarray) -> None:
-        """Values ``v`` of ``g`` at the kinks ``b`` from the slope after each kink."""
-        steps = np.diff(self.b)
+        """Values of ``g`` at the kinks ``b`` from the slope after each kink, stored negated
+        (``_neg_v`` ascending, for ``searchsorted`` in the root loops; ``v`` is its negation)."""
+        m = self.b.shape[0]
+        nv = np.empty(max(m, 1))
+        nv[0] = 0.0
+        steps = nv[1:]
+        np.subtract(self.b[1:], self.b[:-1], out=steps)
         np.multiply(slope[:-1], steps, out=steps)
-        v = np.empty(steps.shape[0] + 1)
-        v[0] = 0.0
-        np.cumsum(steps, out=v[1:])
-        v += self.g_left
-        self.v = v
-        self._neg_v = -v           # ascending copy for searchsorted (root_fast runs in loops)
+        np.cumsum(steps, out=steps)
+        nv += self.g_left
+        self._neg_v = np.negative(nv, out=nv)
         self._g0: float | None = None
+
+    @property
+    def v(self) -> np.ndarray:
+        """Values ``g(b)`` at the kinks (non-increasing)."""
+        return -self._neg_v
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -129,23 +146,24 @@ class CellRamp:
         thetas = np.asarray(thetas, dtype=float)
         if not self.b.size:
             return np.zeros_like(thetas)
-        return np.interp(thetas, self.b, self.v, left=self.g_left, right=self.g_right)
+        return -np.interp(thetas, self.b, self._neg_v, left=-self.g_left, right=-self.g_right)
 
     # ------------------------------------------------------------------ roots
     def root_fast(self, c: float) -> float:
         """Root of ``g = c`` by interpolation in the kink table (used inside bisections)."""
         if not self.b.size:
             return 0.0
-        if c >= self.v[0]:
+        nv = self._neg_v
+        if c >= -nv[0]:
             return float(self.b[0])
-        if c <= self.v[-1]:
+        if c <= -nv[-1]:
             return float(self.b[-1])
         j = int(np.searchsorted(self._neg_v, -c, side="left"))  # first kink with v <= c
-        if self.active[j - 1] == 0:  # flat piece at the target level
+        if self.flat[j - 1]:  # flat piece at the target level
             return _nearest_zero(self.b[j - 1], self.b[j])
-        v0, v1 = self.v[j - 1], self.v[j]
+        v0, v1 = -nv[j - 1], -nv[j]
         t = (v0 - c) / (v0 - v1) if v0 > v1 else 0.5
-        flat_next = j + 1 < self.b.size and self.active[j] == 0 and v1 == c
+        flat_next = j + 1 < self.b.size and self.flat[j] and v1 == c
         if flat_next:
             return _nearest_zero(self.b[j], self.b[j + 1])
         return float(self.b[j - 1] + t * (self.b[j] - self.b[j - 1]))
@@ -160,9 +178,9 @@ class CellRamp:
         flat = self._flat_root(c)
         if flat is not None:
             return flat
-        if c >= self.v[0]:
+        if c >= -self._neg_v[0]:
             return float(self.b[0])
-        if c <= self.v[-1]:
+        if c <= -self._neg_v[-1]:
             return float(self.b[-1])
         j = int(np.searchsorted(self._neg_v, -c, side="left"))
         theta = 0.5 * (self.b[j - 1] + self.b[j])
@@ -178,8 +196,8 @@ class CellRamp:
 
     def _flat_root(self, c: float) -> float | None:
         """Point nearest 0 of a flat piece whose level is ``c`` (to :data:`FLAT_TOL`), if any."""
-        flat = np.flatnonzero((self.active[:-1] == 0) & (np.abs(self.v[:-1] - c) <= 1e3 * FLAT_TOL)
-                              & (self.b[1:] > self.b[:-1]))
+        flat = np.flatnonzero(self.flat[:-1])          # few: test the level on those only
+        flat = flat[(np.abs(-self._neg_v[flat] - c) <= 1e3 * FLAT_TOL) & (self.b[flat + 1] > self.b[flat])]
         for j in flat:
             mid = 0.5 * float(self.b[j] + self.b[j + 1])
             if abs(self(mid) - c) <= FLAT_TOL:
