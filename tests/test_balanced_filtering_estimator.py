@@ -111,6 +111,24 @@ def test_runner_bare_alpha_override(tmp_path, capsys):
 
 
 @requires_data
+def test_runner_split_bins_zero_is_the_plain_oracle(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from fairopt.cli import main
+    from fairopt.data import load_dataset
+    from fairopt.runs.balanced_filtering import split
+    card = Path(__file__).resolve().parents[1] / "models" / "balanced-filtering-bank.toml"
+    assert main(["run", str(card), "--set", "alpha=0.1", "--set", "split_bins=0", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    m = json.loads((tmp_path / "result.json").read_text())["metrics"]
+    train, _ = split(load_dataset("bank").drop(columns=["y"]), 1 / 3, 0)
+    est = BalancedFilter(alpha=0.1, proxy="relaxed_tree", split_bins=None, random_state=0).fit(train, "job")
+    assert m["imbalance_train"] == pytest.approx(est.imbalance_, abs=1e-9)
+    assert m["n_cells"] == est.conditional_matrix_.shape[0]
+
+
+@requires_data
 def test_benchmark_smoke(tmp_path):
     import importlib.util
     from pathlib import Path
