@@ -38,7 +38,9 @@ from fairopt.runs.balanced_filtering import DATASETS, split
 
 ALPHAS = np.round(np.arange(0.0, 1.0001, 0.05), 10)
 PROXIES = ["alpha_beta", "relaxed_alpha_beta", "naive_regression", "qp_regression",
-           "naive_decision_tree", "qp_decision_tree"]
+           "naive_decision_tree", "qp_decision_tree", "naive_regression_ordinal", "qp_regression_ordinal"]
+#: classifier baselines: (classifier, feature encoding, name suffix)
+BASELINES = (("regression", "onehot", ""), ("decision_tree", "onehot", ""), ("regression", "ordinal", "_ordinal"))
 FIG3_ALPHAS = (0.0, 0.1, 0.2)
 
 
@@ -53,12 +55,13 @@ def _cone_residual(q, A) -> float:
     return float(np.linalg.norm(q @ A - 1.0 / A.shape[1]))
 
 
-def tree_points(train, test, sens, alphas, solver="highs") -> tuple[list, list, float, dict]:
+def tree_points(train, test, sens, alphas, solver="highs", split_bins=5) -> tuple[list, list, float, dict]:
     """(α, β) and relaxed points for each α, plus group proportions for Figure 3."""
     ab, rel, fig3 = [], [], {}
     t0 = time.perf_counter()
     for alpha in alphas:
-        est = BalancedFilter(alpha=float(alpha), proxy="tree", solver=solver).fit(train, sens)
+        est = BalancedFilter(alpha=float(alpha), proxy="tree", solver=solver,
+                             split_bins=split_bins).fit(train, sens)
         Mtr, Mte = est.membership(train), est.membership(test)
         ztr, zte = (est.groups_.get_indexer(d[sens]) for d in (train, test))
         K = len(est.groups_)
@@ -86,8 +89,9 @@ def tree_points(train, test, sens, alphas, solver="highs") -> tuple[list, list, 
 def baseline_points(train, test, sens, solver="highs") -> tuple[dict, float]:
     out = {p: [] for p in PROXIES[2:]}
     t0 = time.perf_counter()
-    for clf in ("regression", "decision_tree"):
-        est = BalancedFilter(alpha=1.0, proxy=clf).fit(train, sens)   # α = 1: η = 0, the raw classifier
+    for clf, encoding, suffix in BASELINES:
+        # α = 1: η = 0, the raw classifier
+        est = BalancedFilter(alpha=1.0, proxy=clf, encoding=encoding, random_state=0).fit(train, sens)
         ztr, zte = (est.groups_.get_indexer(d[sens]) for d in (train, test))
         K = len(est.groups_)
         for eta in ETA_GRID:
@@ -96,7 +100,7 @@ def baseline_points(train, test, sens, solver="highs") -> tuple[dict, float]:
             A, r_hat, _ = conditional_matrix(Mtr, ztr, K)
             for weights in ("naive", "qp"):
                 _, rho, _ = proxy_weights(A, r_hat, weights, solver)
-                out[f"{weights}_{clf}"].append(_point(evaluate_cells(Mtr, ztr, K, rho),
+                out[f"{weights}_{clf}{suffix}"].append(_point(evaluate_cells(Mtr, ztr, K, rho),
                                                       evaluate_cells(Mte, zte, K, rho), eta=float(eta)))
     return out, time.perf_counter() - t0
 
@@ -111,12 +115,21 @@ def envelope_area(points, key_x: str, key_y: str) -> float:
     return float(np.trapezoid(best, grid) if hasattr(np, "trapezoid") else np.trapz(best, grid))
 
 
+def dominated_share(front, points, key_y: str, tol: float = 1e-9) -> float:
+    """Share of ``points`` (disclosivity, imbalance) weakly dominated by a point of ``front``
+    (whose imbalance is read from ``key_y``)."""
+    F = np.array([(p["disclosivity_train"], p[key_y]) for p in front])
+    P = np.array([(p["disclosivity_train"], p["imbalance_train"]) for p in points])
+    dom = (F[None, :, 0] <= P[:, None, 0] + tol) & (F[None, :, 1] <= P[:, None, 1] + tol)
+    return float(dom.any(axis=1).mean())
+
+
 def mean_curves(runs: list[dict]) -> dict:
     """Seed means of every proxy's points (same α/η grid in every seed)."""
     out = {}
     for proxy in PROXIES:
         per_seed = [r["points"][proxy] for r in runs]
-        keys = [k for k in per_seed[0][0] if isinstance(per_seed[0][0][k], float)]
+        keys = [k for k in per_seed[0][0] if isinstance(per_seed[0][0][k], (int, float))]
         out[proxy] = [{k: float(np.mean([s[i][k] for s in per_seed])) for k in keys}
                       for i in range(len(per_seed[0]))]
     return out
@@ -132,6 +145,10 @@ def summarise(name: str, curves: dict) -> dict:
            "pareto_best_train": min(areas, key=areas.get),
            "pareto_best_test": min(areas_test, key=areas_test.get),
            "min_imbalance_train": {p: min(q["imbalance_train"] for q in curves[p]) for p in PROXIES}}
+    # share of each proxy's points weakly dominated by a relaxed point (renormalised and cone residual)
+    out["dominated_by_relaxed_train"] = {
+        y: {p: dominated_share(curves["relaxed_alpha_beta"], curves[p], y) for p in PROXIES[2:]}
+        for y in ("imbalance_train", "cone_residual_train")}
     rel = {round(p["alpha"], 2): p for p in curves["relaxed_alpha_beta"]}
     if 0.2 in rel:
         out["relaxed_alpha_0.2"] = {k: rel[0.2][k] for k in ("imbalance_train", "imbalance_test",
@@ -191,6 +208,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--alphas", default=None, help="comma-separated α grid (default 0..1 step 0.05)")
     ap.add_argument("--subsample", type=int, default=None, help="rows per data set (smoke tests)")
     ap.add_argument("--solver", default="highs")
+    ap.add_argument("--split-bins", type=int, default=5,
+                    help="quantile bins per numeric column for the tree's split oracle (0: the paper's plain linear oracle)")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     ap.add_argument("--replot", action="store_true", help="redraw the figures from the JSON in --out")
     args = ap.parse_args(argv)
@@ -206,7 +225,7 @@ def main(argv=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     result = {"protocol": {"alphas": list(map(float, alphas)), "etas": ETA_GRID.tolist(), "seeds": args.seeds,
                            "split": "2/3 train, 1/3 test", "gamma": 0.1, "max_height": 20,
-                           "stop_distance": 0.1, "solver": args.solver,
+                           "stop_distance": 0.1, "solver": args.solver, "split_bins": args.split_bins or None,
                            "machine": "2 cores shared with other jobs (timings noisy)"},
               "datasets": {}}
     warnings.filterwarnings("ignore", message="Found unknown categories")
@@ -218,7 +237,8 @@ def main(argv=None) -> dict:
         runs, fig3 = [], None
         for seed in range(args.seeds):
             train, test = split(df, 1 / 3, seed)
-            ab, rel, t_tree, f3 = tree_points(train, test, sens, alphas, args.solver)
+            ab, rel, t_tree, f3 = tree_points(train, test, sens, alphas, args.solver,
+                                                   args.split_bins or None)
             base, t_base = baseline_points(train, test, sens, args.solver)
             runs.append({"seed": seed, "points": {"alpha_beta": ab, "relaxed_alpha_beta": rel, **base},
                          "seconds_alpha_grid": t_tree, "seconds_baselines": t_base})

@@ -27,7 +27,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from fairopt._utils import as_generator
@@ -40,6 +40,7 @@ from fairopt.validation import check_groups, check_is_fitted, check_X, num_rows
 __all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
 
 PROXIES = ("tree", "relaxed_tree", "regression", "decision_tree")
+ENCODINGS = ("onehot", "ordinal")
 #: η grid of the paper's interpolation (A.1.1)
 ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
 
@@ -93,6 +94,15 @@ class BalancedFilter(BaseEstimator):
         For the classifier proxies: proxy-weights QP or equal numbers per predicted group.
     solver : str, default "highs"
         QP back end of the proxy-weights program (and LP back end of the split game).
+    encoding : {"onehot", "ordinal"}, default "onehot"
+        Features of a DataFrame: ``"onehot"`` standardises numeric columns and one-hot encodes
+        the others; ``"ordinal"`` keeps numeric columns unscaled and replaces each category by an
+        integer code (one column per attribute; unseen categories get −1).
+    split_bins : int or None, default 5
+        Tree proxies only. The split oracle is linear in the features, so on a numeric column it
+        can only cut a half-line; with ``split_bins`` each numeric column also enters as
+        indicators of its ``split_bins`` quantile bins, so a split can select a range (ages
+        25–32, say). ``None`` gives the paper's oracle, linear in the encoded columns alone.
     gamma, max_height, stop_distance : float, int, float
         Tree rules: required distance shrink factor 1 − γ per split, largest depth, target
         distance (the paper's 0.1, 20, 0.1).
@@ -122,12 +132,15 @@ class BalancedFilter(BaseEstimator):
     """
 
     def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp", solver="highs",
+                 encoding: str = "onehot", split_bins: int | None = 5,
                  gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
                  random_state=None):
         self.alpha = alpha
         self.proxy = proxy
         self.weights = weights
         self.solver = solver
+        self.encoding = encoding
+        self.split_bins = split_bins
         self.gamma = gamma
         self.max_height = max_height
         self.stop_distance = stop_distance
@@ -139,27 +152,46 @@ class BalancedFilter(BaseEstimator):
             if X.isna().to_numpy().any():
                 col = X.columns[X.isna().any().to_numpy()][0]
                 raise DataValidationError(f"X column {col!r} has missing values; impute or drop them first.")
-            if fit:
-                num = X.select_dtypes("number").columns.tolist()
-                cat = [c for c in X.columns if c not in num]
-                self.encoder_ = ColumnTransformer(
-                    [("num", StandardScaler(), num),
-                     ("cat", OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False), cat)])
-                self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-                return self.encoder_.fit_transform(X)
-            return self.encoder_.transform(X[list(self.feature_names_in_)])
-        X = np.asarray(check_X(X, "BalancedFilter X"), dtype=float)
-        if fit:
-            self.encoder_ = StandardScaler()
+            if not fit:
+                return self.encoder_.transform(X[list(self.feature_names_in_)])
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+            num = X.select_dtypes("number").columns.tolist()
+            cat = [c for c in X.columns if c not in num]
+        else:
+            X = np.asarray(check_X(X, "BalancedFilter X"), dtype=float)
+            if not fit:
+                if X.shape[1] != self.n_features_in_:
+                    raise DataValidationError(
+                        f"X has {X.shape[1]} columns; the filter was fitted on {self.n_features_in_}.")
+                return self.encoder_.transform(X)
             self.n_features_in_ = X.shape[1]
+            num, cat = list(range(X.shape[1])), []
+        self.encoder_ = ColumnTransformer(self._feature_steps(num, cat), sparse_threshold=0.0)
+        with warnings.catch_warnings():   # constant or heavily tied columns get fewer quantile bins
+            warnings.filterwarnings("ignore", message="Bins whose width are too small")
             return self.encoder_.fit_transform(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataValidationError(f"X has {X.shape[1]} columns; the filter was fitted on {self.n_features_in_}.")
-        return self.encoder_.transform(X)
+
+    def _feature_steps(self, num, cat) -> list:
+        """ColumnTransformer steps for ``encoding`` (plus the tree oracle's quantile bins)."""
+        if self.encoding == "onehot":
+            steps = [("num", StandardScaler(), num),
+                     ("cat", OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False), cat)]
+        else:
+            steps = [("num", "passthrough", num),
+                     ("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1), cat)]
+        if self.proxy in ("tree", "relaxed_tree") and self.split_bins and num:
+            steps.append(("bins", KBinsDiscretizer(n_bins=int(self.split_bins), encode="onehot-dense",
+                                                   strategy="quantile", subsample=None), num))
+        return steps
 
     def _check_params(self) -> None:
         if self.proxy not in PROXIES:
             raise DataValidationError(f"proxy must be one of {PROXIES}, got {self.proxy!r}.")
+        if self.encoding not in ENCODINGS:
+            raise DataValidationError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}.")
+        if self.split_bins is not None and (not isinstance(self.split_bins, (int, np.integer))
+                                            or isinstance(self.split_bins, bool) or self.split_bins < 2):
+            raise DataValidationError(f"split_bins must be an integer >= 2 or None, got {self.split_bins!r}.")
         if self.weights not in ("qp", "naive"):
             raise DataValidationError(f"weights must be 'qp' or 'naive', got {self.weights!r}.")
         if not 0.0 <= float(self.alpha) <= 1.0:

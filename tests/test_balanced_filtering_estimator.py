@@ -111,6 +111,24 @@ def test_runner_bare_alpha_override(tmp_path, capsys):
 
 
 @requires_data
+def test_runner_split_bins_zero_is_the_plain_oracle(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from fairopt.cli import main
+    from fairopt.data import load_dataset
+    from fairopt.runs.balanced_filtering import split
+    card = Path(__file__).resolve().parents[1] / "models" / "balanced-filtering-bank.toml"
+    assert main(["run", str(card), "--set", "alpha=0.1", "--set", "split_bins=0", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    m = json.loads((tmp_path / "result.json").read_text())["metrics"]
+    train, _ = split(load_dataset("bank").drop(columns=["y"]), 1 / 3, 0)
+    est = BalancedFilter(alpha=0.1, proxy="relaxed_tree", split_bins=None, random_state=0).fit(train, "job")
+    assert m["imbalance_train"] == pytest.approx(est.imbalance_, abs=1e-9)
+    assert m["n_cells"] == est.conditional_matrix_.shape[0]
+
+
+@requires_data
 def test_benchmark_smoke(tmp_path):
     import importlib.util
     from pathlib import Path
@@ -137,3 +155,46 @@ def test_benchmark_smoke(tmp_path):
 def json_ok(path) -> bool:
     import json
     return "summary" in json.loads(path.read_text())["datasets"]["adult"]
+
+
+def range_frame(n=6000, seed=0):
+    """Group c lives in the middle of x's range: no half-line of x isolates it."""
+    rng = np.random.default_rng(seed)
+    x = rng.random(n)
+    mid = np.abs(x - 0.5) < 0.1
+    g = np.where(mid & (rng.random(n) < 0.6), "c", np.where(rng.random(n) < 0.8, "a", "b"))
+    return pd.DataFrame({"x": x, "noise": rng.normal(size=n), "group": g})
+
+
+def test_split_bins_let_the_linear_oracle_select_a_range():
+    df = range_frame()
+    plain = BalancedFilter(alpha=0.5, split_bins=None).fit(df, "group")
+    binned = BalancedFilter(alpha=0.5, split_bins=5).fit(df, "group")
+    assert plain.encoder_.transform(df[["x", "noise"]]).shape[1] == 2
+    assert binned.encoder_.transform(df[["x", "noise"]]).shape[1] == 2 + 2 * 5
+    for est in (plain, binned):
+        assert est.disclosivity_ <= 0.5 + DISCLOSURE_TOL
+    # with range indicators the tree reaches the middle-range group: strictly more balanced
+    assert binned.imbalance_ < plain.imbalance_ - 0.05
+    # bins are a tree-oracle basis only: the classifier proxies see the plain encoding
+    reg = BalancedFilter(alpha=1.0, proxy="regression", split_bins=5).fit(df, "group")
+    assert reg.encoder_.transform(df[["x", "noise"]]).shape[1] == 2
+
+
+def test_ordinal_encoding_one_column_per_attribute():
+    df = frame()
+    est = BalancedFilter(alpha=1.0, proxy="regression", encoding="ordinal").fit(df, "group")
+    Z = est.encoder_.transform(df[["x1", "x2", "color"]])
+    assert Z.shape[1] == 3
+    np.testing.assert_array_equal(Z[:, :2], df[["x1", "x2"]].to_numpy())     # numeric: unscaled
+    assert set(np.unique(Z[:, 2])) == {0.0, 1.0}                              # category codes
+    unseen = df.head(3).assign(color="green")
+    assert (est.encoder_.transform(unseen[["x1", "x2", "color"]])[:, 2] == -1).all()
+    assert est.acceptance_probability(unseen).shape == (3,)
+
+
+@pytest.mark.parametrize("kw, match", [({"encoding": "dummy"}, "encoding"), ({"split_bins": 1}, "split_bins"),
+                                       ({"split_bins": 2.5}, "split_bins")])
+def test_bad_encoding_parameters(kw, match):
+    with pytest.raises(DataValidationError, match=match):
+        BalancedFilter(**kw).fit(frame(300), "group")

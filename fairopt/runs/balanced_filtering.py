@@ -37,6 +37,9 @@ class Parameters(BaseModel):
     alpha: float = Field(default=0.2, ge=0, le=1, description="disclosure budget")
     proxy: Literal["tree", "relaxed_tree", "regression", "decision_tree"] = "relaxed_tree"
     weights: Literal["qp", "naive"] = "qp"
+    encoding: Literal["onehot", "ordinal"] = "onehot"
+    split_bins: int = Field(default=5, ge=0, description="quantile bins per numeric column for the tree's split "
+                            "oracle (0: the paper's plain linear oracle)")
     sensitive: str | None = Field(default=None, description="sensitive attribute (default: the data set's)")
     gamma: float = Field(default=0.1, gt=0, lt=1)
     max_height: int = Field(default=20, ge=1)
@@ -58,7 +61,8 @@ def _setup(params: Parameters, data: Data, solver):
     df = load_dataset(data.dataset, data.path).drop(columns=[label])
     train, test = split(df, params.test_size, params.random_state)
     est = BalancedFilter(alpha=params.alpha, proxy=params.proxy, weights=params.weights,
-                         solver=solver or "highs", gamma=params.gamma, max_height=params.max_height,
+                         solver=solver or "highs", encoding=params.encoding, split_bins=params.split_bins or None,
+                         gamma=params.gamma, max_height=params.max_height,
                          stop_distance=params.stop_distance, random_state=params.random_state)
     return sensitive, train, test, est
 
