@@ -494,3 +494,16 @@ def test_runner_on_a_score_csv(tmp_path):
     assert prog.summary().problem_class == "QP"
     with pytest.raises(Exception):
         runner.Parameters(splits=[0.5, 0.5])
+
+
+def test_unit_weight_atoms_match_explicit_weights_bit_for_bit():
+    # distinct unweighted scores keep a broadcast 1 as atom weights (no n-long arrays of ones or
+    # of 1/n_k); thresholds and rho equal those of the same data with explicit unit weights
+    rng = np.random.default_rng(12)
+    f, g = np.tanh(rng.normal(size=30000)), rng.integers(0, 4, 30000)
+    lean = RandomizedThresholdParity(f, g, gamma=0.07)
+    full = RandomizedThresholdParity(f, g, gamma=0.07, sample_weight=np.ones(f.size))
+    assert lean.atoms.unit_weight and not full.atoms.unit_weight
+    a, b = lean.solve(), full.solve()
+    assert a.rho == b.rho and np.array_equal(a.thresholds, b.thresholds)
+    np.testing.assert_allclose(a.rates, b.rates, rtol=0, atol=1e-14)

@@ -29,7 +29,8 @@ class ScoreAtoms:
     score : ndarray of float, shape (m,)
         Score ``f`` of each atom.
     weight : ndarray of float, shape (m,)
-        Total row weight ``c_j`` of the atom (row counts when rows are unweighted).
+        Total row weight ``c_j`` of the atom (row counts when rows are unweighted; a read-only
+        broadcast 1 when every unweighted score is distinct, see :attr:`unit_weight`).
     positive : ndarray of float, shape (m,) or None
         Total weight of rows with label 1 at the atom (``None`` when no labels were given).
     offsets : ndarray of int, shape (n_cells + 1,)
@@ -52,6 +53,12 @@ class ScoreAtoms:
     @property
     def n_cells(self) -> int:
         return int(self.offsets.shape[0] - 1)
+
+    @property
+    def unit_weight(self) -> bool:
+        """Every atom has weight 1 and ``weight`` is a read-only broadcast 1 (distinct unweighted
+        scores: no full-length array of ones is stored)."""
+        return self.weight.ndim == 1 and self.weight.strides == (0,)
 
     @property
     def cell_weight(self) -> np.ndarray:
@@ -172,8 +179,8 @@ def _collapse_counts(f: np.ndarray, g: np.ndarray, n_cells: int, allow_empty: bo
     np.not_equal(fs[1:], fs[:-1], out=new[1:])
     inner = bounds[1:-1]
     new[inner[inner < n]] = True          # an atom never spans two cells
-    if new.all():                         # every score distinct within its cell
-        score, weight, per_cell = fs, np.ones(n), counts
+    if new.all():                         # every score distinct within its cell: unit weights
+        score, weight, per_cell = fs, np.broadcast_to(1.0, (n,)), counts
     else:
         starts = np.flatnonzero(new)
         score, weight = fs[starts], np.diff(np.append(starts, n)).astype(float)

@@ -147,8 +147,14 @@ class RandomizedThresholdParity:
     def ramps(self) -> list[CellRamp]:
         """Per-group tabulated rate functions ``m_k(theta)`` (built once, ``O(n log n)``)."""
         if self._ramps is None:
-            a, at = self._norm_weight(), self.atoms
-            self._ramps = [CellRamp(at.score[at.cell_slice(k)], a[at.cell_slice(k)], self.gamma)
+            at = self.atoms
+            if at.unit_weight:   # c_j / n_k = 1 / n_k in every atom: a broadcast, not an array
+                a = [np.broadcast_to(1.0 / self.group_weight[k], (at.offsets[k + 1] - at.offsets[k],))
+                     for k in range(self.n_groups)]
+            else:
+                norm = self._norm_weight()
+                a = [norm[at.cell_slice(k)] for k in range(self.n_groups)]
+            self._ramps = [CellRamp(at.score[at.cell_slice(k)], a[k], self.gamma)
                            for k in range(self.n_groups)]
         return self._ramps
 
