@@ -279,7 +279,7 @@ def dp_adult(subsample, repeats: int, eps: float = 0.01) -> dict:
             warnings.simplefilter("ignore")
             fl = ExponentiatedGradient(LogisticRegression(max_iter=500), constraints=DemographicParity(
                 difference_bound=eps), eps=eps).fit(X, y, sensitive_features=a)
-        return _dp_quality(fl._pmf_predict(X)[:, 1], y, codes)
+        return {**_dp_quality(fl._pmf_predict(X)[:, 1], y, codes), "oracle_calls": int(fl.n_oracle_calls_)}
 
     res = interleaved({"fairopt": ours, "fairlearn_EG": peer}, repeats)
     return {"n_train": int(len(y)), "eps": eps, "sides": res, "ratios": _ratios(res, "fairopt")}
