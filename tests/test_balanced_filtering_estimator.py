@@ -128,14 +128,30 @@ def test_runner_split_bins_zero_is_the_plain_oracle(tmp_path, capsys):
     assert m["n_cells"] == est.conditional_matrix_.shape[0]
 
 
-@requires_data
-def test_benchmark_smoke(tmp_path):
+def load_benchmark():
     import importlib.util
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "balanced_filtering.py"
     spec = importlib.util.spec_from_file_location("bench_balanced_filtering", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_dominated_share_reads_the_interpolated_front():
+    bench = load_benchmark()
+    front = [{"disclosivity_train": d, "imbalance_train": i, "cone": c}
+             for d, i, c in [(0.0, 0.7, 0.6), (0.5, 0.2, 0.1), (0.6, 0.3, 0.05)]]
+    pts = [{"disclosivity_train": d, "imbalance_train": i} for d, i in
+           [(0.25, 0.5), (0.25, 0.4), (0.8, 0.2), (0.55, 0.19)]]
+    # front at 0.25 is 0.45; at 0.8 the running minimum 0.2; at 0.55 it is 0.2 > 0.19
+    assert bench.dominated_share(front, pts, "imbalance_train") == pytest.approx(2 / 4)
+    assert bench.dominated_share(front, pts, "cone") == pytest.approx(4 / 4)
+
+
+@requires_data
+def test_benchmark_smoke(tmp_path):
+    bench = load_benchmark()
     res = bench.main(["--seeds", "1", "--alphas", "0,0.3", "--subsample", "3000", "--out", str(tmp_path)])
     for name in ("adult", "bank"):
         assert (tmp_path / f"balanced_filtering_{name}.png").is_file()
