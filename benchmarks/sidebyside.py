@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import tracemalloc
@@ -43,9 +44,13 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 RESULTS = Path(__file__).resolve().parent / "results"
-NOTE = ("2-core machine shared with other jobs (load average often > 6) while this ran: wall times are "
-        "inflated and noisy; ratios come from interleaved runs in one process, CPU seconds are closer "
-        "to an idle machine.")
+def machine_note(load_start, load_end) -> str:
+    """What the machine was doing: the load averages at the start and end of the run."""
+    return (f"{os.cpu_count()}-core machine; 1-minute load average {load_start[0]:.1f} at the start and "
+            f"{load_end[0]:.1f} at the end of the run (15-minute {load_end[2]:.1f}). Ratios come from "
+            "interleaved runs in one process; CPU seconds of this process are stored too.")
+
+
 MAXENT_LEVELS = (2, 2, 8, 10, 12, 14, 8, 9, 10, 11, 10, 9, 8, 7, 12, 12, 14)
 
 
@@ -343,7 +348,7 @@ WORKLOADS = ("threshold_dp", "threshold_scaling", "maxent_adult", "maxent_scalin
 def run(quick: bool = False, repeats: int = 5, out: Path | None = RESULTS, smoke: bool = False,
         only=None) -> dict:
     """Run the workloads (``only``: a subset of :data:`WORKLOADS`) and write the JSON/Markdown."""
-    t_start = time.perf_counter()
+    t_start, load_start = time.perf_counter(), os.getloadavg()
     if smoke:
         thr_sizes, me_sizes, thr_dp, law_n, adult_n = [10 ** 3, 10 ** 4], [10 ** 3, 3 * 10 ** 3], [10 ** 4], 400, 500
     elif quick:
@@ -382,7 +387,7 @@ def run(quick: bool = False, repeats: int = 5, out: Path | None = RESULTS, smoke
     if "dp_adult" in w:
         ratio = w["dp_adult"]["ratios"]["fairlearn_EG/fairopt"]
         targets["fair_classifier_5x"] = {"ratio": ratio, "ok": ratio >= 5}
-    results = {"note": NOTE, "quick": quick, "smoke": smoke, "repeats": repeats, "workloads": w,
+    results = {"note": machine_note(load_start, os.getloadavg()), "quick": quick, "smoke": smoke, "repeats": repeats, "workloads": w,
                "targets": targets, "total_seconds": time.perf_counter() - t_start}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
