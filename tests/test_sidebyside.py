@@ -30,7 +30,7 @@ def test_sidebyside_smoke(tmp_path):
     for name in ("threshold_scaling", "maxent_scaling"):
         assert np.isfinite(w[name]["slope_fit_cpu"]) and len(w[name]["rows"]) == 2
     assert all(r["status"] == "optimal" for r in w["maxent_scaling"]["rows"])
-    assert "fair_classifier_5x" in res["targets"] and "shared" in res["note"]
+    assert "fair_classifier_5x" in res["targets"] and "load average" in res["note"]
     saved = json.loads((tmp_path / "sidebyside.json").read_text())
     assert saved["workloads"].keys() == w.keys()
     table = (tmp_path / "sidebyside.md").read_text()
