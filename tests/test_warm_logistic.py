@@ -103,3 +103,15 @@ def test_fair_classifier_fast_path_matches_refits():
         assert max(abs(r - p.mean()) for r in rates) <= 0.02 + 1e-7 and fc.status_ == "converged"
         res[warm] = np.mean(np.abs(p - y))
     assert abs(res[True] - res[False]) <= 0.002
+
+
+def test_response_tolerance_floor_only_replaces_the_default_tol():
+    X, y, _ = _problem(2, n=400)
+    a = np.where(X[:, 0] > 0, "p", "q")
+    m = DemographicParity(eps=0.02).fit(y, a)
+    default = CostSensitiveOracle(LogisticRegression()).prepare(m, X)
+    chosen = CostSensitiveOracle(LogisticRegression(tol=1e-7)).prepare(m, X)
+    exact = CostSensitiveOracle(LogisticRegression(), response_tol=None).prepare(m, X)
+    assert default._warm.tol == 1e-3
+    assert chosen._warm.tol == 1e-7
+    assert exact._warm.tol == 1e-4
