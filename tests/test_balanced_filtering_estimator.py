@@ -4,14 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
-from sklearn.utils.estimator_checks import (check_get_params_invariance, check_no_attributes_set_in_init,
-                                            check_parameters_default_constructible, check_set_params)
 
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.filtering import BalancedFilter
 from fairopt.reductions.proxy_tree import DISCLOSURE_TOL
-from conftest import requires_data
+from conftest import load_benchmark, requires_data
 
 
 def frame(n=3000, seed=0):
@@ -21,14 +18,6 @@ def frame(n=3000, seed=0):
     df = pd.DataFrame({"x1": rng.normal(size=n) + shift, "x2": rng.normal(size=n) - 0.5 * shift,
                        "color": np.where(rng.random(n) < 0.3 + 0.2 * shift, "red", "blue"), "group": g})
     return df
-
-
-def test_sklearn_construction():
-    est = BalancedFilter()
-    for check in (check_no_attributes_set_in_init, check_parameters_default_constructible,
-                  check_get_params_invariance, check_set_params):
-        check("BalancedFilter", est)
-    assert clone(est).get_params() == est.get_params()
 
 
 @pytest.mark.parametrize("proxy", ["tree", "relaxed_tree", "regression", "decision_tree"])
@@ -128,18 +117,8 @@ def test_runner_split_bins_zero_is_the_plain_oracle(tmp_path, capsys):
     assert m["n_cells"] == est.conditional_matrix_.shape[0]
 
 
-def load_benchmark():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "balanced_filtering.py"
-    spec = importlib.util.spec_from_file_location("bench_balanced_filtering", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def test_dominated_share_reads_the_interpolated_front():
-    bench = load_benchmark()
+    bench = load_benchmark("balanced_filtering")
     front = [{"disclosivity_train": d, "imbalance_train": i, "cone": c}
              for d, i, c in [(0.0, 0.7, 0.6), (0.5, 0.2, 0.1), (0.6, 0.3, 0.05)]]
     pts = [{"disclosivity_train": d, "imbalance_train": i} for d, i in
@@ -151,7 +130,7 @@ def test_dominated_share_reads_the_interpolated_front():
 
 @requires_data
 def test_benchmark_smoke(tmp_path):
-    bench = load_benchmark()
+    bench = load_benchmark("balanced_filtering")
     res = bench.main(["--seeds", "1", "--alphas", "0,0.3", "--subsample", "3000", "--out", str(tmp_path)])
     for name in ("adult", "bank"):
         assert (tmp_path / f"balanced_filtering_{name}.png").is_file()

@@ -12,18 +12,20 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.estimator_checks import (check_get_params_invariance, check_no_attributes_set_in_init,
                                             check_parameters_default_constructible, check_set_params)
 
+import fairopt.filtering as filt
 import fairopt.inprocessing as inp
 import fairopt.postprocessing as post
 import fairopt.preprocessing as pre
 
-ESTIMATORS = [c for mod in (pre, inp, post) for name, c in inspect.getmembers(mod, inspect.isclass)
+ESTIMATORS = [c for mod in (pre, inp, post, filt) for name, c in inspect.getmembers(mod, inspect.isclass)
               if issubclass(c, BaseEstimator) and not name.startswith("_")
               and (c.__module__ == mod.__name__ or c.__module__.startswith(mod.__name__ + "."))]
 
 
 def test_every_module_has_estimators():
     names = {c.__name__ for c in ESTIMATORS}
-    assert {"MaxEntResampler", "Reweighing", "FairRegressor", "ThresholdDebiaser"} <= names
+    assert {"MaxEntResampler", "Reweighing", "FairRegressor", "ThresholdDebiaser", "TVRepair",
+            "FairLogLossClassifier", "BalancedFilter"} <= names
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
