@@ -15,14 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DATA_HOME, requires_data
 
 from fairopt import cli
 from fairopt.data import fetch as F
 from fairopt.data import preprocess as pp
 from fairopt.data.loaders import DATASETS, load_dataset
 from fairopt.errors import DataNotFoundError, DataValidationError
-
-from conftest import DATA_HOME, requires_data
 
 pytest.importorskip("pooch")
 RAW = Path(__file__).parent / "data" / "raw"
