@@ -293,3 +293,45 @@ def test_write_benchmark_is_atomic(tmp_path):
     p = pp.write_benchmark(df, tmp_path / "sub" / "x.csv.gz")
     assert list(p.parent.iterdir()) == [p]
     assert pd.read_csv(io.BytesIO(p.read_bytes()), compression="gzip")["a"].tolist() == [1, 2]
+
+
+@pytest.fixture
+def loopback_http(monkeypatch):
+    """Serve tests/data/raw over HTTP on 127.0.0.1 (pooch's real HTTP downloader, no outside traffic)."""
+    import functools
+    import http.server
+    import threading
+
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(RAW))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_download_with_pinned_hash(monkeypatch, tmp_path, loopback_http):
+    sha = hashlib.sha256((RAW / "german.data").read_bytes()).hexdigest()
+    monkeypatch.setitem(F.SOURCES, "german", (F.RawFile("german.data", sha, (f"{loopback_http}/german.data",)),))
+    out = F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
+    pd.testing.assert_frame_equal(load_dataset("german", out), FIXTURES["german"]())
+
+
+def test_http_mirror_fallback_and_refused_connection(monkeypatch, tmp_path, loopback_http):
+    import socket
+
+    with socket.socket() as s:                              # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/german.data"
+    sha = hashlib.sha256((RAW / "german.data").read_bytes()).hexdigest()
+    monkeypatch.setitem(F.SOURCES, "german", (F.RawFile("german.data", sha, (dead, f"{loopback_http}/german.data")),))
+    assert F.fetch_german(tmp_path, cache_dir=tmp_path / "cache").is_file()     # the second URL served it
+    monkeypatch.setitem(F.SOURCES, "german", (F.RawFile("german.data", sha, (dead,)),))
+    with pytest.raises(F.DataDownloadError, match="ConnectionError") as info:
+        F.fetch_german(tmp_path / "x", cache_dir=tmp_path / "cache2")
+    assert dead in str(info.value) and str(tmp_path / "cache2" / "german.data") in str(info.value)
