@@ -38,12 +38,26 @@ __all__ = [
 class DataDownloadError(DataNotFoundError):
     """A raw file could not be obtained (offline, server error, missing ``pooch``).
 
-    The message names the file, the URLs tried and the folder to put a hand-downloaded copy in.
+    The message names the file, the URLs tried and the folder to put a hand-downloaded copy in. A
+    :class:`~fairopt.errors.DataNotFoundError`, so code that handles a missing benchmark file handles it.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataNotFoundError
+    >>> issubclass(DataDownloadError, DataNotFoundError)
+    True
     """
 
 
 class DataChecksumError(DataValidationError):
-    """A downloaded raw file does not have the pinned SHA-256 (a changed or corrupted source)."""
+    """A downloaded raw file does not have the pinned SHA-256 (a changed or corrupted source).
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataValidationError
+    >>> issubclass(DataChecksumError, DataValidationError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,13 @@ class RawFile:
         Pinned SHA-256 of the file's bytes.
     urls : tuple of str
         Where to get it, tried in order (``https://``, ``http://`` or ``file://``).
+
+    Examples
+    --------
+    >>> [r.filename for r in SOURCES["adult"]]
+    ['adult.data', 'adult.test']
+    >>> RawFile("german.data", "b21f3d81" + "0" * 56, ("file:///mirror/german.data",)).urls[0]
+    'file:///mirror/german.data'
     """
 
     filename: str
