@@ -335,3 +335,12 @@ def test_http_mirror_fallback_and_refused_connection(monkeypatch, tmp_path, loop
     with pytest.raises(F.DataDownloadError, match="ConnectionError") as info:
         F.fetch_german(tmp_path / "x", cache_dir=tmp_path / "cache2")
     assert dead in str(info.value) and str(tmp_path / "cache2" / "german.data") in str(info.value)
+
+
+def test_offline_with_a_wrong_cached_file_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr(F, "_downloader_for", lambda url: _raise_offline)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "german.data").write_bytes(b"not the file\n")
+    with pytest.raises(F.DataDownloadError, match="not the pinned file") as info:
+        F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
+    assert hashlib.sha256(b"not the file\n").hexdigest() in str(info.value)

@@ -203,6 +203,8 @@ def download_raw(raw: RawFile, cache_dir: str | os.PathLike | None = None) -> Pa
     pooch = _pooch()
     folder = raw_cache_dir(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    cached = folder / raw.filename
+    stale = pooch.file_hash(str(cached)) if cached.is_file() else None
     failures: list[str] = []
     mismatch = False
     for url in raw.urls:
@@ -215,8 +217,10 @@ def download_raw(raw: RawFile, cache_dir: str | os.PathLike | None = None) -> Pa
         except OSError as exc:          # requests' errors are OSErrors: offline, refused, HTTP error
             failures.append(f"{url}: {type(exc).__name__}: {exc}")
     tried = "; ".join(failures)
-    by_hand = (f"Download {raw.filename} by hand from {raw.urls[0]} and put it at {folder / raw.filename} "
+    by_hand = (f"Download {raw.filename} by hand from {raw.urls[0]} and put it at {cached} "
                f"(SHA-256 {raw.sha256}); the next fetch uses it without going online.")
+    if stale is not None and stale != raw.sha256:
+        by_hand += f" The file already there has SHA-256 {stale}: it is not the pinned file, replace it."
     if mismatch:
         raise DataChecksumError(
             f"{raw.filename}: no source gave the pinned SHA-256 {raw.sha256} (tried {tried}). The public file "
