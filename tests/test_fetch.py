@@ -344,3 +344,14 @@ def test_offline_with_a_wrong_cached_file_says_so(monkeypatch, tmp_path):
     with pytest.raises(F.DataDownloadError, match="not the pinned file") as info:
         F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
     assert hashlib.sha256(b"not the file\n").hexdigest() in str(info.value)
+
+
+def test_credit_fetch_reads_the_xls(monkeypatch, tmp_path):
+    pytest.importorskip("python_calamine")
+    src = tmp_path / "default of credit card clients.xls"
+    src.write_bytes((RAW / "credit.xls").read_bytes())
+    _local_sources(monkeypatch, "credit", [src])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)         # SEX is written correctly: no loader repair
+        df = load_dataset("credit", F.fetch_credit(tmp_path, cache_dir=tmp_path / "cache"))
+    pd.testing.assert_frame_equal(df, FIXTURES["credit"]())

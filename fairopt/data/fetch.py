@@ -230,14 +230,16 @@ def download_raw(raw: RawFile, cache_dir: str | os.PathLike | None = None) -> Pa
 
 # ---------------------------------------------------------------------- building
 def _read_credit_sheet(path: Path) -> pd.DataFrame:
+    problems = []
     for engine, package in (("calamine", "python_calamine"), ("xlrd", "xlrd")):
         try:
             __import__(package)
-        except ImportError:
-            continue
-        return pd.read_excel(path, header=1, engine=engine)
+            return pd.read_excel(path, header=1, engine=engine)
+        except (ImportError, ValueError) as exc:   # not installed, or pandas < 2.2 lacks the calamine engine
+            problems.append(f"{engine}: {exc}")
     raise DataDownloadError(
-        f"Reading {path.name} (an Excel .xls sheet) needs python-calamine (pip install \"fairopt[data]\") or xlrd.")
+        f"Could not read {path.name} (an Excel .xls sheet): {'; '.join(problems)}. Reading it needs "
+        f"python-calamine with pandas >= 2.2 (pip install \"fairopt[data]\") or xlrd.")
 
 
 _BUILDERS: dict[str, Callable[[Sequence[Path]], pd.DataFrame]] = {
