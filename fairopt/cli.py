@@ -324,6 +324,8 @@ def make_parser() -> argparse.ArgumentParser:
                      help="fairness metric and its fairer direction (repeatable; default: the card's)")
     fro.add_argument("--no-plot", action="store_true", help="write the CSV and JSON only")
     fro.set_defaults(func=cmd_frontier)
+    from fairopt.data.fetch import add_data_parser  # `fairopt data fetch`: logic lives in fairopt.data.fetch
+    add_data_parser(sub)
     return parser
 
 

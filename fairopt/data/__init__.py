@@ -9,6 +9,14 @@ from fairopt.data.loaders import (
     data_home, dataset_path, load_adult, load_bank, load_compas, load_credit, load_crime, load_dataset,
     load_german, load_law,
 )
+from fairopt.data.fetch import (
+    SOURCES, DataChecksumError, DataDownloadError, RawFile, build_dataset, fetch_adult, fetch_bank, fetch_compas,
+    fetch_credit, fetch_crime, fetch_dataset, fetch_german, fetch_law,
+)
+from fairopt.data.preprocess import (
+    preprocess_adult, preprocess_bank, preprocess_compas, preprocess_credit, preprocess_crime, preprocess_german,
+    preprocess_law,
+)
 
 __all__ = [
     "Attribute", "Domain",
@@ -17,4 +25,12 @@ __all__ = [
     "CRIME_DERIVED_COLUMNS", "CRIME_RACE_COLUMNS", "DATA_HOME_ENV", "DATASETS", "DatasetInfo",
     "crime_majority_white", "data_home", "dataset_path", "load_adult", "load_bank", "load_compas",
     "load_credit", "load_crime", "load_dataset", "load_german", "load_law",
+]
+
+# Download and preprocessing of the benchmark files (fairopt.data.fetch, fairopt.data.preprocess).
+__all__ += [
+    "SOURCES", "DataChecksumError", "DataDownloadError", "RawFile", "build_dataset", "fetch_adult", "fetch_bank",
+    "fetch_compas", "fetch_credit", "fetch_crime", "fetch_dataset", "fetch_german", "fetch_law",
+    "preprocess_adult", "preprocess_bank", "preprocess_compas", "preprocess_credit", "preprocess_crime",
+    "preprocess_german", "preprocess_law",
 ]
