@@ -26,7 +26,9 @@ def add_to_program(block: FairnessBlock, program, var: str):
     if block.n_aux:
         program.add_variables(block.aux_name, shape=(block.n_aux,), lb=None, ub=None)
         coeffs[block.aux_name] = sp.csr_matrix(block.T)
-    return program.add_constraints(block.name, coeffs, lb=block.lb, ub=block.ub)
+    con = program.add_constraints(block.name, coeffs, lb=block.lb, ub=block.ub)
+    con.labels = list(block.row_labels)  # names the row of an infeasibility
+    return con
 
 
 # ------------------------------------------------------------------------ pyomo
