@@ -75,6 +75,11 @@ class GameResult:
     ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
     estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
     ``status`` is ``"converged"``, ``"max_iter"`` or ``"infeasible"``.
+
+    ``oracle_exact`` says whether the learner is an exact best-response oracle. With a heuristic
+    learner (any fitted estimator: it minimises a surrogate, not the weighted 0-1 or cost-table
+    loss) ``gap`` certifies optimality only over the hypotheses the learner returns, re-fitted at
+    the final multipliers and their multiples; ``certificate`` says so in words.
     """
 
     status: str
@@ -96,6 +101,8 @@ class GameResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    oracle_exact: bool = True
+    certificate: str = ""
 
     @property
     def max_violation(self) -> float:
@@ -107,6 +114,11 @@ class GameResult:
     @property
     def converged(self) -> bool:
         return self.status == "converged"
+
+    @property
+    def heuristic_oracle(self) -> bool:
+        """True when ``gap`` is certified only against a heuristic learner's responses."""
+        return not self.oracle_exact
 
 
 class RunningAverages:
@@ -205,8 +217,10 @@ class Game:
         """
         self.n_calls += 1
         idx = self.pool.add(self.learner.best_response(lam))
+        # the learner's own answer, before any pool member replaces it (certificates use it)
+        self.last_response = (idx, self.lagrangian(self.pool.costs[idx], self.pool.G[idx], lam))
         if not use_pool:
-            return idx, self.lagrangian(self.pool.costs[idx], self.pool.G[idx], lam)
+            return self.last_response
         costs, G = self.pool.arrays()
         values = self.moment.lagrangian(costs, G, lam)
         best = int(np.argmin(values))
