@@ -70,9 +70,10 @@ def _check_pyomo_index(var, index) -> list:
     if dup.any():
         raise DataValidationError(f"to_pyomo: index repeats key {keys[int(np.argmax(dup))]!r} of pyomo "
                                   f"variable {var.name!r}; list each candidate's key exactly once.")
-    missing = [k for k in keys if k not in var.index_set()]  # one membership test per candidate
+    missing = set(keys).difference(var.index_set())
     if missing:
-        raise DataValidationError(f"to_pyomo: pyomo variable {var.name!r} has no key {missing[0]!r} "
+        first = next(k for k in keys if k in missing)
+        raise DataValidationError(f"to_pyomo: pyomo variable {var.name!r} has no key {first!r} "
                                   f"({len(missing)} of {len(keys)} index keys are not in its index set).")
     return keys
 
