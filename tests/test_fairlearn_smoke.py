@@ -93,3 +93,32 @@ def test_exact_oracle_gap_is_labelled_a_certificate():
     costs, G = np.array([c for c, _ in stats]), np.vstack([g for _, g in stats])
     q, _, slack = BestMixtureLP(moment.bound, solver="highs").solve(costs, G, 1e4)
     assert slack <= 1e-9 and res.cost == pytest.approx(float(q @ costs), abs=1e-7)
+
+
+def test_step_rule_is_stall_for_classification_and_halve_for_regression():
+    from fairopt.errors import ConfigError
+    from fairopt.reductions.moments import StatisticalParity
+    from fairopt.reductions.oracles import CostSensitiveOracle, make_oracle
+    cls = ExponentiatedGradient(DemographicParity(eps=0.005),
+                                CostSensitiveOracle(WeightedLeastSquaresClassifier()), B=200.0, min_iter=5)
+    res = cls.run(X, LABELS, GROUPS)
+    assert cls.result_.mode == "practical" and res.oracle_exact is False
+    # the same game with the regression moments' rule freezes the multipliers: worse mixture
+    halve = ExponentiatedGradient(DemographicParity(eps=0.005),
+                                  CostSensitiveOracle(WeightedLeastSquaresClassifier()), B=200.0,
+                                  min_iter=5, step_rule="halve").run(X, LABELS, GROUPS)
+    assert res.cost <= FAIRLEARN_DP_ERROR[0.005] + 1e-6 < halve.cost - 0.04
+    with pytest.raises(ConfigError, match="step_rule"):
+        ExponentiatedGradient(DemographicParity(eps=0.01),
+                              CostSensitiveOracle(WeightedLeastSquaresClassifier()),
+                              step_rule="sometimes").run(X, LABELS, GROUPS)
+    from fairopt.reductions.exponentiated_gradient import PracticalEG
+    from fairopt.reductions.game import Game
+    sp = StatisticalParity(eps=0.05, grid_size=10)
+    rng = np.random.default_rng(0)
+    Xr, yr = rng.normal(size=(60, 2)), rng.uniform(size=60)
+    sp.fit(yr, np.repeat(["a", "b"], 30))
+    player = PracticalEG(B=20.0, nu=1e-9, max_iter=1)
+    from sklearn.linear_model import LinearRegression
+    player.start(Game(sp, make_oracle(sp, LinearRegression()).prepare(sp, Xr), Xr))
+    assert player.rule == "halve"
