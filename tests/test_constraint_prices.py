@@ -131,3 +131,23 @@ def test_to_pyomo_refuses_repeated_and_unknown_keys(market):
     assert m.component(block.name) is None  # nothing half-built was left on the model
     blk = block.to_pyomo(m.x, index=list(reversed(range(N))))
     assert len(blk.rows) == block.m
+
+
+def test_program_solution_stopped_at_a_limit_is_refused(market):
+    import dataclasses
+
+    from fairopt.modeling import Program
+    from fairopt.modeling.solution import Status
+    block = selection_rate_parity(market["groups"], eps=0.05)
+    prog = Program("limit")
+    prog.add_variables("x", shape=N, lb=0, ub=1)
+    prog.add_constraints("budget", {"x": market["cost"][None, :]}, ub=market["budget"])
+    prog.set_objective(linear={"x": market["profit"]}, sense="maximize")
+    block.add_to(prog, "x")
+    sol = prog.solve("highs")
+    assert block.price_of_fairness(sol).parameters["eps"] > 1.0
+    stopped = dataclasses.replace(sol, status=Status.ITERATION_LIMIT)   # same arrays, unfinished
+    with pytest.raises(SolverLimitError, match="iteration_limit"):
+        block.price_of_fairness(stopped)
+    with pytest.raises(SolverError, match="numerical"):
+        block.price_of_fairness(dataclasses.replace(sol, status=Status.NUMERICAL))

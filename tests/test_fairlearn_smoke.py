@@ -74,6 +74,13 @@ def test_dp_smoke_error_matches_fairlearn(eps):
     # the learner is a heuristic: the result must not pass its gap off as a class-wide certificate
     assert clf.status_ == "converged" and clf.gap_ <= 1e-6
     assert clf.oracle_exact_ is False and "heuristic oracle" in clf.certificate_
+    # the gap holds against the learner's actual answer, re-fitted on the final multipliers' costs
+    from fairopt.reductions.oracles import CostSensitiveOracle
+    moment, lam = clf.moment_, clf.lambda_
+    refit = CostSensitiveOracle(WeightedLeastSquaresClassifier()).prepare(moment, X).best_response(lam)
+    L_refit = moment.lagrangian(*moment.stats(refit.predict(X)), lam)
+    L_mix = moment.lagrangian(clf.result_.cost, clf.result_.constraint_values, lam)
+    assert L_mix - L_refit <= clf.gap_ + 1e-12
 
 
 def test_exact_oracle_gap_is_labelled_a_certificate():

@@ -229,6 +229,10 @@ def read_duals(block: FairnessBlock, result, var, problem):
         if var is None or var not in result.primal:
             raise DataValidationError(f"name the decision variable (var=...) of fairness block {block.name!r}; "
                                       f"the solution has {list(result.primal)}.")
+        if not result.is_optimal:  # a limit's duals belong to an unfinished iterate
+            status = getattr(result.status, "value", str(result.status))
+            _refuse_unfinished(block, status, "fairopt", optimal=("optimal",), infeasible=("infeasible",),
+                               unbounded=("unbounded",), limits=("time_limit", "iteration_limit"))
         y = result.dual.get(block.name)
         t = result.primal.get(block.aux_name, np.zeros(0))
         return (None if y is None else np.asarray(y, dtype=float)), result.primal[var], t
