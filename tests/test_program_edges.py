@@ -93,3 +93,21 @@ def test_infeasible_own_rows_are_named_without_labels():
     with pytest.raises(InfeasibleError, match=r"caps\[2\]") as err:
         prog.solve("highs")
     assert (err.value.constraint, err.value.row, err.value.row_label) == ("caps", 2, None)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compiled_empty_program_answers_like_solve_and_grows_into_a_real_one(backend):
+    prog = Program("master")
+    prog.add_variables("x", shape=0)
+    prog.add_constraints("cover", {"x": np.zeros((1, 0))}, lb=0.0, ub=1.0)
+    prog.set_objective(constant=0.5)
+    model = prog.compile(backend)
+    assert model.solve().objective == prog.solve(backend).objective == 0.5
+    model.set_constraint_bounds("cover", lb=1.0)          # 1 <= 0: the constant is infeasible
+    with pytest.raises(InfeasibleError, match=r"cover\[0\]"):
+        model.solve()
+    # column generation from an empty master: the back end's model takes over
+    model.extend_variables("x", {"cover": np.ones((1, 2))}, cost=[3.0, 2.0], lb=0, ub=1)
+    sol = model.solve()
+    assert sol.is_optimal and sol.objective == pytest.approx(2.5, abs=1e-6)
+    np.testing.assert_allclose(sol.primal["x"], [0.0, 1.0], atol=1e-6)

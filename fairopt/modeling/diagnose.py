@@ -122,3 +122,32 @@ def constant_solution(canon: Canonical, backend: str, solver: str) -> Solution:
                     backend=backend, solver=solver, solve_seconds=0.0, iterations=0,
                     log="no variable entries: the objective is the constant; no solver was called",
                     program=canon.name)
+
+
+class ConstantModel:
+    """What :meth:`Program.compile` returns for a program with no variable entries: the back end's
+    compiled model, whose ``solve`` is answered by :func:`constant_solution` (from the current
+    row bounds) while the program still has no columns, so ``compile(...).solve()`` agrees with
+    ``Program.solve`` on every back end. Updates, and columns added by ``extend_variables``, go
+    to the back end's model, which solves once there are columns.
+
+    Examples
+    --------
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("constant")
+    >>> prog.set_objective(constant=1.5)
+    >>> prog.compile("osqp").solve().objective
+    1.5
+    """
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def solve(self, require_optimal: bool = False) -> Solution:
+        inner = self._inner
+        if inner.canon.n == 0:
+            return constant_solution(inner.canon, inner.backend, str(inner.spec.solver))
+        return inner.solve(require_optimal)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
                                         check_convex, to_solution)
-from fairopt.modeling.diagnose import constant_solution, name_infeasible_row
+from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, check_spec, load_backend
 from fairopt.modeling.solution import Solution
 
@@ -273,7 +273,9 @@ class Program:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
-        return load_backend(spec.backend).compile(self, spec)
+        model = load_backend(spec.backend).compile(self, spec)
+        # no variable entries: a constant, answered the same on every back end (see diagnose)
+        return ConstantModel(model) if self.canonical().n == 0 else model
 
     def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
               options: Mapping[str, Any] | None = None, require_optimal: bool = False,
