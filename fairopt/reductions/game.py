@@ -76,10 +76,11 @@ class GameResult:
     estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
     ``status`` is ``"converged"``, ``"max_iter"`` or ``"infeasible"``.
 
-    ``oracle_exact`` says whether the learner is an exact best-response oracle. With a heuristic
-    learner (any fitted estimator: it minimises a surrogate, not the weighted 0-1 or cost-table
-    loss) ``gap`` certifies optimality only over the hypotheses the learner returns, re-fitted at
-    the final multipliers and their multiples; ``certificate`` says so in words.
+    ``oracle_exact`` says whether the learner is an exact best-response oracle (False unless the
+    player that built the result knows it is). With a heuristic learner (any fitted estimator:
+    it minimises a surrogate, not the weighted 0-1 or cost-table loss) ``gap`` certifies
+    optimality only over the hypotheses the learner returned, including its answer at the final
+    multipliers; ``certificate`` says so in words.
     """
 
     status: str
@@ -101,7 +102,7 @@ class GameResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    oracle_exact: bool = True
+    oracle_exact: bool = False
     certificate: str = ""
 
     @property
@@ -217,10 +218,8 @@ class Game:
         """
         self.n_calls += 1
         idx = self.pool.add(self.learner.best_response(lam))
-        # the learner's own answer, before any pool member replaces it (certificates use it)
-        self.last_response = (idx, self.lagrangian(self.pool.costs[idx], self.pool.G[idx], lam))
         if not use_pool:
-            return self.last_response
+            return idx, self.lagrangian(self.pool.costs[idx], self.pool.G[idx], lam)
         costs, G = self.pool.arrays()
         values = self.moment.lagrangian(costs, G, lam)
         best = int(np.argmin(values))
