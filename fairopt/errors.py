@@ -65,13 +65,20 @@ class InfeasibleError(SolverError):
     tightest : dict or None
         The tightest feasible parameter setting, when it could be computed
         (for instance ``{"eps": 0.031}``).
+    row : int or None
+        Row of ``constraint`` identified as the cause (0-based within the block), when known.
+    row_label : str or None
+        That row's label (a fairness block's row, e.g. ``"rate[a] - t <= eps"``), when known.
     """
 
     def __init__(self, message: str, program: str = "", constraint: str | None = None,
-                 tightest: dict | None = None, status=None, log: str = ""):
+                 tightest: dict | None = None, status=None, log: str = "", row: int | None = None,
+                 row_label: str | None = None):
         self.program = program
         self.constraint = constraint
         self.tightest = tightest
+        self.row = row
+        self.row_label = row_label
         super().__init__(message, status=status, log=log)
 
 

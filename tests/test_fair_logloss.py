@@ -11,7 +11,7 @@ from conftest import load_benchmark, requires_data
 from fairopt.errors import ConfigError, DataValidationError, SolverNotAvailableError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import (
-    CONSTRAINTS, approximator, exact_lambda, fairness_rows, truncate)
+    CONSTRAINTS, approximator, exact_lambda, fairness_rows, no_truncation_interval, truncate)
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
 from fairopt.inprocessing import FairLogLossClassifier
 
@@ -316,3 +316,79 @@ def test_benchmark_smoke(tmp_path):
     cc = res["crosscheck"]["dp"]
     assert cc["theta_max_abs_diff"] <= 1e-4 and abs(cc["objective_diff"]) <= 1e-7
     assert isinstance(results["compas"]["pareto_dp"]["on_pareto_set"], bool)
+
+
+# ----------------------------------------------------------------------------- every back end fair
+def _groups_data(K, seed=0, n=900):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, K, size=n)
+    X = np.c_[rng.normal(size=(n, 3)), np.eye(K)[g][:, 1:]]
+    y = (rng.random(n) < expit(X @ np.r_[1.0, -0.5, 0.3, [1.0, -1.0][:K - 1]])).astype(int)
+    return X, y, g
+
+
+LOOSE_CLARABEL = {"tol_gap_abs": 1e-6, "tol_gap_rel": 1e-6, "tol_feas": 1e-6}
+
+
+@pytest.mark.parametrize("K, constraint, solver, options", [
+    (2, "demographic_parity", "cvxpy:CLARABEL", LOOSE_CLARABEL),
+    (3, "demographic_parity", "cvxpy:CLARABEL", LOOSE_CLARABEL),
+    (2, "equalized_odds", "cvxpy:SCS", None),
+])
+def test_any_back_end_returns_a_predictor_fair_to_1e_9(K, constraint, solver, options):
+    # the solvers stop at their own tolerances (gaps of 2e-8 to 4e-7 before the post-solve step)
+    X, y, g = _groups_data(K)
+    m = FairLogLoss(X, y, g, constraint, C=0.01)
+    sol = m.solve(solver, options=options, tol=1e-6)
+    P = sol.P
+    for r in range(m.rows.n_rows):                       # the definition, not the solver's rows
+        assert abs(m.rows.coef[r] @ P / m.n) <= 1e-9
+    means = np.array([P[g == k].mean() for k in range(K)])
+    if constraint == "demographic_parity":
+        assert np.max(np.abs(means - P.mean())) <= 1e-9
+    assert sol.is_optimal and np.max(np.abs(sol.gaps)) <= 1e-9 and sol.kkt <= 1e-6
+    gnorm, gapnorm, _ = m.saddle_residual(sol.primal["theta"], sol.lam)   # a saddle point of V
+    assert gnorm <= 1e-6 and gapnorm <= 1e-9
+    if K == 2:   # the same optimum as the native solver
+        nat = m.solve("native", tol=1e-9)
+        np.testing.assert_allclose(sol.primal["theta"], nat.primal["theta"], atol=1e-5)
+        assert abs(sol.objective - nat.objective) <= 1e-8
+
+
+def test_post_solve_step_keeps_theta_off_the_kink_and_polishes_on_it():
+    # truncated optimum: the exact λ*(θ) of the back end's θ is fair and stationary; θ is kept
+    X, y, a = _synthetic(np.random.default_rng(0), n=600, shift=3.0)
+    m = FairLogLoss(X, y, a, "demographic_parity", C=0.01)
+    nat = m.solve("native", tol=1e-10)
+    assert nat.n_truncated > 0 and not nat.on_kink
+    theta = nat.primal["theta"]
+    th, lam, moved = m.exact_fairness(theta, nat.lam * (1 + 1e-4), 1e-8)
+    assert not moved and np.array_equal(th, theta)
+    np.testing.assert_array_equal(lam, m.terms(theta)[0].lam)
+    assert m.saddle_residual(th, lam)[1] <= 1e-9
+    # kink optimum: λ*(θ) would jump to an end of the no-truncation interval and break
+    # stationarity; the polish moves θ onto the kink and keeps λ near the solver's
+    X, y, a = _synthetic(np.random.default_rng(0), n=600)
+    m = FairLogLoss(X, y, a, "demographic_parity", C=0.01)
+    nat = m.solve("native", tol=1e-10)
+    assert nat.on_kink
+    theta = nat.primal["theta"] + 1e-6                   # a solver's θ, 1e-6 off
+    g0, gap0, _ = m.saddle_residual(theta, nat.lam)
+    assert gap0 > 1e-8                                   # not fair as returned
+    th, lam, moved = m.exact_fairness(theta, nat.lam, 1e-8)
+    g, gap, _ = m.saddle_residual(th, lam)
+    assert moved and gap <= 1e-9 and g <= max(1e-8, g0)
+    assert np.max(np.abs(lam - nat.lam)) <= 1e-4 and np.max(np.abs(th - nat.primal["theta"])) <= 1e-5
+    box = no_truncation_interval(expit(m.X @ th), expit(-(m.X @ th)), m.rows)
+    assert abs(m.terms(th)[0].lam[0]) >= min(abs(box[0])) - 1e-12   # λ*(θ) sits at an end
+
+
+def test_classifier_on_scs_is_fair_to_1e_9():
+    from fairopt.inprocessing import FairLogLossClassifier
+    X, y, g = _groups_data(2)
+    est = FairLogLossClassifier(constraint="equalized_odds", C=0.01, solver="cvxpy:SCS").fit(X, y, g)
+    P = est.solution_.P                        # the training predictor ℙ
+    for label in (0, 1):
+        rows = y == label
+        assert abs(P[rows & (g == 1)].mean() - P[rows & (g == 0)].mean()) <= 1e-9
+    assert est.status_ == "optimal"

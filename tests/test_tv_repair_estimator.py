@@ -89,3 +89,51 @@ def test_sensitive_features_as_an_array(adult):
     assert list(Xa.columns) == ["age_decade", "education_years"] and len(ya) == 8000
     with pytest.raises(DataValidationError, match="pass sensitive_features"):
         est.transform(Xf, y.iloc[:8000])
+
+
+def _aif360_optimum(X, y, epsilon, clist, dlist):
+    """AIF360's ``OptTools`` optimum on the same records (its own Adult distortion function)."""
+    import contextlib
+    import io
+    import logging
+    import warnings
+    pytest.importorskip("aif360")
+    from aif360.algorithms.preprocessing.optim_preproc_helpers.distortion_functions import get_distortion_adult
+    from aif360.algorithms.preprocessing.optim_preproc_helpers.opt_tools import OptTools
+    names = {"age_decade": "Age (decade)", "education_years": "Education Years", "income": "Income Binary"}
+    df = pd.concat([X, y], axis=1).rename(columns=names)
+    logging.getLogger().setLevel(logging.ERROR)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = OptTools(df=df, features=list(df.columns))
+        opt.set_features(D=["sex"], X=["Age (decade)", "Education Years"], Y=["Income Binary"])
+        opt.set_distortion(get_distortion_adult, clist=clist)
+        opt.optimize(epsilon=epsilon, dlist=dlist, verbose=False)
+    return float(opt.optimum)
+
+
+def test_default_utility_is_the_papers_and_matches_aif360():
+    from fairopt.formulations.tv_repair import AdultDistortion
+    data = load_builtin("adult")
+    frame = data.expand()
+    X, y = frame[["sex", "age_decade", "education_years"]], frame["income"]
+    settings = dict(discrimination="additive", epsilon=0.05, clist=[0.99, 1.99, 2.99],
+                    dlist=[0.1, 0.05, 0.0], conditioning="xy")      # AIF360's problem, utility unset
+    est = TVRepair(distortion=AdultDistortion(compat=False), domain=data.domain, **settings)
+    est.fit(X, y, sensitive_features="sex")
+    assert est.get_params()["utility"] == "xy"
+    reference = _aif360_optimum(X, y, 0.05, settings["clist"], settings["dlist"])
+    assert est.objective_ == pytest.approx(reference, abs=1e-6)
+    assert est.objective_ == pytest.approx(0.011674, abs=1e-6)
+    # the joint (D, X, Y) utility stays available and is the larger, non-comparable number
+    joint = TVRepair(distortion=AdultDistortion(compat=False), domain=data.domain, utility="dxy",
+                     **settings).fit(X, y, sensitive_features="sex")
+    assert joint.objective_ == pytest.approx(0.048386, abs=1e-6) and joint.objective_ > 4 * reference
+    # the formulation and the card default agree with the estimator
+    from fairopt.runs.tv_repair import Parameters
+    assert Parameters().utility == "xy"
+    cells, counts = data.codes()
+    model = OptimizedPreprocessing(data.domain, cells, counts, protected="sex", label="income",
+                                   features=["age_decade", "education_years"],
+                                   distortion=AdultDistortion(compat=False), **settings)
+    assert model.solve("highs").objective == pytest.approx(est.objective_, abs=1e-9)

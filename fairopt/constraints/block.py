@@ -155,6 +155,36 @@ class FairnessBlock:
         to (``var`` defaults to the variable named in :meth:`add_to`), the pyomo block from
         :meth:`to_pyomo` after a solve that imported duals (``model.dual = Suffix(direction=
         Suffix.IMPORT)``), or the list from :meth:`to_cvxpy` with its solved ``problem``.
+
+        Prices are read only from a finished solve. A cvxpy ``problem`` must have status
+        ``"optimal"``; for pyomo, ``problem`` may be the results object of the solve (its
+        termination condition is checked), and the model's current values must satisfy every
+        active constraint, so values and duals left by an earlier solve are never read as the
+        prices of a later one that loaded nothing.
+
+        Raises
+        ------
+        InfeasibleError
+            The solve found the model infeasible (``constraint`` names this block).
+        SolverLimitError
+            The solve stopped at a limit or before its tolerances (cvxpy ``user_limit``,
+            ``optimal_inaccurate``; pyomo ``maxTimeLimit``, ``maxIterations``).
+        SolverError
+            No finished solve: not solved, no duals, or values that are not the current model's.
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> import numpy as np
+        >>> from fairopt.constraints import selection_rate_parity
+        >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+        >>> x = cp.Variable(4)
+        >>> fair = parity.to_cvxpy(x)
+        >>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
+        ...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + fair)
+        >>> _ = problem.solve(solver="HIGHS")
+        >>> round(parity.price_of_fairness(fair, problem=problem).parameters["eps"], 6)
+        1.0
         """
         from fairopt.constraints.targets import read_duals
         y, x, t = read_duals(self, result, var, problem)

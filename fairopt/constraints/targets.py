@@ -8,10 +8,12 @@ fairness criterion is known here.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.constraints.block import FairnessBlock, check_size
-from fairopt.errors import DataValidationError
+from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
+                            UnboundedError)
 
 
 # ------------------------------------------------------------------------ fairopt Program
@@ -24,7 +26,9 @@ def add_to_program(block: FairnessBlock, program, var: str):
     if block.n_aux:
         program.add_variables(block.aux_name, shape=(block.n_aux,), lb=None, ub=None)
         coeffs[block.aux_name] = sp.csr_matrix(block.T)
-    return program.add_constraints(block.name, coeffs, lb=block.lb, ub=block.ub)
+    con = program.add_constraints(block.name, coeffs, lb=block.lb, ub=block.ub)
+    con.labels = list(block.row_labels)  # names the row of an infeasibility
+    return con
 
 
 # ------------------------------------------------------------------------ pyomo
@@ -35,7 +39,7 @@ def build_pyomo_block(block: FairnessBlock, var, name: str, index=None):
     if not getattr(var, "is_indexed", lambda: False)():
         raise DataValidationError("to_pyomo needs an indexed pyomo Var (one entry per candidate), "
                                   f"got {type(var).__name__}.")
-    keys = list(var.index_set()) if index is None else list(index)
+    keys = list(var.index_set()) if index is None else _check_pyomo_index(var, index)
     check_size(block, len(keys), f"pyomo variable {var.name!r}")
     model = var.parent_block()
     if model.component(name) is not None:
@@ -58,17 +62,95 @@ def build_pyomo_block(block: FairnessBlock, var, name: str, index=None):
     return blk
 
 
-def _pyomo_duals(block: FairnessBlock, blk):
+def _check_pyomo_index(var, index) -> list:
+    """The keys of ``index`` as a list; a repeated key or one ``var`` lacks is refused (either
+    would leave a candidate out of every row, or point a row at nothing)."""
+    keys = list(index)
+    dup = pd.Index(keys).duplicated()
+    if dup.any():
+        raise DataValidationError(f"to_pyomo: index repeats key {keys[int(np.argmax(dup))]!r} of pyomo "
+                                  f"variable {var.name!r}; list each candidate's key exactly once.")
+    missing = set(keys).difference(var.index_set())
+    if missing:
+        first = next(k for k in keys if k in missing)
+        raise DataValidationError(f"to_pyomo: pyomo variable {var.name!r} has no key {first!r} "
+                                  f"({len(missing)} of {len(keys)} index keys are not in its index set).")
+    return keys
+
+
+#: pyomo termination conditions that are not a finished solve, by the typed error they map to
+_PYOMO_LIMITS = {"maxTimeLimit", "maxIterations", "maxEvaluations", "minStepLength", "userInterrupt",
+                 "resourceInterrupt", "licensingProblems"}
+
+
+def _pyomo_check_results(block: FairnessBlock, results) -> None:
+    """Refuse prices unless ``results`` (pyomo ``SolverResults``) reports an optimal solve."""
+    solver = getattr(results, "solver", None)
+    tc = getattr(solver, "termination_condition", None)
+    if tc is None:
+        raise DataValidationError("problem= for a pyomo block is the results object returned by "
+                                  f"SolverFactory(...).solve; got {type(results).__name__}.")
+    name = getattr(tc, "name", str(tc))
+    _refuse_unfinished(block, name, "pyomo", optimal=("optimal", "locallyOptimal", "globallyOptimal"),
+                       infeasible=("infeasible", "invalidProblem"), unbounded=("unbounded",),
+                       limits=_PYOMO_LIMITS)
+
+
+def _refuse_unfinished(block, status, where, optimal, infeasible, unbounded, limits) -> None:
+    """Raise the typed error for a solve of status ``status`` that did not reach an optimum."""
+    if status in optimal:
+        return
+    what = f"the {where} solve of the model with fairness block {block.name!r} ended {status}"
+    if status in infeasible:
+        raise InfeasibleError(f"{what}: the model is infeasible, so the block has no prices. Loosen the "
+                              "block's tolerances or check the model's other constraints.",
+                              constraint=block.name, status=status)
+    if status in unbounded:
+        raise UnboundedError(f"{what}: the model is unbounded, so the block has no prices; add the "
+                             "missing bound or constraint.", status=status)
+    if status in limits:
+        raise SolverLimitError(f"{what}, before optimality; its duals are not the optimum's prices. "
+                               "Raise the solver's iteration or time limit, or tighten its tolerances, and "
+                               "solve again.", status=status)
+    raise SolverError(f"{what}: no optimal solution, so no prices.", status=status)
+
+
+def _pyomo_stale(model, tol: float = 1e-6) -> str | None:
+    """Name of an active constraint the model's current values violate (or that cannot be evaluated):
+    the values, and so the duals, are then not those of a solve of this model."""
+    import pyomo.environ as pyo
+    for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        body = pyo.value(con.body, exception=False)
+        if body is None:
+            return f"{con.name} (a variable in it has no value)"
+        lo, hi = pyo.value(con.lower, exception=False), pyo.value(con.upper, exception=False)
+        if (lo is not None and body < lo - tol * max(1.0, abs(lo))) or \
+                (hi is not None and body > hi + tol * max(1.0, abs(hi))):
+            return f"{con.name} (value {body:.6g}, bounds [{lo}, {hi}])"
+    return None
+
+
+def _pyomo_duals(block: FairnessBlock, blk, results=None):
     import pyomo.environ as pyo
     owner = getattr(blk, "_fairopt", None)
     if owner is None or owner[0] is not block:
         raise DataValidationError(f"this pyomo block was not built by fairness block {block.name!r}.")
     _, var, keys = owner
     model = blk.model()
+    if results is not None:
+        _pyomo_check_results(block, results)
     dual = model.component("dual")
     if not isinstance(dual, pyo.Suffix) or not len(dual):
         raise DataValidationError("the pyomo model carries no duals: add "
                                   "`model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)` before solving.")
+    # a later solve that loaded nothing (infeasible, load_solutions=False) leaves the previous
+    # values and duals in place: they are that solve's only if they satisfy the model as it is now
+    stale = _pyomo_stale(model)
+    if stale is not None:
+        raise SolverError(f"fairness block {block.name!r}: the pyomo model's current values violate "
+                          f"{stale}, so they and the duals are not from a finished solve of this model "
+                          "(the last solve was infeasible, stopped early, or did not load its solution). "
+                          "Solve to optimality with the solution loaded before reading prices.")
     # pyomo with HiGHS (and Gurobi, Ipopt) imports d f*/d rhs in the model's own sense already
     y = np.array([dual.get(blk.rows[r], np.nan) for r in range(block.m)], dtype=float)
     x = np.array([pyo.value(var[k]) for k in keys], dtype=float)
@@ -111,6 +193,20 @@ def _cvxpy_duals(block: FairnessBlock, cons: CvxpyBlock, problem):
     if problem is None:
         raise DataValidationError("pass the solved cvxpy problem (problem=...) so the duals can be read "
                                   "in its objective sense.")
+    if not isinstance(problem, cp.Problem):
+        raise DataValidationError(f"problem= must be the solved cvxpy Problem, got {type(problem).__name__}.")
+    if problem.status is None:
+        raise SolverError(f"fairness block {block.name!r}: the cvxpy problem has not been solved; call "
+                          "problem.solve() before reading prices.")
+    # only "optimal" carries the optimum's duals: a limit ("user_limit") or an early stop
+    # ("optimal_inaccurate") leaves multipliers of an unfinished iterate
+    _refuse_unfinished(block, problem.status, "cvxpy", optimal=(cp.OPTIMAL,),
+                       infeasible=(cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE),
+                       unbounded=(cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE),
+                       limits=(cp.USER_LIMIT, cp.OPTIMAL_INACCURATE))
+    if not any(con is part for con in problem.constraints for _, part in cons.parts):
+        raise DataValidationError(f"the cvxpy problem does not contain the constraints of fairness block "
+                                  f"{block.name!r}; add the list from to_cvxpy to its constraints.")
     # cvxpy multipliers are >= 0; d f*/d b is +mult for a >= row of a minimisation, -mult for <=,
     # and the opposite for a maximisation
     flip = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
@@ -133,12 +229,16 @@ def read_duals(block: FairnessBlock, result, var, problem):
         if var is None or var not in result.primal:
             raise DataValidationError(f"name the decision variable (var=...) of fairness block {block.name!r}; "
                                       f"the solution has {list(result.primal)}.")
+        if not result.is_optimal:  # a limit's duals belong to an unfinished iterate
+            status = getattr(result.status, "value", str(result.status))
+            _refuse_unfinished(block, status, "fairopt", optimal=("optimal",), infeasible=("infeasible",),
+                               unbounded=("unbounded",), limits=("time_limit", "iteration_limit"))
         y = result.dual.get(block.name)
         t = result.primal.get(block.aux_name, np.zeros(0))
         return (None if y is None else np.asarray(y, dtype=float)), result.primal[var], t
     if isinstance(result, CvxpyBlock):
         return _cvxpy_duals(block, result, problem)
     if hasattr(result, "_fairopt"):
-        return _pyomo_duals(block, result)
+        return _pyomo_duals(block, result, problem)
     raise DataValidationError("price_of_fairness reads a fairopt Solution, the pyomo block from "
                               f"to_pyomo or the list from to_cvxpy; got {type(result).__name__}.")

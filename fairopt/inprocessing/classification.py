@@ -55,6 +55,27 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         ``[0, 1]``.
     groups_ : pandas.Index
         Group labels seen at fit (tuples for several sensitive columns).
+    oracle_exact_ : bool
+        Whether the learner is an exact best-response oracle. A fitted estimator is not (it
+        minimises a surrogate of the weighted 0-1 loss): ``status_ == "converged"`` and ``gap_``
+        then certify optimality over the hypotheses the learner returned, not over its class.
+    certificate_ : str
+        What ``gap_`` certifies, in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.inprocessing import FairClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> a = np.where(X[:, 0] + rng.normal(size=400) > 0, "p", "q")
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> clf = FairClassifier(eps=0.02, random_state=0).fit(X, y, sensitive_features=a)
+    >>> p = clf.predict_proba(X)[:, 1]
+    >>> bool(abs(p[a == "p"].mean() - p[a == "q"].mean()) <= 0.04 + 1e-9)
+    True
+    >>> clf.oracle_exact_
+    False
     """
 
     def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",
@@ -103,6 +124,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.lambda_, self.gap_, self.status_ = res.lambda_, res.gap, res.status
         self.n_oracle_calls_, self.n_iter_ = res.n_oracle_calls, res.n_iter
         self.constraint_names_ = moment.row_names()
+        self.oracle_exact_, self.certificate_ = res.oracle_exact, res.certificate
         warn_if_not_optimal(self, res)
         return self
 

@@ -18,9 +18,10 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
                                         check_convex, to_solution)
+from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, check_spec, load_backend
 from fairopt.modeling.solution import Solution
 
@@ -53,6 +54,8 @@ class Constraint:
     coeffs: dict[str, sp.csr_matrix]
     lb: np.ndarray
     ub: np.ndarray
+    #: one label per row (a fairness block's rows), used to name the row of an infeasibility
+    labels: list[str] | None = None
 
     @property
     def rows(self) -> int:
@@ -79,7 +82,7 @@ class Program:
     >>> import numpy as np
     >>> prog = Program("toy")
     >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
     >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
     >>> sol = prog.solve("highs")
     >>> round(sol.objective, 6), round(float(sol.dual["budget"][0]), 6)
@@ -270,7 +273,9 @@ class Program:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
-        return load_backend(spec.backend).compile(self, spec)
+        model = load_backend(spec.backend).compile(self, spec)
+        # no variable entries: a constant, answered the same on every back end (see diagnose)
+        return ConstantModel(model) if self.canonical().n == 0 else model
 
     def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
               options: Mapping[str, Any] | None = None, require_optimal: bool = False,
@@ -291,19 +296,37 @@ class Program:
             ``solution.relaxation`` (its ``dual`` prices the rows); ``solution.dual`` of the MIP
             itself stays empty.
 
+        A program with no variable entries is a constant: on every back end it is optimal with
+        objective equal to its constant (zero duals; no solver is called), or infeasible when a
+        row's bounds exclude the activity 0.
+
         Raises
         ------
         SolverLimitError
             Only with ``require_optimal``: a time or iteration limit was reached.
-        InfeasibleError, UnboundedError
-            The program is infeasible / unbounded (the message names the program).
+        InfeasibleError
+            The program is infeasible. The message names the program and, where the continuous
+            relaxation is already infeasible, the first row that cannot hold together with the
+            rows added before it (``constraint`` is its block, ``row`` its index in the block,
+            ``row_label`` its label for a fairness block).
+        UnboundedError
+            The program is unbounded (the message names the program).
         SolverNotAvailableError
             The back end or solver is not installed; the message lists installed alternatives.
         SolverError
             The solver failed numerically.
         """
-        sol = self.compile(solver, time_limit=time_limit, verbose=verbose,
-                           options=dict(options) if options else None).solve(require_optimal)
+        spec = check_spec(SolverSpec.parse(solver, time_limit=time_limit, verbose=verbose,
+                                           options=dict(options) if options else None),
+                          self.problem_class)
+        canon = self.canonical()
+        if canon.n == 0:  # a constant: the same answer whatever the back end (see diagnose)
+            return constant_solution(canon, spec.backend, str(spec.solver))
+        try:
+            sol = load_backend(spec.backend).compile(self, spec).solve(require_optimal)
+        except InfeasibleError as err:
+            raise name_infeasible_row(canon, err, {k: c.labels for k, c in self.constraints.items()
+                                                   if c.labels is not None}) from None
         if relaxation_duals and self.canonical().is_mip:
             # a MIP has no duals: price its rows with the LP relaxation (same solver and settings)
             sol.relaxation = self.relaxation().solve(solver, time_limit=time_limit, verbose=verbose,

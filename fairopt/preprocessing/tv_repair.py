@@ -42,8 +42,9 @@ class TVRepair(BaseEstimator):
         Cap on each record type's expected distortion (per group with a dict).
     conditioning : {"dxy", "xy"}, default "dxy"
         Distortion limits per (d, x, y) or pooled over groups per (x, y).
-    utility : {"dxy", "xy"}, default "dxy"
-        Utility loss between joint laws with or without D.
+    utility : {"xy", "dxy"}, default "xy"
+        Utility loss between the laws of (X̂, Ŷ) and (X, Y) (the paper's and AIF360's form), or
+        between the joint laws with D, (D, X̂, Ŷ) and (D, X, Y).
     divergence : {"tv", "kl"}, default "tv"
     columns : {"all", "observed"}, default "all"
     favourable_label : optional
@@ -70,7 +71,7 @@ class TVRepair(BaseEstimator):
     """
 
     def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
-                 max_expected_distortion=None, conditioning="dxy", utility="dxy", divergence="tv",
+                 max_expected_distortion=None, conditioning="dxy", utility="xy", divergence="tv",
                  columns="all", favourable_label=None, solver="highs", domain=None, random_state=None):
         self.discrimination = discrimination
         self.epsilon = epsilon

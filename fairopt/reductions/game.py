@@ -75,6 +75,12 @@ class GameResult:
     ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
     estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
     ``status`` is ``"converged"``, ``"max_iter"`` or ``"infeasible"``.
+
+    ``oracle_exact`` says whether the learner is an exact best-response oracle (False unless the
+    player that built the result knows it is). With a heuristic learner (any fitted estimator:
+    it minimises a surrogate, not the weighted 0-1 or cost-table loss) ``gap`` certifies
+    optimality only over the hypotheses the learner returned, including its answer at the final
+    multipliers; ``certificate`` says so in words.
     """
 
     status: str
@@ -96,6 +102,8 @@ class GameResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     pool_costs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pool_G: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    oracle_exact: bool = False
+    certificate: str = ""
 
     @property
     def max_violation(self) -> float:
@@ -107,6 +115,11 @@ class GameResult:
     @property
     def converged(self) -> bool:
         return self.status == "converged"
+
+    @property
+    def heuristic_oracle(self) -> bool:
+        """True when ``gap`` is certified only against a heuristic learner's responses."""
+        return not self.oracle_exact
 
 
 class RunningAverages:

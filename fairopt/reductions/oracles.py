@@ -98,6 +98,9 @@ class Oracle:
     :mod:`fairopt.reductions.problems` they solve) and ``best_response``."""
 
     problems: tuple[type, ...] = ()
+    #: whether ``best_response`` returns an exact minimiser of the Lagrangian over its class;
+    #: fitted estimators minimise a surrogate, so only enumeration is exact
+    exact: bool = False
 
     def prepare(self, moment, X) -> "Oracle":
         if not issubclass(moment.problem, self.problems):
@@ -386,6 +389,7 @@ class FiniteClassOracle(Oracle):
     """
 
     problems = (CostTable, SampleWeights, ExampleCosts)
+    exact = True
 
     def __init__(self, predictions):
         self.predictions = np.asarray(predictions, dtype=float)

@@ -56,7 +56,7 @@ class Parameters(BaseModel):
     dlist: list[float] = Field(default_factory=list)
     max_expected_distortion: float | dict[str, float] | None = None
     conditioning: Literal["dxy", "xy"] = "dxy"
-    utility: Literal["dxy", "xy"] = "dxy"
+    utility: Literal["xy", "dxy"] = "xy"
     divergence: Literal["tv", "kl"] = "tv"
     columns: Literal["all", "observed"] = "all"
 

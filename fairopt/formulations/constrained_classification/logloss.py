@@ -50,6 +50,8 @@ from fairopt.modeling.solution import Status
 
 #: training gap of group means the Newton polish drives below
 GAP_TOL = 1e-11
+#: training gap every back end's ℙ meets after the post-solve step (:meth:`FairLogLoss.exact_fairness`)
+FAIR_TOL = 1e-9
 #: dense features with fewer nonzeros than this fraction are stored sparse
 SPARSE_DENSITY = 0.25
 
@@ -252,6 +254,9 @@ class FairLogLoss:
             lam = self.terms(theta)[0].lam
         else:
             lam = -sol.dual["fairness"] if "fairness" in sol.dual else np.zeros(0)
+        theta, lam, moved = self.exact_fairness(theta, lam, tol)
+        if moved:
+            sol.primal["theta"] = theta.reshape(sol.primal["theta"].shape)
         gnorm, gapnorm, t = self.saddle_residual(theta, lam)
         kkt = max(gnorm, gapnorm)
         # every back end is judged by the same certificate: the saddle conditions of V
@@ -261,7 +266,7 @@ class FairLogLoss:
         elif status in (Status.OPTIMAL, Status.NUMERICAL):
             status = Status.NUMERICAL
         objective = sol.objective
-        if sol.backend in ("native", "scipy"):
+        if sol.backend in ("native", "scipy") or moved:
             objective = float(np.mean(self.row_losses(t)) + np.mean(t.c * t.P)) + self.regulariser(theta)
         d = self.rows.gaps(t.pe)
         on_kink = bool(self.rows.n_rows and not t.truncated.any() and np.any(lam != 0)
@@ -275,6 +280,34 @@ class FairLogLoss:
             on_kink=on_kink, rows=list(self.rows.names),
             rule=FairLogLossRule(theta.copy(), np.asarray(lam, float).copy(), self.rows.table,
                                  self.fit_intercept, any(v is not None for v in self.rows.label_value)))
+
+    def exact_fairness(self, theta, lam, tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Post-solve step for any back end: ``(θ, λ, θ moved)`` at which ℙ's training gaps are
+        at most ``FAIR_TOL``, keeping the saddle's stationarity within ``max(tol, back end's)``.
+
+        A back end's λ is a solver multiplier, right to its tolerance only (cvxpy leaves gaps of
+        1e-7). Off the kink the exact λ*(θ) of the same θ is fair to rounding and stationary;
+        on the kink λ*(θ) jumps to an end of the no-truncation interval and breaks stationarity,
+        so the semismooth-Newton saddle polish moves (θ, λ) from the back end's point instead
+        (it also covers ``K > 2`` groups). A point it cannot make fair is returned unchanged.
+        """
+        theta, lam = np.asarray(theta, float), np.asarray(lam, float)
+        if not self.rows.n_rows or lam.shape != (self.rows.n_rows,):
+            return theta, lam, False
+        gnorm, gapnorm, _ = self.saddle_residual(theta, lam)
+        if gapnorm <= FAIR_TOL:
+            return theta, lam, False
+        stationary = max(tol, gnorm)
+        if self.rows.binary:
+            exact = self.terms(theta)[0].lam
+            g, gap, _ = self.saddle_residual(theta, exact)
+            if gap <= FAIR_TOL and g <= stationary:
+                return theta, exact, False
+        th, lm, _, _ = self.semismooth_newton(theta, lam, min(tol, stationary))
+        g, gap, _ = self.saddle_residual(th, lm)
+        if gap <= FAIR_TOL and g <= stationary:
+            return th, lm, True
+        return theta, lam, False
 
     # ----------------------------------------------------------------------- native
     def semismooth_newton(self, theta, lam, tol: float, max_iter: int = 50, deadline=None):

@@ -84,9 +84,10 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         κ of the expected-distortion rows (per group only with ``conditioning="dxy"``).
     conditioning : {"dxy", "xy"}
         Distortion rows per (d, x, y) (the paper) or pooled per (x, y) (the reference codes).
-    utility : {"dxy", "xy"}
-        Keys of the utility loss: the joint (D, X̂, Ŷ) against (D, X, Y), or (X̂, Ŷ) against
-        (X, Y) (the paper and AIF360).
+    utility : {"xy", "dxy"}, default "xy"
+        Keys of the utility loss: (X̂, Ŷ) against (X, Y) (the paper's and AIF360's form, the
+        default), or the joint (D, X̂, Ŷ) against (D, X, Y) (also charges mass moved between
+        groups' cells, so its optimum is larger: 0.0484 against 0.0117 on Adult).
     divergence : {"tv", "kl"}
         Total variation (an LP, every LP back end) or KL (cvxpy, exponential cone).
     columns : {"all", "observed"}
@@ -97,7 +98,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
     def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str, features=None,
                  favourable_label=None, discrimination: str = "ratio", epsilon: float = 0.05,
                  distortion=None, clist=(), dlist=(), max_expected_distortion=None,
-                 conditioning: str = "dxy", utility: str = "dxy", divergence: str = "tv",
+                 conditioning: str = "dxy", utility: str = "xy", divergence: str = "tv",
                  columns: str = "all", name: str = "optimized_preprocessing"):
         self.domain, self.protected, self.label, self.name = domain, protected, label, name
         self.discrimination, self.conditioning, self.utility = discrimination, conditioning, utility
