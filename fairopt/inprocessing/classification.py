@@ -1,15 +1,20 @@
 """Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt.errors import DataValidationError
-from fairopt.inprocessing._mixture import (RandomizedMixture, check_fit_inputs, check_game_params,
+from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
                                            moment_from, warn_if_not_optimal)
+from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
-from fairopt.reductions.moments import CLASSIFICATION_MOMENTS
+from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
+from fairopt.validation import RANDOM_STATE, validate_params
 
 __all__ = ["FairClassifier"]
 
@@ -57,6 +62,19 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Group labels seen at fit (tuples for several sensitive columns).
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [None, HasMethods(["fit", "predict"])],
+        "constraint": [StrOptions(set(CLASSIFICATION_MOMENTS)), Moment],
+        "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
+        "solver": [str, SolverSpec, dict],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "B": [None, Interval(Real, 0, None, closed="neither")],
+        "nu": [None, Interval(Real, 0, None, closed="neither")],
+        "mode": [StrOptions({"practical", "faithful"})],
+        "min_iter": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",
                  max_iter=50, random_state=None, B=None, nu=None, mode="practical", min_iter=5):
         self.estimator = estimator
@@ -82,8 +100,11 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         ``sensitive_features`` may hold several columns (intersectional groups); ``sample_weight``
         makes every rate and the error weighted means.
         """
+        validate_params(self)
+        check_eps(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
-                                           "FairClassifier.fit", target="binary")
+                                           "FairClassifier.fit", target="binary",
+                                           numeric=self.estimator is None)
         moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=self.eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()

@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-from fairopt.validation import Groups, check_groups, num_rows
+from fairopt.validation import Groups, check_groups, check_numeric_columns, num_rows
 
 SCORE_MAPS = ("auto", "proba", "logit", "identity")
 
@@ -56,6 +56,7 @@ class _ScoreMixin:
         if est is None:
             if isinstance(X, pd.DataFrame):
                 X = X.drop(columns=drop or [])
+            check_numeric_columns(X, "X (the scores)")
             raw = np.asarray(X, dtype=float)
             if raw.ndim == 2 and raw.shape[1] == 1:
                 raw = raw[:, 0]
@@ -107,4 +108,7 @@ class _ScoreMixin:
         return Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X)
 
     def _n_rows(self, X) -> int:
+        if X is None:
+            raise DataValidationError(f"{type(self).__name__}: X is required but was None; pass the features "
+                                      "(or, without an estimator, the 1-D array of scores).")
         return num_rows(X)
