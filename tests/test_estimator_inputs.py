@@ -415,7 +415,11 @@ def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
     reg = FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a)
     seo = SEORegressor().fit(X, y.astype(float), sensitive_features=a)
     td = ThresholdDebiaser().fit(np.tanh(X[:, 0]), y, sensitive_features=a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotOptimalWarning)
+        fc = FairClassifier(max_iter=3).fit(X, y, sensitive_features=a)
     scorers = {
+        "fc": lambda yy, w: fc.score(X, yy, sample_weight=w),
         "ll": lambda yy, w: ll.score(X, yy, sample_weight=w, sensitive_features=a),
         "reg": lambda yy, w: reg.expected_loss(X, yy, sample_weight=w),
         "seo": lambda yy, w: seo.score(X, yy, sample_weight=w),
@@ -429,7 +433,7 @@ def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
             score(yy, neg)
         with pytest.raises(DataValidationError, match="sample_weight has 1 missing"):
             score(yy, nan)
-    for name in ("ll", "reg", "td"):     # labels outside the fitted range
+    for name in ("fc", "ll", "reg", "td"):     # labels outside the fitted range
         with pytest.raises(DataValidationError, match=r"\b5\b"):
             scorers[name](y * 5.0, None)
     # weights change the value as a weighted mean would

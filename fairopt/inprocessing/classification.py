@@ -14,7 +14,7 @@ from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_f
 from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
-from fairopt.validation import RANDOM_STATE, validate_params
+from fairopt.validation import RANDOM_STATE, check_target, check_weights, validate_params
 
 __all__ = ["FairClassifier"]
 
@@ -134,6 +134,14 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     def predict(self, X, random_state=None) -> np.ndarray:
         """Randomized labels (seeded)."""
         return self._draw(self.predict_components(X), random_state).astype(int)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of the randomized :meth:`predict` (seeded by ``random_state``); ``y`` must hold
+        the fitted labels 0/1 and ``sample_weight`` must be finite and >= 0."""
+        pred = self.predict(X)
+        y = check_target(y, pred.shape[0], kind="binary", name="FairClassifier.score: y")
+        w = check_weights(sample_weight, pred.shape[0], "FairClassifier.score: sample_weight")
+        return float(np.average(pred == y, weights=w))
 
     def predict_proba(self, X) -> np.ndarray:
         """Probability that the randomized classifier predicts each class."""
