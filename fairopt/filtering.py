@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,7 @@ class BalancedFilter(BaseEstimator):
         The fitted proxy (a :class:`ProxyTree`, or the classifier with its η).
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "proxy": [StrOptions(set(PROXIES))],
         "weights": [StrOptions({"qp", "naive"})],

@@ -25,6 +25,13 @@ Weights and scalars
     :func:`check_weights` (``sample_weight``), :func:`check_int` (``max_iter``, sample sizes).
 Fitted estimators
     :func:`check_is_fitted`.
+Parameters (``fairopt._param_validation``)
+    :func:`validate_params` checks ``_parameter_constraints`` at ``fit`` and raises
+    :class:`ParameterError` (scikit-learn's ``InvalidParameterError``); :func:`check_numbers`,
+    :func:`check_options` and :func:`parameter_error` cover what the constraints cannot express.
+Data edge cases (``fairopt._data_checks``)
+    :func:`check_group_weights` (a group whose weights are all 0), :func:`check_dense`,
+    :func:`check_numeric_columns`, :func:`check_levels` (``MAX_LEVELS``), :func:`check_two_valued`.
 Low-level
     :func:`as_1d`, :func:`as_float`.
 
@@ -53,11 +60,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from sklearn.utils._param_validation import InvalidParameterError
+from fairopt._data_checks import (MAX_LEVELS, check_dense, check_group_weights, check_levels,
+                                  check_numeric_columns, check_two_valued)
+from fairopt._param_validation import (RANDOM_STATE, ParameterError, check_numbers, check_options,
+                                       parameter_error, validate_params)
+from fairopt.errors import DataValidationError, NotFittedError
 
-from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-
-__all__ = ["Groups", "MAX_LEVELS", "ParameterError", "RANDOM_STATE", "align_features", "as_1d", "as_float",
+__all__ = ["MAX_LEVELS", "RANDOM_STATE", "Groups", "ParameterError", "align_features", "as_1d", "as_float",
            "as_groups", "check_X", "check_dense", "check_group_weights", "check_groups", "check_int",
            "check_is_fitted", "check_levels", "check_numbers", "check_numeric_columns", "check_options",
            "check_target", "check_two_valued", "check_weights", "num_rows", "parameter_error",
@@ -439,208 +448,3 @@ def check_is_fitted(estimator, attribute: str, hint: str = "fit(X, y, sensitive_
     """Raise :class:`~fairopt.errors.NotFittedError` unless ``estimator`` has ``attribute``."""
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"{type(estimator).__name__} is not fitted; call {hint} first.")
-
-
-# ------------------------------------------------------------------------------- parameters
-class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
-    """A constructor parameter is invalid: scikit-learn's ``InvalidParameterError``, also a
-    :class:`~fairopt.errors.ConfigError` and :class:`~fairopt.errors.DataValidationError` (the
-    types fairopt raised for bad parameters before), so every ``except`` clause written for one of
-    them catches it. The message names the parameter and the accepted values.
-
-    Examples
-    --------
-    >>> from sklearn.utils._param_validation import InvalidParameterError
-    >>> issubclass(ParameterError, InvalidParameterError)
-    True
-    """
-
-
-#: ``random_state`` as fairopt reads it (scikit-learn's, plus numpy Generators)
-RANDOM_STATE = ["random_state", np.random.Generator]
-
-
-def validate_params(estimator) -> None:
-    """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's
-    ``_validate_params``), raising :class:`ParameterError` that names the parameter.
-
-    Examples
-    --------
-    >>> from fairopt.inprocessing import FairClassifier
-    >>> try:
-    ...     validate_params(FairClassifier(eps=1.5))
-    ... except ParameterError as exc:
-    ...     print(str(exc)[:40])
-    The 'eps' parameter of FairClassifier mu
-    """
-    try:
-        estimator._validate_params()
-    except InvalidParameterError as exc:
-        raise ParameterError(str(exc)) from None
-
-
-def parameter_error(estimator, name: str, expected: str, value) -> ParameterError:
-    """A :class:`ParameterError` worded like scikit-learn's, for checks that
-    ``_parameter_constraints`` cannot express (elements of a sequence, cross-parameter rules).
-
-    Examples
-    --------
-    >>> str(parameter_error(object(), "eps", "a float in [0, 1]", 2.0))
-    "The 'eps' parameter of object must be a float in [0, 1]. Got 2.0 instead."
-    """
-    return ParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be {expected}. "
-                          f"Got {value!r} instead.")
-
-
-def check_numbers(estimator, name: str, value, *, low: float = 0.0, high: float | None = None,
-                  low_open: bool = False, non_empty: bool = True) -> None:
-    """Every entry of a scalar, sequence or ``{key: value}`` parameter is a finite number in
-    ``[low, high]`` (``(low, high]`` with ``low_open``); raises :class:`ParameterError` naming it.
-
-    Examples
-    --------
-    >>> check_numbers(object(), "eps", {"a": 0.1, "b": 0.2}, high=1.0)
-    """
-    vals = list(value.values()) if isinstance(value, Mapping) else np.ravel(np.asarray(value, dtype=object)).tolist()
-    lo = "(" if low_open else "["
-    want = f"finite numbers in {lo}{low:g}, {'inf' if high is None else format(high, 'g')}]"
-    if non_empty and not vals:
-        raise parameter_error(estimator, name, f"non-empty ({want})", value)
-    for v in vals:
-        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(v))
-        ok = ok and (v > low if low_open else v >= low) and (high is None or v <= high)
-        if not ok:
-            raise parameter_error(estimator, name, want, value)
-
-
-def check_options(estimator, name: str, options, allowed, what: str) -> dict:
-    """``options`` (a mapping or None) with only keys in ``allowed``; unknown keys raise
-    :class:`ParameterError` listing the valid names.
-
-    Examples
-    --------
-    >>> check_options(object(), "solver_options", {"n_steps": 10}, ("n_steps",), "solver='sgd'")
-    {'n_steps': 10}
-    """
-    opts = dict(options or {})
-    unknown = sorted(k for k in opts if k not in allowed)
-    if unknown:
-        valid = ", ".join(sorted(allowed)) if allowed else "none"
-        raise ParameterError(f"The {name!r} parameter of {type(estimator).__name__} has unknown key(s) {unknown} "
-                             f"for {what}; valid keys: {valid}.")
-    return opts
-
-
-# ------------------------------------------------------------------------------- data edge cases
-def check_group_weights(groups: Groups, weights, what: str = "") -> None:
-    """Every group has positive total weight: a group whose weights are all 0 would make its
-    fairness constraint vacuous (its rates are undefined), so it raises instead.
-
-    Examples
-    --------
-    >>> g = check_groups(["a", "a", "b"])
-    >>> check_group_weights(g, np.array([1.0, 0.0, 0.0]))
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: group(s) ['b'] have zero total sample_weight ...
-    """
-    if weights is None:
-        return
-    # only groups with rows: a declared group without rows is not a weighting mistake
-    empty = (groups.counts() > 0) & ~(groups.counts(np.asarray(weights, dtype=float)) > 0)
-    if empty.any():
-        bad = list(groups.labels[empty])[:5]
-        head = f"{what}: " if what else ""
-        raise DataValidationError(
-            f"{head}group(s) {bad} have zero total sample_weight (every row weighs 0), so their rates are "
-            "undefined and a fairness constraint on them would be vacuous. Give those rows positive weight "
-            "or drop the group.")
-
-
-def check_dense(X, name: str = "X"):
-    """Refuse a scipy sparse matrix up front for estimators that need dense features.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> check_dense(sp.eye(2), "FairRegressor.fit: X")
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: FairRegressor.fit: X is a scipy sparse matrix, ...
-    """
-    if sp.issparse(X):
-        raise DataValidationError(f"{name} is a scipy sparse matrix, which this estimator does not support; "
-                                  f"pass X.toarray() (shape {X.shape}).")
-    return X
-
-
-def check_numeric_columns(X, name: str = "X", hint: str = "") -> None:
-    """Refuse a DataFrame with string, categorical or other non-numeric columns, naming them
-    and saying how to encode them (instead of numpy's "could not convert string to float").
-
-    Examples
-    --------
-    >>> check_numeric_columns(pd.DataFrame({"age": [30, 40], "workclass": ["Private", "Gov"]}))
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: X has non-numeric column(s) ['workclass'] (strings ...
-    """
-    if isinstance(X, pd.DataFrame):
-        bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
-    else:
-        arr = X.data if sp.issparse(X) else np.asarray(X)
-        if arr.dtype.kind not in "OUS" or all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
-            return
-        cols = np.unique(np.nonzero(np.vectorize(lambda v: not isinstance(v, (numbers.Number, np.bool_)),
-                                                 otypes=[bool])(arr))[1]) if arr.ndim == 2 else [0]
-        bad = [int(c) for c in cols]
-    if bad:
-        example = bad[:3]
-        raise DataValidationError(
-            f"{name} has non-numeric column(s) {bad[:10]} (strings or categories) but needs numbers; encode "
-            f"them first, e.g. pd.get_dummies(X, columns={example!r}) for one-hot columns or "
-            f"sklearn.preprocessing.OrdinalEncoder for codes{hint}.")
-
-
-#: most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have
-MAX_LEVELS = 100
-
-
-def check_levels(levels: Mapping, what: str, max_levels: int = MAX_LEVELS) -> None:
-    """Refuse a column with more than ``max_levels`` levels (``levels`` maps column -> count): the
-    product domain, and the fit, grow with every level. Names the column and its count and says
-    to bin it.
-
-    Examples
-    --------
-    >>> check_levels({"sex": 2, "fnlwgt": 500}, "TVRepair.fit")
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: TVRepair.fit: column 'fnlwgt' has 500 distinct values ...
-    """
-    bad = {c: int(k) for c, k in levels.items() if k > max_levels}
-    if bad:
-        c, k = next(iter(bad.items()))
-        also = f"; also {list(bad)[1:6]}" if len(bad) > 1 else ""
-        raise DataValidationError(
-            f"{what}: column {c!r} has {k} distinct values (at most {max_levels} per column{also}); the domain "
-            f"is the product of every column's levels, so bin it first, e.g. X[{c!r}] = pd.cut(X[{c!r}], bins=10) "
-            "or pd.qcut(X[...], q=10), or pass a Domain with bins.")
-
-
-def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str) -> None:
-    """At least two distinct observed values of a group or label column.
-
-    Examples
-    --------
-    >>> check_two_valued(np.array([0, 0]), ["a"], "sex", "TVRepair.fit", "sensitive feature")
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: TVRepair.fit: the sensitive feature 'sex' takes a single value ['a'] in the data; ...
-    """
-    seen = np.unique(codes)
-    if seen.size < 2:
-        vals = [labels[i] for i in seen] if len(labels) else []
-        need = "groups to compare" if role.startswith("sensitive") else "classes (a fairness rate compares them)"
-        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data; at least "
-                                  f"two {need} are needed.")

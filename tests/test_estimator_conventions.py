@@ -40,11 +40,11 @@ def test_sklearn_construction_checks(cls):
 
 
 # ---- issue 22: every estimator validates its parameters the scikit-learn way -----------------------
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from sklearn.utils._param_validation import InvalidParameterError  # noqa: E402
+import numpy as np
+import pandas as pd
+from sklearn.utils._param_validation import InvalidParameterError
 
-from fairopt.errors import ConfigError, DataValidationError  # noqa: E402
+from fairopt.errors import ConfigError, DataValidationError
 
 
 def _data(n=60, seed=0):

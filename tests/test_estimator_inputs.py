@@ -258,11 +258,11 @@ def test_constraint_accepts_a_moment_instance():
 
 
 # ---- issue 22: data edge cases get a typed error or correct behaviour, the same in every estimator -----
-import scipy.sparse as sp  # noqa: E402
+import scipy.sparse as sp
 
-from fairopt.filtering import BalancedFilter  # noqa: E402
-from fairopt.inprocessing import FairLogLossClassifier  # noqa: E402
-from fairopt.preprocessing import TVRepair  # noqa: E402
+from fairopt.filtering import BalancedFilter
+from fairopt.inprocessing import FairLogLossClassifier
+from fairopt.preprocessing import TVRepair
 
 
 def _small(n=200, seed=0):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -14,6 +15,7 @@ from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_f
 from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
+from fairopt.reductions.oracles import Oracle
 from fairopt.validation import RANDOM_STATE, check_target, check_weights, validate_params
 
 __all__ = ["FairClassifier"]
@@ -30,8 +32,9 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier, optional
-        Any scikit-learn classifier accepting ``sample_weight`` (default ``LogisticRegression``).
+    estimator : classifier or Oracle, optional
+        Any scikit-learn classifier accepting ``sample_weight`` (default ``LogisticRegression``),
+        or a :class:`fairopt.reductions.oracles.Oracle`.
     constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"} or Moment
         Selection rates (DP), true-positive rates (EO) or both true- and false-positive rates
         (equalized odds) of each group may differ from the overall rate by at most ``eps``.
@@ -62,8 +65,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Group labels seen at fit (tuples for several sensitive columns).
     """
 
-    _parameter_constraints: dict = {
-        "estimator": [None, HasMethods(["fit", "predict"])],
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
         "constraint": [StrOptions(set(CLASSIFICATION_MOMENTS)), Moment],
         "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
         "solver": [str, SolverSpec, dict],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -119,7 +120,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     ℙ, and approximately on new data.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "constraint": [StrOptions(set(CONSTRAINTS)), None],
         "C": [Interval(Real, 0, None, closed="left")],
         "solver": [str, SolverSpec, dict],

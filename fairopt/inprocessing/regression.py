@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -102,7 +103,7 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
         ``"converged"`` or ``"max_iter"``.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "estimator": [None, StrOptions({"hinge_lp"}), HasMethods(["fit"]), Oracle],
         "constraint": [StrOptions(set(REGRESSION_CONSTRAINTS)), Moment],
         # rates (statistical parity) lie in [0, 1]; a loss bound only needs eps >= 0 (checked in fit)

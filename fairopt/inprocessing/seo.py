@@ -1,6 +1,8 @@
 """Zero-covariance least squares (Johnson, Foster & Stine 2016): :class:`SEORegressor`."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
@@ -34,7 +36,7 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         Columns seen at fit; a DataFrame at predict is reordered by name.
     """
 
-    _parameter_constraints: dict = {"clip": ["boolean"]}
+    _parameter_constraints: ClassVar[dict] = {"clip": ["boolean"]}
 
     def __init__(self, clip=True):
         self.clip = clip

@@ -1,6 +1,8 @@
 """Prior-shift baseline (Saerens et al. 2002): :class:`ShiftInference`."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, StrOptions
@@ -27,7 +29,7 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         As in :class:`ThresholdDebiaser` (scores are read as ``2p - 1``).
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "estimator": [None, HasMethods(["fit"])],
         "prefit": ["boolean"],
         "score_map": [StrOptions(set(SCORE_MAPS))],

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -117,7 +118,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     array([0. , 0.7, 1. ])
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "estimator": [None, HasMethods(["fit"])],
         "prefit": ["boolean"],
         "constraint": [StrOptions(set(CONSTRAINTS) | set(_ALIASES))],

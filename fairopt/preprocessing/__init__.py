@@ -19,6 +19,7 @@ from fairopt._utils import as_generator  # noqa: F401  (the one random-state hel
 
 import time
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -58,7 +59,7 @@ class TVRepairResampler(_WeightedResampler):
         Fixes the level sets and code order (default: read from the fitted frame).
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "statistical_rate": [Interval(Real, 0, 1, closed="right")],
         "representation": [StrOptions({"data", "balanced"}), "array-like"],
         "solver": [str, SolverSpec, dict],

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "C": [Interval(Real, 0, 1, closed="both")],
         "prior": [StrOptions(set(PRIORS))],
         "target": [StrOptions(set(TARGETS)), "array-like", dict],

@@ -8,6 +8,7 @@ model (which uses the Kamiran–Calders form as one of its priors, Algorithm 1).
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ def representation_weights(points, counts, protected: int, n_levels=None, group_
 class _WeightedResampler(_FrameMixin, BaseEstimator):
     """Reweights the observed rows; sampling draws rows with probability ∝ weight."""
 
-    _parameter_constraints: dict = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
+    _parameter_constraints: ClassVar[dict] = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
 
     def __init__(self, random_state=None, domain=None):
         self.random_state = random_state

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ class TVRepair(BaseEstimator):
         Duals of the discrimination rows summed per group pair, and d objective / d ε.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "discrimination": [StrOptions(set(DISCRIMINATION_FORMS))],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "distortion": "no_validation",        # name, table, callable or Distortion: read by the model
