@@ -30,7 +30,9 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "estimator": [None, HasMethods(["fit"])],
+        # a prefit model only needs a scoring method; fit is checked when it is called
+        "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
+                      HasMethods(["predict"])],
         "prefit": ["boolean"],
         "score_map": [StrOptions(set(SCORE_MAPS))],
     }

@@ -119,7 +119,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "estimator": [None, HasMethods(["fit"])],
+        # a prefit model only needs a scoring method; fit is checked when it is called
+        "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
+                      HasMethods(["predict"])],
         "prefit": ["boolean"],
         "constraint": [StrOptions(set(CONSTRAINTS) | set(_ALIASES))],
         "gamma": [Interval(Real, 0, None, closed="left")],
