@@ -313,6 +313,13 @@ def test_sparse_X_is_refused_up_front(fit):
         fit(sp.csr_matrix(X), y, a)
 
 
+def test_sparse_scores_without_an_estimator_are_refused():
+    X, y, a = _small()
+    for est in (ThresholdDebiaser(), ShiftInference()):
+        with pytest.raises(DataValidationError, match="scipy sparse matrix"):
+            est.fit(sp.csr_matrix(np.tanh(X[:, :1])), y, sensitive_features=a)
+
+
 def test_sparse_X_is_supported_where_the_learner_supports_it():
     X, y, a = _small()
     dense = FairLogLossClassifier().fit(X, y, sensitive_features=a)
@@ -415,6 +422,7 @@ def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
     reg = FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a)
     seo = SEORegressor().fit(X, y.astype(float), sensitive_features=a)
     td = ThresholdDebiaser().fit(np.tanh(X[:, 0]), y, sensitive_features=a)
+    shift = ShiftInference().fit(np.tanh(X[:, 0]), y, sensitive_features=a)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotOptimalWarning)
         fc = FairClassifier(max_iter=3).fit(X, y, sensitive_features=a)
@@ -424,6 +432,7 @@ def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
         "reg": lambda yy, w: reg.expected_loss(X, yy, sample_weight=w),
         "seo": lambda yy, w: seo.score(X, yy, sample_weight=w),
         "td": lambda yy, w: td.score(np.tanh(X[:, 0]), yy, sample_weight=w, sensitive_features=a),
+        "shift": lambda yy, w: shift.score(np.tanh(X[:, 0]), yy, sample_weight=w, sensitive_features=a),
     }
     neg, nan = np.r_[-1.0, np.ones(len(y) - 1)], np.r_[np.nan, np.ones(len(y) - 1)]
     for name, score in scorers.items():
@@ -433,7 +442,7 @@ def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
             score(yy, neg)
         with pytest.raises(DataValidationError, match="sample_weight has 1 missing"):
             score(yy, nan)
-    for name in ("fc", "ll", "reg", "td"):     # labels outside the fitted range
+    for name in scorers:     # labels outside the fitted range
         with pytest.raises(DataValidationError, match=r"\b5\b"):
             scorers[name](y * 5.0, None)
     # weights change the value as a weighted mean would

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from fairopt.inprocessing._mixture import check_fit_inputs
-from fairopt.validation import (align_features, as_1d, as_float, check_is_fitted, check_weights, check_X,
+from fairopt.validation import (align_features, as_float, check_is_fitted, check_target, check_weights, check_X,
                                 validate_params)
 
 __all__ = ["SEORegressor"]
@@ -66,9 +66,10 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
 
     def score(self, X, y, sample_weight=None) -> float:
-        """:math:`R^2` of :meth:`predict` (``sample_weight`` finite and >= 0; ``y`` finite)."""
+        """:math:`R^2` of :meth:`predict` (``sample_weight`` finite and >= 0; ``y`` finite, and in
+        ``[0, 1]`` like the training targets when ``clip``)."""
         from sklearn.metrics import r2_score
         pred = self.predict(X)
-        y = as_float(as_1d(y, "SEORegressor.score: y", pred.shape[0]), "SEORegressor.score: y")
+        y = check_target(y, pred.shape[0], name="SEORegressor.score: y", interval=(0.0, 1.0) if self.clip else None)
         w = check_weights(sample_weight, pred.shape[0], "SEORegressor.score: sample_weight")
         return float(r2_score(y, pred, sample_weight=w))

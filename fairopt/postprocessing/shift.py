@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
-from fairopt.validation import as_1d, check_weights, validate_params
+from fairopt.validation import as_1d, check_dense, check_weights, validate_params
 
 __all__ = ["ShiftInference"]
 
@@ -50,6 +50,8 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """Estimate the overall and per-group label priors."""
         validate_params(self)
         n = self._n_rows(X)
+        if self.estimator is None:   # X is the score array: refuse what predict could not read
+            check_dense(X, "X (the scores)")
         yv = as_1d(y, "ShiftInference.fit: y", n)
         if not np.isin(yv, (0, 1)).all():
             raise DataValidationError("y must be 0/1 labels, one per row of X.")

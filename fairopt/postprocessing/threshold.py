@@ -286,17 +286,6 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         h = self.decision_probability(X, sensitive_features, subgroups)
         return np.column_stack([1.0 - h, h])
 
-    def score(self, X, y, sample_weight=None, sensitive_features=None, subgroups=None) -> float:
-        """Accuracy of the sampled :meth:`predict` on ``(X, y)``; ``y`` holds 0/1 labels and
-        ``sample_weight`` must be finite and >= 0."""
-        pred = self.predict(X, sensitive_features, subgroups)
-        y = as_1d(y, "ThresholdDebiaser.score: y", pred.shape[0])
-        if not np.isin(y, (0, 1)).all():
-            raise DataValidationError(f"ThresholdDebiaser.score: y must hold the fitted labels 0/1, got "
-                                      f"{pd.unique(y)[:5].tolist()}.")
-        w = check_weights(sample_weight, pred.shape[0], "ThresholdDebiaser.score: sample_weight")
-        return float(np.average(pred == y.astype(float), weights=w))
-
     def predict(self, X, sensitive_features=None, subgroups=None, random_state=None) -> np.ndarray:
         """Sampled 0/1 predictions ``y_hat ~ Bernoulli(h)``; reproducible through ``random_state``
         (the argument, else the estimator's)."""
