@@ -256,6 +256,9 @@ class BalancedFilter(BaseEstimator):
 
     def _fit(self, X, sensitive, progress) -> "BalancedFilter":
         self._check_params()
+        if X is None:
+            raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "
+                                      "labelled sample.")
         n = num_rows(X)
         grp = check_groups(sensitive, n, X=X, min_groups=2, name="sensitive")
         if grp.columns is not None:

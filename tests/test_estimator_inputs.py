@@ -488,3 +488,15 @@ def test_fairlearn_port_mismatched_rows_raise_value_error(name, short):
     args[short] = args[short][:-1]
     with pytest.raises(ValueError, match=r"199|rows|row of X"):
         PORTED[name](args["X"], args["y"], args["sensitive_features"])
+
+
+@pytest.mark.parametrize("cls", [MaxEntResampler, Reweighing, RepresentationReweighing, TVRepair])
+def test_resamplers_and_filter_none_X_raise_value_error_with_a_message(cls):
+    _, y = _records()
+    with pytest.raises(ValueError, match="X is required but was None"):
+        cls().fit(None, y, "sex")
+    X, _, a = _small()
+    with pytest.raises(ValueError, match="X is required but was None"):
+        BalancedFilter().fit(None, a)
+    with pytest.raises(ValueError, match="sensitive is required"):
+        BalancedFilter().fit(X, None)

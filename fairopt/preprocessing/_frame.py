@@ -22,6 +22,9 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 def _assemble(X, y, sensitive_features):
     """Frame of all columns, plus the names of the label and protected columns."""
+    if X is None:
+        raise DataValidationError("X is required but was None; pass a pandas DataFrame of categorical or "
+                                  "pre-binned columns.")
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
             f"X must be a pandas DataFrame of categorical or pre-binned columns, got {type(X).__name__}.")
