@@ -10,7 +10,7 @@ import numbers
 from collections.abc import Mapping
 
 import numpy as np
-from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 from fairopt.errors import ConfigError, DataValidationError
 
@@ -25,7 +25,7 @@ class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
 
     Examples
     --------
-    >>> from sklearn.utils._param_validation import InvalidParameterError
+    >>> from sklearn.utils._param_validation import Interval, InvalidParameterError
     >>> issubclass(ParameterError, InvalidParameterError)
     True
     """
@@ -52,6 +52,17 @@ def validate_params(estimator) -> None:
         estimator._validate_params()
     except InvalidParameterError as exc:
         raise ParameterError(str(exc)) from None
+    # a bool is an Integral to Python, so Interval lets True through as 1: refuse it where a
+    # number (or a seed) is expected, as the TOML cards do
+    params = estimator.get_params(deep=False)
+    for name, constraints in estimator._parameter_constraints.items():
+        value = params.get(name)
+        if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
+            continue
+        if "boolean" not in constraints and bool in constraints:
+            continue
+        if "boolean" not in constraints and any(isinstance(c, Interval) or c == "random_state" for c in constraints):
+            raise parameter_error(estimator, name, "a number, not a boolean", value)
 
 
 def parameter_error(estimator, name: str, expected: str, value) -> ParameterError:

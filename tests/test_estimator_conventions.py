@@ -115,6 +115,9 @@ BAD_VALUES = [
     (pre.TVRepair, "epsilon", -0.1), (pre.TVRepair, "divergence", "js"), (pre.TVRepair, "discrimination", "odds"),
     (pre.TVRepairResampler, "statistical_rate", 0.0), (pre.TVRepairResampler, "statistical_rate", 1.5),
     (pre.Reweighing, "random_state", -1),
+    # a boolean is not a number even though Python counts it as one
+    (C, "eps", True), (R, "grid_size", True), (T, "rho", True), (filt.BalancedFilter, "alpha", True),
+    (pre.MaxEntResampler, "C", True), (pre.Reweighing, "random_state", True), (L, "max_iter", np.True_),
 ]
 
 
