@@ -74,11 +74,14 @@ def check_numeric_columns(X, name: str = "X", hint: str = "") -> None:
         bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
     else:
         arr = X.data if sp.issparse(X) else np.asarray(X)
-        if arr.dtype.kind not in "OUS" or all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
+        if arr.dtype.kind not in "OUS":
             return
-        cols = np.unique(np.nonzero(np.vectorize(lambda v: not isinstance(v, (numbers.Number, np.bool_)),
-                                                 otypes=[bool])(arr))[1]) if arr.ndim == 2 else [0]
-        bad = [int(c) for c in cols]
+        cols = arr.reshape(len(arr), -1) if arr.ndim else arr.reshape(1, 1)
+        if arr.dtype.kind in "US":
+            bad = list(range(cols.shape[1]))
+        else:   # per column, not per row: present values that do not parse as numbers
+            bad = [j for j in range(cols.shape[1])
+                   if (pd.to_numeric(pd.Series(cols[:, j]), errors="coerce").isna() & pd.notna(cols[:, j])).any()]
     if bad:
         example = bad[:3]
         raise DataValidationError(

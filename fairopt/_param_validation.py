@@ -52,17 +52,20 @@ def validate_params(estimator) -> None:
         estimator._validate_params()
     except InvalidParameterError as exc:
         raise ParameterError(str(exc)) from None
-    # a bool is an Integral to Python, so Interval lets True through as 1: refuse it where a
-    # number (or a seed) is expected, as the TOML cards do
+    # a bool is an Integral to Python, so Interval lets True through as 1, and an Interval open to
+    # the right lets inf through: refuse both where a number (or a seed) is expected
     params = estimator.get_params(deep=False)
     for name, constraints in estimator._parameter_constraints.items():
         value = params.get(name)
-        if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
+        if constraints == "no_validation" or "boolean" in constraints:
             continue
-        if "boolean" not in constraints and bool in constraints:
+        numeric = [c for c in constraints if isinstance(c, Interval) or c == "random_state"]
+        if not numeric:
             continue
-        if "boolean" not in constraints and any(isinstance(c, Interval) or c == "random_state" for c in constraints):
+        if isinstance(value, (bool, np.bool_)):
             raise parameter_error(estimator, name, "a number, not a boolean", value)
+        if isinstance(value, numbers.Real) and not np.isfinite(value):
+            raise parameter_error(estimator, name, "a finite number", value)
 
 
 def parameter_error(estimator, name: str, expected: str, value) -> ParameterError:

@@ -118,6 +118,9 @@ BAD_VALUES = [
     # a boolean is not a number even though Python counts it as one
     (C, "eps", True), (R, "grid_size", True), (T, "rho", True), (filt.BalancedFilter, "alpha", True),
     (pre.MaxEntResampler, "C", True), (pre.Reweighing, "random_state", True), (L, "max_iter", np.True_),
+    # infinite values of unbounded parameters
+    (R, "B", np.inf), (T, "gamma", np.inf), (filt.BalancedFilter, "stop_distance", np.inf),
+    (pre.TVRepair, "epsilon", np.inf), (L, "tol", np.inf),
 ]
 
 

@@ -348,6 +348,14 @@ def test_raw_string_columns_name_the_columns_and_how_to_encode(fit, dtype):
         fit(df, y, a)
 
 
+def test_a_string_inside_an_object_array_names_its_column():
+    X, y, a = _small()
+    Xo = X.astype(object)
+    Xo[3, 1] = "Private"
+    with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \[1\]"):
+        FairClassifier(max_iter=3).fit(Xo, y, sensitive_features=a)
+
+
 def test_tv_repair_transform_keeps_pandas_string_dtype():
     X, y = _records(dtype="str")
     assert isinstance(X["edu"].dtype, pd.StringDtype)
