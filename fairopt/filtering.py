@@ -39,8 +39,8 @@ from fairopt.formulations.proxy_weights import (
     ProxyWeights, conditional_matrix, disclosivity, filtered_distribution, imbalance)
 from fairopt.reductions.proxy_tree import ProxyTree
 from fairopt.modeling import SolverSpec
-from fairopt.validation import (RANDOM_STATE, check_dense, check_groups, check_is_fitted, check_X, num_rows,
-                                validate_params)
+from fairopt.validation import (RANDOM_STATE, check_dense, check_groups, check_is_fitted, check_numeric_columns,
+                                check_X, num_rows, validate_params)
 
 __all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
 
@@ -180,7 +180,10 @@ class BalancedFilter(BaseEstimator):
             if not fit and hasattr(self, "feature_names_in_"):
                 raise DataValidationError(f"BalancedFilter was fitted on a DataFrame with columns "
                                           f"{list(self.feature_names_in_)[:10]}; pass a DataFrame with those columns.")
-            X = np.asarray(check_X(X, "BalancedFilter X"), dtype=float)
+            X = check_X(X, "BalancedFilter X")
+            check_numeric_columns(X, "BalancedFilter X", hint=", or pass a DataFrame (its string columns are "
+                                  "encoded as the encoding parameter says)")
+            X = np.asarray(X, dtype=float)
             if not fit:
                 if X.shape[1] != self.n_features_in_:
                     raise DataValidationError(

@@ -354,6 +354,8 @@ def test_a_string_inside_an_object_array_names_its_column():
     Xo[3, 1] = "Private"
     with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \[1\]"):
         FairClassifier(max_iter=3).fit(Xo, y, sensitive_features=a)
+    with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \[1\].*pass a DataFrame"):
+        BalancedFilter().fit(Xo, a)
 
 
 def test_tv_repair_transform_keeps_pandas_string_dtype():
