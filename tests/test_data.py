@@ -361,3 +361,23 @@ def test_shared_benchmark_files_still_load():
             df = load_dataset(name)
         for col in DATASETS[name].protected:
             assert df[col].nunique() >= 2
+
+
+def test_misnamed_non_utf8_duplicate_header_and_fractional_files_are_refused(tmp_path):
+    law = _law_frame()
+    (tmp_path / "law.csv.gz").write_text(law.to_csv(index=False))      # a plain CSV named .gz
+    with pytest.raises(DataValidationError, match=r"law\.csv\.gz is not a gzip file.*named law\.csv"):
+        load_law(tmp_path)
+    (tmp_path / "law.csv.gz").unlink()
+    (tmp_path / "law.csv").write_bytes(law.assign(race="Wh\xefte").to_csv(index=False).encode("latin-1"))
+    with pytest.raises(DataValidationError, match="not UTF-8 text"):
+        load_law(tmp_path)
+    header = ",".join(["lsat", *law.columns])
+    rows = "\n".join(",".join(map(str, [1.0, *r])) for r in law.itertuples(index=False))
+    (tmp_path / "law.csv").write_text(f"{header}\n{rows}\n")
+    # pandas renames the second copy "lsat.1": the loader would read one of them silently
+    with pytest.raises(DataValidationError, match=r"names column\(s\) \['lsat'\] more than once"):
+        load_law(tmp_path)
+    law.assign(pass_bar=[1, 0, 0.5, 1, 0, 1]).to_csv(tmp_path / "law.csv", index=False)
+    with pytest.raises(DataValidationError, match=r"'pass_bar'.*integers, first at row 2 \(line 4 of the file\): 0\.5"):
+        load_law(tmp_path)

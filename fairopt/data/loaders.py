@@ -192,7 +192,10 @@ def _check_schema(df: pd.DataFrame, info: DatasetInfo, file: Path, allow_missing
                 df[col] = s.astype(str)
             continue
         if not numeric:
-            bad = pd.to_numeric(s, errors="coerce").isna().to_numpy() & ~missing
+            parsed = pd.to_numeric(s, errors="coerce")
+            bad = parsed.isna().to_numpy() & ~missing
+            if not bad.any() and pd.api.types.is_numeric_dtype(parsed):
+                bad = np.abs(parsed.to_numpy(dtype=float)) >= 2.0 ** 63   # beyond int64: read as objects
             where = f", {_row(bad)}: {s.iloc[int(np.argmax(bad))]!r}" if bad.any() else ""
             raise DataValidationError(f"column {col!r} of {file} should be numeric, got dtype {s.dtype}{where}")
         if not pd.api.types.is_integer_dtype(s):
@@ -206,7 +209,7 @@ def _check_schema(df: pd.DataFrame, info: DatasetInfo, file: Path, allow_missing
                 frac = ~missing & (v != np.round(np.where(missing, 0.0, v)))
                 if frac.any():
                     raise DataValidationError(f"column {col!r} of {file} should hold integers, {_row(frac)}: "
-                                              f"{v[int(np.argmax(frac))]!r}")
+                                              f"{float(v[int(np.argmax(frac))])!r}")
                 if missing.any():
                     raise DataValidationError(f"column {col!r} of {file} should hold integers, {_row(missing)}: "
                                               "a missing value")
@@ -253,14 +256,25 @@ def _read(name: str, path, allow_missing: tuple = ()) -> pd.DataFrame:
     info = DATASETS[name]
     try:
         df = pd.read_csv(file)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except gzip.BadGzipFile as exc:
+        raise DataValidationError(
+            f"{file} is not a gzip file ({exc}); a plain CSV must be named {name}.csv, a gzipped one "
+            f"{name}.csv.gz. {_where_from(info)}") from exc
+    except (EOFError, zlib.error) as exc:
         raise DataValidationError(
             f"{file} is a truncated or corrupt gzip file ({type(exc).__name__}: {exc}): {_truncation(file)}. "
             f"Copy it again (a partial download or a full disk truncates it). {_where_from(info)}") from exc
     except pd.errors.EmptyDataError as exc:
         raise DataValidationError(f"{file} is empty (no header, no rows); re-create it. {_where_from(info)}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"could not read {file}: it is not UTF-8 text ({exc}); save it as UTF-8.") from exc
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataValidationError(f"could not read {file} as a (gzipped) CSV: {exc}") from exc
+    header = pd.read_csv(file, header=None, nrows=1).iloc[0].tolist() if df.shape[1] else []
+    dupes = sorted({str(c) for c in header if header.count(c) > 1})
+    if dupes:   # pandas would rename the second copy "<name>.1" and the loader read the first silently
+        raise DataValidationError(f"{file} names column(s) {dupes} more than once in its header (line 1); "
+                                  "keep one column per name.")
     df = _check_schema(df, info, file, allow_missing)
     info_checked = DatasetInfo(info.name, info.source, info.url, info.schema,
                                tuple(c for c in info.protected if c not in allow_missing))
