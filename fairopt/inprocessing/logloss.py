@@ -18,8 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from fairopt.errors import DataValidationError
 from fairopt.modeling import SolverSpec
-from fairopt.validation import (ParameterError, as_1d, check_groups, check_numeric_columns, check_weights,
-                                validate_params)
+from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
 
@@ -145,10 +144,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def _check_params(self):
-        validate_params(self)   # _parameter_constraints; C must also be finite
-        if not np.isfinite(self.C):
-            raise ParameterError(f"The 'C' parameter of {type(self).__name__} must be a finite float >= 0. "
-                                 f"Got {self.C!r} instead.")
+        validate_params(self)   # _parameter_constraints (non-finite numbers refused too)
 
     def _encode_groups(self, sensitive_features, X, n: int, fitting: bool):
         """Group codes (``fairopt.validation``): one attribute, several (intersectional
