@@ -37,12 +37,16 @@ Low-level
 
 Writing a new estimator::
 
+    _parameter_constraints: ClassVar[dict] = {"eps": [Interval(Real, 0, 1, closed="both")]}
+
     def fit(self, X, y, *, sensitive_features, sample_weight=None):
+        validate_params(self)              # InvalidParameterError naming the parameter
         X = check_X(X, "MyEstimator.fit")
         n = num_rows(X)
         y = check_target(y, n, kind="binary")
         grp = check_groups(sensitive_features, n, X=X, min_groups=2)
         w = check_weights(sample_weight, n)
+        check_group_weights(grp, w)        # no group may weigh 0 in total
         record_features(self, X)
         ...
     def predict(self, X, sensitive_features=None):
