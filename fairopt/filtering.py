@@ -21,10 +21,13 @@ Proxies (``proxy=``):
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
@@ -35,7 +38,9 @@ from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import (
     ProxyWeights, conditional_matrix, disclosivity, filtered_distribution, imbalance)
 from fairopt.reductions.proxy_tree import ProxyTree
-from fairopt.validation import check_groups, check_is_fitted, check_X, num_rows
+from fairopt.modeling import SolverSpec
+from fairopt.validation import (RANDOM_STATE, check_dense, check_groups, check_is_fitted, check_numeric_columns,
+                                check_X, num_rows, validate_params)
 
 __all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
 
@@ -131,6 +136,19 @@ class BalancedFilter(BaseEstimator):
         The fitted proxy (a :class:`ProxyTree`, or the classifier with its η).
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "alpha": [Interval(Real, 0, 1, closed="both")],
+        "proxy": [StrOptions(set(PROXIES))],
+        "weights": [StrOptions({"qp", "naive"})],
+        "solver": [str, SolverSpec, dict],
+        "encoding": [StrOptions(set(ENCODINGS))],
+        "split_bins": [None, Interval(Integral, 2, None, closed="left")],
+        "gamma": [Interval(Real, 0, 1, closed="left")],
+        "max_height": [Interval(Integral, 0, None, closed="left")],
+        "stop_distance": [Interval(Real, 0, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp", solver="highs",
                  encoding: str = "onehot", split_bins: int | None = 5,
                  gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
@@ -148,17 +166,24 @@ class BalancedFilter(BaseEstimator):
 
     # ---- features ---------------------------------------------------------------------------
     def _encode(self, X, fit: bool) -> np.ndarray:
+        check_dense(X, "BalancedFilter: X")
         if isinstance(X, pd.DataFrame):
             if X.isna().to_numpy().any():
                 col = X.columns[X.isna().any().to_numpy()][0]
                 raise DataValidationError(f"X column {col!r} has missing values; impute or drop them first.")
             if not fit:
-                return self.encoder_.transform(X[list(self.feature_names_in_)])
+                return self.encoder_.transform(X[self._fitted_columns(X)])
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             num = X.select_dtypes("number").columns.tolist()
             cat = [c for c in X.columns if c not in num]
         else:
-            X = np.asarray(check_X(X, "BalancedFilter X"), dtype=float)
+            if not fit and hasattr(self, "feature_names_in_"):
+                raise DataValidationError(f"BalancedFilter was fitted on a DataFrame with columns "
+                                          f"{list(self.feature_names_in_)[:10]}; pass a DataFrame with those columns.")
+            X = check_X(X, "BalancedFilter X")
+            check_numeric_columns(X, "BalancedFilter X", hint=", or pass a DataFrame (its string columns are "
+                                  "encoded as the encoding parameter says)")
+            X = np.asarray(X, dtype=float)
             if not fit:
                 if X.shape[1] != self.n_features_in_:
                     raise DataValidationError(
@@ -166,25 +191,47 @@ class BalancedFilter(BaseEstimator):
                 return self.encoder_.transform(X)
             self.n_features_in_ = X.shape[1]
             num, cat = list(range(X.shape[1])), []
-        self.encoder_ = ColumnTransformer(self._feature_steps(num, cat), sparse_threshold=0.0)
+        self.encoder_ = ColumnTransformer(self._feature_steps(num, cat, self._binnable(X, num)), sparse_threshold=0.0)
         with warnings.catch_warnings():   # constant or heavily tied columns get fewer quantile bins
             warnings.filterwarnings("ignore", message="Bins whose width are too small")
             return self.encoder_.fit_transform(X)
 
-    def _feature_steps(self, num, cat) -> list:
-        """ColumnTransformer steps for ``encoding`` (plus the tree oracle's quantile bins)."""
+    def _fitted_columns(self, X: pd.DataFrame) -> list:
+        """The fitted feature columns of ``X``; a missing (e.g. renamed) column is a typed error."""
+        names = list(self.feature_names_in_)
+        missing = [c for c in names if c not in X.columns]
+        if missing:
+            raise DataValidationError(f"X lacks column(s) {missing[:10]} that BalancedFilter was fitted on (it has "
+                                      f"{list(X.columns)[:10]}); pass the same columns as at fit, under the same names.")
+        return names
+
+    def _binnable(self, X, num) -> list:
+        """Numeric columns whose quantile bins have a usable width: KBinsDiscretizer drops bins
+        narrower than 1e-8 and fails on a (near-)constant column left with none."""
+        if not (self.proxy in ("tree", "relaxed_tree") and self.split_bins and num):
+            return []
+        vals = X[num].to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else X[:, num]
+        q = np.quantile(vals, np.linspace(0.0, 1.0, int(self.split_bins) + 1), axis=0)
+        spread = q.max(axis=0) - q.min(axis=0)
+        return [c for c, s in zip(num, spread) if s > 1e-8 * int(self.split_bins)]
+
+    def _feature_steps(self, num, cat, binned=None) -> list:
+        """ColumnTransformer steps for ``encoding`` (plus the tree oracle's quantile bins of the
+        ``binned`` numeric columns; default all of ``num``)."""
+        binned = num if binned is None else binned
         if self.encoding == "onehot":
             steps = [("num", StandardScaler(), num),
                      ("cat", OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False), cat)]
         else:
             steps = [("num", "passthrough", num),
                      ("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1), cat)]
-        if self.proxy in ("tree", "relaxed_tree") and self.split_bins and num:
+        if self.proxy in ("tree", "relaxed_tree") and self.split_bins and binned:
             steps.append(("bins", KBinsDiscretizer(n_bins=int(self.split_bins), encode="onehot-dense",
-                                                   strategy="quantile", subsample=None), num))
+                                                   strategy="quantile", subsample=None), binned))
         return steps
 
     def _check_params(self) -> None:
+        validate_params(self)
         if self.proxy not in PROXIES:
             raise DataValidationError(f"proxy must be one of {PROXIES}, got {self.proxy!r}.")
         if self.encoding not in ENCODINGS:
@@ -212,6 +259,9 @@ class BalancedFilter(BaseEstimator):
 
     def _fit(self, X, sensitive, progress) -> "BalancedFilter":
         self._check_params()
+        if X is None:
+            raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "
+                                      "labelled sample.")
         n = num_rows(X)
         grp = check_groups(sensitive, n, X=X, min_groups=2, name="sensitive")
         if grp.columns is not None:
@@ -265,7 +315,7 @@ class BalancedFilter(BaseEstimator):
 
     def _drop_sensitive(self, X):
         if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
-            return X[list(self.feature_names_in_)]
+            return X[self._fitted_columns(X)]
         return X
 
     def acceptance_probability(self, X) -> np.ndarray:

@@ -25,17 +25,28 @@ Weights and scalars
     :func:`check_weights` (``sample_weight``), :func:`check_int` (``max_iter``, sample sizes).
 Fitted estimators
     :func:`check_is_fitted`.
+Parameters (``fairopt._param_validation``)
+    :func:`validate_params` checks ``_parameter_constraints`` at ``fit`` and raises
+    :class:`ParameterError` (scikit-learn's ``InvalidParameterError``); :func:`check_numbers`,
+    :func:`check_options` and :func:`parameter_error` cover what the constraints cannot express.
+Data edge cases (``fairopt._data_checks``)
+    :func:`check_group_weights` (a group whose weights are all 0), :func:`check_dense`,
+    :func:`check_numeric_columns`, :func:`check_levels` (``MAX_LEVELS``), :func:`check_two_valued`.
 Low-level
     :func:`as_1d`, :func:`as_float`.
 
 Writing a new estimator::
 
+    _parameter_constraints: ClassVar[dict] = {"eps": [Interval(Real, 0, 1, closed="both")]}
+
     def fit(self, X, y, *, sensitive_features, sample_weight=None):
+        validate_params(self)              # InvalidParameterError naming the parameter
         X = check_X(X, "MyEstimator.fit")
         n = num_rows(X)
         y = check_target(y, n, kind="binary")
         grp = check_groups(sensitive_features, n, X=X, min_groups=2)
         w = check_weights(sample_weight, n)
+        check_group_weights(grp, w)        # no group may weigh 0 in total
         record_features(self, X)
         ...
     def predict(self, X, sensitive_features=None):
@@ -53,11 +64,17 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._data_checks import (MAX_LEVELS, check_dense, check_group_weights, check_levels,
+                                  check_numeric_columns, check_two_valued)
+from fairopt._param_validation import (RANDOM_STATE, ParameterError, check_numbers, check_options,
+                                       parameter_error, validate_params)
 from fairopt.errors import DataValidationError, NotFittedError
 
-__all__ = ["Groups", "align_features", "as_1d", "as_float", "as_groups", "check_X", "check_groups", "check_int",
-           "check_is_fitted", "check_target", "check_weights", "num_rows", "record_features",
-           "sensitive_columns"]
+__all__ = ["MAX_LEVELS", "RANDOM_STATE", "Groups", "ParameterError", "align_features", "as_1d", "as_float",
+           "as_groups", "check_X", "check_dense", "check_group_weights", "check_groups", "check_int",
+           "check_is_fitted", "check_levels", "check_numbers", "check_numeric_columns", "check_options",
+           "check_target", "check_two_valued", "check_weights", "num_rows", "parameter_error",
+           "record_features", "sensitive_columns", "validate_params"]
 
 
 # ------------------------------------------------------------------------------- 1-D arrays

@@ -5,6 +5,8 @@ import gzip
 import os
 import subprocess
 import sys
+import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairopt.data import (
-    ADULT_DOMAIN, BUILTIN_SPECS, COMPAS_DOMAIN, COUNT_COLUMN, CRIME_DERIVED_COLUMNS, DATA_HOME_ENV, Attribute,
+    ADULT_DOMAIN, BUILTIN_SPECS, COMPAS_DOMAIN, COUNT_COLUMN, CRIME_DERIVED_COLUMNS, DATA_HOME_ENV, DATASETS,
+    Attribute,
     Domain, builtin_citation, counts_to_csv, crime_majority_white, dataset_path, load_adult, load_bank,
     load_builtin, load_compas, load_credit, load_crime, load_dataset, load_german, load_law,
     make_builtin_counts,
@@ -285,3 +288,96 @@ def test_builtin_totals_and_regeneration_are_exact(tmp_path):
     for name in BUILTIN_SPECS:
         assert (tmp_path / f"{name}.csv").read_bytes() == \
             (ROOT / "fairopt" / "data" / "builtin" / f"{name}.csv").read_bytes()
+
+
+# ---- issue 22: loaders refuse bad files by name (file, column, first bad row) --------------------
+def _law_frame(n: int = 6) -> pd.DataFrame:
+    return pd.DataFrame({"lsat": np.linspace(20.0, 45.0, n), "ugpa": np.linspace(2.0, 4.0, n),
+                         "zfya": np.linspace(-1.0, 1.0, n), "race": ["White", "Black"] * (n // 2),
+                         "sex": ["Male", "Female", "Female"] * (n // 3), "pass_bar": [1, 0, 1] * (n // 3)})
+
+
+def test_truncated_gzip_names_file_row_and_column(tmp_path):
+    law = _law_frame(600)
+    with gzip.open(tmp_path / "law.csv.gz", "wt") as fh:
+        law.to_csv(fh, index=False)
+    raw = (tmp_path / "law.csv.gz").read_bytes()
+    (tmp_path / "law.csv.gz").write_bytes(raw[: len(raw) // 2])
+    # what the cut leaves: complete lines, and the column of the partial last line
+    text = zlib.decompressobj(31).decompress(raw[: len(raw) // 2])
+    lines = text.count(b"\n")
+    col = law.columns[text.rsplit(b"\n", 1)[-1].count(b",")]
+    with pytest.raises(DataValidationError) as err:
+        load_law(tmp_path)
+    msg = str(err.value)
+    assert str(tmp_path / "law.csv.gz") in msg and "truncated or corrupt gzip" in msg
+    assert f"inside row {lines - 1} (line {lines + 1} of the file), in column {col!r}" in msg
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("column", ["pass_bar", "lsat"])
+def test_non_finite_numbers_are_refused_with_column_and_row(tmp_path, bad, column):
+    law = _law_frame().astype({column: float})
+    law.loc[4, column] = bad
+    law.to_csv(tmp_path / "law.csv", index=False)
+    with pytest.raises(DataValidationError) as err:
+        out = load_law(tmp_path)
+        # today an inf in an integer column comes back as -9223372036854775808
+        pytest.fail(f"loaded {out[column].tolist()}")
+    msg = str(err.value)
+    assert f"column {column!r}" in msg and str(tmp_path / "law.csv") in msg
+    assert "first at row 4 (line 6 of the file)" in msg
+
+
+def test_header_only_and_empty_files_are_refused(tmp_path):
+    _law_frame().iloc[:0].to_csv(tmp_path / "law.csv", index=False)
+    with pytest.raises(DataValidationError, match=r"law\.csv has a header but no data rows"):
+        load_law(tmp_path)
+    (tmp_path / "law.csv").write_text("")
+    with pytest.raises(DataValidationError, match=r"law\.csv is empty"):
+        load_law(tmp_path)
+
+
+@pytest.mark.parametrize("column", ["race", "sex"])
+def test_single_group_protected_attribute_is_refused(tmp_path, column):
+    _law_frame().assign(**{column: "Female" if column == "sex" else "White"}).to_csv(tmp_path / "law.csv",
+                                                                                  index=False)
+    with pytest.raises(DataValidationError) as err:
+        load_law(tmp_path)
+    msg = str(err.value)
+    assert f"column {column!r}" in msg and "single group" in msg and str(tmp_path / "law.csv") in msg
+
+
+def test_every_loader_declares_protected_columns_of_its_schema():
+    for info in DATASETS.values():
+        assert info.protected and set(info.protected) <= set(info.schema), info.name
+
+
+@requires_data
+def test_shared_benchmark_files_still_load():
+    for name in DATASETS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            df = load_dataset(name)
+        for col in DATASETS[name].protected:
+            assert df[col].nunique() >= 2
+
+
+def test_misnamed_non_utf8_duplicate_header_and_fractional_files_are_refused(tmp_path):
+    law = _law_frame()
+    (tmp_path / "law.csv.gz").write_text(law.to_csv(index=False))      # a plain CSV named .gz
+    with pytest.raises(DataValidationError, match=r"law\.csv\.gz is not a gzip file.*named law\.csv"):
+        load_law(tmp_path)
+    (tmp_path / "law.csv.gz").unlink()
+    (tmp_path / "law.csv").write_bytes(law.assign(race="Wh\xefte").to_csv(index=False).encode("latin-1"))
+    with pytest.raises(DataValidationError, match="not UTF-8 text"):
+        load_law(tmp_path)
+    header = ",".join(["lsat", *law.columns])
+    rows = "\n".join(",".join(map(str, [1.0, *r])) for r in law.itertuples(index=False))
+    (tmp_path / "law.csv").write_text(f"{header}\n{rows}\n")
+    # pandas renames the second copy "lsat.1": the loader would read one of them silently
+    with pytest.raises(DataValidationError, match=r"names column\(s\) \['lsat'\] more than once"):
+        load_law(tmp_path)
+    law.assign(pass_bar=[1, 0, 0.5, 1, 0, 1]).to_csv(tmp_path / "law.csv", index=False)
+    with pytest.raises(DataValidationError, match=r"'pass_bar'.*integers, first at row 2 \(line 4 of the file\): 0\.5"):
+        load_law(tmp_path)

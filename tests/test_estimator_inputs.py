@@ -255,3 +255,258 @@ def test_constraint_accepts_a_moment_instance():
     assert _dp_gap(fc.predict_proba(X)[:, 1], a) <= 0.02 + 1e-7
     with pytest.raises(ConfigError, match="Moment"):
         FairClassifier(constraint="parity").fit(X, y, sensitive_features=a)
+
+
+# ---- issue 22: data edge cases get a typed error or correct behaviour, the same in every estimator -----
+import scipy.sparse as sp
+
+from fairopt.filtering import BalancedFilter
+from fairopt.inprocessing import FairLogLossClassifier
+from fairopt.preprocessing import TVRepair
+
+
+def _small(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    a = np.r_[np.zeros(n // 2), np.ones(n - n // 2)].astype(int)
+    y = ((X[:, 0] + a + rng.normal(size=n)) > 0.5).astype(int)
+    return X, y, a
+
+
+def _records(n=240, seed=0, dtype="str"):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "edu": rng.choice(["lo", "mid", "hi"], n)}).astype(dtype)
+    y = pd.Series((rng.random(n) < np.where(X["sex"] == "M", 0.6, 0.3)).astype(int), name="y")
+    return X, y
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y, a, w: FairClassifier(max_iter=5).fit(X, y, sensitive_features=a, sample_weight=w),
+    lambda X, y, a, w: FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a, sample_weight=w),
+    lambda X, y, a, w: SEORegressor().fit(X, y.astype(float), sensitive_features=a, sample_weight=w),
+    lambda X, y, a, w: ThresholdDebiaser().fit(np.tanh(X[:, 0]), y, sensitive_features=a, sample_weight=w),
+], ids=["FairClassifier", "FairRegressor", "SEORegressor", "ThresholdDebiaser"])
+def test_a_group_with_all_zero_weights_is_refused(fit):
+    X, y, a = _small()
+    w = np.where(a == 1, 0.0, 1.0)
+    # today FairClassifier reports "converged" with violation 0 on the vacuous constraint
+    with pytest.raises(DataValidationError, match=r"group\(s\) \[1\] have zero total sample_weight"):
+        fit(X, y, a, w)
+
+
+@pytest.mark.parametrize("cls", [MaxEntResampler, TVRepair, Reweighing])
+def test_a_group_with_all_zero_weights_is_refused_by_the_resamplers(cls):
+    X, y = _records()
+    w = np.where(X["sex"] == "F", 0.0, 1.0)
+    with pytest.raises(DataValidationError, match=r"\['F'\] have zero total sample_weight"):
+        cls().fit(X, y, "sex", sample_weight=w)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y, a: FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a),
+    lambda X, y, a: SEORegressor().fit(X, y.astype(float), sensitive_features=a),
+    lambda X, y, a: BalancedFilter().fit(X, a),
+], ids=["FairRegressor", "SEORegressor", "BalancedFilter"])
+def test_sparse_X_is_refused_up_front(fit):
+    X, y, a = _small()
+    with pytest.raises(DataValidationError, match=r"scipy sparse matrix.*X\.toarray\(\)"):
+        fit(sp.csr_matrix(X), y, a)
+
+
+def test_sparse_scores_without_an_estimator_are_refused():
+    X, y, a = _small()
+    for est in (ThresholdDebiaser(), ShiftInference()):
+        with pytest.raises(DataValidationError, match="scipy sparse matrix"):
+            est.fit(sp.csr_matrix(np.tanh(X[:, :1])), y, sensitive_features=a)
+
+
+def test_sparse_X_is_supported_where_the_learner_supports_it():
+    X, y, a = _small()
+    dense = FairLogLossClassifier().fit(X, y, sensitive_features=a)
+    sparse = FairLogLossClassifier().fit(sp.csr_matrix(X), y, sensitive_features=a)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotOptimalWarning)
+        fc_sparse = FairClassifier(max_iter=5).fit(sp.csr_matrix(X), y, sensitive_features=a)
+    # the learner saw sparse rows; the fitted mixture scores sparse and dense rows alike
+    np.testing.assert_allclose(fc_sparse.predict_proba(sp.csr_matrix(X)), fc_sparse.predict_proba(X), atol=1e-12)
+    assert fc_sparse.weights_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y, a: FairClassifier(max_iter=3).fit(X, y, sensitive_features=a),
+    lambda X, y, a: FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a),
+    lambda X, y, a: SEORegressor().fit(X, y.astype(float), sensitive_features=a),
+    lambda X, y, a: FairLogLossClassifier().fit(X, y, sensitive_features=a),
+], ids=["FairClassifier", "FairRegressor", "SEORegressor", "FairLogLossClassifier"])
+@pytest.mark.parametrize("dtype", ["str", "category", "object"])
+def test_raw_string_columns_name_the_columns_and_how_to_encode(fit, dtype):
+    X, y, a = _small()
+    df = pd.DataFrame({"age": X[:, 0], "workclass": np.where(a == 1, "Private", "Gov")})
+    df["workclass"] = df["workclass"].astype(dtype)
+    with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \['workclass'\].*pd\.get_dummies"):
+        fit(df, y, a)
+
+
+def test_a_string_inside_an_object_array_names_its_column():
+    X, y, a = _small()
+    Xo = X.astype(object)
+    Xo[3, 1] = "Private"
+    with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \[1\]"):
+        FairClassifier(max_iter=3).fit(Xo, y, sensitive_features=a)
+    with pytest.raises(DataValidationError, match=r"non-numeric column\(s\) \[1\].*pass a DataFrame"):
+        BalancedFilter().fit(Xo, a)
+
+
+def test_tv_repair_transform_keeps_pandas_string_dtype():
+    X, y = _records(dtype="str")
+    assert isinstance(X["edu"].dtype, pd.StringDtype)
+    rep = TVRepair(epsilon=0.05, random_state=0).fit(X, y, "sex")
+    X_new = rep.transform(X)            # crashed after a successful fit with pandas 3's str dtype
+    X_both, y_new = rep.transform(X, y)
+    for out in (X_new, X_both):
+        assert out.dtypes.equals(X.dtypes) and out.index.equals(X.index)
+        assert set(out["edu"]) <= {"lo", "mid", "hi"} and out["sex"].equals(X["sex"])
+    assert y_new.dtype == y.dtype and set(y_new) <= {0, 1}
+    cat = X.astype("category")
+    assert TVRepair(random_state=0).fit(cat, y, "sex").transform(cat)["edu"].dtype == cat["edu"].dtype
+
+
+@pytest.mark.parametrize("cls", [TVRepair, MaxEntResampler])
+def test_domain_size_guard_names_the_column_its_count_and_binning(cls):
+    X, y = _records()
+    X["income"] = np.arange(len(X)) * 1.5    # a raw continuous column: 240 levels
+    with pytest.raises(DataValidationError, match=r"column 'income' has 240 distinct values.*pd\.cut"):
+        cls().fit(X, y, "sex")
+
+
+@pytest.mark.parametrize("cls", [TVRepair, MaxEntResampler])
+def test_single_group_or_one_class_label_is_refused_by_the_resamplers(cls):
+    X, y = _records()
+    with pytest.raises(DataValidationError, match=r"sensitive feature 'sex' takes a single value \['F'\]"):
+        cls().fit(X.assign(sex="F"), y, "sex")
+    with pytest.raises(DataValidationError, match=r"label 'y' takes a single value \[0\]"):
+        cls().fit(X, y * 0, "sex")
+
+
+@pytest.mark.parametrize("method", ["filter", "membership", "acceptance_probability"])
+def test_balanced_filter_missing_or_renamed_column_is_named(method):
+    X, _, a = _small()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    bf = BalancedFilter(proxy="regression").fit(df, a)
+    with pytest.raises(DataValidationError, match=r"lacks column\(s\) \['c'\]"):
+        getattr(bf, method)(df.rename(columns={"c": "C"}))
+    with pytest.raises(DataValidationError, match=r"lacks column\(s\) \['b'\]"):
+        getattr(bf, method)(df.drop(columns="b"))
+    with pytest.raises(DataValidationError, match="fitted on a DataFrame"):
+        getattr(bf, method)(X)
+
+
+def test_balanced_filter_near_constant_numeric_column_works():
+    X, _, a = _small()
+    df = pd.DataFrame({"a": X[:, 0], "c": np.r_[np.ones(len(a) - 1), 1.0 + 1e-12]})
+    bf = BalancedFilter().fit(df, a)           # KBinsDiscretizer failed with an IndexError
+    base = BalancedFilter().fit(df[["a"]], a)
+    # a column without a usable quantile bin adds only a standardised near-constant feature
+    assert 0.0 < bf.acceptance_rate_ <= 1.0 and bf.disclosivity_ <= bf.alpha + 1e-9
+    assert bf.filter(df, random_state=0).shape == (len(a),)
+    assert bf.imbalance_before_ == pytest.approx(base.imbalance_before_)
+
+
+def test_threshold_debiaser_none_inputs_raise_value_error_with_a_message():
+    X, y, a = _small()
+    f = np.tanh(X[:, 0])
+    with pytest.raises(ValueError, match="X is required but was None"):
+        ThresholdDebiaser().fit(None, y, sensitive_features=a)
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        ThresholdDebiaser().fit(f, y, sensitive_features=None)
+    with pytest.raises(ValueError, match="needs the labels y"):
+        ThresholdDebiaser(constraint="equal_opportunity").fit(f, None, sensitive_features=a)
+    with pytest.raises(ValueError, match="y is required to fit the wrapped estimator"):
+        ThresholdDebiaser(estimator=LogisticRegression()).fit(X, None, sensitive_features=a)
+
+
+def test_score_and_expected_loss_refuse_bad_weights_and_unfitted_labels():
+    X, y, a = _small()
+    ll = FairLogLossClassifier().fit(X, y, sensitive_features=a)
+    reg = FairRegressor(max_iter=3).fit(X, y.astype(float), sensitive_features=a)
+    seo = SEORegressor().fit(X, y.astype(float), sensitive_features=a)
+    td = ThresholdDebiaser().fit(np.tanh(X[:, 0]), y, sensitive_features=a)
+    shift = ShiftInference().fit(np.tanh(X[:, 0]), y, sensitive_features=a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotOptimalWarning)
+        fc = FairClassifier(max_iter=3).fit(X, y, sensitive_features=a)
+    scorers = {
+        "fc": lambda yy, w: fc.score(X, yy, sample_weight=w),
+        "ll": lambda yy, w: ll.score(X, yy, sample_weight=w, sensitive_features=a),
+        "reg": lambda yy, w: reg.expected_loss(X, yy, sample_weight=w),
+        "seo": lambda yy, w: seo.score(X, yy, sample_weight=w),
+        "td": lambda yy, w: td.score(np.tanh(X[:, 0]), yy, sample_weight=w, sensitive_features=a),
+        "shift": lambda yy, w: shift.score(np.tanh(X[:, 0]), yy, sample_weight=w, sensitive_features=a),
+    }
+    neg, nan = np.r_[-1.0, np.ones(len(y) - 1)], np.r_[np.nan, np.ones(len(y) - 1)]
+    for name, score in scorers.items():
+        yy = y.astype(float)
+        assert np.isfinite(score(yy, None)), name
+        with pytest.raises(DataValidationError, match="sample_weight has 1 negative"):
+            score(yy, neg)
+        with pytest.raises(DataValidationError, match="sample_weight has 1 missing"):
+            score(yy, nan)
+    for name in scorers:     # labels outside the fitted range
+        with pytest.raises(DataValidationError, match=r"\b5\b"):
+            scorers[name](y * 5.0, None)
+    # weights change the value as a weighted mean would
+    w = np.where(a == 1, 3.0, 1.0)
+    comps = reg.moment_.loss_.value(y[None, :].astype(float), reg.predict_components(X))
+    assert reg.expected_loss(X, y.astype(float), sample_weight=w) == pytest.approx(
+        float(reg.weights_ @ (comps @ w) / w.sum()))
+
+
+# ---- fairlearn's input checks, ported (facts from fairlearn's ExponentiatedGradient and
+# ThresholdOptimizer tests: None X / y / sensitive_features and mismatched rows raise ValueError) ------
+PORTED = {
+    "FairClassifier": lambda X, y, a: FairClassifier(max_iter=3).fit(X, y, sensitive_features=a),
+    "FairRegressor": lambda X, y, a: FairRegressor(max_iter=3).fit(
+        X, None if y is None else np.asarray(y, dtype=float), sensitive_features=a),
+    "SEORegressor": lambda X, y, a: SEORegressor().fit(
+        X, None if y is None else np.asarray(y, dtype=float), sensitive_features=a),
+    "FairLogLossClassifier": lambda X, y, a: FairLogLossClassifier().fit(X, y, sensitive_features=a),
+    "ThresholdDebiaser": lambda X, y, a: ThresholdDebiaser(estimator=LogisticRegression()).fit(
+        X, y, sensitive_features=a),
+    "ShiftInference": lambda X, y, a: ShiftInference(estimator=LogisticRegression()).fit(
+        X, y, sensitive_features=a),
+}
+
+
+@pytest.mark.parametrize("name", list(PORTED))
+@pytest.mark.parametrize("missing", ["X", "y", "sensitive_features"])
+def test_fairlearn_port_none_inputs_raise_value_error(name, missing):
+    X, y, a = _small()
+    args = {"X": X, "y": y, "sensitive_features": a, missing: None}
+    with pytest.raises(ValueError) as err:
+        PORTED[name](args["X"], args["y"], args["sensitive_features"])
+    msg = str(err.value)
+    assert missing.split("_")[0] in msg and ("None" in msg or "required" in msg), msg
+    assert not isinstance(err.value, TypeError) or isinstance(err.value, DataValidationError)
+
+
+@pytest.mark.parametrize("name", list(PORTED))
+@pytest.mark.parametrize("short", ["y", "sensitive_features"])
+def test_fairlearn_port_mismatched_rows_raise_value_error(name, short):
+    X, y, a = _small()
+    args = {"X": X, "y": y, "sensitive_features": a}
+    args[short] = args[short][:-1]
+    with pytest.raises(ValueError, match=r"199|rows|row of X"):
+        PORTED[name](args["X"], args["y"], args["sensitive_features"])
+
+
+@pytest.mark.parametrize("cls", [MaxEntResampler, Reweighing, RepresentationReweighing, TVRepair])
+def test_resamplers_and_filter_none_X_raise_value_error_with_a_message(cls):
+    _, y = _records()
+    with pytest.raises(ValueError, match="X is required but was None"):
+        cls().fit(None, y, "sex")
+    X, _, a = _small()
+    with pytest.raises(ValueError, match="X is required but was None"):
+        BalancedFilter().fit(None, a)
+    with pytest.raises(ValueError, match="sensitive is required"):
+        BalancedFilter().fit(X, None)

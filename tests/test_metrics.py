@@ -102,10 +102,16 @@ def test_intersectional_groups_from_dataframe():
 
 def test_single_group_and_degenerate_rates():
     g = ["a"] * 4
-    assert statistical_rate([1, 0, 1, 1], g) == 1.0
-    assert demographic_parity_difference([1, 0, 1, 1], g) == 0.0
-    assert representation_rate(g) == 1.0
-    assert ks_statistical_parity([0.1, 0.2, 0.3, 0.9], g) == 0.0
+    # issue 22: a fairness metric over one group is an error, not a perfect score (was 1.0 / 0.0)
+    for metric, args in [(statistical_rate, ([1, 0, 1, 1], g)), (demographic_parity_difference, ([1, 0, 1, 1], g)),
+                         (demographic_parity_ratio, ([1, 0, 1, 1], g)), (representation_rate, (g,)),
+                         (ks_statistical_parity, ([0.1, 0.2, 0.3, 0.9], g)),
+                         (equal_opportunity_difference, ([1, 0, 1, 1], [1, 0, 1, 1], g)),
+                         (equalized_odds_difference, ([1, 0, 1, 1], [1, 0, 1, 1], g))]:
+        with pytest.raises(DataValidationError, match=f"{metric.__name__} compares groups.*single group"):
+            metric(*args)
+    # descriptive per-group tables still report one group
+    assert group_rates([1, 0, 1, 1], g).tolist() == [0.75]
     # all-zero selection: equal rates, ratio 1 by convention
     assert statistical_rate([0, 0, 0, 0, 0, 0], G2) == 1.0
     # declared groups: an absent group has share 0
@@ -230,6 +236,10 @@ def _ks_brute(s, g, w):
     st.lists(st.integers(1, 4), min_size=n, max_size=n))))
 def test_ks_exact_sweep_equals_brute_force(data):
     s, g, w = (np.asarray(v) for v in data)
+    if np.unique(g).size < 2:   # issue 22: one group is an error, not a disparity of 0
+        with pytest.raises(DataValidationError, match="single group"):
+            ks_statistical_parity(s, g, w)
+        return
     s = s / 8.0
     w = w.astype(float)
     assert ks_statistical_parity(s, g, w) == pytest.approx(_ks_brute(s, g, w), abs=1e-12)

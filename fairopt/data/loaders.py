@@ -11,14 +11,17 @@ back with pandas' default string dtype (``str`` on pandas ≥ 3, ``object`` befo
 """
 from __future__ import annotations
 
+import gzip
 import os
 import warnings
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fairopt.data._file_checks import _F, _I, _S, _check_protected, _check_schema, _row, _truncation
 from fairopt.errors import DataNotFoundError, DataValidationError
 
 __all__ = [
@@ -45,19 +48,21 @@ class DatasetInfo:
     schema : dict
         ``{column: kind}`` with kind ``"int"``, ``"float"``, ``"number"`` or ``"str"``: the columns
         the loader guarantees.
+    protected : tuple of str
+        Columns used as protected attributes; each must hold at least two groups.
     """
 
     name: str
     source: str
     url: str
     schema: dict
+    protected: tuple = field(default=())
 
     @property
     def filename(self) -> str:
         return f"{self.name}.csv.gz"
 
 
-_I, _F, _N, _S = "int", "float", "number", "str"
 
 CRIME_RACE_COLUMNS = ("racepctblack", "racePctWhite", "racePctAsian", "racePctHisp")
 CRIME_DERIVED_COLUMNS = ("high_crime", ">0.06black")
@@ -68,41 +73,41 @@ DATASETS: dict[str, DatasetInfo] = {
         "https://archive.ics.uci.edu/dataset/2/adult",
         {"age": _I, "fnlwgt": _I, "education_num": _I, "capital_gain": _I, "capital_loss": _I,
          "hours_per_week": _I, "workclass": _S, "education": _S, "marital_status": _S, "occupation": _S,
-         "relationship": _S, "race": _S, "sex": _S, "native_country": _S, "income": _I}),
+         "relationship": _S, "race": _S, "sex": _S, "native_country": _S, "income": _I}, ("race", "sex")),
     "compas": DatasetInfo(
         "compas", "ProPublica COMPAS recidivism analysis (compas-scores-two-years; Angwin et al., 2016)",
         "https://github.com/propublica/compas-analysis",
         {"sex": _S, "age": _I, "race": _S, "juv_fel_count": _I, "juv_misd_count": _I,
          "juv_other_count": _I, "priors_count": _I, "decile_score": _I, "two_year_recid": _I,
-         "age_cat": _S, "c_charge_degree": _S, "c_charge_desc": _S, "score_text": _S}),
+         "age_cat": _S, "c_charge_degree": _S, "c_charge_desc": _S, "score_text": _S}, ("race", "sex")),
     "law": DatasetInfo(
         "law", "LSAC National Longitudinal Bar Passage Study (Wightman, 1998)",
         "https://eric.ed.gov/?id=ED469370",
-        {"lsat": _F, "ugpa": _F, "zfya": _F, "race": _S, "sex": _S, "pass_bar": _I}),
+        {"lsat": _F, "ugpa": _F, "zfya": _F, "race": _S, "sex": _S, "pass_bar": _I}, ("race", "sex")),
     "crime": DatasetInfo(
         "crime", "UCI Machine Learning Repository, Communities and Crime (Redmond, 2009)",
         "https://archive.ics.uci.edu/dataset/183/communities+and+crime",
         {"communityname": _S, "fold": _I, **{c: _F for c in CRIME_RACE_COLUMNS},
-         "ViolentCrimesPerPop": _F, "high_crime": _I, ">0.06black": _I}),
+         "ViolentCrimesPerPop": _F, "high_crime": _I, ">0.06black": _I}, (">0.06black",)),
     "credit": DatasetInfo(
         "credit", "UCI Machine Learning Repository, Default of Credit Card Clients (Yeh and Lien, 2009)",
         "https://archive.ics.uci.edu/dataset/350/default+of+credit+card+clients",
         {"ID": _I, "LIMIT_BAL": _F, "SEX": _S, "AGE": _I,
          **{c: _I for c in ("PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6")},
          **{f"BILL_AMT{i}": _F for i in range(1, 7)}, **{f"PAY_AMT{i}": _F for i in range(1, 7)},
-         "default": _I, "EDUCATION": _I, "MARRIAGE": _I}),
+         "default": _I, "EDUCATION": _I, "MARRIAGE": _I}, ("SEX",)),
     "bank": DatasetInfo(
         "bank", "UCI Machine Learning Repository, Bank Marketing, bank-full (Moro, Cortez and Rita, 2014)",
         "https://archive.ics.uci.edu/dataset/222/bank+marketing",
         {"age": _I, "job": _S, "marital": _S, "education": _S, "default": _S, "balance": _I,
          "housing": _S, "loan": _S, "contact": _S, "day": _I, "month": _S, "duration": _I,
-         "campaign": _I, "pdays": _I, "previous": _I, "poutcome": _S, "y": _I}),
+         "campaign": _I, "pdays": _I, "previous": _I, "poutcome": _S, "y": _I}, ("job",)),
     "german": DatasetInfo(
         "german", "UCI Machine Learning Repository, Statlog (German Credit Data) (Hofmann, 1994)",
         "https://archive.ics.uci.edu/dataset/144/statlog+german+credit+data",
         {"month": _I, "credit-amount": _I, "investment-as-income-percentage": _I, "sex": _I,
          "residence-since": _I, "age": _I, "number-of-credits": _I, "people-liable-for": _I,
-         "credit-label": _I, "sex-age": _I}),
+         "credit-label": _I, "sex-age": _I}, ("sex",)),
 }
 
 
@@ -158,42 +163,34 @@ def _info(name: str) -> DatasetInfo:
 
 
 # ---------------------------------------------------------------------- validation
-def _check_schema(df: pd.DataFrame, info: DatasetInfo, file: Path, allow_missing: tuple = ()) -> pd.DataFrame:
-    absent = [c for c in info.schema if c not in df.columns]
-    if absent:
-        raise DataValidationError(
-            f"{file} lacks column(s) {absent} promised by load_{info.name}; it has {list(df.columns)[:20]}"
-            f"{'...' if df.shape[1] > 20 else ''}. Re-create it from the {info.source} with the documented columns.")
-    for col, kind in info.schema.items():
-        s = df[col]
-        if col not in allow_missing and s.isna().any():
-            raise DataValidationError(
-                f"column {col!r} of {file} has {int(s.isna().sum())} missing value(s); the loader promises none")
-        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        if kind == _S:
-            if numeric:
-                df[col] = s.astype(str)
-            continue
-        if not numeric:
-            raise DataValidationError(f"column {col!r} of {file} should be numeric, got dtype {s.dtype}")
-        if kind == _I and not pd.api.types.is_integer_dtype(s):
-            v = s.to_numpy(dtype=float)
-            if not np.array_equal(v, np.round(v)):
-                raise DataValidationError(f"column {col!r} of {file} should hold integers")
-            df[col] = v.astype(np.int64)
-        elif kind == _F:
-            df[col] = s.astype(np.float64)
-    return df
-
-
 def _read(name: str, path, allow_missing: tuple = ()) -> pd.DataFrame:
     file = dataset_path(name, path)
     info = DATASETS[name]
     try:
         df = pd.read_csv(file)
+    except gzip.BadGzipFile as exc:
+        raise DataValidationError(
+            f"{file} is not a gzip file ({exc}); a plain CSV must be named {name}.csv, a gzipped one "
+            f"{name}.csv.gz. {_where_from(info)}") from exc
+    except (EOFError, zlib.error) as exc:
+        raise DataValidationError(
+            f"{file} is a truncated or corrupt gzip file ({type(exc).__name__}: {exc}): {_truncation(file)}. "
+            f"Copy it again (a partial download or a full disk truncates it). {_where_from(info)}") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise DataValidationError(f"{file} is empty (no header, no rows); re-create it. {_where_from(info)}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"could not read {file}: it is not UTF-8 text ({exc}); save it as UTF-8.") from exc
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataValidationError(f"could not read {file} as a (gzipped) CSV: {exc}") from exc
-    return _check_schema(df, info, file, allow_missing)
+    header = pd.read_csv(file, header=None, nrows=1).iloc[0].tolist() if df.shape[1] else []
+    dupes = sorted({str(c) for c in header if header.count(c) > 1})
+    if dupes:   # pandas would rename the second copy "<name>.1" and the loader read the first silently
+        raise DataValidationError(f"{file} names column(s) {dupes} more than once in its header (line 1); "
+                                  "keep one column per name.")
+    df = _check_schema(df, info, file, allow_missing)
+    info_checked = DatasetInfo(info.name, info.source, info.url, info.schema,
+                               tuple(c for c in info.protected if c not in allow_missing))
+    return _check_protected(df, info_checked, file)
 
 
 # ---------------------------------------------------------------------- loaders
@@ -305,9 +302,13 @@ def load_crime(path: str | os.PathLike | None = None, *, drop_derived: bool = Fa
     """
     df = _read("crime", path)
     other = [c for c in df.columns if c not in DATASETS["crime"].schema]
-    bad = [c for c in other if not pd.api.types.is_numeric_dtype(df[c]) or df[c].isna().any()]
+    bad = [c for c in other if not pd.api.types.is_numeric_dtype(df[c]) or df[c].isna().any()
+           or np.isinf(df[c].to_numpy(dtype=float)).any()]
     if bad:
-        raise DataValidationError(f"crime columns {bad[:5]} should be numeric without missing values")
+        v = df[bad[0]]
+        bad_rows = (pd.to_numeric(v, errors="coerce").isna() | np.isinf(pd.to_numeric(v, errors="coerce"))).to_numpy()
+        raise DataValidationError(f"crime columns {bad[:5]} of {dataset_path('crime', path)} should be finite numbers "
+                                  f"without missing values; column {bad[0]!r}: {_row(bad_rows)}")
     return df.drop(columns=list(CRIME_DERIVED_COLUMNS)) if drop_derived else df
 
 
@@ -357,7 +358,7 @@ def load_credit(path: str | os.PathLike | None = None, *, repair_sex: bool = Tru
     df = _read("credit", path, allow_missing=("SEX",))
     sex = df["SEX"]
     if not sex.isna().any():
-        return df
+        return _check_protected(df, DATASETS["credit"], dataset_path("credit", path))
     present = set(sex.dropna().unique())
     if not repair_sex:
         return df

@@ -8,26 +8,34 @@ import numpy as np
 
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, NotOptimalWarning
-from fairopt.validation import (align_features, check_groups, check_int, check_is_fitted, check_target,
-                                check_weights, check_X, num_rows, record_features)
+from fairopt.validation import (align_features, check_dense, check_group_weights, check_groups, check_int,
+                                check_is_fitted, check_numbers, check_numeric_columns, check_target,
+                                check_weights, check_X, num_rows, parameter_error, record_features)
 
 #: in-sample violation of a fairness row above which a fit is reported as not optimal
 VIOLATION_TOL = 1e-7
 
 
 def check_fit_inputs(estimator, X, y, sensitive_features, sample_weight, what: str, *,
-                     target: str = "continuous", interval=None):
+                     target: str = "continuous", interval=None, dense: bool = False, numeric: bool = False):
     """Validated ``(X, y, groups, sample_weight)`` of an in-processing ``fit``.
 
     ``groups`` is a :class:`~fairopt.validation.Groups` with at least two groups (several
-    sensitive columns give intersectional groups); ``sample_weight`` stays ``None`` when not given.
+    sensitive columns give intersectional groups), each with positive total weight;
+    ``sample_weight`` stays ``None`` when not given. ``dense`` refuses sparse ``X`` and
+    ``numeric`` refuses string/categorical columns, both up front with a typed error.
     Records ``n_features_in_`` / ``feature_names_in_`` on ``estimator``.
     """
     X = check_X(X, what)
+    if dense:
+        check_dense(X, f"{what}: X")
+    if numeric:
+        check_numeric_columns(X, f"{what}: X", hint=", or pass an estimator (e.g. a Pipeline) that encodes them")
     n = num_rows(X)
     y = check_target(y, n, kind=target, name=f"{what}: y", interval=interval)
     groups = check_groups(sensitive_features, n, min_groups=2, name=f"{what}: sensitive_features")
     w = None if sample_weight is None else check_weights(sample_weight, n, f"{what}: sample_weight")
+    check_group_weights(groups, w, what)
     record_features(estimator, X)
     return X, y, groups, w
 
@@ -59,6 +67,20 @@ def check_game_params(estimator, B=None) -> None:
         raise ConfigError(f"{name}(nu={estimator.nu!r}): the gap tolerance must be positive (or None).")
     if estimator.mode not in ("practical", "faithful"):
         raise ConfigError(f"{name}(mode={estimator.mode!r}); use 'practical' or 'faithful'.")
+
+
+def check_eps(estimator, high: float | None = 1.0) -> None:
+    """``eps`` as a scalar, sequence or ``{group: value}``: finite numbers in ``[0, high]`` (rates
+    lie in [0, 1], so a larger tolerance is a typo), checked entry by entry."""
+    check_numbers(estimator, "eps", estimator.eps, high=high)
+
+
+def check_lambda_scales(estimator) -> None:
+    """``lambda_scales``: a non-empty sequence of finite positive multipliers."""
+    scales = estimator.lambda_scales
+    if isinstance(scales, (str, bytes)) or np.ndim(scales) != 1:
+        raise parameter_error(estimator, "lambda_scales", "a non-empty sequence of positive numbers", scales)
+    check_numbers(estimator, "lambda_scales", scales, low_open=True)
 
 
 def warn_if_not_optimal(estimator, res) -> None:

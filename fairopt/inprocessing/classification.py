@@ -1,15 +1,22 @@
 """Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt.errors import DataValidationError
-from fairopt.inprocessing._mixture import (RandomizedMixture, check_fit_inputs, check_game_params,
+from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
                                            moment_from, warn_if_not_optimal)
+from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
-from fairopt.reductions.moments import CLASSIFICATION_MOMENTS
+from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
+from fairopt.reductions.oracles import Oracle
+from fairopt.validation import RANDOM_STATE, check_target, check_weights, validate_params
 
 __all__ = ["FairClassifier"]
 
@@ -25,8 +32,9 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier, optional
-        Any scikit-learn classifier accepting ``sample_weight`` (default ``LogisticRegression``).
+    estimator : classifier or Oracle, optional
+        Any scikit-learn classifier accepting ``sample_weight`` (default ``LogisticRegression``),
+        or a :class:`fairopt.reductions.oracles.Oracle`.
     constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"} or Moment
         Selection rates (DP), true-positive rates (EO) or both true- and false-positive rates
         (equalized odds) of each group may differ from the overall rate by at most ``eps``.
@@ -78,6 +86,19 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     False
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
+        "constraint": [StrOptions(set(CLASSIFICATION_MOMENTS)), Moment],
+        "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
+        "solver": [str, SolverSpec, dict],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "B": [None, Interval(Real, 0, None, closed="neither")],
+        "nu": [None, Interval(Real, 0, None, closed="neither")],
+        "mode": [StrOptions({"practical", "faithful"})],
+        "min_iter": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",
                  max_iter=50, random_state=None, B=None, nu=None, mode="practical", min_iter=5):
         self.estimator = estimator
@@ -103,8 +124,11 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         ``sensitive_features`` may hold several columns (intersectional groups); ``sample_weight``
         makes every rate and the error weighted means.
         """
+        validate_params(self)
+        check_eps(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
-                                           "FairClassifier.fit", target="binary")
+                                           "FairClassifier.fit", target="binary",
+                                           numeric=self.estimator is None)
         moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=self.eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()
@@ -135,6 +159,14 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     def predict(self, X, random_state=None) -> np.ndarray:
         """Randomized labels (seeded)."""
         return self._draw(self.predict_components(X), random_state).astype(int)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of the randomized :meth:`predict` (seeded by ``random_state``); ``y`` must hold
+        the fitted labels 0/1 and ``sample_weight`` must be finite and >= 0."""
+        pred = self.predict(X)
+        y = check_target(y, pred.shape[0], kind="binary", name="FairClassifier.score: y")
+        w = check_weights(sample_weight, pred.shape[0], "FairClassifier.score: sample_weight")
+        return float(np.average(pred == y, weights=w))
 
     def predict_proba(self, X) -> np.ndarray:
         """Probability that the randomized classifier predicts each class."""

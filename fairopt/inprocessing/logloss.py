@@ -6,14 +6,19 @@ A scikit-learn estimator over
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from fairopt.errors import ConfigError, DataValidationError
-from fairopt.validation import check_groups
+from fairopt.errors import DataValidationError
+from fairopt.modeling import SolverSpec
+from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
 
@@ -22,6 +27,10 @@ from fairopt.formulations.constrained_classification.logloss_fairness import CON
 # expect); labels follow scikit-learn's classifier conventions (any two labels, ``classes_``);
 # groups go through fairopt.validation like every fairopt estimator.
 def _check_X(X, estimator, reset: bool):
+    if X is None:
+        raise DataValidationError(f"{type(estimator).__name__}: X is required but was None.")
+    if isinstance(X, pd.DataFrame):
+        check_numeric_columns(X, f"{type(estimator).__name__}: X")
     return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64)
 
 
@@ -110,6 +119,15 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     ℙ, and approximately on new data.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "constraint": [StrOptions(set(CONSTRAINTS)), None],
+        "C": [Interval(Real, 0, None, closed="left")],
+        "solver": [str, SolverSpec, dict],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(self, constraint="demographic_parity", C=0.01, solver="native", fit_intercept=True,
                  max_iter=1000, tol=1e-8):
         self.constraint = constraint
@@ -126,14 +144,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def _check_params(self):
-        if self.constraint is not None and self.constraint not in CONSTRAINTS:
-            raise ConfigError(f"constraint must be one of {CONSTRAINTS} or None, got {self.constraint!r}.")
-        if not (isinstance(self.C, (int, float)) and np.isfinite(self.C) and self.C >= 0):
-            raise ConfigError(f"C must be a finite number >= 0, got {self.C!r}.")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ConfigError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
-        if not (isinstance(self.tol, (int, float)) and self.tol > 0):
-            raise ConfigError(f"tol must be positive, got {self.tol!r}.")
+        validate_params(self)   # _parameter_constraints (non-finite numbers refused too)
 
     def _encode_groups(self, sensitive_features, X, n: int, fitting: bool):
         """Group codes (``fairopt.validation``): one attribute, several (intersectional
@@ -236,10 +247,20 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         return r, guarded
 
     def score(self, X, y, sample_weight=None, sensitive_features=None) -> float:
-        """Accuracy of :meth:`predict` (groups needed unless ``constraint=None``)."""
+        """Accuracy of :meth:`predict` (groups needed unless ``constraint=None``).
+
+        ``y`` must hold labels of ``classes_``; ``sample_weight`` must be finite and >= 0.
+        """
         pred = self.predict(X, sensitive_features)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        return float(np.average(pred == np.asarray(y), weights=w))
+        what = f"{type(self).__name__}.score"
+        y = as_1d(y, f"{what}: y", pred.shape[0])
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise DataValidationError(f"{what}: y has labels {pd.unique(y[unknown])[:5].tolist()} not seen at fit "
+                                      f"(classes_ = {self.classes_.tolist()}), first at position "
+                                      f"{int(np.argmax(unknown))}; pass labels of the fitted classes.")
+        w = check_weights(sample_weight, pred.shape[0], f"{what}: sample_weight")
+        return float(np.average(pred == y, weights=w))
 
 
 __all__ = ["FairLogLossClassifier"]

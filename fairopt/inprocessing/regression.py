@@ -1,20 +1,27 @@
 """Fair regression by reductions (Agarwal, Dudík & Wu 2019): :class:`FairRegressor`."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
-from fairopt.inprocessing._mixture import (RandomizedMixture, check_fit_inputs, check_game_params,
-                                           moment_from, warn_if_not_optimal)
+from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
+                                           check_lambda_scales, moment_from, warn_if_not_optimal)
+from fairopt.modeling import SolverSpec
 from fairopt.reductions import (BoundedGroupLoss, ExponentiatedGradient, HingeLPOracle,
                                 StatisticalParity, make_oracle)
 from fairopt.reductions.evaluation import mixture_sp_disparity
-from fairopt.reductions.losses import ScaledLogisticLoss, get_loss
+from fairopt.reductions.losses import Loss, ScaledLogisticLoss, get_loss
+from fairopt.reductions.moments import Moment
+from fairopt.reductions.oracles import Oracle
 from fairopt.reductions.problems import CostTable
-from fairopt.validation import check_groups, check_target
+from fairopt.validation import RANDOM_STATE, check_groups, check_target, check_weights, validate_params
 
 __all__ = ["FairRegressor", "REGRESSION_CONSTRAINTS"]
 
@@ -96,6 +103,29 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
         ``"converged"`` or ``"max_iter"``.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [None, StrOptions({"hinge_lp"}), HasMethods(["fit"]), Oracle],
+        "constraint": [StrOptions(set(REGRESSION_CONSTRAINTS)), Moment],
+        # rates (statistical parity) lie in [0, 1]; a loss bound only needs eps >= 0 (checked in fit)
+        "eps": [Interval(Real, 0, None, closed="left"), "array-like", dict],
+        "grid_size": [Interval(Integral, 1, None, closed="left")],
+        "loss": [StrOptions({"square", "squared", "squared_error", "logistic", "log", "log_loss", "absolute",
+                             "absolute_error"}), Loss],
+        "solver": [str, SolverSpec, dict],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "oracle": [StrOptions({"auto", "least_squares", "risk_minimization", "hinge_lp"})],
+        "B": [Interval(Real, 0, None, closed="neither")],
+        "nu": [None, Interval(Real, 0, None, closed="neither")],
+        "mode": [StrOptions({"practical", "faithful"})],
+        "logistic_scale": [Interval(Real, 0, None, closed="neither")],
+        "round": [StrOptions({"down", "mid"})],
+        "min_iter": [Interval(Integral, 0, None, closed="left")],
+        "eta0": [None, Interval(Real, 0, None, closed="neither")],
+        "refine_rounds": [Interval(Integral, 0, None, closed="left")],
+        "lambda_scales": ["array-like"],
+    }
+
     def __init__(self, estimator=None, constraint="statistical_parity", eps=0.05, grid_size=40,
                  loss="square", solver="highs", max_iter=50, random_state=None, oracle="auto",
                  B=10.0, nu=None, mode="practical", logistic_scale=5.0, round="down", min_iter=1,
@@ -172,8 +202,12 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
         for name in _FITTED_ATTRIBUTES:
             if name in self.__dict__:
                 delattr(self, name)
+        validate_params(self)
+        check_eps(self, high=1.0 if self.constraint == "statistical_parity" else None)
+        check_lambda_scales(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
-                                           "FairRegressor.fit", interval=(0.0, 1.0))
+                                           "FairRegressor.fit", interval=(0.0, 1.0), dense=True,
+                                           numeric=self.estimator is None)
         check_game_params(self)
         if self.round not in ("down", "mid"):
             raise ConfigError(f"round={self.round!r}; use 'down' or 'mid'.")
@@ -236,11 +270,16 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
         """Deterministic expectation :math:`\\sum_f Q(f)\\,f(x)` (no fairness guarantee; audit it)."""
         return self.weights_ @ self.predict_components(X)
 
-    def expected_loss(self, X, y) -> float:
-        """Exact mean loss of the randomized predictor: :math:`\\sum_f Q(f)\\,\\widehat{loss}(f)`."""
+    def expected_loss(self, X, y, sample_weight=None) -> float:
+        """Exact mean loss of the randomized predictor: :math:`\\sum_f Q(f)\\,\\widehat{loss}(f)`.
+
+        ``y`` must lie in ``[0, 1]`` like the training targets; ``sample_weight`` (finite, >= 0)
+        makes it a weighted mean.
+        """
         comps = self.predict_components(X)
-        y = check_target(y, comps.shape[1])
-        return float(self.weights_ @ self.moment_.loss_.value(y[None, :], comps).mean(axis=1))
+        y = check_target(y, comps.shape[1], name="FairRegressor.expected_loss: y", interval=(0.0, 1.0))
+        w = check_weights(sample_weight, comps.shape[1], "FairRegressor.expected_loss: sample_weight")
+        return float(self.weights_ @ (self.moment_.loss_.value(y[None, :], comps) @ w) / w.sum())
 
     def disparity(self, X, sensitive_features, y=None) -> float:
         """Exact worst violation of the randomized predictor.

@@ -1,11 +1,14 @@
 """Zero-covariance least squares (Johnson, Foster & Stine 2016): :class:`SEORegressor`."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from fairopt.inprocessing._mixture import check_fit_inputs
-from fairopt.validation import align_features, as_float, check_is_fitted, check_X
+from fairopt.validation import (align_features, as_float, check_is_fitted, check_target, check_weights, check_X,
+                                validate_params)
 
 __all__ = ["SEORegressor"]
 
@@ -33,13 +36,16 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         Columns seen at fit; a DataFrame at predict is reordered by name.
     """
 
+    _parameter_constraints: ClassVar[dict] = {"clip": ["boolean"]}
+
     def __init__(self, clip=True):
         self.clip = clip
 
     def fit(self, X, y, *, sensitive_features, sample_weight=None):
         """Solve the zero-covariance least-squares problem (weighted by ``sample_weight``)."""
+        validate_params(self)
         X, y, grp, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight, "SEORegressor.fit",
-                                        interval=(0.0, 1.0) if self.clip else None)
+                                        interval=(0.0, 1.0) if self.clip else None, dense=True, numeric=True)
         Xf = as_float(np.asarray(X), "SEORegressor.fit: X")
         w = np.ones(len(y)) if w is None else w
         Xt = np.hstack([Xf, np.ones((len(y), 1))])
@@ -58,3 +64,12 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         X = align_features(self, check_X(X, "SEORegressor.predict"))
         pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """:math:`R^2` of :meth:`predict` (``sample_weight`` finite and >= 0; ``y`` finite, and in
+        ``[0, 1]`` like the training targets when ``clip``)."""
+        from sklearn.metrics import r2_score
+        pred = self.predict(X)
+        y = check_target(y, pred.shape[0], name="SEORegressor.score: y", interval=(0.0, 1.0) if self.clip else None)
+        w = check_weights(sample_weight, pred.shape[0], "SEORegressor.score: sample_weight")
+        return float(r2_score(y, pred, sample_weight=w))

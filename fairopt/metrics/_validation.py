@@ -15,12 +15,22 @@ from fairopt.errors import DataValidationError
 from fairopt.validation import Groups, as_1d, as_float, check_groups, check_weights
 
 __all__ = ["Groups", "as_1d", "check_weights", "factorize_groups", "group_means",
-           "prediction_expectation", "binary_truth", "format_groups"]
+           "prediction_expectation", "binary_truth", "format_groups", "require_groups"]
 
 
 def factorize_groups(sensitive_features, n: int | None = None, groups=None) -> Groups:
     """Group codes and labels of ``sensitive_features`` (see :func:`fairopt.validation.check_groups`)."""
     return check_groups(sensitive_features, n, groups=groups)
+
+
+def require_groups(groups: Groups, metric: str) -> Groups:
+    """A fairness metric compares groups: fewer than two is an error, not a perfect score."""
+    if groups.n_groups < 2:
+        raise DataValidationError(
+            f"{metric} compares groups but sensitive_features holds a single group {list(groups.labels)[:1]}; "
+            "pass data with at least two groups (or declare the absent ones with groups=...), or check that "
+            "the protected attribute was not filtered or mis-read.")
+    return groups
 
 
 def format_groups(labels: pd.Index, mask: np.ndarray, limit: int = 5) -> str:

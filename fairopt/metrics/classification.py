@@ -12,7 +12,7 @@ import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import (
-    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation,
+    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation, require_groups,
 )
 
 __all__ = [
@@ -34,12 +34,16 @@ def _n_rows(sensitive_features) -> int:
 
 
 def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=None, pos_label=1,
-           groups=None):
-    """Per-group rates, the overall rate, and the group labels (shared by every public metric)."""
+           groups=None, metric=None):
+    """Per-group rates, the overall rate, and the group labels (shared by every public metric).
+
+    ``metric`` names a fairness metric, which needs at least two groups."""
     if rate not in _RATES:
         raise DataValidationError(f"rate must be one of {_RATES}, got {rate!r}.")
     n = _n_rows(sensitive_features)
     grp = factorize_groups(sensitive_features, n, groups=groups)
+    if metric is not None:
+        require_groups(grp, metric)
     w = check_weights(sample_weight, n)
     if n == 0:
         raise DataValidationError("the inputs have no rows; metrics need at least one row per group.")
@@ -193,16 +197,16 @@ def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1
     Returns
     -------
     float
-        In [0, 1]. A single group, or groups whose rates are all equal (including all zero), give
-        1.0: there is no disparity to measure.
+        In [0, 1]. Groups whose rates are all equal (including all zero) give 1.0.
 
     Raises
     ------
     DataValidationError
-        Mismatched lengths, missing values, negative weights, or a group whose weights are all 0.
+        Mismatched lengths, missing values, negative weights, a group whose weights are all 0, or
+        a single group (there is nothing to compare: an error, not a perfect 1.0).
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
-                               sample_weight=sample_weight, pos_label=pos_label)
+                               sample_weight=sample_weight, pos_label=pos_label, metric="statistical_rate")
     return _ratio(rates, overall, "between_groups")
 
 
@@ -215,7 +219,7 @@ def demographic_parity_ratio(y_pred, sensitive_features, sample_weight=None, pos
     taken, and all-zero rates give 1.0 instead of NaN.
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
-                               sample_weight=sample_weight, pos_label=pos_label)
+                               sample_weight=sample_weight, pos_label=pos_label, metric="demographic_parity_ratio")
     return _ratio(rates, overall, method)
 
 
@@ -233,15 +237,16 @@ def representation_rate(sensitive_features, sample_weight=None, groups=None) -> 
         Non-negative row weights, e.g. counts of a cell table.
     groups : sequence, optional
         All groups that should be present. A declared group absent from the data (or with zero
-        weight) has share 0 and makes the rate 0. Without it only observed groups count, so a
-        single observed group gives 1.0.
+        weight) has share 0 and makes the rate 0. Without it only observed groups count, and a
+        single observed group is an error.
 
     Returns
     -------
     float
         In [0, 1].
     """
-    shares, _, _ = _rates("share", sensitive_features, sample_weight=sample_weight, groups=groups)
+    shares, _, _ = _rates("share", sensitive_features, sample_weight=sample_weight, groups=groups,
+                          metric="representation_rate")
     return float(shares.min() / shares.max())
 
 
@@ -253,11 +258,11 @@ def demographic_parity_difference(y_pred, sensitive_features, sample_weight=None
     ``r``. Soft predictions in [0, 1] are averaged as expectations (fairlearn instead counts
     ``y_pred == 1``); with hard labels the value equals fairlearn's
     ``demographic_parity_difference`` (which also takes a ``y_true`` it ignores). A single
-    group gives 0.0. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
+    group raises :class:`DataValidationError`. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
     DP violation of Rezaei et al. (2020).
     """
-    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
-                               sample_weight=sample_weight, pos_label=pos_label)
+    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred, sample_weight=sample_weight,
+                               pos_label=pos_label, metric="demographic_parity_difference")
     return _difference(rates, overall, method)
 
 
@@ -270,7 +275,8 @@ def equal_opportunity_difference(y_true, y_pred, sensitive_features, sample_weig
     :class:`DataValidationError`.
     """
     rates, overall, _ = _rates("tpr", sensitive_features, y_pred=y_pred, y_true=y_true,
-                               sample_weight=sample_weight, pos_label=pos_label)
+                               sample_weight=sample_weight, pos_label=pos_label,
+                               metric="equal_opportunity_difference")
     return _difference(rates, overall, method)
 
 
@@ -290,7 +296,8 @@ def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=
     """
     if agg not in ("worst_case", "mean", "sum"):
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")
-    kw = dict(y_pred=y_pred, y_true=y_true, sample_weight=sample_weight, pos_label=pos_label)
+    kw = dict(y_pred=y_pred, y_true=y_true, sample_weight=sample_weight, pos_label=pos_label,
+              metric="equalized_odds_difference")
     d_tpr = _difference(*_rates("tpr", sensitive_features, **kw)[:2], method)
     d_fpr = _difference(*_rates("fpr", sensitive_features, **kw)[:2], method)
     if agg == "worst_case":

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
-from fairopt.metrics._validation import as_1d, as_float, check_weights, factorize_groups, group_means
+from fairopt.metrics._validation import (as_1d, as_float, check_weights, factorize_groups, group_means,
+                                         require_groups)
 
 __all__ = ["ks_statistical_parity", "statistical_parity_gamma"]
 
@@ -85,10 +86,11 @@ def ks_statistical_parity(y_score, sensitive_features, sample_weight=None, grid=
     groups. Both survival functions are left-continuous step functions, so ``z`` just above the
     largest score (where both vanish) and ``z`` at most the smallest (both 1) contribute 0.
 
-    A single group gives 0.0. Invariant under any strictly increasing transform of ``y_score``
+    A single group raises :class:`DataValidationError`. Invariant under any strictly increasing transform of ``y_score``
     in exact mode (on a grid, transform the grid too).
     """
     grp, w, values, k, pooled, order, bounds = _prepare(y_score, sensitive_features, sample_weight)
+    require_groups(grp, "ks_statistical_parity")
     z = None if grid is None else _check_grid(grid)
     pooled_at_z = None if z is None else pooled[np.searchsorted(values, z, side="left")]
     per_group = np.empty(grp.n_groups)

@@ -7,7 +7,8 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-from fairopt.validation import Groups, check_groups, num_rows
+from fairopt.validation import (Groups, as_1d, check_dense, check_groups, check_numeric_columns, check_weights,
+                                num_rows)
 
 SCORE_MAPS = ("auto", "proba", "logit", "identity")
 
@@ -56,6 +57,8 @@ class _ScoreMixin:
         if est is None:
             if isinstance(X, pd.DataFrame):
                 X = X.drop(columns=drop or [])
+            check_dense(X, "X (the scores)")
+            check_numeric_columns(X, "X (the scores)")
             raw = np.asarray(X, dtype=float)
             if raw.ndim == 2 and raw.shape[1] == 1:
                 raw = raw[:, 0]
@@ -106,5 +109,19 @@ class _ScoreMixin:
                                       "(or fit with the name(s) of columns of X so that predict finds them).")
         return Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X)
 
+    def score(self, X, y, sample_weight=None, sensitive_features=None, **predict_params) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)`` (``predict_params`` go to ``predict``, e.g.
+        ``subgroups``); ``y`` holds the fitted labels 0/1 and ``sample_weight`` must be finite, >= 0."""
+        what = f"{type(self).__name__}.score"
+        pred = self.predict(X, sensitive_features=sensitive_features, **predict_params)
+        y = as_1d(y, f"{what}: y", pred.shape[0])
+        if not np.isin(y, (0, 1)).all():
+            raise DataValidationError(f"{what}: y must hold the fitted labels 0/1, got {pd.unique(y)[:5].tolist()}.")
+        w = check_weights(sample_weight, pred.shape[0], f"{what}: sample_weight")
+        return float(np.average(pred == y.astype(float), weights=w))
+
     def _n_rows(self, X) -> int:
+        if X is None:
+            raise DataValidationError(f"{type(self).__name__}: X is required but was None; pass the features "
+                                      "(or, without an estimator, the 1-D array of scores).")
         return num_rows(X)

@@ -1,12 +1,15 @@
 """Prior-shift baseline (Saerens et al. 2002): :class:`ShiftInference`."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from fairopt.errors import DataValidationError, NotFittedError
-from fairopt.postprocessing._scores import _ScoreMixin
-from fairopt.validation import check_weights
+from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
+from fairopt.validation import as_1d, check_dense, check_weights, validate_params
 
 __all__ = ["ShiftInference"]
 
@@ -26,6 +29,14 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         As in :class:`ThresholdDebiaser` (scores are read as ``2p - 1``).
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        # a prefit model only needs a scoring method; fit is checked when it is called
+        "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
+                      HasMethods(["predict"])],
+        "prefit": ["boolean"],
+        "score_map": [StrOptions(set(SCORE_MAPS))],
+    }
+
     def __init__(self, estimator=None, prefit=False, score_map="auto"):
         self.estimator = estimator
         self.prefit = prefit
@@ -37,9 +48,12 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Estimate the overall and per-group label priors."""
+        validate_params(self)
         n = self._n_rows(X)
-        yv = np.asarray(y, dtype=float).reshape(-1)
-        if yv.shape[0] != n or not np.isin(yv, (0, 1)).all():
+        if self.estimator is None:   # X is the score array: refuse what predict could not read
+            check_dense(X, "X (the scores)")
+        yv = as_1d(y, "ShiftInference.fit: y", n)
+        if not np.isin(yv, (0, 1)).all():
             raise DataValidationError("y must be 0/1 labels, one per row of X.")
         w = check_weights(sample_weight, n)
         self.classes_ = np.array([0, 1])

@@ -1,20 +1,29 @@
 """Randomized-threshold post-processing (Alabdulmohsin & Lucic 2021): :class:`ThresholdDebiaser`."""
 from __future__ import annotations
 
+from numbers import Real
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-from fairopt.postprocessing._scores import _ScoreMixin
-from fairopt.validation import Groups, check_groups, check_weights
+from fairopt.modeling import SolverSpec
+from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
+from fairopt.validation import (RANDOM_STATE, Groups, as_1d, check_group_weights, check_groups, check_options,
+                                check_weights, validate_params)
 
 __all__ = ["ThresholdDebiaser"]
 
 CONSTRAINTS = ("demographic_parity", "covariance", "equal_opportunity", "equalized_odds")
 _ALIASES = {"statistical_parity": "demographic_parity", "true_positive_rate_parity": "equal_opportunity"}
 CALIBRATIONS = (None, "auto", "isotonic", "isotonic_per_group")
+#: keys ``solver_options`` may hold, by back end (``native`` takes none)
+SGD_OPTIONS = ("n_steps", "batch_size", "step_size", "sampling", "random_state")
+PROGRAM_OPTIONS = ("time_limit", "verbose", "options")
 
 
 class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
@@ -109,6 +118,22 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     array([0. , 0.7, 1. ])
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        # a prefit model only needs a scoring method; fit is checked when it is called
+        "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
+                      HasMethods(["predict"])],
+        "prefit": ["boolean"],
+        "constraint": [StrOptions(set(CONSTRAINTS) | set(_ALIASES))],
+        "gamma": [Interval(Real, 0, None, closed="left")],
+        "eps": [Interval(Real, 0, 1, closed="both")],
+        "rho": [None, Interval(Real, 0, 1, closed="both")],
+        "solver": [str, SolverSpec, dict],
+        "random_state": RANDOM_STATE,
+        "score_map": [StrOptions(set(SCORE_MAPS))],
+        "solver_options": [None, dict],
+        "calibration": [None, StrOptions({c for c in CALIBRATIONS if c is not None})],
+    }
+
     def __init__(self, estimator=None, prefit=False, constraint="demographic_parity", gamma=0.01, eps=0.0,
                  rho=None, solver="native", random_state=None, score_map="auto", solver_options=None,
                  calibration="auto"):
@@ -138,6 +163,15 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {self.constraint!r}.")
         return c
 
+    def _solver_options(self, constraint: str) -> dict:
+        """``solver_options`` checked against what the chosen back end reads (unknown keys raise)."""
+        backend = SolverSpec.parse(self.solver, default="native").backend
+        if constraint in ("equal_opportunity", "equalized_odds") and backend == "native":
+            backend = "highs"   # the label criteria are LPs
+        allowed = {"native": (), "sgd": SGD_OPTIONS}.get(backend, PROGRAM_OPTIONS)
+        return check_options(self, "solver_options", self.solver_options, allowed,
+                             f"solver={self.solver!r} with constraint={constraint!r}")
+
     def fit(self, X, y=None, sensitive_features=None, subgroups=None, sample_weight=None):
         """Learn the group thresholds on the post-processing sample.
 
@@ -159,22 +193,22 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
         from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
         from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+        validate_params(self)
         constraint = self._constraint()
-        if self.calibration not in CALIBRATIONS:
-            raise ConfigError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}.")
+        opts = self._solver_options(constraint)
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
         sw = None if sample_weight is None else check_weights(sample_weight, n)
         yv = None
         if y is not None:
-            yv = np.asarray(y).reshape(-1)
-            if yv.shape[0] != n:
-                raise DataValidationError(f"y has {yv.shape[0]} entries for {n} rows.")
+            yv = as_1d(y, "ThresholdDebiaser.fit: y", n)
             if not np.isin(yv, (0, 1)).all():
-                raise DataValidationError(f"y must be binary 0/1 labels, got classes {np.unique(yv)[:5].tolist()}.")
+                raise DataValidationError(f"y must be binary 0/1 labels, got classes {pd.unique(yv)[:5].tolist()}.")
         self.classes_ = np.array([0, 1])
         codes = self._fit_groups(sensitive_features, X, n)
+        if sw is not None:
+            check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
         self._fit_estimator(X, yv, sw)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         self.calibrator_ = None
@@ -190,7 +224,6 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             self.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
                 f, yv, codes, len(self.groups_), sw)
             f = self.calibrator_.transform(f, codes)
-        opts = dict(self.solver_options or {})
         solver_name = getattr(self.solver, "backend", self.solver)
         self.eps_ = float(self.eps)
         if constraint == "demographic_parity":

@@ -18,13 +18,19 @@ from __future__ import annotations
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 
 import time
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt.data import Domain
+from fairopt.modeling import SolverSpec
 from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level  # noqa: F401  (kept names)
+from fairopt.preprocessing._frame import check_sample_weight
 from fairopt.preprocessing.maxent import MaxEntResampler
 from fairopt.preprocessing.reweighting import RepresentationReweighing, Reweighing, _WeightedResampler
-from fairopt.validation import check_weights
+from fairopt.validation import RANDOM_STATE, validate_params
 
 __all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing", "TVRepairResampler"]
 
@@ -53,6 +59,15 @@ class TVRepairResampler(_WeightedResampler):
         Fixes the level sets and code order (default: read from the fitted frame).
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "statistical_rate": [Interval(Real, 0, 1, closed="right")],
+        "representation": [StrOptions({"data", "balanced"}), "array-like"],
+        "solver": [str, SolverSpec, dict],
+        "pos_label": "no_validation",
+        "random_state": RANDOM_STATE,
+        "domain": [None, Domain],
+    }
+
     def __init__(self, statistical_rate=1.0, representation="data", solver="highs", pos_label=None,
                  random_state=None, domain=None):
         self.statistical_rate = statistical_rate
@@ -67,8 +82,9 @@ class TVRepairResampler(_WeightedResampler):
         from fairopt.formulations.tv_repair import TVRepair
 
         t0 = time.perf_counter()
+        validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
-        sw = None if sample_weight is None else check_weights(sample_weight, len(codes))
+        sw = check_sample_weight(sample_weight, self.domain_, codes, self.sensitive_name_, "TVRepairResampler.fit")
         cells, counts = self.domain_.unique_codes(codes, sample_weight=sw)
         pos = self.domain_.levels[self.label_name_][_pos_level(self.domain_, self.label_name_,
                                                                self.pos_label)]

@@ -6,7 +6,8 @@ import pandas as pd
 
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError
-from fairopt.validation import as_1d, check_int, check_is_fitted, check_X, sensitive_columns
+from fairopt.validation import (Groups, as_1d, check_group_weights, check_int, check_is_fitted, check_two_valued,
+                                check_weights, check_X, sensitive_columns)
 
 
 def _n_samples(n) -> int:
@@ -21,6 +22,9 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 def _assemble(X, y, sensitive_features):
     """Frame of all columns, plus the names of the label and protected columns."""
+    if X is None:
+        raise DataValidationError("X is required but was None; pass a pandas DataFrame of categorical or "
+                                  "pre-binned columns.")
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
             f"X must be a pandas DataFrame of categorical or pre-binned columns, got {type(X).__name__}.")
@@ -77,6 +81,23 @@ def _decode(domain: Domain, codes: np.ndarray, dtypes: pd.Series) -> pd.DataFram
     return out
 
 
+def check_data_codes(dom: Domain, codes: np.ndarray, y_name: str, z_name: str, what: str) -> None:
+    """At least two observed groups and two observed labels (a fairness repair compares them)."""
+    for name, role in ((z_name, "sensitive feature"), (y_name, "label")):
+        j = dom.index(name)
+        check_two_valued(codes[:, j], dom.levels[name], name, what, role)
+
+
+def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: str, what: str):
+    """Validated weights (``None`` stays ``None``); a group whose weights are all 0 raises."""
+    if sample_weight is None:
+        return None
+    w = check_weights(sample_weight, len(codes), f"{what}: sample_weight")
+    j = dom.index(z_name)
+    check_group_weights(Groups(codes[:, j], pd.Index(dom.levels[z_name])), w, what)
+    return w
+
+
 class _FrameMixin:
     """Common fit-time bookkeeping of the resamplers."""
 
@@ -89,6 +110,7 @@ class _FrameMixin:
                 raise DataValidationError(f"domain lacks columns {missing} of the data.")
             dom = dom.subdomain(list(frame.columns))
         codes = dom.encode(frame)
+        check_data_codes(dom, codes, y_name, z_name, f"{type(self).__name__}.fit")
         self.domain_ = dom
         self.label_name_, self.sensitive_name_ = y_name, z_name
         self.columns_ = list(frame.columns)

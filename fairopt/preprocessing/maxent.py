@@ -1,16 +1,24 @@
 """Max-entropy fair resampler (Celis, Keswani & Vishnoi 2020): :class:`MaxEntResampler`."""
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.maxent import Encoding, MaxEnt
+from fairopt.data import Domain
 from fairopt.formulations.maxent import priors as P
-from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share
-from fairopt.validation import check_weights
+from fairopt.formulations.maxent.model import PRIORS, TARGETS
+from fairopt.modeling import SolverSpec
+from fairopt.preprocessing._frame import (_decode, _FrameMixin, _n_samples, _pos_level, _share,
+                                          check_sample_weight)
+from fairopt.validation import RANDOM_STATE, check_levels, validate_params
 
 __all__ = ["MaxEntResampler"]
 
@@ -70,6 +78,20 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "C": [Interval(Real, 0, 1, closed="both")],
+        "prior": [StrOptions(set(PRIORS))],
+        "target": [StrOptions(set(TARGETS)), "array-like", dict],
+        "tau": [Interval(Real, 0, 1, closed="right"), "array-like"],
+        "solver": [str, SolverSpec, dict],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "theta_smoothing": [Interval(Real, 0, 1, closed="both")],
+        "pos_label": "no_validation",
+        "domain": [None, Domain],
+    }
+
     def __init__(self, C=0.5, prior="reweighted", target="weighted", tau=1.0, solver="native",
                  tol=1e-8, max_iter=100, random_state=None, theta_smoothing=0.0, pos_label=None,
                  domain=None):
@@ -88,10 +110,11 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Learn the max-entropy distribution of the records ``(X, sensitive, y)``."""
         self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
+        validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
-        if sample_weight is not None:
-            sample_weight = check_weights(sample_weight, len(codes))
         dom = self.domain_
+        check_levels(dict(zip(dom.names, dom.cardinalities)), "MaxEntResampler.fit")
+        sample_weight = check_sample_weight(sample_weight, dom, codes, self.sensitive_name_, "MaxEntResampler.fit")
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
         target = self.target
         if not isinstance(target, str) and hasattr(target, "keys"):

@@ -8,6 +8,7 @@ model (which uses the Kamiran–Calders form as one of its priors, Algorithm 1).
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -16,8 +17,9 @@ from sklearn.base import BaseEstimator
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent import priors as P
-from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _share
-from fairopt.validation import check_weights
+from fairopt.data import Domain
+from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _share, check_sample_weight
+from fairopt.validation import RANDOM_STATE, check_weights, validate_params
 
 __all__ = ["RepresentationReweighing", "Reweighing", "kamiran_calders_weights", "representation_weights"]
 
@@ -59,6 +61,8 @@ def representation_weights(points, counts, protected: int, n_levels=None, group_
 class _WeightedResampler(_FrameMixin, BaseEstimator):
     """Reweights the observed rows; sampling draws rows with probability ∝ weight."""
 
+    _parameter_constraints: ClassVar[dict] = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
+
     def __init__(self, random_state=None, domain=None):
         self.random_state = random_state
         self.domain = domain
@@ -74,7 +78,9 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Compute one weight per row (``sample_weight_``, mean 1 over rows)."""
         t0 = time.perf_counter()
+        validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
+        check_sample_weight(sample_weight, self.domain_, codes, self.sensitive_name_, f"{type(self).__name__}.fit")
         sw = check_weights(sample_weight, len(codes))
         points, counts, inverse = P.collapse(codes, sw)
         k = self.domain_.cardinalities

@@ -8,14 +8,21 @@ copied through unchanged.
 from __future__ import annotations
 
 import time
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt.data import Domain
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
-from fairopt.validation import check_is_fitted, check_weights
+from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
+from fairopt.modeling import SolverSpec
+from fairopt.preprocessing._frame import check_data_codes, check_sample_weight
+from fairopt.validation import RANDOM_STATE, check_is_fitted, check_levels, check_weights, validate_params
 
 
 class TVRepair(BaseEstimator):
@@ -70,6 +77,23 @@ class TVRepair(BaseEstimator):
         Duals of the discrimination rows summed per group pair, and d objective / d ε.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "discrimination": [StrOptions(set(DISCRIMINATION_FORMS))],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "distortion": "no_validation",        # name, table, callable or Distortion: read by the model
+        "clist": ["array-like"],
+        "dlist": ["array-like"],
+        "max_expected_distortion": [None, Interval(Real, 0, None, closed="left"), dict],
+        "conditioning": [StrOptions({"dxy", "xy"})],
+        "utility": [str],                     # the formulation names the valid forms
+        "divergence": [StrOptions({"tv", "kl"})],
+        "columns": [StrOptions({"all", "observed"})],
+        "favourable_label": "no_validation",
+        "solver": [str, SolverSpec, dict],
+        "domain": [None, Domain],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
                  max_expected_distortion=None, conditioning="dxy", utility="xy", divergence="tv",
                  columns="all", favourable_label=None, solver="highs", domain=None, random_state=None):
@@ -96,6 +120,7 @@ class TVRepair(BaseEstimator):
         """Solve for the mapping on the training records."""
         from fairopt.data import Domain
         t0 = time.perf_counter()
+        validate_params(self)
         frame, y_name, z_name = self._frame(X, y, sensitive_features)
         features = [c for c in X.columns if c != z_name]
         if not features:
@@ -108,7 +133,10 @@ class TVRepair(BaseEstimator):
             dom = self.domain.subdomain(names)
         else:
             dom = Domain.from_frame(frame[names])
+        check_levels(dict(zip(dom.names, dom.cardinalities)), "TVRepair.fit")
         codes = dom.encode(frame)
+        check_data_codes(dom, codes, y_name, z_name, "TVRepair.fit")
+        check_sample_weight(sample_weight, dom, codes, z_name, "TVRepair.fit")
         sw = check_weights(sample_weight, len(codes))
         cells, counts = dom.unique_codes(codes, sample_weight=sw)
         model = OptimizedPreprocessing(
@@ -159,13 +187,13 @@ class TVRepair(BaseEstimator):
         decoded = xy.decode(new)
         X_new = X.copy()
         for c in self.features_:
-            X_new[c] = decoded[c].to_numpy().astype(X[c].dtype) if not isinstance(
-                X[c].dtype, pd.CategoricalDtype) else pd.Categorical(decoded[c], dtype=X[c].dtype)
+            # pandas casts to extension dtypes too (pandas 3's default ``str``, categoricals)
+            X_new[c] = pd.Series(decoded[c].to_numpy(), index=X.index).astype(X[c].dtype)
         if not y_given:
             return X_new
         y_new = decoded[self.label_name_].to_numpy()
         if isinstance(y, pd.Series):
-            y_new = pd.Series(y_new.astype(y.dtype), index=y.index, name=y.name)
+            y_new = pd.Series(y_new, index=y.index, name=y.name).astype(y.dtype)
         return X_new, y_new
 
     def fit_transform(self, X, y, sensitive_features=None, sample_weight=None, random_state=None):

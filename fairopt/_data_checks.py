@@ -1,0 +1,134 @@
+"""Data edge cases shared by the estimators (part of :mod:`fairopt.validation`, which re-exports it):
+all-zero group weights, sparse or non-numeric features, too many levels, a single group or class.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from fairopt.errors import DataValidationError
+
+__all__ = ["MAX_LEVELS", "check_dense", "check_group_weights", "check_levels", "check_numeric_columns",
+           "check_two_valued"]
+
+
+def check_group_weights(groups, weights, what: str = "") -> None:
+    """Every group has positive total weight: a group whose weights are all 0 would make its
+    fairness constraint vacuous (its rates are undefined), so it raises instead.
+
+    Examples
+    --------
+    >>> from fairopt.validation import check_groups
+    >>> g = check_groups(["a", "a", "b"])
+    >>> check_group_weights(g, np.array([1.0, 0.0, 0.0]))
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: group(s) ['b'] have zero total sample_weight ...
+    """
+    if weights is None:
+        return
+    # only groups with rows: a declared group without rows is not a weighting mistake
+    empty = (groups.counts() > 0) & ~(groups.counts(np.asarray(weights, dtype=float)) > 0)
+    if empty.any():
+        bad = list(groups.labels[empty])[:5]
+        head = f"{what}: " if what else ""
+        raise DataValidationError(
+            f"{head}group(s) {bad} have zero total sample_weight (every row weighs 0), so their rates are "
+            "undefined and a fairness constraint on them would be vacuous. Give those rows positive weight "
+            "or drop the group.")
+
+
+def check_dense(X, name: str = "X"):
+    """Refuse a scipy sparse matrix up front for estimators that need dense features.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> check_dense(sp.eye(2), "FairRegressor.fit: X")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: FairRegressor.fit: X is a scipy sparse matrix, ...
+    """
+    if sp.issparse(X):
+        raise DataValidationError(f"{name} is a scipy sparse matrix, which this estimator does not support; "
+                                  f"pass X.toarray() (shape {X.shape}).")
+    return X
+
+
+def check_numeric_columns(X, name: str = "X", hint: str = "") -> None:
+    """Refuse a DataFrame with string, categorical or other non-numeric columns, naming them
+    and saying how to encode them (instead of numpy's "could not convert string to float").
+
+    Examples
+    --------
+    >>> check_numeric_columns(pd.DataFrame({"age": [30, 40], "workclass": ["Private", "Gov"]}))
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: X has non-numeric column(s) ['workclass'] (strings ...
+    """
+    if isinstance(X, pd.DataFrame):
+        bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
+    else:
+        arr = X.data if sp.issparse(X) else np.asarray(X)
+        if arr.dtype.kind not in "OUS":
+            return
+        cols = arr.reshape(len(arr), -1) if arr.ndim else arr.reshape(1, 1)
+        if arr.dtype.kind in "US":
+            bad = list(range(cols.shape[1]))
+        else:   # per column, not per row: present values that do not parse as numbers
+            bad = [j for j in range(cols.shape[1])
+                   if (pd.to_numeric(pd.Series(cols[:, j]), errors="coerce").isna() & pd.notna(cols[:, j])).any()]
+    if bad:
+        example = bad[:3]
+        raise DataValidationError(
+            f"{name} has non-numeric column(s) {bad[:10]} (strings or categories) but needs numbers; encode "
+            f"them first, e.g. pd.get_dummies(X, columns={example!r}) for one-hot columns or "
+            f"sklearn.preprocessing.OrdinalEncoder for codes{hint}.")
+
+
+#: most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have
+MAX_LEVELS = 100
+
+
+def check_levels(levels: Mapping, what: str, max_levels: int = MAX_LEVELS) -> None:
+    """Refuse a column with more than ``max_levels`` levels (``levels`` maps column -> count): the
+    product domain, and the fit, grow with every level. Names the column and its count and says
+    to bin it.
+
+    Examples
+    --------
+    >>> check_levels({"sex": 2, "fnlwgt": 500}, "TVRepair.fit")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: TVRepair.fit: column 'fnlwgt' has 500 distinct values ...
+    """
+    bad = {c: int(k) for c, k in levels.items() if k > max_levels}
+    if bad:
+        c, k = next(iter(bad.items()))
+        also = f"; also {list(bad)[1:6]}" if len(bad) > 1 else ""
+        raise DataValidationError(
+            f"{what}: column {c!r} has {k} distinct values (at most {max_levels} per column{also}); the domain "
+            f"is the product of every column's levels, so bin it first, e.g. X[{c!r}] = pd.cut(X[{c!r}], bins=10) "
+            "or pd.qcut(X[...], q=10), or pass a Domain with bins.")
+
+
+def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str) -> None:
+    """At least two distinct observed values of a group or label column.
+
+    Examples
+    --------
+    >>> check_two_valued(np.array([0, 0]), ["a"], "sex", "TVRepair.fit", "sensitive feature")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: TVRepair.fit: the sensitive feature 'sex' takes a single value ['a'] in the data; ...
+    """
+    seen = np.unique(codes)
+    if seen.size < 2:
+        vals = [labels[i] for i in seen] if len(labels) else []
+        need = "groups to compare" if role.startswith("sensitive") else "classes (a fairness rate compares them)"
+        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data; at least "
+                                  f"two {need} are needed.")

@@ -1,0 +1,120 @@
+"""Parameter validation of the estimators (part of :mod:`fairopt.validation`, which re-exports it).
+
+Estimators declare scikit-learn ``_parameter_constraints`` and call :func:`validate_params` at the
+start of ``fit``; :class:`ParameterError` is scikit-learn's ``InvalidParameterError`` and also the
+fairopt types raised for bad parameters before (``ConfigError``, ``DataValidationError``).
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, InvalidParameterError
+
+from fairopt.errors import ConfigError, DataValidationError
+
+__all__ = ["RANDOM_STATE", "ParameterError", "check_numbers", "check_options", "parameter_error", "validate_params"]
+
+
+class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
+    """A constructor parameter is invalid: scikit-learn's ``InvalidParameterError``, also a
+    :class:`~fairopt.errors.ConfigError` and :class:`~fairopt.errors.DataValidationError` (the
+    types fairopt raised for bad parameters before), so every ``except`` clause written for one of
+    them catches it. The message names the parameter and the accepted values.
+
+    Examples
+    --------
+    >>> from sklearn.utils._param_validation import Interval, InvalidParameterError
+    >>> issubclass(ParameterError, InvalidParameterError)
+    True
+    """
+
+
+#: ``random_state`` as fairopt reads it (scikit-learn's, plus numpy Generators)
+RANDOM_STATE = ["random_state", np.random.Generator]
+
+
+def validate_params(estimator) -> None:
+    """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's
+    ``_validate_params``), raising :class:`ParameterError` that names the parameter.
+
+    Examples
+    --------
+    >>> from fairopt.inprocessing import FairClassifier
+    >>> try:
+    ...     validate_params(FairClassifier(eps=1.5))
+    ... except ParameterError as exc:
+    ...     print(str(exc)[:40])
+    The 'eps' parameter of FairClassifier mu
+    """
+    try:
+        estimator._validate_params()
+    except InvalidParameterError as exc:
+        raise ParameterError(str(exc)) from None
+    # a bool is an Integral to Python, so Interval lets True through as 1, and an Interval open to
+    # the right lets inf through: refuse both where a number (or a seed) is expected
+    params = estimator.get_params(deep=False)
+    for name, constraints in estimator._parameter_constraints.items():
+        value = params.get(name)
+        if constraints == "no_validation" or "boolean" in constraints:
+            continue
+        numeric = [c for c in constraints if isinstance(c, Interval) or c == "random_state"]
+        if not numeric:
+            continue
+        if isinstance(value, (bool, np.bool_)):
+            raise parameter_error(estimator, name, "a number, not a boolean", value)
+        if isinstance(value, numbers.Real) and not np.isfinite(value):
+            raise parameter_error(estimator, name, "a finite number", value)
+
+
+def parameter_error(estimator, name: str, expected: str, value) -> ParameterError:
+    """A :class:`ParameterError` worded like scikit-learn's, for checks that
+    ``_parameter_constraints`` cannot express (elements of a sequence, cross-parameter rules).
+
+    Examples
+    --------
+    >>> str(parameter_error(object(), "eps", "a float in [0, 1]", 2.0))
+    "The 'eps' parameter of object must be a float in [0, 1]. Got 2.0 instead."
+    """
+    return ParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be {expected}. "
+                          f"Got {value!r} instead.")
+
+
+def check_numbers(estimator, name: str, value, *, low: float = 0.0, high: float | None = None,
+                  low_open: bool = False, non_empty: bool = True) -> None:
+    """Every entry of a scalar, sequence or ``{key: value}`` parameter is a finite number in
+    ``[low, high]`` (``(low, high]`` with ``low_open``); raises :class:`ParameterError` naming it.
+
+    Examples
+    --------
+    >>> check_numbers(object(), "eps", {"a": 0.1, "b": 0.2}, high=1.0)
+    """
+    vals = list(value.values()) if isinstance(value, Mapping) else np.ravel(np.asarray(value, dtype=object)).tolist()
+    lo = "(" if low_open else "["
+    want = f"finite numbers in {lo}{low:g}, {'inf' if high is None else format(high, 'g')}]"
+    if non_empty and not vals:
+        raise parameter_error(estimator, name, f"non-empty ({want})", value)
+    for v in vals:
+        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(v))
+        ok = ok and (v > low if low_open else v >= low) and (high is None or v <= high)
+        if not ok:
+            raise parameter_error(estimator, name, want, value)
+
+
+def check_options(estimator, name: str, options, allowed, what: str) -> dict:
+    """``options`` (a mapping or None) with only keys in ``allowed``; unknown keys raise
+    :class:`ParameterError` listing the valid names.
+
+    Examples
+    --------
+    >>> check_options(object(), "solver_options", {"n_steps": 10}, ("n_steps",), "solver='sgd'")
+    {'n_steps': 10}
+    """
+    opts = dict(options or {})
+    unknown = sorted(k for k in opts if k not in allowed)
+    if unknown:
+        valid = ", ".join(sorted(allowed)) if allowed else "none"
+        raise ParameterError(f"The {name!r} parameter of {type(estimator).__name__} has unknown key(s) {unknown} "
+                             f"for {what}; valid keys: {valid}.")
+    return opts
