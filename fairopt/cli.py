@@ -8,6 +8,7 @@ its tasks (1 before 3 before 0).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -24,29 +25,111 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
+#: set once standard output is found closed (`| head -1`, `| true`): later output is discarded
+_PIPE = {"closed": False}
+
+
+def _silence(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null: the reader left, the command goes on."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    if fd == 1:
+        _PIPE["closed"] = True
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
-    console = Console(stderr=stderr, highlight=False)
+
+    class _Console(Console):
+        # rich's default exits with status 1 on a closed pipe, before anything is computed
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _silence(sys.stderr if stderr else sys.stdout)
+
+    console = _Console(stderr=stderr, highlight=False)
     if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
-        console = Console(stderr=stderr, highlight=False, width=140)
+        console = _Console(stderr=stderr, highlight=False, width=140)
     return console
 
 
-def _fmt(value) -> str:
-    """Numbers to 4 significant digits (never ``-0``); ``None`` (an undefined value) as ``n/a``."""
+def _echo(text: str) -> None:
+    """Plain text on standard output; a closed pipe silences it instead of stopping the command."""
+    if _PIPE["closed"]:
+        return
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence(sys.stdout)
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return None
+    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _fmt(value, digits: int = 4) -> str:
+    """A number to at least ``digits`` significant digits, in plain notation from 1e-4 to 1e9 (the
+    integer part is never rounded away; never ``-0``); ``None`` (an undefined value) as ``n/a``."""
     if value is None:
         return "n/a"
-    if isinstance(value, bool):
+    x = _number(value)
+    if x is None:
         return str(value)
-    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
-        value = float(value)
-        if math.isnan(value):
-            return "nan"
-        if value == int(value) and abs(value) < 1e9:
-            return str(int(value))
-        text = f"{value:.4g}"
-        return "0" if text in ("-0", "0") else text
-    return str(value)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e9:
+        return str(int(x))
+    if 1e-4 <= abs(x) < 1e9:
+        decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+        text = f"{x:.{decimals}f}"
+        text = text.rstrip("0").rstrip(".") if "." in text else text
+    else:
+        text = f"{x:.{digits}g}"
+    return "0" if text in ("-0", "0") else text
+
+
+def _column_digits(values) -> int:
+    """Significant digits for one table column: at least 4, and enough that the difference between
+    any two different values shows to two digits (so 57,730 and 57,606 never print alike)."""
+    xs = sorted({x for x in (_number(v) for v in values) if x is not None and math.isfinite(x)})
+    digits = 4
+    for a, b in zip(xs, xs[1:]):
+        scale, diff = max(abs(a), abs(b)), b - a
+        if diff > 0 and scale > 0:
+            digits = max(digits, math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2)
+    digits = min(digits, 17)
+    while digits < 17 and len({_fmt(x, digits) for x in xs}) < len(xs):
+        digits += 1
+    return digits
+
+
+def format_column(values) -> list[str]:
+    """Cells of one table column as printed: numbers share the digits :func:`_column_digits` picks.
+
+    Examples
+    --------
+    >>> from fairopt.cli import format_column
+    >>> format_column([57730.4, 57606.2, None, "x"])
+    ['57730', '57606', 'n/a', 'x']
+    >>> format_column([0.123456, 0.123457])
+    ['0.123456', '0.123457']
+    """
+    digits = _column_digits(values)
+    return [_fmt(v, digits) for v in values]
 
 
 def _rich_table(title: str, columns, rows):
@@ -55,13 +138,14 @@ def _rich_table(title: str, columns, rows):
     from rich.table import Table as RichTable
     # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
     table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    rows = [list(r) for r in rows]
+    rows = [list(r) + [""] * (len(columns) - len(r)) for r in rows]
     for i, col in enumerate(columns):
-        values = [r[i] for r in rows if i < len(r) and r[i] is not None and r[i] != ""]
+        values = [r[i] for r in rows if r[i] is not None and r[i] != ""]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
-    for row in rows:
-        table.add_row(*[escape(_fmt(v)) for v in row])
+    shown = [format_column([r[i] for r in rows]) for i in range(len(columns))]
+    for j in range(len(rows)):
+        table.add_row(*[escape(shown[i][j]) for i in range(len(columns))])
     return table
 
 
@@ -77,8 +161,14 @@ def _json_safe(obj):
 def default_out_dir(card, solver: str | None) -> Path:
     """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
     each other silently."""
+    from fairopt.errors import ConfigError
     name = card.name if not solver else f"{card.name}@{solver.replace(':', '-')}"
-    return Path("fairopt-results") / name
+    root = Path("fairopt-results")
+    out = root / name
+    # the card's name is validated; this guards the one place a name becomes a path
+    if Path(name).is_absolute() or len(out.parts) != 2 or name in (".", ".."):
+        raise ConfigError(f"card.name = {card.name!r} would place results outside {root}/; use a plain name.")
+    return out
 
 
 def _progress_bar(console, quiet: bool):
@@ -99,39 +189,52 @@ def _callback(bar):
 def cmd_run(args) -> int:
     from fairopt.config import load_card
     from fairopt.runs.execute import execute, exit_code, solver_label
-    console = _console()
+    from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
+    console, err = _console(), _console(stderr=True)
     card = load_card(args.card, args.set, args.solver)
     out_dir = Path(args.out) if args.out else default_out_dir(card, args.solver)
-    console.print(f"[bold]fairopt {__version__}[/bold] · card [cyan]{card.name}[/cyan] · "
-                  f"formulation [cyan]{card.formulation}[/cyan]"
-                  + (f" · solver [cyan]{card.solver}[/cyan]" if card.solver else ""))
-    with _progress_bar(console, args.quiet) as bar:
-        result = execute(card, _callback(bar))
-    code = args.exit_code = exit_code(result["status"])
     path = out_dir / "result.json"
-    previous = _previous_solver(path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # written before anything is printed, so a closed pipe (`| head`) never loses the result
-    path.write_text(json.dumps(_json_safe(result), indent=2) + "\n")
+    created = prepare_out_dir(out_dir)          # a bad --out fails now, not after the solve
+    args.interrupt_note = "interrupted; nothing written"
+    if not args.quiet:
+        console.print(f"[bold]fairopt {__version__}[/bold] · card [cyan]{escape(card.name)}[/cyan] · "
+                      f"formulation [cyan]{card.formulation}[/cyan]"
+                      + (f" · solver [cyan]{escape(str(card.solver))}[/cyan]" if card.solver else ""))
+    try:
+        with _progress_bar(console, args.quiet) as bar:
+            result = execute(card, _callback(bar))
+        code = args.exit_code = exit_code(result["status"])
+        previous = _previous_solver(path)
+        # written before anything is printed, so a closed pipe (`| head`) never loses the result
+        write_json_atomic(path, result)
+    except BaseException:
+        remove_empty_dirs(created)
+        raise
+    args.interrupt_note = f"interrupted; the result was written to {path}"
     label = solver_label(result.get("backend"), result.get("solver"))
-    if previous and previous != label:
-        _console(stderr=True).print(f"note: replaced the {previous} result in {out_dir}; use --out to keep both.")
+    if previous and previous != label and not args.quiet:
+        err.print(f"note: replaced the {escape(previous)} result in {escape(str(out_dir))}; use --out to keep both.")
+    tm = result["timings"]
     if result.get("error") is None:
-        for t in result["tables"]:
-            _print_table(console, t["title"], t["columns"], t["rows"])
-        _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
-        tm = result["timings"]
-        console.print(f"status [bold]{result['status']}[/bold] · solver {label} · "
-                      f"build {tm['build_seconds']:.3f}s · solve {tm['solve_seconds']:.3f}s · "
-                      f"total {tm['total_seconds']:.2f}s")
+        if not args.quiet:
+            for t in result["tables"]:
+                _print_table(console, t["title"], t["columns"], t["rows"])
+            _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
+            console.print(f"status [bold]{result['status']}[/bold] · solver {escape(label)} · "
+                          f"build {tm['build_seconds']:.3f}s · solve {tm['solve_seconds']:.3f}s · "
+                          f"total {tm['total_seconds']:.2f}s")
     else:
-        _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
-    for note in result.get("notes", []):
-        console.print(f"note: {escape(note)}")
+        err.print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    if not args.quiet:
+        for note in result.get("notes", []):
+            console.print(f"note: {escape(note)}")
     if result.get("hint"):
-        _console(stderr=True).print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}"
-                                    f"{'[/yellow]' if code == 3 else ''}")
-    console.print(f"wrote {path}")
+        err.print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}{'[/yellow]' if code == 3 else ''}")
+    if args.quiet:      # the one result line
+        console.print(f"status {result['status']} · solver {escape(label)} · total {tm['total_seconds']:.2f}s · "
+                      f"wrote {escape(str(path))}")
+    else:
+        console.print(f"wrote {escape(str(path))}")
     return code
 
 
@@ -148,7 +251,7 @@ def cmd_solvers(args) -> int:
     from fairopt.modeling import available_backends
     rows = available_backends()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        _echo(json.dumps(rows, indent=2))
         return 0
     # descriptions are long: `--json` has them; the table keeps what fits 80 columns
     _print_table(_console(), "Solver back ends (fairopt solvers --json adds descriptions)",
@@ -163,26 +266,105 @@ def cmd_inspect(args) -> int:
     from fairopt.errors import ConfigError
     console = _console()
     card = load_card(args.card, args.set, None)
-    console.print(f"card [cyan]{card.name}[/cyan]: {card.description}")
+    if args.export:
+        _check_export_path(Path(args.export))
+    console.print(f"card [cyan]{escape(card.name)}[/cyan]: {escape(card.description)}")
     console.print(f"formulation [cyan]{card.formulation}[/cyan]; parameters "
-                  f"{json.dumps(card.parameters.model_dump(mode='json'))}")
+                  f"{escape(json.dumps(card.parameters.model_dump(mode='json')))}")
     build = getattr(card.runner, "build", None)
     if build is None:
         raise ConfigError(f"formulation {card.formulation!r} has no LP/QP program to inspect or export.")
     prog = build(card, card.parameters, card.data)
     summary = prog.summary()
-    print(summary)
+    _echo(str(summary))
     if args.export:
         note = getattr(card.runner, "EXPORT_NOTE", None)
         if note:
-            console.print(f"exporting {note}")
+            console.print(f"exporting {escape(note)}")
         size = _export_bytes(summary)
         if size > EXPORT_LIMIT_BYTES and not args.force:
             raise ConfigError(f"{args.export} would be about {size / 1e6:.0f} MB ({summary.nnz:,} nonzeros); "
                               "export a smaller instance (e.g. --set data.subsample=2000) or pass --force.")
-        prog.write(args.export)
-        console.print(f"wrote {args.export} ({Path(args.export).stat().st_size / 1e6:.1f} MB)")
+        path = export_program(prog, args.export, summary)
+        console.print(f"wrote {escape(str(path))} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
+
+
+def _check_export_path(path: Path) -> None:
+    from fairopt.errors import ConfigError, OutputError
+    if path.suffix.lower() not in (".mps", ".lp"):
+        raise ConfigError(f"--export {path}: use a file name ending in .mps or .lp.")
+    if path.is_dir():
+        raise OutputError(f"--export {path} is a folder; give a file name ending in .mps or .lp.")
+
+
+@contextlib.contextmanager
+def _stdout_to_devnull():
+    """Silence what C code writes to standard output (HiGHS prints its banner when created)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def export_program(prog, path, summary=None) -> Path:
+    """Write ``prog`` to an MPS or LP file atomically, after checking the file HiGHS wrote.
+
+    The file is written to a temporary name in the target's folder, read back (it must end with
+    the format's end marker and hold the program's numbers of columns and rows) and only then
+    renamed: a folder, a short write or a failed export is an :class:`~fairopt.errors.OutputError`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fairopt.cli import export_program
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("tiny")
+    >>> _ = prog.add_variables("x", (2,), lb=0)
+    >>> prog.set_objective(linear={"x": [1.0, 2.0]})
+    >>> _ = prog.add_constraints("total", {"x": [[1.0, 1.0]]}, lb=1.0)
+    >>> export_program(prog, pathlib.Path(tempfile.mkdtemp()) / "tiny.lp").suffix
+    '.lp'
+    """
+    from fairopt.runs.files import atomic_path
+    path = Path(path)
+    _check_export_path(path)
+    summary = summary if summary is not None else prog.summary()
+
+    def verify(tmp: Path) -> None:
+        _verify_export(tmp, path, summary)
+
+    with atomic_path(path, verify=verify) as tmp, _stdout_to_devnull():
+        prog.write(tmp)
+    return path
+
+
+def _verify_export(tmp: Path, path: Path, summary) -> None:
+    from fairopt.errors import OutputError
+    marker = b"ENDATA" if path.suffix.lower() == ".mps" else b"end"
+    with open(tmp, "rb") as fh:
+        fh.seek(max(0, tmp.stat().st_size - 64))
+        tail = fh.read().rstrip()
+    if not tail.endswith(marker):
+        raise OutputError(f"could not write {path}: the exported file is cut short ({tmp.stat().st_size} bytes, "
+                          f"no {marker.decode()} line; disk full or a file-size limit?); nothing was written.")
+    import highspy
+    with _stdout_to_devnull():
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        status = h.readModel(str(tmp))
+    lp = h.getLp()
+    if status == highspy.HighsStatus.kError or (lp.num_col_, lp.num_row_) != (summary.n_variables,
+                                                                              summary.n_constraints):
+        raise OutputError(f"could not write {path}: reading the exported file back gives {lp.num_col_} columns "
+                          f"and {lp.num_row_} rows, not {summary.n_variables} and {summary.n_constraints}; "
+                          "nothing was written.")
 
 
 #: exports larger than this are refused without --force
@@ -335,19 +517,37 @@ def _error_message(exc: FairoptError) -> str:
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit code (see ``docs/cli.md``).
+
+    0 optimal; 1 infeasible or the solver failed; 2 invalid input or an output that cannot be
+    written; 3 stopped at a limit; 130 interrupted (Ctrl-C). A closed standard output does not
+    change the code: the command finishes, writes its files, and its output is discarded.
+
+    Examples
+    --------
+    >>> from fairopt.cli import main
+    >>> main(["solvers", "--json"]) == 0  # doctest: +SKIP
+    True
+    """
     args = make_parser().parse_args(argv)
     _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
-        return args.func(args)
+        code = args.func(args)
     except FairoptError as exc:
         _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}",
                                     markup=True, highlight=False, soft_wrap=True)
-        return 2
+        code = 2
+    except KeyboardInterrupt:
+        _console(stderr=True).print(getattr(args, "interrupt_note", None) or "interrupted; nothing written",
+                                    markup=False, highlight=False, soft_wrap=True)
+        code = 130
     except BrokenPipeError:
-        # the reader (`| head`) went away: results are already written; end quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return getattr(args, "exit_code", 0)
+        # the reader (`| head`) went away: files are written; end quietly with the command's own code
+        _silence(sys.stdout)
+        code = getattr(args, "exit_code", 0)
+    if _PIPE["closed"]:
+        _silence(sys.stdout)    # nothing left to flush into the closed pipe at exit
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

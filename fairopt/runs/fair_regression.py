@@ -59,7 +59,7 @@ class Parameters(BaseModel):
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["statistical_parity", "bounded_group_loss"] = _DEFAULT["constraint"]
     eps: list[float] = Field(default_factory=lambda: [0.2, 0.1, 0.05, 0.02, 0.01])
-    grid_size: int = Field(default=_DEFAULT["grid_size"], ge=1)
+    grid_size: int = Field(default=_DEFAULT["grid_size"], ge=1, le=100_000)
     loss: Literal["square", "logistic", "absolute"] | None = None
     oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = _DEFAULT["oracle"]
     B: float = Field(default=_DEFAULT["B"], gt=0)
