@@ -404,8 +404,21 @@ def cmd_sweep(args) -> int:
                                         "run only the missing ones.")
             return 130
     args.exit_code = summary.exit_code
+    err = _console(stderr=True)
+    for problem in summary.invalid:     # reported even with --quiet: stored files were not usable
+        err.print(f"note: recomputed {escape(problem)}", soft_wrap=True)
+    if args.quiet:
+        counts: dict[str, int] = {}
+        for r in summary.records:
+            counts[str(r.get("status"))] = counts.get(str(r.get("status")), 0) + 1
+        for r in summary.records:
+            if r.get("error"):
+                err.print(f"[red]{escape(r['task']['id'])}[/red] {r.get('status')}: {escape(r['error'])}")
+        console.print(f"{len(summary.records)} tasks: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+                      + f" · wrote {escape(str(summary.out))}")
+        return summary.exit_code
     if summary.note:
-        console.print(f"note: {summary.note}")
+        console.print(f"note: {escape(summary.note)}")
     _print_sweep(console, summary)
     return summary.exit_code
 
@@ -456,6 +469,9 @@ def cmd_frontier(args) -> int:
     rows = shown.to_numpy().tolist()
     _print_table(console, f"Frontier: {spec.objective} ({spec.objective_sense}) against {', '.join(spec.fairness)}"
                  f" — Pareto on {first}", [c.split(".")[-1] for c in cols] + ["Pareto"], rows)
+    for problem in res.invalid:
+        _console(stderr=True).print(f"note: left out {escape(problem)}; rerun the sweep to recompute it.",
+                                    soft_wrap=True)
     n_bad = int((res.tasks["status"] != "optimal").sum())
     if n_bad:
         console.print(f"{n_bad} task(s) not optimal are listed in frontier.csv and left out of the points.")
