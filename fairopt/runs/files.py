@@ -32,6 +32,15 @@ def _reason(exc: OSError) -> str:
 
 
 def _check_target(path: Path) -> None:
+    try:
+        _check_target_kind(path)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write {str(path)[:80]}: {_reason(exc)}.") from None
+
+
+def _check_target_kind(path: Path) -> None:
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder; give a file name.")
     if path.is_symlink() and not path.exists():
@@ -167,6 +176,24 @@ def check_out_dir(path) -> None:
     OutputError
     """
     path = Path(path)
+    try:
+        _check_out_dir(path)
+    except OutputError:
+        raise
+    except OSError as exc:              # e.g. a name too long to even look up
+        raise OutputError(f"output folder {str(path)[:80]}...: {_reason(exc)}; give another --out.") from None
+
+
+def _check_out_dir(path: Path) -> None:
+    try:
+        name_max = os.pathconf(next((p for p in path.parents if p.exists()), Path(".")), "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    too_long = [part for part in path.parts if len(os.fsencode(part)) > name_max]
+    if too_long:
+        raise OutputError(f"output folder {str(path)[:80]}...: the name {too_long[0][:40]}... is "
+                          f"{len(os.fsencode(too_long[0]))} bytes, longer than the file system's "
+                          f"{name_max}; give a shorter --out.")
     if path.is_symlink() and not path.exists():
         raise OutputError(f"output folder {path} is a symbolic link to a missing target ({os.readlink(path)}); "
                           "create the target or give another --out.")
@@ -180,15 +207,6 @@ def check_out_dir(path) -> None:
             if not parent.is_dir():
                 raise OutputError(f"output folder {path} lies under {parent}, which is a file; give another --out.")
             break
-    try:
-        name_max = os.pathconf(next((p for p in [path, *path.parents] if p.exists()), Path(".")), "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
-    too_long = [part for part in path.parts if len(os.fsencode(part)) > name_max]
-    if too_long:
-        raise OutputError(f"output folder {str(path)[:80]}...: the name {too_long[0][:40]}... is "
-                          f"{len(os.fsencode(too_long[0]))} bytes, longer than the file system's "
-                          f"{name_max}; give a shorter --out.")
 
 
 def prepare_out_dir(path) -> list[Path]:

@@ -175,17 +175,19 @@ def build(card, params: Parameters, data: Data):
     """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
     from fairopt.formulations.constrained_classification import RandomizedThresholdParity
     from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
-    from fairopt.postprocessing import _encode, _group_frame
     parts = prepare(params, data)
-    deb = _debiaser(params, parts["estimator"], None)
-    if parts["estimator"] is not None:
-        deb.estimator_ = parts["estimator"]
     p = parts["post"]
-    f = deb._scores(p["X"])
-    codes, _ = _encode(_group_frame(p["groups"], p["X"], len(f)))
+    # fit as `run` does (native solver: exact and fast), so the program gets the same calibrated
+    # scores and atoms as the one `run` solves
+    deb = _debiaser(params, parts["estimator"], None).fit(p["X"], p["y"], sensitive_features=p["groups"])
+    f = deb._scores(p["X"], drop=deb.sensitive_columns_ if deb.estimator is None else None)
+    codes = deb._groups_at_predict(p["X"], p["groups"], len(f))
+    if deb.calibrator_ is not None:
+        f = deb.calibrator_.transform(f, codes)
     if params.constraint == "demographic_parity":
-        return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho).build()
-    return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps).build()
+        return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho,
+                                         n_groups=len(deb.groups_)).build()
+    return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps, n_groups=len(deb.groups_)).build()
 
 
 def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
