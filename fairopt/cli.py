@@ -212,7 +212,7 @@ def cmd_run(args) -> int:
         raise
     args.interrupt_note = f"interrupted; the result was written to {path}"
     label = solver_label(result.get("backend"), result.get("solver"))
-    if previous and previous != label and not args.quiet:
+    if previous and previous != label:      # a warning: printed with --quiet too
         err.print(f"note: replaced the {escape(previous)} result in {escape(str(out_dir))}; use --out to keep both.")
     tm = result["timings"]
     if result.get("error") is None:
@@ -407,16 +407,6 @@ def cmd_sweep(args) -> int:
     err = _console(stderr=True)
     for problem in summary.invalid:     # reported even with --quiet: stored files were not usable
         err.print(f"note: recomputed {escape(problem)}", soft_wrap=True)
-    if args.quiet:
-        counts: dict[str, int] = {}
-        for r in summary.records:
-            counts[str(r.get("status"))] = counts.get(str(r.get("status")), 0) + 1
-        for r in summary.records:
-            if r.get("error"):
-                err.print(f"[red]{escape(r['task']['id'])}[/red] {r.get('status')}: {escape(r['error'])}")
-        console.print(f"{len(summary.records)} tasks: " + ", ".join(f"{n} {k}" for k, n in counts.items())
-                      + f" · wrote {escape(str(summary.out))}")
-        return summary.exit_code
     if summary.note:
         console.print(f"note: {escape(summary.note)}")
     _print_sweep(console, summary)
@@ -490,7 +480,7 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="output folder (default fairopt-results/<card name>)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a card key, e.g. parameters.statistical_rate=0.9 (repeatable)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", action="store_true", help="print only the result line and errors")
     run.set_defaults(func=cmd_run)
     sol = sub.add_parser("solvers", help="list solver back ends and what they take")
     sol.add_argument("--json", action="store_true", help="machine-readable output")

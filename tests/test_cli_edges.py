@@ -242,10 +242,6 @@ def test_quiet_prints_the_result_line_only(tmp_path, capsys):
                  "--set", "parameters.discrimination=target"]) == 1
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1 and out.startswith("status infeasible") and "infeasible" in err
-    assert main(["sweep", str(QUICKSTART), "--grid", "statistical_rate=0.8,0.9", "--out", str(tmp_path / "s"),
-                 "--quiet"]) == 0
-    out, err = capsys.readouterr()
-    assert out.splitlines() == [f"2 tasks: 2 optimal · wrote {tmp_path / 's'}"] and err == ""
 
 
 def test_inspect_export_prints_no_solver_banner(tmp_path, capfd):
