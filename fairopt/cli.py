@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -102,17 +103,26 @@ def _fmt(value, digits: int = 4) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+#: most significant digits a table shows
+MAX_TABLE_DIGITS = 10
+#: relative difference below which two values in a column are the same number (float noise)
+NOISE = 1e-9
+
+
 def _column_digits(values) -> int:
     """Significant digits for one table column: at least 4, and enough that the difference between
-    any two different values shows to two digits (so 57,730 and 57,606 never print alike)."""
+    any two different values shows to two digits (so 57,730 and 57,606 never print alike), up to
+    :data:`MAX_TABLE_DIGITS` (``0.99999999999999967`` and ``1`` are the same number to a reader)."""
     xs = sorted({x for x in (_number(v) for v in values) if x is not None and math.isfinite(x)})
+    # values within float noise of each other (relative 1e-9) are one value to a reader
+    reps = [x for i, x in enumerate(xs) if i == 0 or x - xs[i - 1] > NOISE * max(abs(x), abs(xs[i - 1]))]
     digits = 4
-    for a, b in zip(xs, xs[1:]):
+    for a, b in itertools.pairwise(reps):
         scale, diff = max(abs(a), abs(b)), b - a
         if diff > 0 and scale > 0:
             digits = max(digits, math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2)
-    digits = min(digits, 17)
-    while digits < 17 and len({_fmt(x, digits) for x in xs}) < len(xs):
+    digits = min(digits, MAX_TABLE_DIGITS)
+    while digits < MAX_TABLE_DIGITS and len({_fmt(x, digits) for x in reps}) < len(reps):
         digits += 1
     return digits
 

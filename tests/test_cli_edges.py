@@ -288,12 +288,13 @@ def test_tables_keep_differences_visible():
     rng = np.random.default_rng(1)
     for _ in range(300):
         a = float(rng.normal() * 10.0 ** rng.integers(-6, 9))
-        b = a + a * 10.0 ** -rng.integers(1, 12) * rng.choice([-1, 1])
+        b = a + a * 10.0 ** -rng.integers(1, 9) * rng.choice([-1, 1])
         shown = format_column([a, b])
         assert shown[0] != shown[1], (a, b, shown)
         # the printed difference is the true one to within 10 %
         assert abs((float(shown[1]) - float(shown[0])) - (b - a)) <= 0.1 * abs(b - a), (a, b, shown)
     assert format_column([0.8404, 0.5164, 1.0]) == ["0.8404", "0.5164", "1"]   # plain values stay short
+    assert format_column([0.99999999999999967, 1.0]) == ["1", "1"]            # float noise is not a difference
 
 
 def test_frontier_panel_over_a_constant_metric_is_not_drawn(tmp_path):
@@ -352,3 +353,22 @@ def test_solver_option_dropped_by_solver_override_is_refused():
     # the same back end keeps its options, and a card's own options may be dropped as documented
     card = load_card(QUICKSTART, ['solver.options.presolve="off"'], "highs")
     assert card.solver.options == {"presolve": "off"}
+
+
+# ---- one train/test split helper for every runner (issue 23, item 4) -------------------------------------------
+def test_runners_share_one_split_helper():
+    from fairopt.runs.base import split_rows
+    for n in (1, 7, 10, 1001, 30162):
+        for fraction in (0.3, 1 / 3, 0.5):
+            perm = np.random.default_rng(5).permutation(n)
+            cut = int(round(n * fraction))
+            first, rest = split_rows(n, [fraction], np.random.default_rng(5))
+            assert np.array_equal(first, perm[:cut]) and np.array_equal(rest, perm[cut:])
+            c1, c2 = np.cumsum(np.round(np.array([0.4, 0.3]) * n).astype(int))
+            blocks = split_rows(n, [0.4, 0.3], np.random.default_rng(5), sort=True)
+            assert [b.tolist() for b in blocks] == [np.sort(perm[:c1]).tolist(), np.sort(perm[c1:c2]).tolist(),
+                                                    np.sort(perm[c2:]).tolist()]
+    # no runner draws its own permutation any more
+    for path in (ROOT / "fairopt" / "runs").glob("*.py"):
+        if path.name != "base.py":
+            assert ".permutation(" not in path.read_text(), path.name

@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 
 #: what `fairopt frontier` plots: test accuracy against the test fairness gaps
 FRONTIER = FrontierSpec("test_accuracy_after", "max", {"test_dp_gap_after": "min", "test_eo_gap_after": "min"})
@@ -113,9 +113,9 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
         missing = {"score", "group"} - set(df.columns)
         if missing:
             raise DataValidationError(f"{data.path}: missing column(s) {sorted(missing)}.")
-        perm = rng.permutation(len(df))
         cut = int(round(len(df) * params.splits[1] / (params.splits[1] + params.splits[2])))
-        parts = {"post": perm[:cut], "test": perm[cut:]}
+        post, test = split_rows(len(df), None, rng, sizes=[cut])
+        parts = {"post": post, "test": test}
         lab = df["label"].to_numpy().astype(int) if "label" in df else None
         return {k: {"X": df["score"].to_numpy(float)[v], "groups": df["group"].to_numpy()[v],
                     "y": None if lab is None else lab[v]} for k, v in parts.items()} | {"estimator": None}
@@ -131,9 +131,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
     if data.subsample and data.subsample < len(y):
         keep = np.sort(rng.choice(len(y), data.subsample, replace=False))
         df, y = df.iloc[keep].reset_index(drop=True), y[keep]
-    perm = rng.permutation(len(y))
-    c1, c2 = np.cumsum(np.round(np.array(params.splits[:2]) * len(y)).astype(int))
-    tr, post, test = perm[:c1], perm[c1:c2], perm[c2:]
+    tr, post, test = split_rows(len(y), params.splits[:2], rng)
     inject = params.inject_bias if params.inject_bias is not None else data.dataset == "credit"
     if inject:
         s = (df[sens[0]].astype(str).to_numpy()[tr] == "Female").astype(int)
