@@ -1,166 +1,32 @@
 """Command line: ``fairopt run | sweep | frontier | solvers | inspect``.
 
-Exit codes: 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid input (card,
-data, parameters, missing solver); 3 finished without proof of optimality (time or iteration
-limit). ``run`` writes ``result.json`` in cases 0, 1 and 3; ``sweep`` exits with the worst code of
-its tasks (1 before 3 before 0).
+Exit codes (docs/cli.md): 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid
+input or an output that cannot be written (card, data, parameters, missing solver, --out,
+--export, a failed write); 3 finished without proof of optimality (time or iteration limit); 130
+interrupted. ``run`` writes ``result.json`` in cases 0, 1 and 3; ``sweep`` exits with the worst code
+of its tasks (1 before 3 before 0). A closed standard output changes none of them.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import json
-import math
-import os
 import sys
 from pathlib import Path
 
 from fairopt import __version__
+from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_table are used by tests
+    _PIPE,
+    _console,
+    _echo,
+    _fmt,
+    _print_table,
+    _rich_table,
+    _silence,
+    escape,
+    format_column,
+)
 from fairopt.errors import DataNotFoundError, FairoptError
-
-
-def escape(text: str) -> str:
-    """Show ``[...]`` in messages (constraint names such as ``rows[group]``) as text, not markup."""
-    from rich.markup import escape as rich_escape
-    return rich_escape(text)
-
-
-#: set once standard output is found closed (`| head -1`, `| true`): later output is discarded
-_PIPE = {"closed": False}
-
-
-def _silence(stream) -> None:
-    """Point ``stream``'s file descriptor at /dev/null: the reader left, the command goes on."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
-    if fd == 1:
-        _PIPE["closed"] = True
-
-
-def _console(stderr: bool = False):
-    from rich.console import Console
-
-    class _Console(Console):
-        # rich's default exits with status 1 on a closed pipe, before anything is computed
-        def on_broken_pipe(self) -> None:
-            self.quiet = True
-            _silence(sys.stderr if stderr else sys.stdout)
-
-    console = _Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
-        console = _Console(stderr=stderr, highlight=False, width=140)
-    return console
-
-
-def _echo(text: str) -> None:
-    """Plain text on standard output; a closed pipe silences it instead of stopping the command."""
-    if _PIPE["closed"]:
-        return
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence(sys.stdout)
-
-
-def _number(value) -> float | None:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return None
-    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
-def _fmt(value, digits: int = 4) -> str:
-    """A number to at least ``digits`` significant digits, in plain notation from 1e-4 to 1e9 (the
-    integer part is never rounded away; never ``-0``); ``None`` (an undefined value) as ``n/a``."""
-    if value is None:
-        return "n/a"
-    x = _number(value)
-    if x is None:
-        return str(value)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if x == int(x) and abs(x) < 1e9:
-        return str(int(x))
-    if 1e-4 <= abs(x) < 1e9:
-        decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
-        text = f"{x:.{decimals}f}"
-        text = text.rstrip("0").rstrip(".") if "." in text else text
-    else:
-        text = f"{x:.{digits}g}"
-    return "0" if text in ("-0", "0") else text
-
-
-#: most significant digits a table shows
-MAX_TABLE_DIGITS = 10
-#: relative difference below which two values in a column are the same number (float noise)
-NOISE = 1e-9
-
-
-def _column_digits(values) -> int:
-    """Significant digits for one table column: at least 4, and enough that the difference between
-    any two different values shows to two digits (so 57,730 and 57,606 never print alike), up to
-    :data:`MAX_TABLE_DIGITS` (``0.99999999999999967`` and ``1`` are the same number to a reader)."""
-    xs = sorted({x for x in (_number(v) for v in values) if x is not None and math.isfinite(x)})
-    # values within float noise of each other (relative 1e-9) are one value to a reader
-    reps = [x for i, x in enumerate(xs) if i == 0 or x - xs[i - 1] > NOISE * max(abs(x), abs(xs[i - 1]))]
-    digits = 4
-    for a, b in itertools.pairwise(reps):
-        scale, diff = max(abs(a), abs(b)), b - a
-        if diff > 0 and scale > 0:
-            digits = max(digits, math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2)
-    digits = min(digits, MAX_TABLE_DIGITS)
-    while digits < MAX_TABLE_DIGITS and len({_fmt(x, digits) for x in reps}) < len(reps):
-        digits += 1
-    return digits
-
-
-def format_column(values) -> list[str]:
-    """Cells of one table column as printed: numbers share the digits :func:`_column_digits` picks.
-
-    Examples
-    --------
-    >>> from fairopt.cli import format_column
-    >>> format_column([57730.4, 57606.2, None, "x"])
-    ['57730', '57606', 'n/a', 'x']
-    >>> format_column([0.123456, 0.123457])
-    ['0.123456', '0.123457']
-    """
-    digits = _column_digits(values)
-    return [_fmt(v, digits) for v in values]
-
-
-def _rich_table(title: str, columns, rows):
-    """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
-    from rich import box
-    from rich.table import Table as RichTable
-    # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
-    table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    rows = [list(r) + [""] * (len(columns) - len(r)) for r in rows]
-    for i, col in enumerate(columns):
-        values = [r[i] for r in rows if r[i] is not None and r[i] != ""]
-        numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
-    shown = [format_column([r[i] for r in rows]) for i in range(len(columns))]
-    for j in range(len(rows)):
-        table.add_row(*[escape(shown[i][j]) for i in range(len(columns))])
-    return table
-
-
-def _print_table(console, title: str, columns, rows) -> None:
-    console.print(_rich_table(title, columns, rows))
+from fairopt.runs.export import _check_export_path, export_program  # noqa: F401 - public from here too
 
 
 def _json_safe(obj):
@@ -300,83 +166,6 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-def _check_export_path(path: Path) -> None:
-    from fairopt.errors import ConfigError, OutputError
-    if path.suffix.lower() not in (".mps", ".lp"):
-        raise ConfigError(f"--export {path}: use a file name ending in .mps or .lp.")
-    if path.is_dir():
-        raise OutputError(f"--export {path} is a folder; give a file name ending in .mps or .lp.")
-
-
-@contextlib.contextmanager
-def _stdout_to_devnull():
-    """Silence what C code writes to standard output (HiGHS prints its banner when created)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-def export_program(prog, path, summary=None) -> Path:
-    """Write ``prog`` to an MPS or LP file atomically, after checking the file HiGHS wrote.
-
-    The file is written to a temporary name in the target's folder, read back (it must end with
-    the format's end marker and hold the program's numbers of columns and rows) and only then
-    renamed: a folder, a short write or a failed export is an :class:`~fairopt.errors.OutputError`.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from fairopt.cli import export_program
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("tiny")
-    >>> _ = prog.add_variables("x", (2,), lb=0)
-    >>> prog.set_objective(linear={"x": [1.0, 2.0]})
-    >>> _ = prog.add_constraints("total", {"x": [[1.0, 1.0]]}, lb=1.0)
-    >>> export_program(prog, pathlib.Path(tempfile.mkdtemp()) / "tiny.lp").suffix
-    '.lp'
-    """
-    from fairopt.runs.files import atomic_path
-    path = Path(path)
-    _check_export_path(path)
-    summary = summary if summary is not None else prog.summary()
-
-    def verify(tmp: Path) -> None:
-        _verify_export(tmp, path, summary)
-
-    with atomic_path(path, verify=verify) as tmp, _stdout_to_devnull():
-        prog.write(tmp)
-    return path
-
-
-def _verify_export(tmp: Path, path: Path, summary) -> None:
-    from fairopt.errors import OutputError
-    marker = b"ENDATA" if path.suffix.lower() == ".mps" else b"end"
-    with open(tmp, "rb") as fh:
-        fh.seek(max(0, tmp.stat().st_size - 64))
-        tail = fh.read().rstrip()
-    if not tail.endswith(marker):
-        raise OutputError(f"could not write {path}: the exported file is cut short ({tmp.stat().st_size} bytes, "
-                          f"no {marker.decode()} line; disk full or a file-size limit?); nothing was written.")
-    import highspy
-    with _stdout_to_devnull():
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        status = h.readModel(str(tmp))
-    lp = h.getLp()
-    if status == highspy.HighsStatus.kError or (lp.num_col_, lp.num_row_) != (summary.n_variables,
-                                                                              summary.n_constraints):
-        raise OutputError(f"could not write {path}: reading the exported file back gives {lp.num_col_} columns "
-                          f"and {lp.num_row_} rows, not {summary.n_variables} and {summary.n_constraints}; "
-                          "nothing was written.")
-
-
 #: exports larger than this are refused without --force
 EXPORT_LIMIT_BYTES = 200e6
 
@@ -459,6 +248,7 @@ def cmd_frontier(args) -> int:
 
     from fairopt.runs.frontier import frontier
     console = _console()
+    args.interrupt_note = "interrupted; frontier files already written are complete, the others unchanged"
     res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
     spec = res.spec
     keys = [c for c in res.points.columns if not c.startswith(("metrics.", "pareto.")) and c != "n_folds"]

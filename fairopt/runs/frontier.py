@@ -164,6 +164,17 @@ def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpe
     A metric with the same value at every point has no trade-off to draw: its panel says so in
     words instead of showing a vertical line. The legend says "mean over folds" only when some
     point averages several folds.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairopt.runs.base import FrontierSpec
+    >>> from fairopt.runs.frontier import frontier_figure
+    >>> points = pd.DataFrame({"metrics.loss": [0.2, 0.1], "metrics.gap": [0.1, 0.2], "n_folds": [1, 1],
+    ...                        "pareto.gap": [True, True]})
+    >>> fig = frontier_figure(points, points.assign(status="optimal"), FrontierSpec("loss", "min", {"gap": "min"}))
+    >>> len(fig.axes)
+    1
     """
     import matplotlib
     matplotlib.use("Agg")

@@ -215,6 +215,16 @@ def record_problem(rec, task_id: str | None = None, digest: str | None = None) -
     A record is a JSON object with a text ``status``, a ``metrics`` object of numbers (or null),
     a ``task`` object whose ``id`` is ``task_id``, and, when ``digest`` is given, the sweep's
     ``card_digest`` (a record of another card or ``--set`` is never reused).
+
+    Examples
+    --------
+    >>> from fairopt.runs.sweep import record_problem
+    >>> record_problem([])
+    'not a task record (a JSON list)'
+    >>> record_problem({"status": "optimal", "metrics": {"tv": "0.1"}, "task": {"id": "a"}})
+    "metric 'tv' is not a number"
+    >>> record_problem({"status": "optimal", "metrics": {"tv": 0.1}, "task": {"id": "a"}}) is None
+    True
     """
     if not isinstance(rec, dict):
         return f"not a task record (a JSON {type(rec).__name__ if rec is not None else 'null'})"
