@@ -123,8 +123,9 @@ def test_a_failed_export_keeps_the_previous_file(tmp_path, monkeypatch):
     assert mps.read_bytes() == before and not _temp_files(tmp_path)
 
 
-@pytest.mark.parametrize("name", ["../../escaped", "/tmp/fairopt-abs-name", "a/b", "..", " padded"])
+@pytest.mark.parametrize("name", ["../../escaped", "ABSOLUTE", "a/b", "..", " padded"])
 def test_card_name_cannot_leave_the_output_root(tmp_path, name, capsys):
+    name = str(tmp_path / "absolute-name") if name == "ABSOLUTE" else name
     card = tmp_path / "card.toml"
     card.write_text(QUICKSTART.read_text().replace('name = "quickstart"', f"name = {json.dumps(name)}"))
     work = tmp_path / "work" / "deep"
@@ -137,7 +138,6 @@ def test_card_name_cannot_leave_the_output_root(tmp_path, name, capsys):
         os.chdir(cwd)
     assert "card.name" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["card.toml", "deep", "work"]
-    assert not Path("/tmp/fairopt-abs-name").exists()
 
 
 def test_bad_out_paths_exit_2_with_a_typed_error(tmp_path):
