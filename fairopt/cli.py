@@ -315,6 +315,16 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _refuse_empty(args) -> None:
+    """``--out ''``, ``--export ''`` or ``--solver ''`` would silently mean "here" or "the default"."""
+    from fairopt.errors import ConfigError
+    for name in ("card", "dir", "out", "export", "solver", "objective"):
+        value = getattr(args, name, None)
+        if value is not None and not str(value).strip():
+            raise ConfigError(f"{'--' if name not in ('card', 'dir') else ''}{name} is empty; give a value or leave "
+                              "the option out.")
+
+
 def _error_message(exc: FairoptError) -> str:
     text = str(exc)
     if isinstance(exc, DataNotFoundError) and "data.path" not in text:
@@ -338,6 +348,7 @@ def main(argv=None) -> int:
     args = make_parser().parse_args(argv)
     _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
+        _refuse_empty(args)
         code = args.func(args)
     except FairoptError as exc:
         _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}",

@@ -372,3 +372,12 @@ def test_runners_share_one_split_helper():
     for path in (ROOT / "fairopt" / "runs").glob("*.py"):
         if path.name != "base.py":
             assert ".permutation(" not in path.read_text(), path.name
+
+
+@pytest.mark.parametrize("args", [["run", str(QUICKSTART), "--out", ""], ["inspect", str(QUICKSTART), "--export", ""],
+                                  ["run", str(QUICKSTART), "--solver", " "], ["frontier", ""]])
+def test_empty_option_values_are_refused(args, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    assert "is empty" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())                         # nothing written "here" by default

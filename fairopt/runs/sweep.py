@@ -319,7 +319,8 @@ def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "ser
     from fairopt.config import apply_overrides, load_card, read_card
     card_path = Path(card_path)
     raw = apply_overrides(read_card(card_path), list(overrides or []))
-    card = load_card(card_path, solver=solver, raw=raw)            # the base card must be valid
+    # the base card must be valid; validated from the file so that errors say what came from --set
+    card = load_card(card_path, list(overrides or []), solver)
     _absolute_data_path(raw)
     grid = parse_grid(grid, card.runner)
     if folds is not None:
