@@ -97,37 +97,53 @@ MAX_TABLE_DIGITS = 10
 NOISE = 1e-9
 
 
-def _column_digits(values) -> int:
-    """Significant digits for one table column: at least 4, and enough that the difference between
-    any two different values shows to two digits (so 57,730 and 57,606 never print alike), up to
-    :data:`MAX_TABLE_DIGITS` (``0.99999999999999967`` and ``1`` are the same number to a reader)."""
+def _pair_digits(a: float, b: float) -> int:
+    """Significant digits that show the difference between ``a`` and ``b`` to two digits."""
+    scale, diff = max(abs(a), abs(b)), abs(b - a)
+    if diff == 0 or scale == 0:
+        return 4
+    return math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2
+
+
+def _value_digits(values) -> dict[float, int]:
+    """Significant digits of each number of one table column: at least 4, and enough that its
+    difference from the nearest other value shows to two digits (57,730 and 57,606 never print
+    alike), up to :data:`MAX_TABLE_DIGITS`. Values within float noise of each other (relative
+    :data:`NOISE`) are one value to a reader: ``0.99999999999999967`` and ``1`` print alike."""
     xs = sorted({x for x in (_number(v) for v in values) if x is not None and math.isfinite(x)})
-    # values within float noise of each other (relative 1e-9) are one value to a reader
     reps = [x for i, x in enumerate(xs) if i == 0 or x - xs[i - 1] > NOISE * max(abs(x), abs(xs[i - 1]))]
-    digits = 4
+    need = {x: 4 for x in reps}
     for a, b in itertools.pairwise(reps):
-        scale, diff = max(abs(a), abs(b)), b - a
-        if diff > 0 and scale > 0:
-            digits = max(digits, math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2)
-    digits = min(digits, MAX_TABLE_DIGITS)
-    while digits < MAX_TABLE_DIGITS and len({_fmt(x, digits) for x in reps}) < len(reps):
-        digits += 1
+        d = min(max(4, _pair_digits(a, b)), MAX_TABLE_DIGITS)
+        need[a], need[b] = max(need[a], d), max(need[b], d)
+    for a, b in itertools.pairwise(reps):    # rounding can still meet: add digits until it does not
+        while _fmt(a, need[a]) == _fmt(b, need[b]) and max(need[a], need[b]) < MAX_TABLE_DIGITS:
+            need[a] = need[b] = max(need[a], need[b]) + 1
+    digits, j = {}, 0
+    for x in xs:                              # each value takes the digits of its noise cluster
+        while j + 1 < len(reps) and reps[j + 1] <= x:
+            j += 1
+        digits[x] = need[reps[j]]
     return digits
 
 
 def format_column(values) -> list[str]:
-    """Cells of one table column as printed: numbers share the digits :func:`_column_digits` picks.
+    """Cells of one table column as printed (numbers with the digits :func:`_value_digits` picks).
 
     Examples
     --------
     >>> from fairopt.cli import format_column
     >>> format_column([57730.4, 57606.2, None, "x"])
     ['57730', '57606', 'n/a', 'x']
-    >>> format_column([0.123456, 0.123457])
-    ['0.123456', '0.123457']
+    >>> format_column([0.123456, 0.123457, 0.5])
+    ['0.123456', '0.123457', '0.5']
     """
-    digits = _column_digits(values)
-    return [_fmt(v, digits) for v in values]
+    digits = _value_digits(values)
+    out = []
+    for v in values:
+        x = _number(v)
+        out.append(_fmt(v, digits.get(x, 4)) if x is not None and math.isfinite(x) else _fmt(v))
+    return out
 
 
 def _rich_table(title: str, columns, rows):
