@@ -138,3 +138,35 @@ def test_frontier_files_are_written_atomically(swept, monkeypatch):
         frontier(out)
     assert (out / "frontier.png").read_bytes() == before["png"]
     assert not [p for p in out.iterdir() if ".tmp" in p.name]
+
+
+_SLOW_SWEEP = """
+import sys, time
+import fairopt.runs.sweep as sw
+real = sw.run_task
+def slow(payload):
+    if payload["task"]["values"]["parameters.statistical_rate"] == 0.9:
+        print("ready", file=sys.stderr, flush=True)
+        time.sleep(60)
+    return real(payload)
+sw.run_task = slow
+from fairopt.cli import main
+sys.exit(main(["sweep", sys.argv[1], "--grid", "statistical_rate=0.8,0.9,1.0", "--out", sys.argv[2], "--quiet"]))
+"""
+
+
+def test_ctrl_c_during_a_sweep_exits_130_keeps_finished_tasks_and_frees_the_folder(tmp_path):
+    import signal
+    out = tmp_path / "sw"
+    env = {k: v for k, v in os.environ.items() if k != "FAIROPT_DATA_HOME"}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_SWEEP, str(QUICKSTART), str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert err.strip().startswith("interrupted: finished tasks are stored")
+    assert len(list((out / "tasks").glob("*/result.json"))) == 1           # the 0.8 task, whole
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name]
+    again = run_sweep(QUICKSTART, GRID, out=out)                           # the lock went with the process
+    assert len(again.skipped) == 1 and len(again.ran) == 2
