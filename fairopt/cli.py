@@ -315,6 +315,15 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report(text: str, markup: bool) -> None:
+    """The one line of an error or an interrupt on standard error; a standard error that cannot be
+    written (closed, a full device) must not turn exit 2 or 130 into a traceback."""
+    try:
+        _console(stderr=True).print(text, markup=markup, highlight=False, soft_wrap=True)
+    except OSError:
+        pass
+
+
 def _refuse_empty(args) -> None:
     """``--out ''``, ``--export ''`` or ``--solver ''`` would silently mean "here" or "the default"."""
     from fairopt.errors import ConfigError
@@ -351,12 +360,10 @@ def main(argv=None) -> int:
         _refuse_empty(args)
         code = args.func(args)
     except FairoptError as exc:
-        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}",
-                                    markup=True, highlight=False, soft_wrap=True)
+        _report(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}", markup=True)
         code = 2
     except KeyboardInterrupt:
-        _console(stderr=True).print(getattr(args, "interrupt_note", None) or "interrupted; nothing written",
-                                    markup=False, highlight=False, soft_wrap=True)
+        _report(getattr(args, "interrupt_note", None) or "interrupted; nothing written", markup=False)
         code = 130
     except BrokenPipeError:
         # the reader (`| head`) went away: files are written; end quietly with the command's own code

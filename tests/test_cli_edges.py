@@ -381,3 +381,12 @@ def test_empty_option_values_are_refused(args, capsys, tmp_path, monkeypatch):
     assert main(args) == 2
     assert "is empty" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())                         # nothing written "here" by default
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_unwritable_stderr_keeps_the_exit_code(tmp_path):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "fairopt.cli", "run", str(QUICKSTART), "--out", str(tmp_path),
+                               "--set", "parameters.statistical_rate=2"], stdout=subprocess.DEVNULL, stderr=full,
+                              env=ENV, timeout=120)
+    assert proc.returncode == 2
