@@ -14,8 +14,9 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-#: set once standard output is found closed (`| head -1`, `| true`): later output is discarded
-_PIPE = {"closed": False}
+#: set once standard output is found closed (`| head -1`, `| true`) or unwritable (a full device):
+#: later output is discarded, the command goes on; ``failed`` holds the reason for the latter
+_PIPE: dict = {"closed": False, "failed": None}
 
 
 def _silence(stream) -> None:
@@ -31,30 +32,61 @@ def _silence(stream) -> None:
         _PIPE["closed"] = True
 
 
+def _lost(stream, exc: OSError) -> None:
+    """``stream`` cannot take output: a closed pipe is normal, anything else (a full device) is
+    remembered so the command can report it once it has finished its work."""
+    if not isinstance(exc, BrokenPipeError) and stream is sys.stdout and _PIPE["failed"] is None:
+        _PIPE["failed"] = exc.strerror or str(exc)
+    _silence(stream)
+
+
+class _SafeStream:
+    """A text stream whose write failures silence it instead of raising (see :func:`_lost`)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is sys.stdout and _PIPE["closed"]:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            _lost(self._stream, exc)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            _lost(self._stream, exc)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
 
     class _Console(Console):
         # rich's default exits with status 1 on a closed pipe, before anything is computed
         def on_broken_pipe(self) -> None:
             self.quiet = True
-            _silence(sys.stderr if stderr else sys.stdout)
+            _silence(stream)
 
-    console = _Console(stderr=stderr, highlight=False)
+    console = _Console(file=_SafeStream(stream), highlight=False)
     if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
-        console = _Console(stderr=stderr, highlight=False, width=140)
+        console = _Console(file=_SafeStream(stream), highlight=False, width=140)
     return console
 
 
 def _echo(text: str) -> None:
     """Plain text on standard output; a closed pipe silences it instead of stopping the command."""
-    if _PIPE["closed"]:
-        return
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence(sys.stdout)
+    stream = _SafeStream(sys.stdout)
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def _number(value) -> float | None:

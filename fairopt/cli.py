@@ -369,6 +369,10 @@ def main(argv=None) -> int:
         # the reader (`| head`) went away: files are written; end quietly with the command's own code
         _silence(sys.stdout)
         code = getattr(args, "exit_code", 0)
+    if _PIPE["failed"]:         # not a closed pipe: the output was lost, say so (the files are written)
+        _report(f"error: could not write to standard output ({_PIPE['failed']}); the output was discarded, "
+                "the files were written.", markup=False)
+        code = code if code else 2
     if _PIPE["closed"]:
         _silence(sys.stdout)    # nothing left to flush into the closed pipe at exit
     return code

@@ -390,3 +390,14 @@ def test_an_unwritable_stderr_keeps_the_exit_code(tmp_path):
                                "--set", "parameters.statistical_rate=2"], stdout=subprocess.DEVNULL, stderr=full,
                               env=ENV, timeout=120)
     assert proc.returncode == 2
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_unwritable_stdout_still_computes_and_says_so(tmp_path):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "fairopt.cli", "run", str(QUICKSTART), "--out", str(tmp_path)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == ["error: could not write to standard output (No space left on "
+                                                "device); the output was discarded, the files were written."]
+    assert json.loads((tmp_path / "result.json").read_text())["status"] == "optimal"
