@@ -1,72 +1,32 @@
 """Command line: ``fairopt run | sweep | frontier | solvers | inspect``.
 
-Exit codes: 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid input (card,
-data, parameters, missing solver); 3 finished without proof of optimality (time or iteration
-limit). ``run`` writes ``result.json`` in cases 0, 1 and 3; ``sweep`` exits with the worst code of
-its tasks (1 before 3 before 0).
+Exit codes (docs/cli.md): 0 optimal; 1 the model is infeasible or the solver failed; 2 invalid
+input or an output that cannot be written (card, data, parameters, missing solver, --out,
+--export, a failed write); 3 finished without proof of optimality (time or iteration limit); 130
+interrupted. ``run`` writes ``result.json`` in cases 0, 1 and 3; ``sweep`` exits with the worst code
+of its tasks (1 before 3 before 0). A closed standard output changes none of them.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import sys
 from pathlib import Path
 
 from fairopt import __version__
+from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_table are used by tests
+    _PIPE,
+    _console,
+    _echo,
+    _fmt,
+    _print_table,
+    _rich_table,
+    _silence,
+    escape,
+    format_column,
+)
 from fairopt.errors import DataNotFoundError, FairoptError
-
-
-def escape(text: str) -> str:
-    """Show ``[...]`` in messages (constraint names such as ``rows[group]``) as text, not markup."""
-    from rich.markup import escape as rich_escape
-    return rich_escape(text)
-
-
-def _console(stderr: bool = False):
-    from rich.console import Console
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
-        console = Console(stderr=stderr, highlight=False, width=140)
-    return console
-
-
-def _fmt(value) -> str:
-    """Numbers to 4 significant digits (never ``-0``); ``None`` (an undefined value) as ``n/a``."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
-        value = float(value)
-        if math.isnan(value):
-            return "nan"
-        if value == int(value) and abs(value) < 1e9:
-            return str(int(value))
-        text = f"{value:.4g}"
-        return "0" if text in ("-0", "0") else text
-    return str(value)
-
-
-def _rich_table(title: str, columns, rows):
-    """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
-    from rich import box
-    from rich.table import Table as RichTable
-    # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
-    table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    rows = [list(r) for r in rows]
-    for i, col in enumerate(columns):
-        values = [r[i] for r in rows if i < len(r) and r[i] is not None and r[i] != ""]
-        numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
-    for row in rows:
-        table.add_row(*[escape(_fmt(v)) for v in row])
-    return table
-
-
-def _print_table(console, title: str, columns, rows) -> None:
-    console.print(_rich_table(title, columns, rows))
+from fairopt.runs.export import _check_export_path, export_program  # noqa: F401 - public from here too
 
 
 def _json_safe(obj):
@@ -77,8 +37,14 @@ def _json_safe(obj):
 def default_out_dir(card, solver: str | None) -> Path:
     """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
     each other silently."""
+    from fairopt.errors import ConfigError
     name = card.name if not solver else f"{card.name}@{solver.replace(':', '-')}"
-    return Path("fairopt-results") / name
+    root = Path("fairopt-results")
+    out = root / name
+    # the card's name is validated; this guards the one place a name becomes a path
+    if Path(name).is_absolute() or len(out.parts) != 2 or name in (".", ".."):
+        raise ConfigError(f"card.name = {card.name!r} would place results outside {root}/; use a plain name.")
+    return out
 
 
 def _progress_bar(console, quiet: bool):
@@ -99,39 +65,52 @@ def _callback(bar):
 def cmd_run(args) -> int:
     from fairopt.config import load_card
     from fairopt.runs.execute import execute, exit_code, solver_label
-    console = _console()
+    from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
+    console, err = _console(), _console(stderr=True)
     card = load_card(args.card, args.set, args.solver)
     out_dir = Path(args.out) if args.out else default_out_dir(card, args.solver)
-    console.print(f"[bold]fairopt {__version__}[/bold] · card [cyan]{card.name}[/cyan] · "
-                  f"formulation [cyan]{card.formulation}[/cyan]"
-                  + (f" · solver [cyan]{card.solver}[/cyan]" if card.solver else ""))
-    with _progress_bar(console, args.quiet) as bar:
-        result = execute(card, _callback(bar))
-    code = args.exit_code = exit_code(result["status"])
     path = out_dir / "result.json"
-    previous = _previous_solver(path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # written before anything is printed, so a closed pipe (`| head`) never loses the result
-    path.write_text(json.dumps(_json_safe(result), indent=2) + "\n")
+    created = prepare_out_dir(out_dir)          # a bad --out fails now, not after the solve
+    args.interrupt_note = "interrupted; nothing written"
+    if not args.quiet:
+        console.print(f"[bold]fairopt {__version__}[/bold] · card [cyan]{escape(card.name)}[/cyan] · "
+                      f"formulation [cyan]{card.formulation}[/cyan]"
+                      + (f" · solver [cyan]{escape(str(card.solver))}[/cyan]" if card.solver else ""))
+    try:
+        with _progress_bar(console, args.quiet) as bar:
+            result = execute(card, _callback(bar))
+        code = args.exit_code = exit_code(result["status"])
+        previous = _previous_solver(path)
+        # written before anything is printed, so a closed pipe (`| head`) never loses the result
+        write_json_atomic(path, result)
+    except BaseException:
+        remove_empty_dirs(created)
+        raise
+    args.interrupt_note = f"interrupted; the result was written to {path}"
     label = solver_label(result.get("backend"), result.get("solver"))
-    if previous and previous != label:
-        _console(stderr=True).print(f"note: replaced the {previous} result in {out_dir}; use --out to keep both.")
+    if previous and previous != label:      # a warning: printed with --quiet too
+        err.print(f"note: replaced the {escape(previous)} result in {escape(str(out_dir))}; use --out to keep both.")
+    tm = result["timings"]
     if result.get("error") is None:
-        for t in result["tables"]:
-            _print_table(console, t["title"], t["columns"], t["rows"])
-        _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
-        tm = result["timings"]
-        console.print(f"status [bold]{result['status']}[/bold] · solver {label} · "
-                      f"build {tm['build_seconds']:.3f}s · solve {tm['solve_seconds']:.3f}s · "
-                      f"total {tm['total_seconds']:.2f}s")
+        if not args.quiet:
+            for t in result["tables"]:
+                _print_table(console, t["title"], t["columns"], t["rows"])
+            _print_table(console, "Metrics", ["metric", "value"], list(result["metrics"].items()))
+            console.print(f"status [bold]{result['status']}[/bold] · solver {escape(label)} · "
+                          f"build {tm['build_seconds']:.3f}s · solve {tm['solve_seconds']:.3f}s · "
+                          f"total {tm['total_seconds']:.2f}s")
     else:
-        _console(stderr=True).print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
-    for note in result.get("notes", []):
-        console.print(f"note: {escape(note)}")
+        err.print(f"[red]{result['status']}[/red]: {escape(result['error'])}")
+    if not args.quiet:
+        for note in result.get("notes", []):
+            console.print(f"note: {escape(note)}")
     if result.get("hint"):
-        _console(stderr=True).print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}"
-                                    f"{'[/yellow]' if code == 3 else ''}")
-    console.print(f"wrote {path}")
+        err.print(f"{'[yellow]' if code == 3 else ''}{escape(result['hint'])}{'[/yellow]' if code == 3 else ''}")
+    if args.quiet:      # the one result line
+        console.print(f"status {result['status']} · solver {escape(label)} · total {tm['total_seconds']:.2f}s · "
+                      f"wrote {escape(str(path))}")
+    else:
+        console.print(f"wrote {escape(str(path))}")
     return code
 
 
@@ -148,7 +127,7 @@ def cmd_solvers(args) -> int:
     from fairopt.modeling import available_backends
     rows = available_backends()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        _echo(json.dumps(rows, indent=2))
         return 0
     # descriptions are long: `--json` has them; the table keeps what fits 80 columns
     _print_table(_console(), "Solver back ends (fairopt solvers --json adds descriptions)",
@@ -163,25 +142,27 @@ def cmd_inspect(args) -> int:
     from fairopt.errors import ConfigError
     console = _console()
     card = load_card(args.card, args.set, None)
-    console.print(f"card [cyan]{card.name}[/cyan]: {card.description}")
+    if args.export:
+        _check_export_path(Path(args.export))
+    console.print(f"card [cyan]{escape(card.name)}[/cyan]: {escape(card.description)}")
     console.print(f"formulation [cyan]{card.formulation}[/cyan]; parameters "
-                  f"{json.dumps(card.parameters.model_dump(mode='json'))}")
+                  f"{escape(json.dumps(card.parameters.model_dump(mode='json')))}")
     build = getattr(card.runner, "build", None)
     if build is None:
         raise ConfigError(f"formulation {card.formulation!r} has no LP/QP program to inspect or export.")
     prog = build(card, card.parameters, card.data)
     summary = prog.summary()
-    print(summary)
+    _echo(str(summary))
     if args.export:
         note = getattr(card.runner, "EXPORT_NOTE", None)
         if note:
-            console.print(f"exporting {note}")
+            console.print(f"exporting {escape(note)}")
         size = _export_bytes(summary)
         if size > EXPORT_LIMIT_BYTES and not args.force:
             raise ConfigError(f"{args.export} would be about {size / 1e6:.0f} MB ({summary.nnz:,} nonzeros); "
                               "export a smaller instance (e.g. --set data.subsample=2000) or pass --force.")
-        prog.write(args.export)
-        console.print(f"wrote {args.export} ({Path(args.export).stat().st_size / 1e6:.1f} MB)")
+        path = export_program(prog, args.export, summary)
+        console.print(f"wrote {escape(str(path))} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
@@ -222,8 +203,11 @@ def cmd_sweep(args) -> int:
                                         "run only the missing ones.")
             return 130
     args.exit_code = summary.exit_code
+    err = _console(stderr=True)
+    for problem in summary.invalid:     # reported even with --quiet: stored files were not usable
+        err.print(f"note: recomputed {escape(problem)}", soft_wrap=True)
     if summary.note:
-        console.print(f"note: {summary.note}")
+        console.print(f"note: {escape(summary.note)}")
     _print_sweep(console, summary)
     return summary.exit_code
 
@@ -264,6 +248,7 @@ def cmd_frontier(args) -> int:
 
     from fairopt.runs.frontier import frontier
     console = _console()
+    args.interrupt_note = "interrupted; frontier files already written are complete, the others unchanged"
     res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
     spec = res.spec
     keys = [c for c in res.points.columns if not c.startswith(("metrics.", "pareto.")) and c != "n_folds"]
@@ -274,6 +259,9 @@ def cmd_frontier(args) -> int:
     rows = shown.to_numpy().tolist()
     _print_table(console, f"Frontier: {spec.objective} ({spec.objective_sense}) against {', '.join(spec.fairness)}"
                  f" — Pareto on {first}", [c.split(".")[-1] for c in cols] + ["Pareto"], rows)
+    for problem in res.invalid:
+        _console(stderr=True).print(f"note: left out {escape(problem)}; rerun the sweep to recompute it.",
+                                    soft_wrap=True)
     n_bad = int((res.tasks["status"] != "optimal").sum())
     if n_bad:
         console.print(f"{n_bad} task(s) not optimal are listed in frontier.csv and left out of the points.")
@@ -292,7 +280,7 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="output folder (default fairopt-results/<card name>)")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a card key, e.g. parameters.statistical_rate=0.9 (repeatable)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", action="store_true", help="print only the result line and errors")
     run.set_defaults(func=cmd_run)
     sol = sub.add_parser("solvers", help="list solver back ends and what they take")
     sol.add_argument("--json", action="store_true", help="machine-readable output")
@@ -329,6 +317,25 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report(text: str, markup: bool) -> None:
+    """The one line of an error or an interrupt on standard error; a standard error that cannot be
+    written (closed, a full device) must not turn exit 2 or 130 into a traceback."""
+    try:
+        _console(stderr=True).print(text, markup=markup, highlight=False, soft_wrap=True)
+    except OSError:
+        pass
+
+
+def _refuse_empty(args) -> None:
+    """``--out ''``, ``--export ''`` or ``--solver ''`` would silently mean "here" or "the default"."""
+    from fairopt.errors import ConfigError
+    for name in ("card", "dir", "out", "export", "solver", "objective"):
+        value = getattr(args, name, None)
+        if value is not None and not str(value).strip():
+            raise ConfigError(f"{'--' if name not in ('card', 'dir') else ''}{name} is empty; give a value or leave "
+                              "the option out.")
+
+
 def _error_message(exc: FairoptError) -> str:
     text = str(exc)
     if isinstance(exc, DataNotFoundError) and "data.path" not in text:
@@ -337,19 +344,40 @@ def _error_message(exc: FairoptError) -> str:
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit code (see ``docs/cli.md``).
+
+    0 optimal; 1 infeasible or the solver failed; 2 invalid input or an output that cannot be
+    written; 3 stopped at a limit; 130 interrupted (Ctrl-C). A closed standard output does not
+    change the code: the command finishes, writes its files, and its output is discarded.
+
+    Examples
+    --------
+    >>> from fairopt.cli import main
+    >>> main(["solvers", "--json"]) == 0  # doctest: +SKIP
+    True
+    """
     args = make_parser().parse_args(argv)
     _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
     try:
-        return args.func(args)
+        _refuse_empty(args)
+        code = args.func(args)
     except FairoptError as exc:
-        _console(stderr=True).print(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}",
-                                    markup=True, highlight=False, soft_wrap=True)
-        return 2
+        _report(f"[red]error[/red] ({type(exc).__name__}): {escape(_error_message(exc))}", markup=True)
+        code = 2
+    except KeyboardInterrupt:
+        _report(getattr(args, "interrupt_note", None) or "interrupted; nothing written", markup=False)
+        code = 130
     except BrokenPipeError:
-        # the reader (`| head`) went away: results are already written; end quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return getattr(args, "exit_code", 0)
+        # the reader (`| head`) went away: files are written; end quietly with the command's own code
+        _silence(sys.stdout)
+        code = getattr(args, "exit_code", 0)
+    if _PIPE["failed"]:         # not a closed pipe: the output was lost, say so (the files are written)
+        _report(f"error: could not write to standard output ({_PIPE['failed']}); the output was discarded, "
+                "the files were written.", markup=False)
+        code = code if code else 2
+    if _PIPE["closed"]:
+        _silence(sys.stdout)    # nothing left to flush into the closed pipe at exit
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

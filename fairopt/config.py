@@ -31,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairopt.errors import ConfigError
 from fairopt.modeling.registry import SolverSpec
@@ -48,8 +48,17 @@ class _Strict(BaseModel):
 
 
 class CardMeta(_Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=120)
     description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, v: str) -> str:
+        # the name becomes fairopt-results/<name>: it must stay one folder inside the output root
+        if v.strip() in (".", "..") or any(c in v for c in "/\\\0") or v != v.strip():
+            raise ValueError("must be a plain folder name (no '/', '\\', '..', leading or trailing spaces), "
+                             "since results go to fairopt-results/<name>")
+        return v
 
 
 class FormulationTable(_Strict):
@@ -132,6 +141,61 @@ def _format_errors(err: ValidationError, prefix: str, source: str, model=None,
     return f"{source}: invalid model card\n" + "\n".join(lines)
 
 
+def _union_args(ann) -> list:
+    """``int | None`` -> ``[int, NoneType]``; ``Annotated[float, ...]`` -> ``[float]``; other types as is."""
+    import types
+    import typing
+    origin = typing.get_origin(ann)
+    if origin is typing.Annotated:
+        return _union_args(typing.get_args(ann)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [a for arg in typing.get_args(ann) for a in _union_args(arg)]
+    return [ann]
+
+
+def _bool_errors(value, ann, loc: str) -> list[str]:
+    """Keys under ``loc`` where ``value`` holds a boolean that ``ann`` does not take as one.
+
+    pydantic reads ``true`` as 1 for a number; a card that writes ``statistical_rate = true``
+    meant something else, so it is refused rather than run at 1.0.
+    """
+    import typing
+    options = _union_args(ann)
+    if any(o is Any or o is bool for o in options):
+        return []
+    if isinstance(value, bool):
+        if any(typing.get_origin(o) is typing.Literal and value in typing.get_args(o) for o in options):
+            return []
+        return [loc]
+    if isinstance(value, list):
+        inner = [typing.get_args(o)[0] for o in options if typing.get_origin(o) in (list, tuple, set)
+                 and typing.get_args(o)]
+        if inner:
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            return [e for i, v in enumerate(value) for e in _bool_errors(v, elem, f"{loc}[{i}]")]
+    if isinstance(value, dict):
+        models = [o for o in options if isinstance(o, type) and issubclass(o, BaseModel)]
+        if models:
+            fields = models[0].model_fields
+            return [e for k, v in value.items() if k in fields for e in _bool_errors(v, fields[k].annotation,
+                                                                                      f"{loc}.{k}")]
+        inner = [typing.get_args(o)[1] for o in options if typing.get_origin(o) is dict and typing.get_args(o)]
+        if inner:
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            return [e for k, v in value.items() for e in _bool_errors(v, elem, f"{loc}.{k}")]
+    return []
+
+
+def _refuse_bools(table: dict, model, prefix: str, source: str) -> None:
+    fields = model.model_fields
+    bad = [e for k, v in (table or {}).items() if k in fields
+           for e in _bool_errors(v, fields[k].annotation, f"{prefix}.{k}")]
+    if bad:
+        raise ConfigError(f"{source}: invalid model card\n" + "\n".join(
+            f"  {loc}: expected a number or text, got a boolean (true/false); write the value itself, "
+            "e.g. 1.0" for loc in bad))
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Parse ``a.b.c=value``; the value is read as a TOML value, else as a plain string."""
     key, sep, value = text.partition("=")
@@ -183,7 +247,12 @@ def read_card(path) -> dict:
     if not path.is_file():
         raise ConfigError(f"model card {str(path)!r} does not exist.")
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason}); save the card as "
+                          "UTF-8.") from None
+    except OSError as exc:
+        raise ConfigError(f"model card {str(path)!r} cannot be read ({exc.strerror}).") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}).") from exc
 
@@ -209,6 +278,9 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "", str(path), CardSchema, overridden)) from None
     runner = get_runner(schema.formulation.name)
+    _refuse_bools(schema.data, runner.Data, "data", str(path))
+    _refuse_bools(schema.parameters, runner.Parameters, "parameters", str(path))
+    _refuse_bools(raw.get("solver") if isinstance(raw.get("solver"), dict) else {}, SolverTable, "solver", str(path))
     try:
         data = runner.Data.model_validate(schema.data)
     except ValidationError as exc:
@@ -217,6 +289,12 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
         params = runner.Parameters.model_validate(schema.parameters)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "parameters", str(path), runner.Parameters, overridden)) from None
+    dataset = str(getattr(data, "dataset", "") or "")
+    if dataset.startswith("builtin:") and getattr(data, "path", None):
+        origin = " (from --set)" if "data.path" in overridden else ""
+        raise ConfigError(f"{path}: invalid model card\n  data.path{origin}: data.dataset = {dataset!r} is built "
+                          "into the package and reads no file; drop data.path, or name a file-based data set "
+                          f"(e.g. --set data.dataset={dataset.split(':', 1)[1]!r}) to read it.")
     spec = None
     if schema.solver is not None:
         spec = SolverSpec.parse(schema.solver.model_dump())
@@ -225,6 +303,11 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
         parsed = SolverSpec.parse(solver)
         # --solver replaces back end and inner solver; options of a different back end are dropped
         same = base.backend == parsed.backend
+        dropped = sorted(k for k in overridden if k.startswith("solver.options.")) if not same else []
+        if dropped and spec is not None:
+            raise ConfigError(f"{path}: {dropped[0]} (from --set) is an option of the card's {base.backend!r} back end, "
+                              f"which --solver {solver} replaces, so it would be dropped. To give {parsed.backend!r} options, "
+                              f"choose it with --set solver.backend={parsed.backend} instead of --solver.")
         spec = SolverSpec(parsed.backend, parsed.solver, base.options if same else {},
                           base.time_limit, base.verbose)
     return Card(path=path, name=schema.card.name, description=schema.card.description,

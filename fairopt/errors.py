@@ -20,6 +20,18 @@ class ConfigError(FairoptError, ValueError):
     """A model card or solver configuration is invalid; the message names the offending key."""
 
 
+class OutputError(FairoptError, OSError):
+    """A result or export file could not be written (a file or folder in the way, a path too long,
+    disk full, a file-size limit); the message names the path, and a previous file there is kept.
+
+    Examples
+    --------
+    >>> from fairopt.errors import OutputError
+    >>> issubclass(OutputError, OSError)
+    True
+    """
+
+
 class DataNotFoundError(FairoptError, FileNotFoundError):
     """A benchmark data file is missing; the message says where to put it and where it comes from."""
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fairopt.cli import _fmt, _rich_table, main
+from fairopt.cli import _rich_table, format_column, main
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -92,10 +92,11 @@ def _assert_fits_80_columns(result: dict) -> None:
         assert "…" not in text, text
         assert max(len(line) for line in text.splitlines()) <= 80
         lines = text.splitlines()
-        for row in t["rows"]:
-            for cell in row:
-                # a number is whole on one line; a label may wrap, but only between words
-                parts = [_fmt(cell)] if not isinstance(cell, str) else cell.split()
+        columns = [format_column([r[i] for r in t["rows"]]) for i in range(len(t["columns"]))]
+        for j, row in enumerate(t["rows"]):
+            for i, cell in enumerate(row):
+                # a number is whole on one line (as its column prints it); a label may wrap, but only between words
+                parts = [columns[i][j]] if not isinstance(cell, str) else cell.split()
                 for shown in parts:
                     assert any(shown in line for line in lines), f"cell {shown!r} is cut in:\n{text}"
 

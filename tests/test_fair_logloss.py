@@ -292,7 +292,7 @@ def test_card_runs_with_a_bare_set_key(tmp_path, capsys):
     from fairopt.cli import main
     out = tmp_path / "run"
     code = main(["run", "models/fair-logloss-compas.toml", "--set", "constraint=equalized_odds",
-                 "--set", "data.subsample=2000", "--out", str(out), "--quiet"])
+                 "--set", "data.subsample=2000", "--out", str(out)])   # not --quiet: the tables are checked
     assert code == 0
     res = json.loads((out / "result.json").read_text())
     assert res["parameters"]["constraint"] == "equalized_odds" and res["status"] == "optimal"

@@ -16,7 +16,7 @@ from fairopt.data import load_dataset
 from fairopt.filtering import BalancedFilter
 from fairopt.formulations.proxy_weights import ProxyWeights
 from fairopt.modeling import SolverSpec
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 #: data set -> (default sensitive attribute, task label the method never uses)
 DATASETS = {"bank": ("job", "y"), "adult": ("race", "income")}
@@ -50,9 +50,8 @@ class Parameters(BaseModel):
 
 def split(df, test_size: float, random_state: int):
     """Random train/test split of a frame (the paper's 2/3–1/3)."""
-    perm = np.random.default_rng(random_state).permutation(len(df))
-    n_test = int(round(test_size * len(df)))
-    return df.iloc[perm[n_test:]].reset_index(drop=True), df.iloc[perm[:n_test]].reset_index(drop=True)
+    test, train = split_rows(len(df), [test_size], np.random.default_rng(random_state))
+    return df.iloc[train].reset_index(drop=True), df.iloc[test].reset_index(drop=True)
 
 
 def _setup(params: Parameters, data: Data, solver):

@@ -6,7 +6,7 @@ from typing import Any
 
 from fairopt._progress import Progress, no_progress
 
-__all__ = ["Progress", "RunOutput", "Table", "no_progress"]
+__all__ = ["Progress", "RunOutput", "Table", "no_progress", "split_rows"]
 
 
 @dataclass
@@ -51,3 +51,28 @@ class FrontierSpec:
     objective: str
     objective_sense: str = "min"
     fairness: dict[str, str] = field(default_factory=dict)
+
+
+def split_rows(n: int, fractions, rng, sort: bool = False, sizes=None) -> list:
+    """The one random train/test (or train/post/test) split of the runners.
+
+    Rows ``0 … n-1`` are permuted by ``rng`` (a ``numpy.random.Generator``); block ``k`` takes the
+    next ``round(n * fractions[k])`` rows (half to even) and the last block the rest, so
+    ``len(fractions) + 1`` blocks come back. ``sizes`` gives the leading block sizes in rows instead
+    of fractions. ``sort`` returns each block's row numbers in increasing order (otherwise in the
+    permutation's order, which fixes the order of rows given to a learner).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.runs.base import split_rows
+    >>> test, train = split_rows(10, [0.3], np.random.default_rng(0), sort=True)
+    >>> len(test), len(train), sorted(np.concatenate([test, train]).tolist()) == list(range(10))
+    (3, 7, True)
+    """
+    import numpy as np
+    perm = rng.permutation(n)
+    if sizes is None:
+        sizes = np.round(np.asarray(fractions, dtype=float) * n).astype(int)
+    blocks = np.split(perm, np.cumsum(np.asarray(sizes, dtype=int)))
+    return [np.sort(b) for b in blocks] if sort else blocks

@@ -18,7 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.errors import DataValidationError
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 #: data set -> (label column, protected column, compared values (G0, G1), columns dropped)
 TASKS = {
@@ -69,9 +69,8 @@ def load_task(name: str, path: str | None = None) -> Task:
 
 
 def train_test(n: int, test_size: float, rng: np.random.Generator):
-    perm = rng.permutation(n)
-    cut = int(round(n * (1 - test_size)))
-    return np.sort(perm[:cut]), np.sort(perm[cut:])
+    """Sorted train and test rows (:func:`fairopt.runs.base.split_rows`, train first)."""
+    return tuple(split_rows(n, [1 - test_size], rng, sort=True))
 
 
 def violations(prob: np.ndarray, y: np.ndarray, group: np.ndarray) -> dict:

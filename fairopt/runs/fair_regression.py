@@ -23,7 +23,7 @@ from fairopt.metrics import ks_statistical_parity
 from fairopt.modeling import SolverSpec
 from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import get_loss
-from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 from fairopt.runs.sweep import map_points
 
 #: what `fairopt frontier` plots: test loss against test statistical-parity violation (of the
@@ -59,7 +59,7 @@ class Parameters(BaseModel):
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["statistical_parity", "bounded_group_loss"] = _DEFAULT["constraint"]
     eps: list[float] = Field(default_factory=lambda: [0.2, 0.1, 0.05, 0.02, 0.01])
-    grid_size: int = Field(default=_DEFAULT["grid_size"], ge=1)
+    grid_size: int = Field(default=_DEFAULT["grid_size"], ge=1, le=100_000)
     loss: Literal["square", "logistic", "absolute"] | None = None
     oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = _DEFAULT["oracle"]
     B: float = Field(default=_DEFAULT["B"], gt=0)
@@ -114,9 +114,7 @@ def prepare_data(dataset: str, path=None, subsample: int | None = None, random_s
                if c in df.columns]
         feats = pd.get_dummies(df[num + cat], columns=cat, drop_first=True)
     X = feats.to_numpy(float)
-    perm = rng.permutation(len(y))
-    n_test = int(round(test_size * len(y)))
-    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    te, tr = split_rows(len(y), [test_size], rng, sort=True)
     mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)
     X = (X - mu) / sd

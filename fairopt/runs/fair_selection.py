@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from fairopt.constraints import selection_rate_parity
 from fairopt.modeling import Program, SolverSpec
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 UNITS = "NT$ thousand"
 
@@ -96,9 +96,8 @@ def score_applicants(data: Data, params: Parameters) -> pd.DataFrame:
     y = df["default"].to_numpy().astype(int)
     features = df.drop(columns=["ID", "default", *data.sensitive])
     rng = np.random.default_rng(data.random_state)
-    perm = rng.permutation(len(df))
-    cut = int(round(len(df) * (1 - data.pool_fraction)))
-    train, pool = perm[:cut], np.sort(perm[cut:])
+    train, pool = split_rows(len(df), [1 - data.pool_fraction], rng)
+    pool = np.sort(pool)
     clf = _classifier("lr", features, params.random_state).fit(features.iloc[train], y[train])
     p = clf.predict_proba(features.iloc[pool])[:, 1]
     exposure = df["LIMIT_BAL"].to_numpy(float)[pool] / 1000.0

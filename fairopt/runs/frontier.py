@@ -22,25 +22,45 @@ from fairopt.errors import ConfigError
 from fairopt.runs.base import FrontierSpec
 
 
-def load_records(directory) -> list[dict]:
-    """Task records of a sweep folder, in the sweep's task order (extra tasks from earlier grids last)."""
+def load_records(directory, invalid: list[str] | None = None) -> list[dict]:
+    """Task records of a sweep folder, in the sweep's task order (extra tasks from earlier grids last).
+
+    A file that is not a task record (not JSON, ``{}``, ``[]``, ``null``, a metric that is not a
+    number) is left out and reported in ``invalid`` (``"path: why"``); rerunning the sweep
+    recomputes it.
+    """
+    from fairopt.runs.files import read_json
+    from fairopt.runs.sweep import record_problem
     directory = Path(directory)
+    if not directory.is_dir():
+        raise ConfigError(f"{directory}: not a folder; give the folder written by `fairopt sweep ... --out DIR`.")
     paths = sorted((directory / "tasks").glob("*/result.json"))
     if not paths:
         raise ConfigError(f"{directory}: no task results (tasks/*/result.json); run `fairopt sweep CARD --out "
                           f"{directory}` first.")
     order = {}
     manifest = directory / "sweep.json"
-    if manifest.is_file():
-        order = {tid: i for i, tid in enumerate(json.loads(manifest.read_text()).get("tasks", []))}
+    digest = None
+    if manifest.exists():
+        man = read_json(manifest)
+        if not isinstance(man, dict) or not isinstance(man.get("tasks", []), list):
+            raise ConfigError(f"{manifest} is not a valid sweep manifest (unreadable, cut short or edited); rerun "
+                              f"the sweep into {directory} after deleting it, or aggregate another folder.")
+        order = {tid: i for i, tid in enumerate(man.get("tasks", [])) if isinstance(tid, str)}
+        digest = man.get("card_digest") if isinstance(man.get("card_digest"), str) else None
     records = []
     for path in paths:
-        try:
-            records.append(json.loads(path.read_text()))
-        except ValueError as exc:
-            raise ConfigError(f"{path}: unreadable task result ({exc}); delete it and rerun the sweep.") from exc
-    return sorted(records, key=lambda r: (order.get(r.get("task", {}).get("id"), len(order)),
-                                          r.get("task", {}).get("id", "")))
+        rec = read_json(path)
+        problem = "not valid JSON" if rec is None else record_problem(rec, path.parent.name, digest)
+        if problem:
+            if invalid is not None:
+                invalid.append(f"{path}: {problem}")
+            continue
+        records.append(rec)
+    if not records:
+        raise ConfigError(f"{directory}: no usable task record ({len(paths)} file(s) are not task records); rerun "
+                          "the sweep to recompute them.")
+    return sorted(records, key=lambda r: (order.get(r["task"]["id"], len(order)), r["task"]["id"]))
 
 
 def _cell(value):
@@ -114,6 +134,8 @@ class Frontier:
     tasks: pd.DataFrame
     points: pd.DataFrame
     files: dict[str, Path] = field(default_factory=dict)
+    #: task files left out because they are not task records (``"path: why"``)
+    invalid: list[str] = field(default_factory=list)
 
 
 def frontier_points(tasks: pd.DataFrame, spec: FrontierSpec, grid_keys: list[str]) -> pd.DataFrame:
@@ -136,8 +158,24 @@ def frontier_points(tasks: pd.DataFrame, spec: FrontierSpec, grid_keys: list[str
     return points
 
 
-def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, path, title: str = "") -> Path:
-    """The objective against each fairness metric; Pareto points joined and marked."""
+def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, title: str = ""):
+    """The matplotlib figure of :func:`plot_frontier` (one panel per fairness metric).
+
+    A metric with the same value at every point has no trade-off to draw: its panel says so in
+    words instead of showing a vertical line. The legend says "mean over folds" only when some
+    point averages several folds.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairopt.runs.base import FrontierSpec
+    >>> from fairopt.runs.frontier import frontier_figure
+    >>> points = pd.DataFrame({"metrics.loss": [0.2, 0.1], "metrics.gap": [0.1, 0.2], "n_folds": [1, 1],
+    ...                        "pareto.gap": [True, True]})
+    >>> fig = frontier_figure(points, points.assign(status="optimal"), FrontierSpec("loss", "min", {"gap": "min"}))
+    >>> len(fig.axes)
+    1
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -145,9 +183,18 @@ def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec,
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
     y = f"metrics.{spec.objective}"
     other = tasks[tasks["status"] != "optimal"]
+    folds = "n_folds" in points and len(points) and int(np.nanmax(points["n_folds"].to_numpy(float))) > 1
     for ax, metric in zip(axes[0], metrics):
         x = f"metrics.{metric}"
-        ax.scatter(points[x], points[y], color="0.6", label="sweep point (mean over folds)")
+        xs = points[x].to_numpy(float)
+        finite = xs[np.isfinite(xs)]
+        ax.set_title(metric, fontsize="medium")
+        if finite.size == 0 or np.ptp(finite) <= 1e-12 * max(1.0, float(np.max(np.abs(finite)))):
+            shown = "no optimal point" if finite.size == 0 else f"{metric} = {finite[0]:.6g} at every point"
+            ax.text(0.5, 0.5, f"{shown}:\nno trade-off to plot", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
+        ax.scatter(points[x], points[y], color="0.6", label="sweep point (mean over folds)" if folds else "sweep point")
         if len(other) and x in other and other[x].notna().any():
             ax.scatter(other[x], other[y], facecolors="none", edgecolors="tab:orange", label="not optimal")
         front = points[points[f"pareto.{metric}"]].sort_values(x)
@@ -158,9 +205,21 @@ def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec,
         ax.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, path, title: str = "") -> Path:
+    """The objective against each fairness metric; Pareto points joined and marked (written atomically)."""
+    import matplotlib.pyplot as plt
+
+    from fairopt.runs.files import atomic_path
+    fig = frontier_figure(points, tasks, spec, title)
     path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120)
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -177,22 +236,23 @@ def frontier(directory, objective: str | None = None, fairness: list[str] | None
     plot : bool
         Also draw the PNG (needs matplotlib: ``pip install "fairopt[plot]"``).
     """
+    from fairopt.runs.files import write_bytes_atomic, write_json_atomic
     directory = Path(directory)
-    records = load_records(directory)
+    invalid: list[str] = []
+    records = load_records(directory, invalid)
     spec = resolve_spec(records, objective, fairness)
     tasks = task_table(records)
     grid_keys = list(dict.fromkeys(k for r in records for k in r.get("task", {}).get("values", {})))
     points = frontier_points(tasks, spec, grid_keys)
-    result = Frontier(spec, tasks, points)
+    result = Frontier(spec, tasks, points, invalid=invalid)
     result.files["csv"] = directory / "frontier.csv"
-    tasks.to_csv(result.files["csv"], index=False)
+    write_bytes_atomic(result.files["csv"], tasks.to_csv(index=False))
     result.files["json"] = directory / "frontier.json"
-    from fairopt.runs.execute import json_safe
     payload = {"card": records[0].get("card"), "objective": [spec.objective, spec.objective_sense],
                "fairness": spec.fairness, "grid": grid_keys,
                "tasks": tasks.astype(object).where(tasks.notna(), None).to_dict(orient="records"),
                "points": points.astype(object).where(points.notna(), None).to_dict(orient="records")}
-    result.files["json"].write_text(json.dumps(json_safe(payload), indent=2) + "\n")
+    write_json_atomic(result.files["json"], payload)
     if plot:
         try:
             import matplotlib  # noqa: F401

@@ -58,7 +58,8 @@ class Parameters(BaseModel):
     tol: float = Field(default=1e-8, gt=0)
     max_iter: int = Field(default=100, gt=0)
     theta_smoothing: float = Field(default=0.0, ge=0, lt=1)
-    n_samples: int = Field(default=10_000, ge=0, description="records drawn from p* to report")
+    # each record takes a few dozen bytes: 1e12 would ask for tens of TiB
+    n_samples: int = Field(default=10_000, ge=0, le=10_000_000, description="records drawn from p* to report")
     sample_seed: int = 0
 
 

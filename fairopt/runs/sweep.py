@@ -21,6 +21,7 @@ import os
 import re
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -88,10 +89,34 @@ def parse_grid(texts: list[str] | dict[str, list], runner) -> dict[str, list[str
         values = split_values(values) if isinstance(values, str) else [_as_toml(v) for v in values]
         if not values:
             raise ConfigError(f"--grid {key}: give at least one value, e.g. {key}=0.8,0.9.")
+        values = _distinct(full, values)
         if full in grid:
             raise ConfigError(f"--grid {key} is given twice; list all its values in one --grid.")
         grid[full] = values
     return grid
+
+
+def _value_key(value):
+    """Values equal as numbers (``0.9``, ``0.90``; ``1``, ``1.0``) share one key; others by their JSON."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ("number", float(value))
+    if isinstance(value, list):
+        return ("list", tuple(_value_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, _value_key(v)) for k, v in value.items())))
+    return ("other", json.dumps(value, sort_keys=True, default=str))
+
+
+def _distinct(key: str, values: list[str]) -> list[str]:
+    """Drop grid values equal to an earlier one once read as TOML: ``0.9,0.90`` is one task."""
+    from fairopt.config import parse_override
+    seen, out = set(), []
+    for text in values:
+        k = _value_key(parse_override(f"{key}={text}")[1])
+        if k not in seen:
+            seen.add(k)
+            out.append(text)
+    return out
 
 
 def _split_grid_arg(text: str) -> tuple[str, str]:
@@ -171,19 +196,54 @@ def run_task(payload: dict) -> dict:
 
 
 def write_atomic(path: Path, record: dict) -> None:
-    """Write JSON so that a kill leaves either the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, path)
+    """Write a JSON record so that a kill or a failed write leaves the old file or the new one,
+    never half of one (:func:`fairopt.runs.files.write_json_atomic`)."""
+    from fairopt.runs.files import write_json_atomic
+    write_json_atomic(path, record)
 
 
 def read_record(path: Path) -> dict | None:
-    """A stored task record, or ``None`` if it is missing or unreadable (then the task reruns)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+    """A stored JSON object, or ``None`` if it is missing, unreadable or not an object."""
+    from fairopt.runs.files import read_json
+    rec = read_json(path)
+    return rec if isinstance(rec, dict) else None
+
+
+def record_problem(rec, task_id: str | None = None, digest: str | None = None) -> str | None:
+    """Why ``rec`` is not a usable task record (``None`` if it is one).
+
+    A record is a JSON object with a text ``status``, a ``metrics`` object of numbers (or null),
+    a ``task`` object whose ``id`` is ``task_id``, and, when ``digest`` is given, the sweep's
+    ``card_digest`` (a record of another card or ``--set`` is never reused).
+
+    Examples
+    --------
+    >>> from fairopt.runs.sweep import record_problem
+    >>> record_problem([])
+    'not a task record (a JSON list)'
+    >>> record_problem({"status": "optimal", "metrics": {"tv": "0.1"}, "task": {"id": "a"}})
+    "metric 'tv' is not a number"
+    >>> record_problem({"status": "optimal", "metrics": {"tv": 0.1}, "task": {"id": "a"}}) is None
+    True
+    """
+    if not isinstance(rec, dict):
+        return f"not a task record (a JSON {type(rec).__name__ if rec is not None else 'null'})"
+    if not isinstance(rec.get("status"), str):
+        return "no text 'status'"
+    metrics = rec.get("metrics")
+    if not isinstance(metrics, dict):
+        return "no 'metrics' object"
+    bad = [k for k, v in metrics.items() if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))]
+    if bad:
+        return f"metric {bad[0]!r} is not a number"
+    task = rec.get("task")
+    if not isinstance(task, dict) or not isinstance(task.get("id"), str) or not isinstance(task.get("values", {}), dict):
+        return "no 'task' object"
+    if task_id is not None and task["id"] != task_id:
+        return f"it belongs to task {task['id']!r}"
+    if digest is not None and rec.get("card_digest") != digest:
+        return "it was computed from another card or --set/--solver"
+    return None
 
 
 @dataclass
@@ -196,6 +256,8 @@ class SweepSummary:
     skipped: list[str] = field(default_factory=list)
     executor: str = "serial"
     note: str = ""
+    #: stored records that were not usable (``"path: why"``) and were computed again
+    invalid: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[dict]:
@@ -255,10 +317,10 @@ def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "ser
     SweepSummary
     """
     from fairopt.config import apply_overrides, load_card, read_card
-    from fairopt.parallel import get_executor
     card_path = Path(card_path)
     raw = apply_overrides(read_card(card_path), list(overrides or []))
-    card = load_card(card_path, solver=solver, raw=raw)            # the base card must be valid
+    # the base card must be valid; validated from the file so that errors say what came from --set
+    card = load_card(card_path, list(overrides or []), solver)
     _absolute_data_path(raw)
     grid = parse_grid(grid, card.runner)
     if folds is not None:
@@ -275,21 +337,53 @@ def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "ser
     manifest = {"card": card.name, "card_path": str(card_path), "formulation": card.formulation,
                 "card_digest": digest, "grid": grid, "folds": folds, "overrides": list(overrides or []),
                 "solver": solver, "tasks": [t.id for t in tasks]}
-    old = read_record(out / "sweep.json")
-    if old is not None and old.get("card_digest") != digest:
+    with sweep_lock(out):
+        return _run_locked(out, manifest, tasks, raw, card, card_path, solver, digest, executor, n_workers,
+                           processes, progress)
+
+
+def _check_manifest(out: Path, digest: str) -> None:
+    """Refuse a folder whose ``sweep.json`` is unreadable or belongs to another card or ``--set``."""
+    from fairopt.runs.files import read_json
+    path = out / "sweep.json"
+    if not path.exists():
+        return
+    old = read_json(path)
+    if not isinstance(old, dict) or not isinstance(old.get("card_digest"), str):
+        raise ConfigError(f"{path} is not a valid sweep manifest (unreadable, cut short or edited), so this folder's "
+                          "task records cannot be matched to a card. If the folder holds a sweep of this same card "
+                          f"and --set, delete {path} and rerun: records of another card are recomputed, not reused. "
+                          "Otherwise use another --out.")
+    if old.get("card_digest") != digest:
         raise ConfigError(f"{out} holds a sweep of a different card or --set/--solver (card {old.get('card')!r}); "
                           "its results would mix with this one. Use another --out, or delete the folder.")
+
+
+def _run_locked(out, manifest, tasks, raw, card, card_path, solver, digest, executor, n_workers, processes,
+                progress) -> SweepSummary:
+    from fairopt.parallel import get_executor
+    from fairopt.runs.files import read_json
+    _check_manifest(out, digest)
     write_atomic(out / "sweep.json", manifest)
 
     records: dict[str, dict] = {}
+    invalid: list[str] = []
     todo = []
     for task in tasks:
-        rec = read_record(out / "tasks" / task.id / "result.json")
-        if rec is not None and rec.get("status") not in RETRY_STATUSES:
+        path = out / "tasks" / task.id / "result.json"
+        if not path.exists():
+            todo.append(task)
+            continue
+        rec = read_json(path)
+        problem = "not valid JSON" if rec is None else record_problem(rec, task.id, digest)
+        if problem:
+            invalid.append(f"{path}: {problem}")
+            todo.append(task)
+        elif rec.get("status") not in RETRY_STATUSES:
             records[task.id] = rec
         else:
             todo.append(task)
-    summary = SweepSummary(out=out, records=[], skipped=list(records), executor=executor)
+    summary = SweepSummary(out=out, records=[], skipped=list(records), executor=executor, invalid=invalid)
     executor, summary.note = plan_executor(executor, len(todo), n_workers)
     payloads = [{"task": {"id": t.id, "values": t.values, "overrides": t.overrides, "fold": t.fold},
                  "raw": raw, "card_path": str(card_path), "solver": solver, "digest": digest} for t in todo]
@@ -312,8 +406,59 @@ def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "ser
     write_atomic(out / "summary.json", {
         **manifest, "executor": summary.executor, "ran": summary.ran, "skipped": summary.skipped,
         "results": [{"id": r["task"]["id"], "values": r["task"]["values"], "fold": r["task"]["fold"],
-                     "status": r.get("status"), "error": r.get("error")} for r in summary.records]})
+                     "status": r.get("status"), "error": r.get("error")} for r in summary.records],
+        "invalid_records": summary.invalid})
     return summary
+
+
+#: the lock file of a sweep folder (held while a sweep writes there)
+LOCK_NAME = ".sweep.lock"
+
+
+@contextmanager
+def sweep_lock(out: Path):
+    """Hold ``OUT/.sweep.lock`` while a sweep writes into ``out``; a second sweep is refused.
+
+    The lock is an exclusive ``flock`` on the file, which the system releases when its process
+    ends, so a lock file left by a killed sweep (a dead pid) is taken over, not obeyed.
+
+    Raises
+    ------
+    ConfigError
+        Another running sweep (its pid is named) holds the folder.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fairopt.runs.sweep import sweep_lock
+    >>> with sweep_lock(pathlib.Path(tempfile.mkdtemp())) as lock:
+    ...     lock.name
+    '.sweep.lock'
+    """
+    import fcntl
+    import socket
+
+    from fairopt.runs.files import prepare_out_dir
+    prepare_out_dir(out)
+    path = out / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").split()
+            who = f"pid {holder[0]} on {holder[1]}" if len(holder) >= 2 else "another process"
+            raise ConfigError(f"another sweep ({who}) is writing to {out} now; wait for it to finish, or give this "
+                              "one another --out.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()} {time.time():.0f}\n".encode(), 0)
+        try:
+            yield path
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _absolute_data_path(raw: dict) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 
 #: what `fairopt frontier` plots: test accuracy against the test fairness gaps
 FRONTIER = FrontierSpec("test_accuracy_after", "max", {"test_dp_gap_after": "min", "test_eo_gap_after": "min"})
@@ -113,9 +113,9 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
         missing = {"score", "group"} - set(df.columns)
         if missing:
             raise DataValidationError(f"{data.path}: missing column(s) {sorted(missing)}.")
-        perm = rng.permutation(len(df))
         cut = int(round(len(df) * params.splits[1] / (params.splits[1] + params.splits[2])))
-        parts = {"post": perm[:cut], "test": perm[cut:]}
+        post, test = split_rows(len(df), None, rng, sizes=[cut])
+        parts = {"post": post, "test": test}
         lab = df["label"].to_numpy().astype(int) if "label" in df else None
         return {k: {"X": df["score"].to_numpy(float)[v], "groups": df["group"].to_numpy()[v],
                     "y": None if lab is None else lab[v]} for k, v in parts.items()} | {"estimator": None}
@@ -131,9 +131,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
     if data.subsample and data.subsample < len(y):
         keep = np.sort(rng.choice(len(y), data.subsample, replace=False))
         df, y = df.iloc[keep].reset_index(drop=True), y[keep]
-    perm = rng.permutation(len(y))
-    c1, c2 = np.cumsum(np.round(np.array(params.splits[:2]) * len(y)).astype(int))
-    tr, post, test = perm[:c1], perm[c1:c2], perm[c2:]
+    tr, post, test = split_rows(len(y), params.splits[:2], rng)
     inject = params.inject_bias if params.inject_bias is not None else data.dataset == "credit"
     if inject:
         s = (df[sens[0]].astype(str).to_numpy()[tr] == "Female").astype(int)
@@ -175,17 +173,19 @@ def build(card, params: Parameters, data: Data):
     """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
     from fairopt.formulations.constrained_classification import RandomizedThresholdParity
     from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
-    from fairopt.postprocessing import _encode, _group_frame
     parts = prepare(params, data)
-    deb = _debiaser(params, parts["estimator"], None)
-    if parts["estimator"] is not None:
-        deb.estimator_ = parts["estimator"]
     p = parts["post"]
-    f = deb._scores(p["X"])
-    codes, _ = _encode(_group_frame(p["groups"], p["X"], len(f)))
+    # fit as `run` does (native solver: exact and fast), so the program gets the same calibrated
+    # scores and atoms as the one `run` solves
+    deb = _debiaser(params, parts["estimator"], None).fit(p["X"], p["y"], sensitive_features=p["groups"])
+    f = deb._scores(p["X"], drop=deb.sensitive_columns_ if deb.estimator is None else None)
+    codes = deb._groups_at_predict(p["X"], p["groups"], len(f))
+    if deb.calibrator_ is not None:
+        f = deb.calibrator_.transform(f, codes)
     if params.constraint == "demographic_parity":
-        return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho).build()
-    return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps).build()
+        return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho,
+                                         n_groups=len(deb.groups_)).build()
+    return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps, n_groups=len(deb.groups_)).build()
 
 
 def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
