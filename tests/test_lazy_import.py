@@ -29,7 +29,7 @@ def test_help_loads_no_heavy_library():
 def test_not_fitted_error_is_sklearns_and_one_class():
     from sklearn.exceptions import NotFittedError as SkNotFitted
 
-    import fairopt.errors as errors
+    from fairopt import errors
     from fairopt.errors import FairoptError, NotFittedError
     assert issubclass(NotFittedError, SkNotFitted) and issubclass(NotFittedError, FairoptError)
     assert errors.NotFittedError is NotFittedError
