@@ -92,8 +92,15 @@ class TVRepair(BaseEstimator):
         return _assemble(X, y, sensitive_features)
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
-        """Solve for the mapping on the training records."""
+        """Solve for the mapping on the training records.
+
+        ``X`` may also be a Dask DataFrame or a Parquet path (with ``y`` and ``sensitive_features``
+        column names or aligned Dask Series): the records are counted where they live
+        (:func:`fairopt.stats.collapse_records`) and the mapping is solved from the counts.
+        """
         from fairopt.data import Domain
+        from fairopt.preprocessing.maxent import _collapse_if_lazy
+        X, y, sensitive_features, sample_weight = _collapse_if_lazy(X, y, sensitive_features, sample_weight)
         t0 = time.perf_counter()
         frame, y_name, z_name = self._frame(X, y, sensitive_features)
         features = [c for c in X.columns if c != z_name]
