@@ -152,9 +152,36 @@ def map_reduce(func: Callable, combine: Callable, arrays, chunk_rows: int | None
             raise DataValidationError(f"inputs have {a.shape[0]} and {n} rows; pass one entry per row.")
     if any(is_dask(a) for a in present):
         return _dask_map_reduce(func, combine, srcs)
-    parts = (func(*(None if a is None else np.asarray(a[i:i + chunk_rows]) for a in srcs))
+    parts = (func(*(None if a is None else _read(a, i, i + chunk_rows) for a in srcs))
              for i in range(0, max(n, 1), chunk_rows))
     return reduce(combine, parts)
+
+
+def _read(a: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of ``a`` as an in-memory array. For a memory-mapped file the chunk is
+    copied and its pages are then released from this process (``MADV_DONTNEED``), so the
+    resident memory stays one chunk whatever the file size."""
+    chunk = a[start:stop]
+    mm = getattr(a, "_mmap", None) if isinstance(a, np.memmap) else None
+    if mm is None:
+        base = a.base
+        while base is not None and not isinstance(base, np.memmap) and getattr(base, "base", None) is not None:
+            base = base.base
+        mm = getattr(base, "_mmap", None) if isinstance(base, np.memmap) else None
+    if mm is None or not hasattr(mm, "madvise") or not a.flags.c_contiguous:
+        return np.asarray(chunk)
+    out = np.array(chunk)
+    import mmap
+    # byte range of the chunk inside the mapping, widened to whole pages
+    begin = chunk.__array_interface__["data"][0] - np.frombuffer(mm, dtype=np.uint8, count=1).__array_interface__["data"][0]
+    end = begin + chunk.nbytes
+    page = mmap.PAGESIZE
+    lo = (begin // page) * page
+    try:
+        mm.madvise(mmap.MADV_DONTNEED, lo, ((end - lo + page - 1) // page) * page if end > lo else 0)
+    except (ValueError, OSError):   # a mapping that refuses the advice keeps its pages: still correct
+        pass
+    return out
 
 
 def _dask_map_reduce(func, combine, srcs):
