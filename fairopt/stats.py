@@ -563,7 +563,8 @@ def collapse_records(X, y, sensitive_features, sample_weight=None, batch_rows: i
         meta = meta.assign(__weight__=np.zeros(0))
         parts = frame.map_partitions(count, meta=meta)
         keys = [c for c in cols if c != w_name]
-        table = parts.groupby(keys, sort=False)["__weight__"].sum().compute().reset_index()
+        # one tree reduction (split_out=1): the distinct records fit on the driver anyway
+        table = parts.groupby(keys, sort=False)["__weight__"].sum(split_out=1).compute().reset_index()
     else:
         import pyarrow.parquet as pq
         if extra:
