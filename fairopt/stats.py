@@ -305,6 +305,80 @@ def score_range(scores, groups, labels, chunk_rows: int | None = None,
     return out[0], out[1]
 
 
+def _keyed(labels: np.ndarray, values: np.ndarray, fill: float, out_labels: np.ndarray) -> np.ndarray:
+    """Columns of ``values`` (one per label of ``labels``) placed on ``out_labels`` (a superset)."""
+    out = np.full((values.shape[0], len(out_labels)), fill)
+    out[:, np.searchsorted(out_labels, labels)] = values
+    return out
+
+
+def labels_and_range(scores, groups, chunk_rows: int | None = None,
+                     score_map: Callable | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted group labels and each group's score range in **one** pass (the first pass of the
+    quantised fit; :func:`group_labels` then :func:`score_range` read the data twice).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels, lo, hi = labels_and_range(np.array([0.1, 0.9, 0.5]), np.array(["b", "b", "a"]))
+    >>> labels.tolist(), lo.tolist(), hi.tolist()
+    (['a', 'b'], [0.5, 0.1], [0.5, 0.9])
+    """
+    def part(f, g):
+        f = _check_scores(f, score_map)
+        g = np.asarray(g)
+        if g.dtype.kind == "f" and np.isnan(g).any():
+            raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
+        if g.dtype == object and np.equal(g, None).any():
+            raise DataValidationError("sensitive_features has missing (None) labels; fill or drop them.")
+        u, inv = np.unique(g, return_inverse=True)
+        lo, hi = np.full(len(u), np.inf), np.full(len(u), -np.inf)
+        np.minimum.at(lo, inv.reshape(-1), f)
+        np.maximum.at(hi, inv.reshape(-1), f)
+        return u, np.stack([lo, hi])
+
+    def comb(a, b):
+        u = np.union1d(a[0], b[0])
+        ka, kb = _keyed(a[0], a[1][:1], np.inf, u), _keyed(b[0], b[1][:1], np.inf, u)
+        ha, hb = _keyed(a[0], a[1][1:], -np.inf, u), _keyed(b[0], b[1][1:], -np.inf, u)
+        return u, np.concatenate([np.minimum(ka, kb), np.maximum(ha, hb)])
+    labels, lohi = map_reduce(part, comb, [scores, groups], chunk_rows)
+    return labels, lohi[0], lohi[1]
+
+
+def keyed_group_sums(values, groups, sample_weight=None, chunk_rows: int | None = None,
+                     transform: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted group labels and per-group sums ``[w, w*v_1, ...]`` in **one** pass (labels need
+    not be known in advance). ``transform(g, w, *values) -> (w, *values)`` may check or map a chunk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels, sums = keyed_group_sums([np.array([1.0, 0.0, 1.0])], np.array([5, 5, 7]))
+    >>> labels.tolist(), sums.tolist()
+    ([5, 7], [[2.0, 1.0], [1.0, 1.0]])
+    """
+    def part(g, w, *vs):
+        g = np.asarray(g)
+        if g.dtype.kind == "f" and np.isnan(g).any():
+            raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
+        if transform is not None:
+            w, *vs = transform(g, w, *vs)
+        u, inv = np.unique(g, return_inverse=True)
+        inv = inv.reshape(-1)
+        out = np.empty((len(vs) + 1, len(u)))
+        out[0] = np.bincount(inv, weights=w, minlength=len(u))
+        for i, v in enumerate(vs):
+            v = np.asarray(v, dtype=float)
+            out[i + 1] = np.bincount(inv, weights=v if w is None else v * w, minlength=len(u))
+        return u, out
+
+    def comb(a, b):
+        u = np.union1d(a[0], b[0])
+        return u, _keyed(a[0], a[1], 0.0, u) + _keyed(b[0], b[1], 0.0, u)
+    return map_reduce(part, comb, [groups, sample_weight, *values], chunk_rows)
+
+
 @dataclass(frozen=True)
 class ScoreHistogram:
     """Per-group histogram of scores on ``bins`` equal bins over each group's observed range.

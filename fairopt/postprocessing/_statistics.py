@@ -20,6 +20,7 @@ from fairopt.stats import (
     group_labels,
     is_dask,
     is_lazy,
+    labels_and_range,
     n_rows,
     quantise,
     score_atoms,
@@ -78,15 +79,20 @@ def fit_lazy(est, X, y, sensitive_features, subgroups, sample_weight, constraint
     n = n_rows(f)
     if n == 0:
         raise DataValidationError("X has no rows.")
-    labels = group_labels(g)
+    smap = partial(map_scores, kind=kind)
+    if check_score_bins(est.score_bins) is None:
+        labels, grid = group_labels(g), None
+    else:                                  # labels and score ranges in one pass over the data
+        labels, lo, hi = labels_and_range(f, g, score_map=smap)
+        grid = (lo, hi)
     est.groups_ = pd.Index(labels)
     est.sensitive_columns_ = None
     est.classes_ = np.array([0, 1])
     est.n_features_in_ = 1
-    return fit_statistics(est, f, g, labels, yv, w, constraint, partial(map_scores, kind=kind))
+    return fit_statistics(est, f, g, labels, yv, w, constraint, smap, grid)
 
 
-def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None):
+def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, grid=None):
     """Fit ``est`` from the statistics of the sources ``f`` (scores), ``g`` (raw groups, coded by
     position in ``labels``), ``y`` and ``w``; ``score_bins`` selects histograms over exact atoms."""
     from fairopt.formulations.constrained_classification import (
@@ -119,7 +125,8 @@ def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None):
         at = score_atoms(f, g, labels, w, need_y, score_map=score_map)
         est.score_grid_ = None
     else:
-        h = score_histogram(f, g, labels, bins, w, need_y, score_map=score_map)
+        lo, hi = (None, None) if grid is None else grid
+        h = score_histogram(f, g, labels, bins, w, need_y, lo=lo, hi=hi, score_map=score_map)
         cells = np.repeat(np.arange(K), bins)
         at = merge_atoms(cells, h.centres().ravel(), h.counts.ravel(),
                          None if h.positive is None else h.positive.ravel(), K)
