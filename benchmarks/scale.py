@@ -94,23 +94,32 @@ def _block_scores(block_id, n_rows: int, chunk: int, seed: int, what: str):
 
 
 def _dask_population(n: int, chunk: int, seed: int = 0):
+    """Scores, groups and labels as slices of one Dask array, so that each block of the
+    population is generated once per pass over the data."""
     from functools import partial
 
     import dask.array as da
-    chunks = ((chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ()),)
-    out = []
-    for what, dtype in (("f", float), ("g", np.int8), ("y", np.int8)):
-        out.append(da.map_blocks(partial(_worker_block, n_rows=n, chunk=chunk, seed=seed, what=what),
-                                 chunks=chunks, dtype=dtype))
-    return out
+    chunks = ((3,), (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ()))
+    base = da.map_blocks(partial(_worker_block, n_rows=n, chunk=chunk, seed=seed), chunks=chunks, dtype=float)
+    return base[0], base[1].astype(np.int8), base[2].astype(np.int8)
 
 
 def _worker_block(block_id=None, **kw):
-    return _block_scores(block_id, **kw)
+    return np.stack([_block_scores((block_id[1],), what=w, **kw) for w in ("f", "g", "y")])
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak resident memory (``VmHWM``; ``ru_maxrss`` would include a parent's
+    peak inherited across fork/exec)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _worker_peaks(client) -> dict:
-    peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    peaks = client.run(_peak_rss_mb)
     return {str(k): round(v, 1) for k, v in peaks.items()}
 
 
@@ -170,12 +179,14 @@ def dask_maxent(n: int, parts: int, client) -> dict:
 
 # ----------------------------------------------------------------------------- chunked path
 CHUNKED_CHILD = """
-import resource, sys, time, json
+import sys, time, json
 from fairopt.postprocessing import ThresholdDebiaser
+def hwm():
+    return [int(l.split()[1]) / 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
 t = time.perf_counter()
 est = ThresholdDebiaser(score_bins=int(sys.argv[3]), calibration=None).fit(sys.argv[1], None, sys.argv[2])
 print(json.dumps({"fit_seconds": time.perf_counter() - t, "fitted_rates": est.fitted_rates_.tolist(),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": hwm()}))
 """
 
 
@@ -191,10 +202,11 @@ def chunked_threshold(n: int, bins: int) -> dict:
         f.flush()
         g.flush()
         del f, g
-        base = subprocess.run([sys.executable, "-c", ("import resource, numpy, pandas, sklearn, scipy, highspy\n"
-                               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")],
-                              check=True, capture_output=True, text=True)
-        res = subprocess.run([sys.executable, "-c", CHUNKED_CHILD, fp, gp, str(bins)], check=True,
+        base = subprocess.run([sys.executable, "-c", (
+            "import numpy, pandas, sklearn, scipy, highspy, fairopt.postprocessing\n"
+            "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM:')][0])")],
+            check=True, capture_output=True, text=True)
+        res = subprocess.run([sys.executable, "-c", CHUNKED_CHILD, fp, gp, str(bins), "fit"], check=True,
                              capture_output=True, text=True)
         out = json.loads(res.stdout.strip().splitlines()[-1])
     out.update({"rows": n, "score_bins": bins, "file_mb": n * 9 / 2**20, "limit_mb": 1024,

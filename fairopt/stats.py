@@ -294,15 +294,27 @@ def score_range(scores, groups, labels, chunk_rows: int | None = None,
 
     def part(f, g):
         f, c = _check_scores(f, score_map), _codes(g, labels)
-        lo, hi = np.full(K, np.inf), np.full(K, -np.inf)
-        np.minimum.at(lo, c, f)
-        np.maximum.at(hi, c, f)
-        return np.stack([lo, hi])
+        return np.stack(_group_min_max(f, c, K))
 
     def comb(a, b):
         return np.stack([np.minimum(a[0], b[0]), np.maximum(a[1], b[1])])
     out = map_reduce(part, comb, [scores, groups], chunk_rows)
     return out[0], out[1]
+
+
+def _group_min_max(f: np.ndarray, codes: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-code minimum and maximum (``+inf`` / ``-inf`` for absent codes): one masked reduction
+    per group when groups are few (``ufunc.at`` is an order of magnitude slower), else ``ufunc.at``."""
+    lo, hi = np.full(K, np.inf), np.full(K, -np.inf)
+    if K <= 32:
+        for k in range(K):          # a loop over groups, not rows
+            fk = f[codes == k]
+            if fk.size:
+                lo[k], hi[k] = fk.min(), fk.max()
+    else:
+        np.minimum.at(lo, codes, f)
+        np.maximum.at(hi, codes, f)
+    return lo, hi
 
 
 def _keyed(labels: np.ndarray, values: np.ndarray, fill: float, out_labels: np.ndarray) -> np.ndarray:
@@ -332,9 +344,7 @@ def labels_and_range(scores, groups, chunk_rows: int | None = None,
         if g.dtype == object and np.equal(g, None).any():
             raise DataValidationError("sensitive_features has missing (None) labels; fill or drop them.")
         u, inv = np.unique(g, return_inverse=True)
-        lo, hi = np.full(len(u), np.inf), np.full(len(u), -np.inf)
-        np.minimum.at(lo, inv.reshape(-1), f)
-        np.maximum.at(hi, inv.reshape(-1), f)
+        lo, hi = _group_min_max(f, inv.reshape(-1), len(u))
         return u, np.stack([lo, hi])
 
     def comb(a, b):
