@@ -83,3 +83,17 @@ def test_column_generation_generic_lp_and_errors():
     q.set_objective(linear={"x": [1.0, 1.0]}, quadratic={("x", "x"): np.eye(2)})
     with pytest.raises(SolverError, match="linear programs only"):
         solve_column_generation(q, "x", [0])
+
+
+def test_estimator_accepts_column_generation():
+    from fairopt.data import load_builtin
+    from fairopt.preprocessing import TVRepair
+    data = load_builtin("adult")
+    frame = data.expand(shuffle=True, random_state=0)
+    X, y = frame[["sex", "age_decade", "education_years"]], frame["income"]
+    kw = {"distortion": "adult", "clist": [0.99, 1.99, 2.99], "dlist": [0.1, 0.05, 0.0],
+          "discrimination": "additive", "epsilon": 0.05, "domain": data.domain}
+    ref = TVRepair(**kw).fit(X, y, sensitive_features="sex")
+    got = TVRepair(solver="column_generation", **kw).fit(X, y, sensitive_features="sex")
+    assert got.objective_ == pytest.approx(ref.objective_, rel=1e-6, abs=1e-10)
+    assert "certified on the full program" in got.result_.solution.log
