@@ -25,6 +25,7 @@ from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_
     escape,
     format_column,
 )
+from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program  # noqa: F401 - public from here too
 
@@ -312,7 +313,6 @@ def make_parser() -> argparse.ArgumentParser:
                      help="fairness metric and its fairer direction (repeatable; default: the card's)")
     fro.add_argument("--no-plot", action="store_true", help="write the CSV and JSON only")
     fro.set_defaults(func=cmd_frontier)
-    from fairopt.data.fetch import add_data_parser  # `fairopt data fetch`: logic lives in fairopt.data.fetch
     add_data_parser(sub)
     return parser
 

@@ -5,8 +5,6 @@ status and the solver log so that callers can inspect them programmatically.
 """
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
 
 class FairoptError(Exception):
     """Base class of every error raised by fairopt."""
@@ -102,12 +100,38 @@ class UnboundedError(SolverError):
         super().__init__(message, status=status, log=log)
 
 
-class NotFittedError(FairoptError, _SklearnNotFittedError):
-    """An estimator was used before ``fit``.
+def _make_not_fitted_error() -> type:
+    # built on first use: subclassing scikit-learn's error needs scikit-learn, whose import costs
+    # over a second, and ``import fairopt`` must not pay it (PEP 562 module ``__getattr__`` below)
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-    A subclass of scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
-    ``AttributeError``), so scikit-learn utilities and ``except`` clauses written for it catch it.
-    """
+    class NotFittedError(FairoptError, _SklearnNotFittedError):
+        """An estimator was used before ``fit``.
+
+        A subclass of scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
+        ``AttributeError``), so scikit-learn utilities and ``except`` clauses written for it catch
+        it. The class is created when first accessed, so ``import fairopt.errors`` does not import
+        scikit-learn.
+
+        Examples
+        --------
+        >>> from fairopt.errors import NotFittedError
+        >>> from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+        >>> issubclass(NotFittedError, SklearnNotFittedError)
+        True
+        """
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"  # pickles as fairopt.errors.NotFittedError
+    return NotFittedError
+
+
+def __getattr__(name: str):
+    if name == "NotFittedError":
+        cls = _make_not_fitted_error()
+        globals()["NotFittedError"] = cls  # cached: one class object for every importer
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class NotOptimalWarning(RuntimeWarning):

@@ -431,7 +431,8 @@ def fetch_german(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
 
 # ---------------------------------------------------------------------- command line
-def _cmd_fetch(args: argparse.Namespace) -> int:
+def fetch_command(args: argparse.Namespace) -> int:
+    """Run ``fairopt data fetch`` (parsed by :func:`fairopt.data._cli.add_data_parser`); returns the exit code."""
     names = sorted(SOURCES) if "all" in args.names else list(args.names)
     try:
         for name in names:
@@ -447,37 +448,3 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     if home is None or home.resolve() != folder:
         print(f"The loaders read this folder when {DATA_HOME_ENV} points at it: export {DATA_HOME_ENV}={folder}")
     return 0
-
-
-def add_data_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``fairopt data fetch NAME... [--dest DIR] [--cache DIR] [--force]`` on a CLI.
-
-    Parameters
-    ----------
-    subparsers
-        The object returned by ``ArgumentParser.add_subparsers``.
-
-    Returns
-    -------
-    ArgumentParser
-        The ``data`` sub-parser.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> parser = argparse.ArgumentParser(prog="fairopt")
-    >>> _ = add_data_parser(parser.add_subparsers(dest="command"))
-    >>> parser.parse_args(["data", "fetch", "adult", "--dest", "d"]).dest
-    'd'
-    """
-    data = subparsers.add_parser("data", help="get the benchmark data sets (download and preprocess)")
-    sub = data.add_subparsers(dest="data_command", required=True)
-    fetch = sub.add_parser(
-        "fetch", help="download a public source (pinned SHA-256, cached) and write <dest>/<name>.csv.gz")
-    fetch.add_argument("names", nargs="+", metavar="NAME", choices=[*sorted(SOURCES), "all"],
-                       help=f"data set(s): {', '.join(sorted(SOURCES))}, or all")
-    fetch.add_argument("--dest", help=f"output folder (default ${DATA_HOME_ENV}, else the user cache folder)")
-    fetch.add_argument("--cache", help="folder for the raw downloads (default <data home>/raw)")
-    fetch.add_argument("--force", action="store_true", help="rebuild files that already exist")
-    fetch.set_defaults(func=_cmd_fetch)
-    return data

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
+from fairopt.metrics import _lazy
 from fairopt.metrics._validation import (
     binary_truth, check_weights, factorize_groups, group_means, prediction_expectation, require_groups,
 )
@@ -40,6 +41,8 @@ def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=
     ``metric`` names a fairness metric, which needs at least two groups."""
     if rate not in _RATES:
         raise DataValidationError(f"rate must be one of {_RATES}, got {rate!r}.")
+    if _lazy.lazy_input(sensitive_features, y_pred, y_true, sample_weight):
+        return _lazy.lazy_rates(rate, sensitive_features, y_pred, y_true, sample_weight, pos_label, groups)
     n = _n_rows(sensitive_features)
     grp = factorize_groups(sensitive_features, n, groups=groups)
     if metric is not None:

@@ -1,7 +1,7 @@
 """Randomized-threshold post-processing (Alabdulmohsin & Lucic 2021): :class:`ThresholdDebiaser`."""
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -12,7 +12,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.modeling import SolverSpec
+from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
+from fairopt.stats import is_dask
 from fairopt.validation import (RANDOM_STATE, Groups, as_1d, check_group_weights, check_groups, check_options,
                                 check_weights, validate_params)
 
@@ -87,6 +89,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         ``gamma=0.01`` matches it (−0.000 ± 0.002 points).
     solver_options : dict or None
         Extra options for the solver (e.g. ``{"n_steps": 8000}`` for SGD, ``{"time_limit": 10}``).
+    score_bins : int >= 2 or None, default None
+        Quantised mode for huge score sets: every (mapped) score is rounded to the centre of one
+        of ``score_bins`` equal bins over its group's observed score range, at fit and at predict
+        time, so the fit reads ``O(score_bins * n_groups)`` statistics whatever the number of rows
+        (every constraint and calibration supported). Rounding moves a score by at most half a bin
+        width, so the fitted rule's objective ``E[h f] - (gamma/2) E[h^2]`` on the sample is
+        within ``max_k (hi_k - lo_k) / score_bins`` (``<= 2 / score_bins``) of the exact optimum,
+        and the fitted rates meet the constraint exactly (see ``docs/scaling.md``). ``None``:
+        exact scores. Inputs may also be chunked (``numpy.memmap``, ``.npy`` path) or Dask
+        collections; see ``docs/scaling.md``.
 
     Attributes
     ----------
@@ -107,6 +119,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     calibrator_ : IsotonicScoreMap or None
         The fitted score calibration (``None`` without ``calibration``); its ``breakpoints_``
         hold the isotonic steps (per group for ``"isotonic_per_group"``).
+    score_grid_ : tuple (lo, hi, bins) or None
+        With ``score_bins``: each group's score range and the number of bins of the grid.
 
     Examples
     --------
@@ -132,11 +146,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "score_map": [StrOptions(set(SCORE_MAPS))],
         "solver_options": [None, dict],
         "calibration": [None, StrOptions({c for c in CALIBRATIONS if c is not None})],
+        "score_bins": [None, Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(self, estimator=None, prefit=False, constraint="demographic_parity", gamma=0.01, eps=0.0,
                  rho=None, solver="native", random_state=None, score_map="auto", solver_options=None,
-                 calibration="auto"):
+                 calibration="auto", score_bins=None):
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -148,6 +163,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.score_map = score_map
         self.solver_options = solver_options
         self.calibration = calibration
+        self.score_bins = score_bins
 
     def __sklearn_clone__(self):
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
@@ -196,6 +212,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         validate_params(self)
         constraint = self._constraint()
         opts = self._solver_options(constraint)
+        if _statistics.lazy_input(X, y, sensitive_features, sample_weight):
+            return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
@@ -211,6 +229,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
         self._fit_estimator(X, yv, sw)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
+        if self.score_bins is not None:
+            if subgroups is not None:
+                raise DataValidationError("score_bins with covariance subgroups is not supported; fit the "
+                                          "subgroups separately or set score_bins=None.")
+            return _statistics.fit_statistics(self, f, codes, np.arange(len(self.groups_)), yv, sw, constraint)
+        self.score_grid_ = None
         self.calibrator_ = None
         calibration = self.calibration
         if calibration == "auto":
@@ -268,9 +292,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def decision_probability(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
         """``P(y_hat = 1)`` of every row under the randomized rule (fully vectorised)."""
         self._check_fitted()
+        if _statistics.lazy_input(X, sensitive_features):
+            return _statistics.decision_probability_lazy(self, X, sensitive_features)
         n = self._n_rows(X)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         k = self._groups_at_predict(X, sensitive_features, n)
+        f = _statistics.quantise_fitted(self, f, k)
         if getattr(self, "calibrator_", None) is not None:
             f = self.calibrator_.transform(f, k)
         if self.constraint_ == "covariance":      # cells of the covariance solution: 2 * subgroup + s
@@ -284,11 +311,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
         """Columns ``[P(y_hat=0), P(y_hat=1)]`` of the randomized rule."""
         h = self.decision_probability(X, sensitive_features, subgroups)
+        if is_dask(h):
+            import dask.array as da
+            return da.stack([1.0 - h, h], axis=1)
         return np.column_stack([1.0 - h, h])
 
     def predict(self, X, sensitive_features=None, subgroups=None, random_state=None) -> np.ndarray:
         """Sampled 0/1 predictions ``y_hat ~ Bernoulli(h)``; reproducible through ``random_state``
         (the argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
+        if is_dask(h):
+            return _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
         rng = as_generator(self.random_state if random_state is None else random_state)
         return (rng.random(h.shape[0]) < h).astype(np.int64)

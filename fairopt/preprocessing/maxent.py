@@ -108,7 +108,14 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.domain = domain
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
-        """Learn the max-entropy distribution of the records ``(X, sensitive, y)``."""
+        """Learn the max-entropy distribution of the records ``(X, sensitive, y)``.
+
+        ``X`` may also be a Dask DataFrame or a Parquet path (with ``y`` and ``sensitive_features``
+        column names or aligned Dask Series): the records are then counted where they live
+        (:func:`fairopt.stats.collapse_records`) and the fit runs on the distinct records with
+        their counts as weights; ``prior_weights_`` is then one weight per distinct record.
+        """
+        X, y, sensitive_features, sample_weight = _collapse_if_lazy(X, y, sensitive_features, sample_weight)
         self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
         validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
@@ -203,3 +210,11 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         """
         codes = self.sample_codes(n, random_state, distribution)
         return _decode(self.domain_, codes, self.dtypes_)
+
+
+def _collapse_if_lazy(X, y, sensitive_features, sample_weight):
+    """Dask / Parquet records -> distinct records and counts (the fit's sufficient statistics)."""
+    from fairopt.stats import collapse_records, is_lazy_frame
+    if is_lazy_frame(X):
+        return collapse_records(X, y, sensitive_features, sample_weight)
+    return X, y, sensitive_features, sample_weight

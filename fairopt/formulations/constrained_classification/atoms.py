@@ -188,3 +188,50 @@ def _collapse_counts(f: np.ndarray, g: np.ndarray, n_cells: int, allow_empty: bo
     offsets = np.concatenate([[0], np.cumsum(per_cell)])
     cell = np.repeat(np.arange(n_cells, dtype=np.int64), per_cell)
     return ScoreAtoms(cell=cell, score=score, weight=weight, positive=None, offsets=offsets)
+
+
+def merge_atoms(cell, score, weight, positive=None, n_cells: int | None = None) -> ScoreAtoms:
+    """Merge weighted ``(cell, score)`` pairs into atoms (duplicates summed, zero weights dropped).
+
+    The combine step of chunked and distributed statistics (:mod:`fairopt.stats`): atoms of
+    several chunks, concatenated, merge to the atoms of the whole sample. Cells may be empty.
+
+    Parameters
+    ----------
+    cell : array of int, shape (m,)
+    score : array of float, shape (m,)
+    weight : array of float, shape (m,)
+        Non-negative weights.
+    positive : array of float, shape (m,), optional
+        Weight of label-1 rows of each pair.
+    n_cells : int, optional
+        Number of cells (default ``max(cell) + 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> at = merge_atoms(np.array([1, 0, 0]), np.array([0.2, 0.5, 0.5]), np.array([1.0, 2.0, 3.0]))
+    >>> at.cell.tolist(), at.score.tolist(), at.weight.tolist(), at.offsets.tolist()
+    ([0, 1], [0.5, 0.2], [5.0, 1.0], [0, 1, 2])
+    """
+    c = np.asarray(cell, dtype=np.int64).reshape(-1)
+    f = np.asarray(score, dtype=float).reshape(-1)
+    w = np.asarray(weight, dtype=float).reshape(-1)
+    p = None if positive is None else np.asarray(positive, dtype=float).reshape(-1)
+    n_cells = (int(c.max()) + 1 if c.size else 0) if n_cells is None else int(n_cells)
+    keep = w > 0
+    if not keep.all():
+        c, f, w = c[keep], f[keep], w[keep]
+        p = None if p is None else p[keep]
+    order = np.lexsort((f, c))
+    c, f, w = c[order], f[order], w[order]
+    p = None if p is None else p[order]
+    if c.size:
+        new = np.empty(c.size, dtype=bool)
+        new[0] = True
+        np.logical_or(f[1:] != f[:-1], c[1:] != c[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        c, f, w = c[starts], f[starts], np.add.reduceat(w, starts)
+        p = None if p is None else np.add.reduceat(p, starts)
+    offsets = np.searchsorted(c, np.arange(n_cells + 1), side="left")
+    return ScoreAtoms(cell=c, score=f, weight=w, positive=p, offsets=offsets)

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling.spec import SolverSpec
-from fairopt.formulations.constrained_classification.atoms import collapse_atoms
+from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.formulations.constrained_classification.parity import check_parameters
 from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution, threshold_from_q
@@ -54,17 +54,21 @@ class RandomizedThresholdCovariance:
     name = "constrained_classification.covariance"
 
     def __init__(self, scores, sensitive, subgroups=None, gamma: float = 0.1, eps: float = 0.0,
-                 sample_weight=None, n_subgroups: int | None = None):
+                 sample_weight=None, n_subgroups: int | None = None, atoms: ScoreAtoms | None = None):
         self.gamma, self.eps, _ = check_parameters(gamma, eps, None)
         if self.gamma <= 0:
             raise ConfigError("the covariance model needs gamma > 0 (its rule is a ramp in z-scaled scores).")
-        s = np.asarray(sensitive).reshape(-1)
-        if not np.isin(s, (0, 1)).all():
-            raise DataValidationError("sensitive must be a 0/1 indicator of the sensitive class.")
-        k = np.zeros(s.shape[0], dtype=np.int64) if subgroups is None else np.asarray(subgroups).reshape(-1)
-        K = int(k.max()) + 1 if n_subgroups is None else int(n_subgroups)
-        self.atoms = collapse_atoms(scores, 2 * k.astype(np.int64) + s.astype(np.int64), 2 * K,
-                                    sample_weight, allow_empty=True)
+        if atoms is None:
+            s = np.asarray(sensitive).reshape(-1)
+            if not np.isin(s, (0, 1)).all():
+                raise DataValidationError("sensitive must be a 0/1 indicator of the sensitive class.")
+            k = np.zeros(s.shape[0], dtype=np.int64) if subgroups is None else np.asarray(subgroups).reshape(-1)
+            K = int(k.max()) + 1 if n_subgroups is None else int(n_subgroups)
+            atoms = collapse_atoms(scores, 2 * k.astype(np.int64) + s.astype(np.int64), 2 * K,
+                                   sample_weight, allow_empty=True)
+        else:                               # precomputed atoms over the cells 2 k + s
+            K = atoms.n_cells // 2
+        self.atoms = atoms
         cw = self.atoms.cell_weight.reshape(K, 2)
         self.subgroup_weight = cw.sum(axis=1)
         if (self.subgroup_weight <= 0).any():

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling.spec import SolverSpec
-from fairopt.formulations.constrained_classification.atoms import collapse_atoms
+from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 
 CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
 #: increments below this are dropped from the deployed step rule
@@ -99,7 +99,8 @@ class ThresholdMixtureOdds:
     name = "constrained_classification.odds"
 
     def __init__(self, scores, groups, labels, constraint: str = "equalized_odds", eps: float = 0.0,
-                 objective: str = "labels", sample_weight=None, n_groups: int | None = None):
+                 objective: str = "labels", sample_weight=None, n_groups: int | None = None,
+                 atoms: ScoreAtoms | None = None):
         if constraint not in CONSTRAINTS:
             raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {constraint!r}.")
         if objective not in ("labels", "scores"):
@@ -107,11 +108,16 @@ class ThresholdMixtureOdds:
         eps = float(eps)
         if not np.isfinite(eps) or eps < 0:
             raise ConfigError(f"eps must be >= 0, got {eps}.")
-        y = np.asarray(labels).reshape(-1)
-        if not np.isin(y, (0, 1)).all():
-            raise DataValidationError("labels must be 0/1.")
         self.constraint, self.eps, self.objective = constraint, eps, objective
-        self.atoms = at = collapse_atoms(scores, groups, n_groups, sample_weight, labels=y)
+        if atoms is None:
+            y = np.asarray(labels).reshape(-1)
+            if not np.isin(y, (0, 1)).all():
+                raise DataValidationError("labels must be 0/1.")
+            atoms = collapse_atoms(scores, groups, n_groups, sample_weight, labels=y)
+        elif atoms.positive is None:
+            raise DataValidationError("atoms for the label-based constraints need their positive weights "
+                                      "(collect them with labels).")
+        self.atoms = at = atoms
         K = at.n_cells
         self.pos = at.positive
         self.neg = at.weight - at.positive

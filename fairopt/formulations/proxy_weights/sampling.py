@@ -28,13 +28,22 @@ def membership_matrix(cells, n_cells: int | None = None) -> np.ndarray | sp.csr_
                          shape=(cells.size, n_cells))
 
 
-def conditional_matrix(membership, groups, n_groups: int, sample_weight=None):
+def conditional_matrix(membership, groups, n_groups: int, sample_weight=None, n_cells: int | None = None):
     """Return ``(A, r̂, N)``: conditional matrix, cell masses and (fractional) counts.
 
     Empty cells (``r̂_j = 0``) get the group prior as their row, so they never count as
     disclosive; :class:`~fairopt.formulations.proxy_weights.ProxyWeights` drops them.
+    ``membership`` as 1-D cell indices may be a Dask array, a memmap or a ``.npy`` path (with
+    ``groups`` and ``sample_weight`` likewise): the counts are then reduced chunk by chunk
+    (:func:`fairopt.stats.cell_group_counts`); pass ``n_cells`` (the proxy's number of cells).
     """
-    M = membership_matrix(membership)
+    from fairopt.stats import cell_group_counts, is_lazy
+    if any(a is not None and is_lazy(a) for a in (membership, groups, sample_weight)):
+        if n_cells is None:
+            raise DataValidationError("with chunked or Dask cell codes pass n_cells (the number of proxy cells).")
+        N = cell_group_counts(membership, groups, int(n_cells), int(n_groups), sample_weight)
+        return _conditional_from_counts(N)
+    M = membership_matrix(membership, n_cells)
     groups = np.asarray(groups)
     n = groups.shape[0]
     if M.shape[0] != n:
@@ -42,7 +51,10 @@ def conditional_matrix(membership, groups, n_groups: int, sample_weight=None):
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     Z = sp.csr_matrix((w, (np.arange(n), groups)), shape=(n, n_groups))
     N = np.asarray((M.T @ Z).todense() if sp.issparse(M) else M.T @ Z.toarray(), dtype=float)
-    N = np.asarray(N)
+    return _conditional_from_counts(np.asarray(N))
+
+
+def _conditional_from_counts(N: np.ndarray):
     total = N.sum()
     if total <= 0:
         raise DataValidationError("no mass to estimate the conditional matrix from.")

@@ -1,0 +1,378 @@
+"""Scaling benchmark: Dask and chunked statistics, the quantised threshold fit, huge Calmon
+mappings by column generation, import times, and the Adult Calmon fit against a bare LP.
+
+Run: ``FAIROPT_DATA_HOME=../shared/datasets python benchmarks/scale.py`` (writes
+``benchmarks/results/scale.json``); ``--quick`` runs every section at reduced sizes (minutes),
+``--smoke`` at tiny sizes (the test suite's check that the script works).
+
+Sections (full sizes):
+
+* ``import``: ``python -c pass``, ``import fairopt`` and ``fairopt --help`` (best of 5).
+* ``dask_threshold``: a Dask ``LocalCluster`` with 2 workers fits ``ThresholdDebiaser(score_bins=2**16)``
+  on 10^8 synthetic scores generated in chunks on the workers; time and peak RSS per worker.
+* ``dask_metrics``: group metrics of the debiased rule's probabilities (a Dask array) on the same rows.
+* ``dask_maxent``: ``MaxEntResampler`` counts over 10^7 synthetic records (a Dask DataFrame).
+* ``chunked_threshold``: the same fit from ``.npy`` files of 10^8 scores, in a fresh process:
+  time and peak RSS (``ru_maxrss``, pages of the mapped file included).
+* ``quantised_vs_exact``: at 10^6 scores, accuracy and fairness gap of ``score_bins=2**16`` against
+  the exact fit.
+* ``mapping``: the 1,045,537-cell Adult mapping (age ±45 years, education +3) by column
+  generation and by HiGHS's interior point in the same run.
+* ``mapping_10m``: the same with weekly hours in 5 bins (11,188,184 cells) by column generation,
+  with its peak memory (a fresh process).
+* ``adult_calmon``: ``TVRepair.fit`` on Adult (AIF360's layout) against a bare scipy/HiGHS LP
+  of the same program and against AIF360's ``OptTools``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path(__file__).resolve().parent / "results" / "scale.json"
+SIZES = {
+    "full": {"dask_scores": 10**8, "dask_chunk": 5 * 10**6, "maxent_records": 10**7, "chunked_scores": 10**8,
+             "quantised_scores": 10**6, "mapping": (45, 3), "bins": 2**16, "aif360": True, "repeats": 5,
+             "maxent_partitions": 20},
+    "quick": {"dask_scores": 10**7, "dask_chunk": 10**6, "maxent_records": 10**6, "chunked_scores": 10**7,
+              "quantised_scores": 10**6, "mapping": (5, 1), "bins": 2**16, "aif360": True, "repeats": 3,
+              "maxent_partitions": 10},
+    "smoke": {"dask_scores": 2 * 10**5, "dask_chunk": 5 * 10**4, "maxent_records": 2 * 10**4,
+              "chunked_scores": 2 * 10**5, "quantised_scores": 10**5, "mapping": None, "bins": 2**10,
+              "aif360": False, "repeats": 1, "maxent_partitions": 2},
+}
+
+
+def _best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+# ----------------------------------------------------------------------------- imports
+def import_times(repeats: int) -> dict:
+    py = sys.executable
+    cli = shutil.which("fairopt", path=str(Path(py).parent)) or shutil.which("fairopt")
+
+    def run(args):
+        return lambda: subprocess.run(args, check=True, capture_output=True)
+    out = {"python_pass": _best(run([py, "-c", "pass"]), repeats),
+           "import_fairopt": _best(run([py, "-c", "import fairopt"]), repeats)}
+    if cli:
+        out["fairopt_help"] = _best(run([cli, "--help"]), repeats)
+    out["import_fairopt_minus_pass"] = out["import_fairopt"] - out["python_pass"]
+    if "fairopt_help" in out:
+        out["fairopt_help_minus_pass"] = out["fairopt_help"] - out["python_pass"]
+    out["targets"] = {"import_fairopt": 0.3, "fairopt_help": 0.5}
+    return out
+
+
+# ----------------------------------------------------------------------------- synthetic scores
+def _block_scores(block_id, n_rows: int, chunk: int, seed: int, what: str):
+    """One chunk of the synthetic population: group g in {0,1,2}, label y ~ Bernoulli(eta),
+    calibrated score f = 2 eta - 1 with a group-dependent eta (rows generated where they are used)."""
+    i = block_id[0] if isinstance(block_id, tuple) else block_id
+    m = min(chunk, n_rows - i * chunk)
+    rng = np.random.default_rng([seed, i])
+    g = rng.integers(0, 3, m).astype(np.int8)
+    eta = 1.0 / (1.0 + np.exp(-rng.normal(0.6 * g - 0.6, 1.2, m)))
+    if what == "g":
+        return g
+    if what == "f":
+        return 2.0 * eta - 1.0
+    return (rng.random(m) < eta).astype(np.int8)
+
+
+def _dask_population(n: int, chunk: int, seed: int = 0):
+    """Scores, groups and labels as slices of one Dask array, so that each block of the
+    population is generated once per pass over the data."""
+    from functools import partial
+
+    import dask.array as da
+    chunks = ((3,), (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ()))
+    base = da.map_blocks(partial(_worker_block, n_rows=n, chunk=chunk, seed=seed), chunks=chunks, dtype=float)
+    return base[0], base[1].astype(np.int8), base[2].astype(np.int8)
+
+
+def _worker_block(block_id=None, **kw):
+    return np.stack([_block_scores((block_id[1],), what=w, **kw) for w in ("f", "g", "y")])
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak resident memory (``VmHWM``; ``ru_maxrss`` would include a parent's
+    peak inherited across fork/exec)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _worker_peaks(client) -> dict:
+    peaks = client.run(_peak_rss_mb)
+    return {str(k): round(v, 1) for k, v in peaks.items()}
+
+
+def dask_sections(sizes: dict) -> dict:
+    from dask.distributed import Client, LocalCluster
+
+    from fairopt.metrics import demographic_parity_difference, statistical_rate
+    from fairopt.postprocessing import ThresholdDebiaser
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp, \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                         local_directory=tmp, memory_limit="3GiB") as cluster, Client(cluster) as client:
+        n, chunk, bins = sizes["dask_scores"], sizes["dask_chunk"], sizes["bins"]
+        f, g, y = _dask_population(n, chunk)
+        t0 = time.perf_counter()
+        est = ThresholdDebiaser(score_bins=bins, calibration=None).fit(f, y, g)
+        out["dask_threshold"] = {"rows": n, "chunk_rows": chunk, "score_bins": bins, "workers": 2,
+                                 "fit_seconds": time.perf_counter() - t0,
+                                 "fitted_rates": est.fitted_rates_.tolist(),
+                                 "worker_peak_rss_mb": _worker_peaks(client)}
+        h = est.predict_proba(f, sensitive_features=g)[:, 1]
+        t0 = time.perf_counter()
+        sr = statistical_rate(h, g)
+        dpd = demographic_parity_difference(h, g)
+        out["dask_metrics"] = {"rows": n, "seconds": time.perf_counter() - t0, "statistical_rate": sr,
+                               "demographic_parity_difference": dpd,
+                               "note": "on the debiased rule's probabilities, a Dask array computed on the workers",
+                               "worker_peak_rss_mb": _worker_peaks(client)}
+        out["dask_maxent"] = dask_maxent(sizes["maxent_records"], sizes["maxent_partitions"], client)
+    return out
+
+
+def _records_block(i: int, m: int, seed: int):
+    import pandas as pd
+    rng = np.random.default_rng([seed, i])
+    s = rng.integers(0, 2, m)
+    a = np.minimum(rng.poisson(2 + s, m), 6)
+    e = rng.integers(0, 4, m)
+    y = (rng.random(m) < 0.2 + 0.1 * s + 0.05 * e).astype(int)
+    return pd.DataFrame({"sex": s, "age": a, "edu": e, "y": y})
+
+
+def dask_maxent(n: int, parts: int, client) -> dict:
+    import dask
+    import dask.dataframe as dd
+
+    from fairopt.preprocessing import MaxEntResampler
+    m = -(-n // parts)
+    meta = _records_block(0, 1, 0).iloc[:0]
+    ddf = dd.from_delayed([dask.delayed(_records_block)(i, min(m, n - i * m), 1) for i in range(parts)], meta=meta)
+    t0 = time.perf_counter()
+    est = MaxEntResampler(C=0.5, target="balanced").fit(ddf, "y", "sex")
+    return {"records": n, "partitions": parts, "fit_seconds": time.perf_counter() - t0,
+            "distinct_records": len(est.prior_weights_), "kl": est.kl_,
+            "worker_peak_rss_mb": _worker_peaks(client)}
+
+
+# ----------------------------------------------------------------------------- chunked path
+CHUNKED_CHILD = """
+import sys, time, json
+from fairopt.postprocessing import ThresholdDebiaser
+def hwm():
+    return [int(l.split()[1]) / 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+t = time.perf_counter()
+est = ThresholdDebiaser(score_bins=int(sys.argv[3]), calibration=None).fit(sys.argv[1], None, sys.argv[2])
+print(json.dumps({"fit_seconds": time.perf_counter() - t, "fitted_rates": est.fitted_rates_.tolist(),
+                  "peak_rss_mb": hwm()}))
+"""
+
+
+def chunked_threshold(n: int, bins: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        fp, gp = os.path.join(tmp, "scores.npy"), os.path.join(tmp, "groups.npy")
+        f = np.lib.format.open_memmap(fp, mode="w+", dtype=np.float64, shape=(n,))
+        g = np.lib.format.open_memmap(gp, mode="w+", dtype=np.int8, shape=(n,))
+        chunk = 1 << 22
+        for b, i in enumerate(range(0, n, chunk)):      # a loop over chunks, not rows
+            f[i:i + chunk] = _block_scores(b, n, chunk, 2, "f")
+            g[i:i + chunk] = _block_scores(b, n, chunk, 2, "g")
+        f.flush()
+        g.flush()
+        del f, g
+        base = subprocess.run([sys.executable, "-c", (
+            "import numpy, pandas, sklearn, scipy, highspy, fairopt.postprocessing\n"
+            "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM:')][0])")],
+            check=True, capture_output=True, text=True)
+        res = subprocess.run([sys.executable, "-c", CHUNKED_CHILD, fp, gp, str(bins), "fit"], check=True,
+                             capture_output=True, text=True)
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+    out.update({"rows": n, "score_bins": bins, "file_mb": n * 9 / 2**20, "limit_mb": 1024,
+                "baseline_rss_after_imports_mb": float(base.stdout.strip()),
+                "mode": "score_bins (exact atoms of 10^8 distinct scores need 2.4 GB of atoms alone)"})
+    return out
+
+
+# ----------------------------------------------------------------------------- quantised vs exact
+def quantised_vs_exact(n: int, bins: int) -> dict:
+    from fairopt.postprocessing import ThresholdDebiaser
+    f = _block_scores(0, n, n, 3, "f")
+    g = _block_scores(0, n, n, 3, "g").astype(int)
+    y = _block_scores(0, n, n, 3, "y").astype(int)
+    out = {"rows": n, "score_bins": bins}
+    for gamma in (0.0, 0.01):
+        res = {}
+        for name, kw in (("exact", {}), ("quantised", {"score_bins": bins})):
+            t0 = time.perf_counter()
+            est = ThresholdDebiaser(gamma=gamma, calibration=None, **kw).fit(f, y, g)
+            sec = time.perf_counter() - t0
+            h = est.decision_probability(f, sensitive_features=g)
+            rates = np.bincount(g, weights=h) / np.bincount(g)
+            res[name] = {"fit_seconds": sec, "accuracy": float(np.mean(h * y + (1 - h) * (1 - y))),
+                         "fairness_gap": float(rates.max() - rates.min()),
+                         "objective": float(np.mean(h * f - 0.5 * gamma * h * h))}
+        lo, hi, b = est.score_grid_
+        res["accuracy_difference"] = abs(res["exact"]["accuracy"] - res["quantised"]["accuracy"])
+        res["fairness_gap_difference"] = abs(res["exact"]["fairness_gap"] - res["quantised"]["fairness_gap"])
+        res["objective_loss"] = res["exact"]["objective"] - res["quantised"]["objective"]
+        res["objective_bound"] = float(np.max(hi - lo) / b)
+        out[f"gamma={gamma}"] = res
+    return out
+
+
+# ----------------------------------------------------------------------------- mappings
+def mapping(age_step: int, edu_up: int, with_ipm: bool = True, hours_bins: int = 0) -> dict:
+    """The unbinned Adult mapping (raw age x education number x income, D = sex); with
+    ``hours_bins`` also weekly hours in that many bins (any move between them costs 0.1 per bin)."""
+    from fairopt.data import Attribute, Domain, load_adult
+    from fairopt.formulations.tv_repair import OptimizedPreprocessing
+    raw = load_adult()
+    ages, edus = sorted(raw["age"].unique()), sorted(raw["education_num"].unique())
+    attrs = [Attribute("sex", ("Female", "Male")), Attribute("age", tuple(int(a) for a in ages)),
+             Attribute("education_num", tuple(int(e) for e in edus))]
+    table = {"age": {"kind": "ordinal", "up": 1 / age_step, "down": 1 / age_step, "max_up": age_step,
+                     "max_down": age_step},
+             "education_num": {"kind": "ordinal", "up": 0.5, "down": 0.0, "max_up": edu_up, "max_down": 0},
+             "income": {"kind": "matrix", "matrix": {1: {0: 1.0}, 0: {1: 0.0}}}}
+    if hours_bins:
+        raw = raw.assign(hours=np.minimum(raw["hours_per_week"] // (100 // hours_bins), hours_bins - 1))
+        attrs.append(Attribute("hours", tuple(range(hours_bins))))
+        table["hours"] = {"kind": "ordinal", "up": 0.1, "down": 0.1, "max_up": hours_bins, "max_down": hours_bins}
+    dom = Domain([*attrs, Attribute("income", (0, 1))])
+    t0 = time.perf_counter()
+    cells, counts = dom.unique_codes(raw[list(dom.names)])
+    model = OptimizedPreprocessing(dom, cells, counts, protected="sex", label="income", distortion=table,
+                                   clist=[0.99, 1.99], dlist=[0.1, 0.0], discrimination="additive",
+                                   epsilon=0.02, utility="xy", conditioning="dxy")
+    setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cg = model.solve("column_generation")
+    cg_s = time.perf_counter() - t0
+    out = {"age_step": age_step, "edu_up": edu_up, "hours_bins": hours_bins, "variables": model.n_variables,
+           "setup_seconds": setup, "peak_rss_mb": _peak_rss_mb(),
+           "column_generation": {"seconds": cg_s, "objective": cg.objective, "status": cg.status,
+                                 "log": cg.solution.log, **{k: v for k, v in cg.solution.info.items()}}}
+    if with_ipm:
+        t0 = time.perf_counter()
+        ipm = model.solve("highs", options={"solver": "ipm"})
+        out["highs_ipm"] = {"seconds": time.perf_counter() - t0, "objective": ipm.objective, "status": ipm.status}
+        out["relative_objective_difference"] = abs(cg.objective - ipm.objective) / abs(ipm.objective)
+        out["speedup"] = out["highs_ipm"]["seconds"] / cg_s
+    return out
+
+
+LARGE_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import scale
+print(json.dumps(scale.mapping(45, 3, with_ipm=False, hours_bins=5), default=float))
+"""
+
+
+def mapping_10m() -> dict:
+    """A 10^7-cell mapping (adds weekly hours in 5 bins) by column generation, in a fresh process
+    so that its peak memory is its own."""
+    res = subprocess.run([sys.executable, "-c", LARGE_CHILD, str(Path(__file__).resolve().parent)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def adult_calmon(repeats: int, with_aif360: bool) -> dict:
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tv_repair_vs_aif360 import SETTINGS, _aif360, _records
+
+    from fairopt.data import load_builtin
+    from fairopt.formulations.tv_repair import AdultDistortion, OptimizedPreprocessing
+    from fairopt.preprocessing import TVRepair
+    X, y, features = _records("252")
+    domain = load_builtin("adult").domain
+    dist = AdultDistortion()
+
+    def fit():
+        return TVRepair(distortion=dist, solver="highs", domain=domain, **SETTINGS).fit(X, y, sensitive_features="sex")
+    est = fit()
+    fit_s = _best(fit, repeats)
+    # the bare LP: the same program's arrays, handed to scipy's HiGHS with nothing around it
+    data = load_builtin("adult")
+    cells, counts = data.codes()
+    model = OptimizedPreprocessing(data.domain, cells, counts, protected="sex", label="income",
+                                   features=["age_decade", "education_years"], distortion=dist, **SETTINGS)
+    canon = model.build().canonical()
+    A, rl, ru = canon.A, canon.rl, canon.ru
+    eq = rl == ru
+    up, low = np.isfinite(ru) & ~eq, np.isfinite(rl) & ~eq
+    A_ub, b_ub = sp.vstack([A[up], -A[low]], format="csr"), np.r_[ru[up], -rl[low]]
+    A_eq, b_eq, bounds = A[eq], rl[eq], np.c_[canon.xl, canon.xu]
+    res = {}
+
+    def bare():
+        res["r"] = linprog(canon.c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    bare()
+    bare_s = _best(bare, repeats)
+    out = {"records": len(X), "variables": int(canon.n), "rows": int(canon.m), "fit_seconds": fit_s,
+           "objective": est.objective_, "bare_lp_seconds": bare_s, "bare_lp_objective": float(res["r"].fun),
+           "fit_over_bare": fit_s / bare_s, "fit_solve_seconds": est.result_.solve_seconds}
+    if with_aif360:
+        aif = min((_aif360(X, y, features) for _ in range(max(1, repeats // 2))), key=lambda r: r["fit_seconds"])
+        out["aif360_seconds"] = aif["fit_seconds"]
+        out["aif360_objective"] = aif["objective"]
+        out["speedup_vs_aif360"] = aif["fit_seconds"] / fit_s
+    return out
+
+
+def run(profile: str = "quick", out: Path = OUT, note: str = "") -> dict:
+    sizes = SIZES[profile]
+    result = {"profile": profile, "sizes": {k: v for k, v in sizes.items()}, "machine_note": note,
+              "cpus": os.cpu_count()}
+    result["import"] = import_times(sizes["repeats"])
+    result.update(dask_sections(sizes))
+    result["chunked_threshold"] = chunked_threshold(sizes["chunked_scores"], sizes["bins"])
+    result["quantised_vs_exact"] = quantised_vs_exact(sizes["quantised_scores"], sizes["bins"])
+    if sizes["mapping"] is not None:
+        result["mapping"] = mapping(*sizes["mapping"])
+    if profile == "full":
+        result["mapping_10m"] = mapping_10m()
+    if os.environ.get("FAIROPT_DATA_HOME") or profile != "smoke":
+        result["adult_calmon"] = adult_calmon(sizes["repeats"], sizes["aif360"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="reduced sizes (minutes)")
+    group.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite's check)")
+    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--note", default="", help="machine conditions, stored in the JSON")
+    args = parser.parse_args()
+    res = run("smoke" if args.smoke else "quick" if args.quick else "full", Path(args.out), args.note)
+    print(json.dumps(res, indent=2, default=float))

@@ -1,0 +1,231 @@
+"""ThresholdDebiaser on sufficient statistics: quantised scores (``score_bins``), chunked files
+(memmap, ``.npy``) and Dask collections.
+
+The fit reads the sample only through per-group score atoms (exact) or per-group histograms of
+scores on ``score_bins`` equal bins (:mod:`fairopt.stats`); calibration is fitted on the same
+statistics; the formulations solve on the driver. Predictions on a Dask input are a Dask
+collection computed block by block.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from fairopt.errors import ConfigError, DataValidationError
+from fairopt.postprocessing._scores import scores_from_logits, scores_from_proba
+from fairopt.stats import (
+    as_source,
+    group_labels,
+    is_dask,
+    is_lazy,
+    labels_and_range,
+    n_rows,
+    quantise,
+    score_atoms,
+    score_histogram,
+)
+
+
+def lazy_input(*args) -> bool:
+    """Any argument is a Dask collection, a memmap or a file path (fit by statistics)."""
+    return any(a is not None and is_lazy(a) for a in args)
+
+
+def check_score_bins(score_bins) -> int | None:
+    """``None`` or an integer >= 2."""
+    if score_bins is None:
+        return None
+    if isinstance(score_bins, bool) or not isinstance(score_bins, (int, np.integer)) or score_bins < 2:
+        raise ConfigError(f"score_bins must be None (exact scores) or an integer >= 2, got {score_bins!r}.")
+    return int(score_bins)
+
+
+def map_scores(raw: np.ndarray, kind: str) -> np.ndarray:
+    """The ``score_map`` of one chunk of raw scores (module level: it is shipped to Dask workers)."""
+    if kind == "proba":
+        if raw.size and (raw.min() < 0 or raw.max() > 1):
+            raise DataValidationError("score_map='proba' needs probabilities in [0, 1].")
+        return scores_from_proba(raw)
+    if kind == "logit":
+        return scores_from_logits(raw)
+    if raw.size and (raw.min() < -1 - 1e-12 or raw.max() > 1 + 1e-12):
+        raise DataValidationError(
+            f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities with "
+            "2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
+    return np.clip(raw, -1.0, 1.0)
+
+
+def fit_lazy(est, X, y, sensitive_features, subgroups, sample_weight, constraint: str):
+    """Fit from chunked / Dask sources: scores are ``X`` (``estimator=None``)."""
+    if est.estimator is not None:
+        raise DataValidationError(
+            "chunked and Dask inputs need estimator=None with the scores as X (score the rows where "
+            "they live, e.g. ddf.map_partitions(model.predict_proba)), so that no row reaches the driver.")
+    if sensitive_features is None or (isinstance(sensitive_features, (str, list, tuple, dict, pd.DataFrame))
+                                      and not is_lazy(sensitive_features)):
+        raise DataValidationError(
+            "with a chunked or Dask X, pass sensitive_features as an array of the same kind (Dask array or "
+            "Series, memmap or .npy path) with one group label per row; column names of X are not supported.")
+    if subgroups is not None:
+        raise DataValidationError("subgroups (covariance) are supported for in-memory inputs only; pass "
+                                  "NumPy arrays or omit subgroups.")
+    est._check_score_map()
+    kind = "identity" if est.score_map == "auto" else est.score_map
+    f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
+    yv = as_source(y, "y")
+    w = as_source(sample_weight, "sample_weight")
+    n = n_rows(f)
+    if n == 0:
+        raise DataValidationError("X has no rows.")
+    smap = partial(map_scores, kind=kind)
+    if check_score_bins(est.score_bins) is None:
+        labels, grid = group_labels(g), None
+    else:                                  # labels and score ranges in one pass over the data
+        labels, lo, hi = labels_and_range(f, g, score_map=smap)
+        grid = (lo, hi)
+    est.groups_ = pd.Index(labels)
+    est.sensitive_columns_ = None
+    est.classes_ = np.array([0, 1])
+    est.n_features_in_ = 1
+    return fit_statistics(est, f, g, labels, yv, w, constraint, smap, grid)
+
+
+def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, grid=None):
+    """Fit ``est`` from the statistics of the sources ``f`` (scores), ``g`` (raw groups, coded by
+    position in ``labels``), ``y`` and ``w``; ``score_bins`` selects histograms over exact atoms."""
+    from fairopt.formulations.constrained_classification import (
+        IsotonicScoreMap,
+        RandomizedThresholdParity,
+    )
+    from fairopt.formulations.constrained_classification.atoms import merge_atoms
+    from fairopt.formulations.constrained_classification.covariance import (
+        RandomizedThresholdCovariance,
+    )
+    from fairopt.formulations.constrained_classification.odds import (
+        ThresholdMixtureOdds,
+    )
+
+    bins = check_score_bins(est.score_bins)
+    K = len(labels)
+    calibration = est.calibration
+    if calibration == "auto":
+        calibration = "isotonic_per_group" if y is not None and constraint == "demographic_parity" else None
+    if calibration is not None and y is None:
+        raise DataValidationError(f"calibration={est.calibration!r} fits P(y=1 | score) on the fitting sample, "
+                                  "so fit needs its labels y; pass y or set calibration=None.")
+    if constraint in ("equal_opportunity", "equalized_odds") and y is None:
+        raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
+    if constraint == "covariance" and K != 2:
+        raise DataValidationError(f"constraint='covariance' needs a binary sensitive attribute; got {K} groups "
+                                  f"{list(labels)[:5]}.")
+    need_y = y if (calibration is not None or constraint in ("equal_opportunity", "equalized_odds")) else None
+    if bins is None:
+        at = score_atoms(f, g, labels, w, need_y, score_map=score_map)
+        est.score_grid_ = None
+    else:
+        lo, hi = (None, None) if grid is None else grid
+        h = score_histogram(f, g, labels, bins, w, need_y, lo=lo, hi=hi, score_map=score_map)
+        cells = np.repeat(np.arange(K), bins)
+        at = merge_atoms(cells, h.centres().ravel(), h.counts.ravel(),
+                         None if h.positive is None else h.positive.ravel(), K)
+        est.score_grid_ = (h.lo, h.hi, bins)
+    empty = np.flatnonzero(np.diff(at.offsets) == 0)
+    if empty.size:
+        raise DataValidationError(f"groups {[labels[i] for i in empty]} have no rows (or zero total weight) in the "
+                                  "post-processing sample; every group must be represented.")
+    est.calibrator_ = None
+    est.calibration_ = calibration
+    if calibration is not None:
+        # isotonic regression on the atoms: each atom is its positive and its negative weight at
+        # one score, the same weighted fit as on the rows
+        neg = at.weight - at.positive
+        est.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
+            np.concatenate([at.score, at.score]), np.concatenate([np.ones(at.n_atoms), np.zeros(at.n_atoms)]),
+            np.concatenate([at.cell, at.cell]), K, np.concatenate([at.positive, np.maximum(neg, 0.0)]))
+        at = merge_atoms(at.cell, est.calibrator_.transform(at.score, at.cell), at.weight, at.positive, K)
+    opts = dict(est.solver_options or {})
+    solver_name = getattr(est.solver, "backend", est.solver)
+    est.eps_ = float(est.eps)
+    if constraint == "demographic_parity":
+        if solver_name == "sgd" and "random_state" not in opts:
+            opts["random_state"] = est.random_state
+        form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
+        sol = form.solve(est.solver, **opts)
+        est.thresholds_, est.tie_probs_ = sol.thresholds, sol.tie_probs
+        est.gamma_, est.rho_, est.fitted_rates_ = sol.gamma, sol.rho, sol.rates
+    elif constraint == "covariance":             # one subgroup: cells 2 * 0 + s are the groups
+        if solver_name == "sgd" and "random_state" not in opts:
+            opts["random_state"] = est.random_state
+        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps, atoms=at)
+        sol = form.solve(est.solver, **opts)
+        est.subgroups_ = pd.Index([None])
+        est.thresholds_ = sol.thresholds.reshape(-1, 2)
+        est.gamma_, est.rho_, est.fitted_rates_ = sol.gamma, float("nan"), sol.rates
+    else:
+        form = ThresholdMixtureOdds(None, None, None, constraint, est.eps, atoms=at)
+        sol = form.solve("highs" if solver_name == "native" else est.solver, **opts)
+        est.rules_ = sol.rules
+        est.thresholds_ = [r.cuts for r in sol.rules]
+        est.gamma_, est.rho_, est.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr
+    est.solution_ = sol
+    est.constraint_ = constraint
+    return est
+
+
+def quantise_fitted(est, f: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Scores rounded to the fitted grid (identity without ``score_bins``)."""
+    grid = getattr(est, "score_grid_", None)
+    if grid is None:
+        return f
+    lo, hi, bins = grid
+    return quantise(f, cells, lo, hi, bins)
+
+
+def _block_probability(est, kind: str, f, g):
+    codes = np.searchsorted(np.asarray(est.groups_), g)
+    codes = np.minimum(codes, len(est.groups_) - 1)
+    if (np.asarray(est.groups_)[codes] != g).any():
+        raise DataValidationError("sensitive_features has groups not seen at fit.")
+    f = quantise_fitted(est, map_scores(np.asarray(f, dtype=float), kind), codes)
+    if est.calibrator_ is not None:
+        f = est.calibrator_.transform(f, codes)
+    return est.solution_.decision_probability(f, codes)
+
+
+def decision_probability_lazy(est, X, sensitive_features):
+    """``P(y_hat = 1)`` of chunked / Dask rows: a Dask array for Dask input, else a NumPy array
+    computed chunk by chunk."""
+    if est.estimator is not None:
+        raise DataValidationError("chunked and Dask inputs need estimator=None with the scores as X.")
+    if est.constraint_ == "covariance" and len(est.subgroups_) != 1:
+        raise DataValidationError("a covariance fit with subgroups predicts in-memory inputs only.")
+    kind = "identity" if est.score_map == "auto" else est.score_map
+    f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
+    fn = partial(_block_probability, est, kind)
+    if is_dask(f) or is_dask(g):
+        import dask.array as da
+        f = f if is_dask(f) else da.from_array(f, chunks=g.chunks)
+        g = g.rechunk(f.chunks) if is_dask(g) else da.from_array(g, chunks=f.chunks)
+        return da.map_blocks(fn, f, g, dtype=float)
+    from fairopt.stats import CHUNK_ROWS
+    n = f.shape[0]
+    if g.shape[0] != n:
+        raise DataValidationError(f"sensitive_features has {g.shape[0]} rows for {n} scores.")
+    out = np.empty(n)
+    for i in range(0, n, CHUNK_ROWS):         # a loop over chunks, not rows
+        out[i:i + CHUNK_ROWS] = fn(np.asarray(f[i:i + CHUNK_ROWS]), np.asarray(g[i:i + CHUNK_ROWS]))
+    return out
+
+
+def _sample_block(h, seed, block_id=None):
+    rng = np.random.default_rng([seed, block_id[0]])
+    return (rng.random(h.shape[0]) < h).astype(np.int64)
+
+
+def sample_lazy(h, random_state):
+    """0/1 draws of a Dask array of probabilities, one reproducible stream per block."""
+    from fairopt._utils import as_generator
+    seed = int(as_generator(random_state).integers(2**63))
+    return h.map_blocks(partial(_sample_block, seed=seed), dtype=np.int64)

@@ -1,0 +1,136 @@
+"""Record tables (Dask DataFrames, Parquet files) collapsed to distinct records with weights, and
+contingency counts of cells by groups."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from fairopt.errors import DataValidationError
+from fairopt.stats._sources import _check_weights, _chunk_rows, is_dask, map_reduce
+
+
+def cell_group_counts(cells, groups, n_cells: int, n_groups: int, sample_weight=None,
+                      chunk_rows: int | None = None) -> np.ndarray:
+    """Weighted counts ``N[j, k]`` of rows in cell ``j`` (integer codes) and group ``k`` (codes):
+    the statistic of a conditional matrix (balanced filtering), shape ``(n_cells, n_groups)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cell_group_counts(np.array([0, 1, 1]), np.array([1, 0, 1]), 2, 2).tolist()
+    [[0.0, 1.0], [1.0, 1.0]]
+    """
+    def part(c, g, w):
+        c, g = np.asarray(c), np.asarray(g)
+        for name, v, hi in (("cell", c, n_cells), ("group", g, n_groups)):
+            if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() >= hi):
+                raise DataValidationError(f"{name} codes must be integers in 0 .. {hi - 1}.")
+        idx = c.astype(np.int64) * n_groups + g
+        return np.bincount(idx, weights=_check_weights(w), minlength=n_cells * n_groups).astype(float)
+    return map_reduce(part, np.add, [cells, groups, sample_weight], chunk_rows).reshape(n_cells, n_groups)
+
+
+# --------------------------------------------------------------------------- record tables
+def is_lazy_frame(X) -> bool:
+    """A Dask DataFrame, or a path to a Parquet file or directory.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_lazy_frame(pd.DataFrame({"a": [1]})), is_lazy_frame("records.parquet")
+    (False, True)
+    """
+    if isinstance(X, (str, os.PathLike)):
+        return os.fspath(X).endswith(".parquet")
+    return is_dask(X) and hasattr(X, "columns")
+
+
+def collapse_records(X, y, sensitive_features, sample_weight=None, batch_rows: int | None = None):
+    """Distinct records of a Dask DataFrame or Parquet file with their total weight.
+
+    Counting formulations (max-ent, TV repair, the Calmon mapping) depend on the records only
+    through these counts over the product domain, so ``fit`` on the returned table with
+    ``sample_weight=weight`` is the fit on the rows. ``y`` and ``sensitive_features`` are column
+    names of ``X`` (or Dask Series aligned with it); ``sample_weight`` a column name, a Dask
+    Series, or ``None``. Parquet files are read in record batches of ``batch_rows``.
+
+    Returns
+    -------
+    X, y, sensitive_features, weight : pandas objects
+        Features (the protected column kept when it is a column of ``X``), label Series,
+        protected column name or Series, and weights, one row per distinct record.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"a": [1, 1, 2], "s": ["f", "f", "m"], "y": [0, 0, 1]})
+    >>> X.to_parquet("/tmp/_fairopt_doc.parquet")
+    >>> Xc, yc, sc, w = collapse_records("/tmp/_fairopt_doc.parquet", "y", "s")
+    >>> Xc.to_dict("list"), yc.tolist(), sc, w.tolist()
+    ({'a': [1, 2], 's': ['f', 'm']}, [0, 1], 's', [2.0, 1.0])
+    """
+    import pandas as pd
+
+    extra = {}
+    for key, v in (("__y__", y), ("__s__", sensitive_features), ("__w__", sample_weight)):
+        if v is not None and not isinstance(v, str):
+            if not is_dask(v):
+                raise DataValidationError(f"with a Dask or Parquet X, pass {key.strip('_')} as a column name or a "
+                                          "Dask Series aligned with X.")
+            extra[key] = v
+    y_name = y if isinstance(y, str) else "__y__"
+    s_name = sensitive_features if isinstance(sensitive_features, str) else "__s__"
+    w_name = sample_weight if isinstance(sample_weight, str) else ("__w__" if sample_weight is not None else None)
+
+    def count(frame: pd.DataFrame) -> pd.DataFrame:
+        keys = [c for c in frame.columns if c != w_name]
+        if frame[keys].isna().any().any():
+            bad = frame[keys].columns[frame[keys].isna().any()].tolist()
+            raise DataValidationError(f"columns {bad} have missing values; drop or impute them first.")
+        w = frame[w_name].astype(float) if w_name else pd.Series(1.0, index=frame.index)
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise DataValidationError("sample_weight must be finite and non-negative.")
+        return w.groupby([frame[k] for k in keys], sort=True, observed=True).sum().rename("__weight__").reset_index()
+
+    if is_dask(X):
+        frame = X.assign(**extra) if extra else X
+        cols = list(frame.columns)
+        for need in (y_name, s_name):
+            if need not in cols:
+                raise DataValidationError(f"column {need!r} is not in X (columns {cols[:10]}).")
+        meta = frame._meta.drop(columns=[w_name] if w_name else [])
+        meta = meta.assign(__weight__=np.zeros(0))
+        parts = frame.map_partitions(count, meta=meta)
+        keys = [c for c in cols if c != w_name]
+        # one tree reduction (split_out=1): the distinct records fit on the driver anyway
+        table = parts.groupby(keys, sort=False)["__weight__"].sum(split_out=1).compute().reset_index()
+    else:
+        import pyarrow.parquet as pq
+        if extra:
+            raise DataValidationError("with a Parquet X, y / sensitive_features / sample_weight must be column names.")
+        path = os.fspath(X)
+        if not os.path.exists(path):
+            raise DataValidationError(f"X={path!r} does not exist.")
+        ds = pq.ParquetFile(path) if os.path.isfile(path) else None
+        if ds is None:
+            import pyarrow.dataset as pads
+            batches = pads.dataset(path, format="parquet").to_batches(batch_size=batch_rows or _chunk_rows())
+        else:
+            batches = ds.iter_batches(batch_size=batch_rows or _chunk_rows())
+        tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
+        if not tables:
+            raise DataValidationError(f"X={path!r} has no rows.")
+        keys = [c for c in tables[0].columns if c != "__weight__"]
+        for need in (y_name, s_name):
+            if need not in keys:
+                raise DataValidationError(f"column {need!r} is not in {path!r} (columns {keys[:10]}).")
+        table = pd.concat(tables).groupby(keys, sort=True, observed=True)["__weight__"].sum().reset_index()
+    table = table.sort_values([c for c in table.columns if c != "__weight__"], kind="stable").reset_index(drop=True)
+    weight = table.pop("__weight__").astype(float)
+    y_out = table.pop(y_name).rename(None if y_name == "__y__" else y_name)
+    if s_name == "__s__":
+        s_out = table.pop("__s__").rename(getattr(sensitive_features, "name", None))
+    else:
+        s_out = s_name
+    return table, y_out, s_out, weight
