@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError
 from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
                                         check_convex, to_solution)
-from fairopt.modeling.registry import SolverSpec, check_spec, load_backend
+from fairopt.modeling.registry import SolverSpec, check_spec, compile_program
 from fairopt.modeling.solution import Solution
 
 __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
@@ -270,7 +270,7 @@ class Program:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
-        return load_backend(spec.backend).compile(self, spec)
+        return compile_program(self, spec)
 
     def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
               options: Mapping[str, Any] | None = None, require_optimal: bool = False,

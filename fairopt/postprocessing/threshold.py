@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._scores import _ScoreMixin
 from fairopt.validation import Groups, check_groups, check_weights
 
@@ -156,9 +157,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like, optional
             Row weights.
         """
-        from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
-        from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
-        from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+        from fairopt.formulations.constrained_classification import (
+            IsotonicScoreMap,
+            RandomizedThresholdParity,
+        )
+        from fairopt.formulations.constrained_classification.covariance import (
+            RandomizedThresholdCovariance,
+        )
+        from fairopt.formulations.constrained_classification.odds import (
+            ThresholdMixtureOdds,
+        )
         constraint = self._constraint()
         if self.calibration not in CALIBRATIONS:
             raise ConfigError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}.")
@@ -220,7 +228,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
             form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
                                         n_groups=len(self.groups_))
-            sol = form.solve("highs" if solver_name == "native" else self.solver, **opts)
+            sol = form.solve(default_spec("LP") if solver_name == "native" else self.solver, **opts)
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr

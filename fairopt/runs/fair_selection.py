@@ -25,7 +25,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fairopt.constraints import selection_rate_parity
-from fairopt.modeling import Program, SolverSpec
+from fairopt.modeling import Program, SolverSpec, default_spec
 from fairopt.runs.base import Progress, RunOutput, Table
 
 UNITS = "NT$ thousand"
@@ -147,7 +147,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     pool = score_applicants(data, params)
     budget = _budget(pool, params)
     block = parity_block(pool, params)
-    spec = solver or "highs"
+    spec = solver or default_spec("MILP" if params.integer else "LP")
     t1 = time.perf_counter()
     solves = {}
     progress(1, 4, "budget only (LP)")

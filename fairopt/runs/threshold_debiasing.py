@@ -16,6 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.registry import default_backend
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
 
 #: what `fairopt frontier` plots: test accuracy against the test fairness gaps
@@ -148,7 +149,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
 
 def _debiaser(params: Parameters, estimator, solver):
     from fairopt.postprocessing import ThresholdDebiaser
-    name = "native" if solver is None else solver
+    name = str(default_backend("threshold")) if solver is None else solver
     options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
     # the card's values go through set_params: the estimator keeps the one list of defaults
     return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=name,
@@ -173,8 +174,12 @@ EXPORT_NOTE = ("the threshold program over (group, score) atoms of the post-proc
 
 def build(card, params: Parameters, data: Data):
     """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
-    from fairopt.formulations.constrained_classification import RandomizedThresholdParity
-    from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+    from fairopt.formulations.constrained_classification import (
+        RandomizedThresholdParity,
+    )
+    from fairopt.formulations.constrained_classification.odds import (
+        ThresholdMixtureOdds,
+    )
     from fairopt.postprocessing import _encode, _group_frame
     parts = prepare(params, data)
     deb = _debiaser(params, parts["estimator"], None)
