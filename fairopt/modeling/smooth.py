@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import abc
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
