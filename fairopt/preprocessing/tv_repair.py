@@ -88,7 +88,7 @@ class TVRepair(BaseEstimator):
         self.random_state = random_state
 
     def _frame(self, X, y, sensitive_features):
-        from fairopt.preprocessing import _assemble
+        from fairopt.preprocessing._frame import _assemble
         return _assemble(X, y, sensitive_features)
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
