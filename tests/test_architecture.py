@@ -62,7 +62,8 @@ def _resolve(name: str) -> Path | None:
 
 
 def import_graph() -> dict[Path, set[Path]]:
-    """File -> files it imports anywhere in its body (module level or inside functions)."""
+    """File -> files it imports anywhere in its body (module level or inside functions, and
+    ``importlib.import_module`` of a literal module name)."""
     graph: dict[Path, set[Path]] = {}
     for name, path in MODULES.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -70,6 +71,9 @@ def import_graph() -> dict[Path, set[Path]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) \
+                    == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
+                names = [str(node.args[0].value)]   # importlib.import_module("fairopt...")
             elif isinstance(node, ast.ImportFrom):
                 mod = node.module or ""
                 if node.level:
