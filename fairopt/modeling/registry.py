@@ -25,7 +25,7 @@ __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSp
            "available_backends", "backend_info", "backend_installed", "backends_for",
            "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
            "inner_solvers",
-           "installed_specs", "iteration_limit_option", "load_backend", "reject_unknown_options", "solve_own", "takes"]
+           "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options", "reject_unknown_options", "solve_own", "takes"]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
@@ -241,6 +241,20 @@ def iteration_limit_option(backend: str, solver: str | None = None) -> str | Non
     info = backend_info(backend)
     name = info.canonical_solver(str(solver)) if solver else next(iter(info.default_solver.values()))
     return info.iteration_limit_key.get(name) if name else None
+
+
+def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
+    """Options asking the MILP solver of ``spec`` to stop at relative gap ``gap`` (empty when
+    the back end declares no gap option for it).
+
+    Examples
+    --------
+    >>> mip_gap_options(SolverSpec("highs"), 1e-4)
+    {'mip_rel_gap': 0.0001}
+    """
+    spec = check_spec(SolverSpec.parse(spec), "MILP")
+    key = BACKENDS[spec.backend].mip_gap_key.get(spec.solver)
+    return {key: float(gap)} if key else {}
 
 
 def takes(backend: str, problem_class: str) -> bool:

@@ -63,6 +63,9 @@ class BackendInfo:
     iteration_limit_key : mapping of str to str or None
         Option that carries an iteration limit per inner solver (what to raise when the solver
         stopped at its limit); ``None``: the solver has none fairopt knows.
+    mip_gap_key : mapping of str to str
+        Per inner solver that takes MILPs, the option carrying the relative MIP gap at which it
+        stops (what a caller sets to ask for a gap).
     tolerances : mapping of str to mapping of str to mapping
         Per inner solver and problem class, the tolerance options fairopt passes unless the
         spec sets them.
@@ -91,6 +94,7 @@ class BackendInfo:
     time_limit_key: Mapping[str, str | None] = field(default_factory=dict)
     time_limit_classes: tuple[str, ...] | None = None
     iteration_limit_key: Mapping[str, str | None] = field(default_factory=dict)
+    mip_gap_key: Mapping[str, str] = field(default_factory=dict)
     tolerances: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     accuracy: Mapping[str, float] = field(default_factory=dict)
     install_hint: Mapping[str, str] = field(default_factory=dict)

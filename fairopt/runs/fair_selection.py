@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from fairopt.constraints import selection_rate_parity
 from fairopt.modeling import Program, SolverSpec, default_spec
+from fairopt.modeling.registry import mip_gap_options
 from fairopt.runs.base import Progress, RunOutput, Table
 
 UNITS = "NT$ thousand"
@@ -156,7 +157,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     solves["after_lp"] = approval_program(pool, budget, block).solve(spec)
     if params.integer:
         progress(3, 4, "with parity (MIP)")
-        mip_options = {"mip_rel_gap": params.mip_gap} if SolverSpec.parse(spec).backend == "highs" else None
+        mip_options = mip_gap_options(spec, params.mip_gap) or None   # the back end names its option
         solves["before_mip"] = approval_program(pool, budget, integer=True).solve(spec, options=mip_options)
         solves["after_mip"] = approval_program(pool, budget, block, integer=True).solve(spec, options=mip_options)
     solve_s = time.perf_counter() - t1

@@ -93,6 +93,7 @@ INFO = BackendInfo(
     iteration_limit_key={"CLARABEL": "max_iter", "SCS": "max_iters", "OSQP": "max_iter",
                          "ECOS": "max_iters", "HIGHS": "simplex_iteration_limit", "PIQP": "max_iter",
                          "QOCO": "max_iters", "DAQP": "iter_limit", "SCIPY": "scipy_options.maxiter"},
+    mip_gap_key={"HIGHS": "mip_rel_gap"},
     tolerances={"CLARABEL": {"LP": TIGHT["CLARABEL"], "QP": TIGHT["CLARABEL"],
                              "smooth": SMOOTH_TIGHT["CLARABEL"]}},
     # first-order methods at cvxpy's default tolerances

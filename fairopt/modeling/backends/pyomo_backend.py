@@ -63,6 +63,9 @@ INFO = BackendInfo(
     time_limit_key=TIME_LIMIT_KEY, time_limit_classes=("LP", "QP", "MILP"),
     iteration_limit_key={"ipopt": "max_iter", "highs": "simplex_iteration_limit",
                          "appsi_highs": "simplex_iteration_limit", "glpk": "itlim", "scip": "limits/totalnodes"},
+    mip_gap_key={"appsi_highs": "mip_rel_gap", "highs": "mip_rel_gap", "gurobi": "MIPGap",
+                 "gurobi_direct": "MIPGap", "cbc": "ratioGap", "glpk": "mipgap",
+                 "scip": "limits/gap"},
     install_hint={"ipopt": "smooth problems need the NLP solver Ipopt: conda install -c conda-forge ipopt"},
     status_map=STATUS_MAP, probe=_installed,
     check_options=check_options)
