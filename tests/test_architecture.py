@@ -23,7 +23,7 @@ LAYERS = [
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "parallel.py"]),
+    ("shared", ["validation.py", "parallel.py", "criteria.py"]),
     ("ground", ["errors.py", "_utils.py", "_progress.py", "__init__.py"]),
 ]
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back

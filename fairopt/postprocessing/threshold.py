@@ -6,6 +6,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from fairopt._utils import as_generator
+from fairopt.criteria import resolve
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._scores import _ScoreMixin
@@ -14,7 +15,6 @@ from fairopt.validation import Groups, check_groups, check_weights
 __all__ = ["ThresholdDebiaser"]
 
 CONSTRAINTS = ("demographic_parity", "covariance", "equal_opportunity", "equalized_odds")
-_ALIASES = {"statistical_parity": "demographic_parity", "true_positive_rate_parity": "equal_opportunity"}
 CALIBRATIONS = (None, "auto", "isotonic", "isotonic_per_group")
 
 
@@ -134,9 +134,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         return type(self)(estimator=est, **params)
 
     def _constraint(self) -> str:
-        c = _ALIASES.get(self.constraint, self.constraint)
-        if c not in CONSTRAINTS:
-            raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {self.constraint!r}.")
+        c = resolve(self.constraint, CONSTRAINTS)   # aliases resolve in fairopt.criteria
         return c
 
     def fit(self, X, y=None, sensitive_features=None, subgroups=None, sample_weight=None):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
 from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
                                                snap_labels, survival_by_group)
@@ -376,4 +377,7 @@ class EqualizedOdds(_ClassificationMoment):
         return y.astype(np.int64)
 
 
-CLASSIFICATION_MOMENTS = {m.name: m for m in (DemographicParity, EqualOpportunity, EqualizedOdds)}
+#: moments by canonical criterion name (:mod:`fairopt.criteria` resolves aliases such as
+#: ``statistical_parity``); regression's demographic parity is the thresholded statistical parity
+CLASSIFICATION_MOMENTS = {resolve(m.name): m for m in (DemographicParity, EqualOpportunity, EqualizedOdds)}
+REGRESSION_MOMENTS = {resolve(m.name): m for m in (StatisticalParity, BoundedGroupLoss)}
