@@ -65,3 +65,18 @@ def test_threshold_debiasing_and_reductions_take_aliases(data):
     np.testing.assert_array_equal(reg[0].predict(X), reg[1].predict(X))
     with pytest.raises(ConfigError, match="FairClassifier\\(constraint\\)='bounded_group_loss'"):
         FairClassifier(constraint="bounded_group_loss").fit(X, y, sensitive_features=a)
+
+
+def test_constraint_blocks_by_criterion_name():
+    from fairopt.constraints import equal_opportunity, rate_parity, selection_rate_parity
+    g = np.array(["a", "a", "b", "b", "c", "c"])
+    y = np.array([1, 0, 1, 1, 0, 1])
+    for alias in ("demographic_parity", "statistical_parity", "selection_rate_parity"):
+        block = rate_parity(alias, g, eps=0.1)
+        ref = selection_rate_parity(g, eps=0.1, name=block.name)
+        assert (block.A != ref.A).nnz == 0 and np.array_equal(block.bound, ref.bound)
+    block = rate_parity("true_positive_rate_parity", g, y, eps=0.05)
+    ref = equal_opportunity(g, y, eps=0.05)
+    assert block.name == "equal_opportunity" and (block.A != ref.A).nnz == 0
+    with pytest.raises(ConfigError, match="criterion='covariance'"):
+        rate_parity("covariance", g, eps=0.1)
