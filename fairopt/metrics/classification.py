@@ -12,8 +12,9 @@ import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import (
-    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation,
+    binary_truth, check_weights, group_means, prediction_expectation,
 )
+from fairopt.validation import check_groups
 
 __all__ = [
     "group_rates", "group_summary", "statistical_rate", "representation_rate",
@@ -39,7 +40,7 @@ def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=
     if rate not in _RATES:
         raise DataValidationError(f"rate must be one of {_RATES}, got {rate!r}.")
     n = _n_rows(sensitive_features)
-    grp = factorize_groups(sensitive_features, n, groups=groups)
+    grp = check_groups(sensitive_features, n, groups=groups)
     w = check_weights(sample_weight, n)
     if n == 0:
         raise DataValidationError("the inputs have no rows; metrics need at least one row per group.")
@@ -145,7 +146,7 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
         ``selection_rate``; if ``y_true`` is given, ``base_rate``; if both, ``tpr`` and ``fpr``.
     """
     n = _n_rows(sensitive_features)
-    grp = factorize_groups(sensitive_features, n)
+    grp = check_groups(sensitive_features, n)
     w = check_weights(sample_weight, n)
     total = np.bincount(grp.codes, weights=w, minlength=grp.n_groups)
     out = {"weight": total, "share": total / total.sum()}

@@ -35,12 +35,6 @@ from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem,
 from fairopt.validation import as_groups, check_weights
 
 
-def _groups(sensitive, n: int) -> tuple[pd.Index, np.ndarray]:
-    """``(labels, codes)`` of the protected attribute (a :class:`~fairopt.validation.Groups` or raw labels)."""
-    grp = as_groups(sensitive, n)
-    return grp.labels, grp.codes.astype(np.int64)
-
-
 def _row_weights(sample_weight, n: int) -> np.ndarray | None:
     r"""Sample weights rescaled to mean 1 (``None`` when unweighted, keeping the unweighted arithmetic).
 
@@ -149,7 +143,8 @@ class StatisticalParity(Moment):
         self.sample_weight = w = _row_weights(sample_weight, y.size)
         self.loss_ = get_loss(self.loss)
         self.grid = Grid(self.grid_size)
-        self.groups, self.group = _groups(sensitive, y.size)
+        grp = as_groups(sensitive, y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
@@ -242,7 +237,8 @@ class BoundedGroupLoss(Moment):
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         self.loss_: Loss = get_loss(self.loss)
-        self.groups, self.group = _groups(sensitive, self.y.size)
+        grp = as_groups(sensitive, self.y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
@@ -296,7 +292,8 @@ class _ClassificationMoment(Moment):
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
             raise DataValidationError(f"{self.name} needs binary labels in {{0, 1}}.")
-        self.groups, self.group = _groups(sensitive, self.y.size)
+        grp = as_groups(sensitive, self.y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.event = self._event_codes(self.y)         # -1 = no event
