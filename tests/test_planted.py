@@ -21,7 +21,7 @@ SPECS = exact_specs("LP") + [s for s in exact_specs("QP") if s not in exact_spec
 #: dual agreement with the planted multipliers (relative to max(1, max |y*|)), per back end, as
 #: stated in docs/modeling.md and measured by benchmarks/solver_status.py
 DUAL_TOL = {"cvxpy:CLARABEL": 5e-2, "cvxpy:HIGHS": 5e-3, "highs:highs": 2e-4, "pyomo:highs": 2e-4,
-            "osqp:osqp": 2e-5}
+            "osqp:osqp": 2e-5, "ortools:PDLP": 5e-6}
 DEFAULT_DUAL_TOL = 1e-6
 
 
