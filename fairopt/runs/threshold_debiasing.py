@@ -180,14 +180,14 @@ def build(card, params: Parameters, data: Data):
     from fairopt.formulations.constrained_classification.odds import (
         ThresholdMixtureOdds,
     )
-    from fairopt.postprocessing import _encode, _group_frame
+    from fairopt.validation import check_groups
     parts = prepare(params, data)
     deb = _debiaser(params, parts["estimator"], None)
     if parts["estimator"] is not None:
         deb.estimator_ = parts["estimator"]
     p = parts["post"]
     f = deb._scores(p["X"])
-    codes, _ = _encode(_group_frame(p["groups"], p["X"], len(f)))
+    codes = check_groups(p["groups"], len(f), X=p["X"]).codes
     if params.constraint == "demographic_parity":
         return RandomizedThresholdParity(f, codes, params.gamma, params.eps, params.rho).build()
     return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps).build()
