@@ -24,7 +24,6 @@ Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for class
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
