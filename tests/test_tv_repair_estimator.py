@@ -89,3 +89,12 @@ def test_sensitive_features_as_an_array(adult):
     assert list(Xa.columns) == ["age_decade", "education_years"] and len(ya) == 8000
     with pytest.raises(DataValidationError, match="pass sensitive_features"):
         est.transform(Xf, y.iloc[:8000])
+
+
+def test_kl_default_solver_comes_from_the_formulation_and_nothing_is_swapped(adult):
+    data, X, y = adult
+    kw = dict(PARAMS, divergence="kl", utility="xy", conditioning="xy", domain=data.domain)
+    est = TVRepair(**kw).fit(X, y, sensitive_features="sex")   # no solver named: cvxpy's form
+    assert est.result_.solution.backend == "cvxpy" and est.result_.objective > 0
+    with pytest.raises(DataValidationError, match="exponential-cone"):   # an LP solver is refused
+        TVRepair(**kw, solver="highs").fit(X, y, sensitive_features="sex")

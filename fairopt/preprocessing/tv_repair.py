@@ -48,8 +48,9 @@ class TVRepair(BaseEstimator):
     columns : {"all", "observed"}, default "all"
     favourable_label : optional
         ``y+`` (default 1 if it is a level, else the last level).
-    solver : str, default "highs"
-        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL).
+    solver : str, optional
+        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL). Default:
+        the registry's LP back end for TV, cvxpy (Clarabel) for KL, whose only form is cvxpy's.
     domain : fairopt.data.Domain, optional
         Fixes level sets and order (ordinal distortion rules read the level order).
     random_state : int, Generator or None
@@ -71,7 +72,7 @@ class TVRepair(BaseEstimator):
 
     def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
                  max_expected_distortion=None, conditioning="dxy", utility="dxy", divergence="tv",
-                 columns="all", favourable_label=None, solver="highs", domain=None, random_state=None):
+                 columns="all", favourable_label=None, solver=None, domain=None, random_state=None):
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
