@@ -49,6 +49,12 @@ class UnknownSolverError(ConfigError, SolverNotAvailableError):
     configuration error that also lists the installed alternatives in ``available``."""
 
 
+class WrongProblemClassError(ConfigError, SolverNotAvailableError):
+    """A back end or inner solver that cannot take the problem's class (an LP solver asked for
+    a smooth problem, say): a configuration error whose message lists the back ends that can,
+    and whose ``available`` lists the installed ``backend:solver`` pairs that would work."""
+
+
 class SolverError(FairoptError, RuntimeError):
     """The solver failed (numerical trouble, crash, unexpected status)."""
 

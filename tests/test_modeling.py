@@ -8,8 +8,11 @@ import scipy.sparse as sp
 from fairopt.errors import (DataValidationError, InfeasibleError, SolverNotAvailableError,
                             UnboundedError)
 from fairopt.modeling import Program, SolverSpec, Status, available_backends, installed_specs
+from fairopt.modeling.registry import exact_specs
 
-LP_SPECS = [s for s in installed_specs("LP") if s not in ("cvxpy:SCS", "cvxpy:OSQP", "cvxpy:SCIPY")]
+#: exact LP solvers as the registry declares them (first-order methods at default tolerances are
+#: not); cvxpy's SCIPY interface reports no duals
+LP_SPECS = [s for s in exact_specs("LP") if s != "cvxpy:SCIPY"]
 QP_SPECS = [s for s in installed_specs("QP")
             if s not in ("cvxpy:SCS", "cvxpy:SCIPY", "pyomo:appsi_highs")] + ["pyomo"]
 

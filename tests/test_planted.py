@@ -13,16 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairopt.modeling import Status, installed_specs
+from fairopt.modeling.registry import exact_specs
 from fairopt.modeling.planted import check, planted_optimal, random_instance
 
-INEXACT = ("cvxpy:SCS", "cvxpy:OSQP")
-SPECS = [s for s in installed_specs() if s not in INEXACT
-         and (s in installed_specs("LP") or s in installed_specs("QP"))]
+SPECS = exact_specs("LP") + [s for s in exact_specs("QP") if s not in exact_specs("LP")]
 
 #: dual agreement with the planted multipliers (relative to max(1, max |y*|)), per back end, as
 #: stated in docs/modeling.md and measured by benchmarks/solver_status.py
 DUAL_TOL = {"cvxpy:CLARABEL": 5e-2, "cvxpy:HIGHS": 5e-3, "highs:highs": 2e-4, "pyomo:highs": 2e-4,
-            "osqp:osqp": 2e-5}
+            "osqp:osqp": 2e-5, "ortools:PDLP": 5e-6}
 DEFAULT_DUAL_TOL = 1e-6
 
 

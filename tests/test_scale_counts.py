@@ -84,7 +84,7 @@ def test_conditional_matrix_from_lazy_codes_equals_in_memory(kind, tmp_path, mon
         da = pytest.importorskip("dask.array")
         args = [da.from_array(a, chunks=900) for a in (cells, groups, w)]
     else:
-        monkeypatch.setattr(stats, "CHUNK_ROWS", 500)
+        monkeypatch.setattr(stats._sources, "CHUNK_ROWS", 500)
         args = []
         for i, a in enumerate((cells, groups, w)):
             np.save(tmp_path / f"{i}.npy", a)

@@ -39,7 +39,7 @@ def test_dask_metrics_equal_in_memory(data, name, fn):
 
 @pytest.mark.parametrize("name,fn", CASES)
 def test_memmap_metrics_equal_in_memory(data, name, fn, tmp_path, monkeypatch):
-    monkeypatch.setattr(stats, "CHUNK_ROWS", 999)
+    monkeypatch.setattr(stats._sources, "CHUNK_ROWS", 999)
     ref = fn(metrics, *data)
     mm = []
     for i, a in enumerate(data):

@@ -65,7 +65,7 @@ def test_dask_fit_does_not_materialise_rows(sample, monkeypatch):
 @pytest.mark.parametrize("kw", SETTINGS[:5])
 @pytest.mark.parametrize("kind", ["memmap", "npy"])
 def test_chunked_fit_equals_in_memory_fit(sample, kw, kind, tmp_path, monkeypatch):
-    monkeypatch.setattr(stats, "CHUNK_ROWS", 777)
+    monkeypatch.setattr(stats._sources, "CHUNK_ROWS", 777)
     f, g, y, _ = sample
     g = _groups(kw, g)
     ref = ThresholdDebiaser(**kw).fit(f, y, g)

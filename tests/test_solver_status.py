@@ -15,12 +15,12 @@ import pytest
 from fairopt.errors import (ConfigError, DataValidationError, InfeasibleError, SolverLimitError,
                             SolverNotAvailableError, UnboundedError)
 from fairopt.modeling import Program, SolverSpec, Status, installed_specs
+from fairopt.modeling.registry import exact_specs
 
-#: exact back ends (interior point, simplex, active set, or OSQP polished to 1e-9); cvxpy's SCS and
-#: OSQP run at cvxpy's default 1e-4..1e-5 accuracy
-INEXACT = ("cvxpy:SCS", "cvxpy:OSQP")
-LP_SPECS = [s for s in installed_specs("LP") if s not in INEXACT]
-QP_SPECS = [s for s in installed_specs("QP") if s not in INEXACT]
+#: exact back ends (interior point, simplex, active set, or OSQP polished to 1e-9), as the
+#: registry declares them: first-order methods at cvxpy's default tolerances are not
+LP_SPECS = exact_specs("LP")
+QP_SPECS = exact_specs("QP")
 HIGHS_QP = [s for s in ("highs:highs", "cvxpy:HIGHS", "pyomo:highs") if s in QP_SPECS]
 
 

@@ -137,3 +137,12 @@ def test_default_utility_is_the_papers_and_matches_aif360():
                                    features=["age_decade", "education_years"],
                                    distortion=AdultDistortion(compat=False), **settings)
     assert model.solve("highs").objective == pytest.approx(est.objective_, abs=1e-9)
+
+
+def test_kl_default_solver_comes_from_the_formulation_and_nothing_is_swapped(adult):
+    data, X, y = adult
+    kw = dict(PARAMS, divergence="kl", utility="xy", conditioning="xy", domain=data.domain)
+    est = TVRepair(**kw).fit(X, y, sensitive_features="sex")   # no solver named: cvxpy's form
+    assert est.result_.solution.backend == "cvxpy" and est.result_.objective > 0
+    with pytest.raises(DataValidationError, match="exponential-cone"):   # an LP solver is refused
+        TVRepair(**kw, solver="highs").fit(X, y, sensitive_features="sex")

@@ -30,8 +30,8 @@ objective's units, together with the derivative of the optimum with respect to e
 """
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
 from fairopt.constraints.builders import (encode_groups, equal_opportunity, equalized_odds,
-                                          group_cost_bounds, representation_bounds,
+                                          group_cost_bounds, rate_parity, representation_bounds,
                                           selection_rate_parity)
 
 __all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportunity", "equalized_odds",
-           "group_cost_bounds", "representation_bounds", "selection_rate_parity"]
+           "group_cost_bounds", "rate_parity", "representation_bounds", "selection_rate_parity"]

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.constraints.targets import add_to_program, build_cvxpy_block, build_pyomo_block, read_duals
+from fairopt.errors import SolverError
 
 
 @dataclass
@@ -128,7 +129,6 @@ class FairnessBlock:
         """Add the rows (constraint block ``name``) and the auxiliary variables (block
         ``name + "_aux"``) to a :class:`~fairopt.modeling.Program` whose variable ``var``
         holds the decisions, one entry per candidate in the order of the group labels."""
-        from fairopt.constraints.targets import add_to_program
         con = add_to_program(self, program, var)
         self._program_var = var
         return con
@@ -138,13 +138,11 @@ class FairnessBlock:
         the model that owns the indexed variable ``var``. ``index`` lists the keys of ``var``
         in candidate order (default: ``var``'s own index order). The block holds ``aux``
         (auxiliary variables) and ``rows`` (indexed constraints)."""
-        from fairopt.constraints.targets import build_pyomo_block
         return build_pyomo_block(self, var, name or self.name, index)
 
     def to_cvxpy(self, x):
         """Return the rows as a list of cvxpy constraints on the user's ``Variable`` ``x``
         (shape ``(n,)``); the list's ``aux`` attribute holds the auxiliary variable."""
-        from fairopt.constraints.targets import build_cvxpy_block
         return build_cvxpy_block(self, x)
 
     # ---------------------------------------------------------------- duals
@@ -186,7 +184,6 @@ class FairnessBlock:
         >>> round(parity.price_of_fairness(fair, problem=problem).parameters["eps"], 6)
         1.0
         """
-        from fairopt.constraints.targets import read_duals
         y, x, t = read_duals(self, result, var, problem)
         return self._price(y, x, t)
 
@@ -216,8 +213,3 @@ class FairnessBlock:
         return (f"FairnessBlock({self.name!r}, kind={self.kind!r}, n={self.n}, rows={self.m}, "
                 f"groups={len(self.groups)}, parameters={self.parameters})")
 
-
-def check_size(block: FairnessBlock, size: int, where: str) -> None:
-    if size != block.n:
-        raise DataValidationError(f"{where} has {size} entries but fairness block {block.name!r} was "
-                                  f"built for {block.n} candidates (one group label per entry).")

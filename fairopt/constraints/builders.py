@@ -19,6 +19,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.constraints.block import FairnessBlock, Sensitivity
+from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
 
 
@@ -309,3 +310,27 @@ def group_cost_bounds(groups, cost, lower=None, upper=None, *, normalize: str = 
         bound=np.r_[lo[low], hi[up]], aux_names=[], parameters=params, sensitivity=sens,
         row_labels=[f"{word}[{labels[a]}] >= {lo[a]:g}" for a in low]
         + [f"{word}[{labels[a]}] <= {hi[a]:g}" for a in up])
+
+
+# ------------------------------------------------------------------------ by criterion name
+def rate_parity(criterion: str, groups, y=None, *, scores=None, eps: float | None = None,
+                ratio: float | None = None, name: str | None = None) -> FairnessBlock:
+    """The block of a rate criterion named as everywhere else in fairopt (aliases resolved by
+    :mod:`fairopt.criteria`): ``demographic_parity`` (alias ``statistical_parity``) is
+    :func:`selection_rate_parity`, ``equal_opportunity`` and ``equalized_odds`` the functions of
+    those names (they need ``y`` or ``scores``).
+
+    Examples
+    --------
+    >>> block = rate_parity("statistical_parity", ["a", "a", "b", "b"], eps=0.1)
+    >>> block.kind, block.m
+    ('selection_rate_parity_difference', 4)
+    """
+    which = resolve(criterion, ("demographic_parity", "equal_opportunity", "equalized_odds"), "criterion")
+    if which == "demographic_parity":
+        if y is not None or scores is not None:
+            raise DataValidationError("demographic_parity compares all candidates: drop y/scores "
+                                      "(or choose equal_opportunity / equalized_odds).")
+        return selection_rate_parity(groups, eps=eps, ratio=ratio, name=name or which)
+    build = equal_opportunity if which == "equal_opportunity" else equalized_odds
+    return build(groups, y, scores=scores, eps=eps, ratio=ratio, name=name or which)

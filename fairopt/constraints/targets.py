@@ -3,7 +3,8 @@ user's pyomo model or a user's cvxpy problem, and read its duals back in fairopt
 (``d f*/d bound`` in the user's objective sense).
 
 All three targets read the same ``A``, ``T``, ``sense`` and ``bound`` arrays; nothing about the
-fairness criterion is known here.
+fairness criterion is known here. This module sits below ``block.py``: the block's methods call
+it, and it reads blocks only through their attributes.
 """
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.constraints.block import FairnessBlock, check_size
 from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
                             UnboundedError)
 
 
+def check_size(block, size: int, where: str) -> None:
+    if size != block.n:
+        raise DataValidationError(f"{where} has {size} entries but fairness block {block.name!r} was "
+                                  f"built for {block.n} candidates (one group label per entry).")
+
+
 # ------------------------------------------------------------------------ fairopt Program
-def add_to_program(block: FairnessBlock, program, var: str):
+def add_to_program(block, program, var: str):
     if var not in program.variables:
         raise DataValidationError(f"program {program.name!r} has no variable {var!r}; "
                                   f"known: {list(program.variables)}.")
@@ -32,7 +38,7 @@ def add_to_program(block: FairnessBlock, program, var: str):
 
 
 # ------------------------------------------------------------------------ pyomo
-def build_pyomo_block(block: FairnessBlock, var, name: str, index=None):
+def build_pyomo_block(block, var, name: str, index=None):
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
 
@@ -83,7 +89,7 @@ _PYOMO_LIMITS = {"maxTimeLimit", "maxIterations", "maxEvaluations", "minStepLeng
                  "resourceInterrupt", "licensingProblems"}
 
 
-def _pyomo_check_results(block: FairnessBlock, results) -> None:
+def _pyomo_check_results(block, results) -> None:
     """Refuse prices unless ``results`` (pyomo ``SolverResults``) reports an optimal solve."""
     solver = getattr(results, "solver", None)
     tc = getattr(solver, "termination_condition", None)
@@ -130,7 +136,7 @@ def _pyomo_stale(model, tol: float = 1e-6) -> str | None:
     return None
 
 
-def _pyomo_duals(block: FairnessBlock, blk, results=None):
+def _pyomo_duals(block, blk, results=None):
     import pyomo.environ as pyo
     owner = getattr(blk, "_fairopt", None)
     if owner is None or owner[0] is not block:
@@ -163,12 +169,12 @@ class CvxpyBlock(list):
     """The cvxpy constraints of a fairness block (a plain list for ``cp.Problem``), with the
     block's auxiliary variable ``aux`` and the decision variable ``x`` attached."""
 
-    def __init__(self, block: FairnessBlock, x, aux, parts: list[tuple[np.ndarray, object]]):
+    def __init__(self, block, x, aux, parts: list[tuple[np.ndarray, object]]):
         super().__init__(con for _, con in parts)
         self.block, self.x, self.aux, self.parts = block, x, aux, parts
 
 
-def build_cvxpy_block(block: FairnessBlock, x) -> CvxpyBlock:
+def build_cvxpy_block(block, x) -> CvxpyBlock:
     import cvxpy as cp
     size = int(np.prod(x.shape)) if x.shape else 1
     check_size(block, size, f"cvxpy variable {x.name()!r}")
@@ -186,7 +192,7 @@ def build_cvxpy_block(block: FairnessBlock, x) -> CvxpyBlock:
     return CvxpyBlock(block, x, aux, parts)
 
 
-def _cvxpy_duals(block: FairnessBlock, cons: CvxpyBlock, problem):
+def _cvxpy_duals(block, cons: CvxpyBlock, problem):
     import cvxpy as cp
     if cons.block is not block:
         raise DataValidationError(f"these cvxpy constraints were not built by fairness block {block.name!r}.")
@@ -221,7 +227,7 @@ def _cvxpy_duals(block: FairnessBlock, cons: CvxpyBlock, problem):
 
 
 # ------------------------------------------------------------------------ dispatch
-def read_duals(block: FairnessBlock, result, var, problem):
+def read_duals(block, result, var, problem):
     """``(y, x, t)`` of ``block`` from a fairopt Solution, a pyomo block or a cvxpy block."""
     from fairopt.modeling.solution import Solution
     if isinstance(result, Solution):

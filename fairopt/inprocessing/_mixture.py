@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from fairopt._utils import as_generator
+from fairopt.criteria import canonical, resolve
 from fairopt.errors import ConfigError, NotOptimalWarning
 from fairopt.validation import (align_features, check_dense, check_group_weights, check_groups, check_int,
                                 check_is_fitted, check_numbers, check_numeric_columns, check_target,
@@ -49,10 +50,16 @@ def moment_from(constraint, known: dict, what: str, **kwargs):
     from fairopt.reductions.moments import Moment
     if isinstance(constraint, Moment):
         return copy.deepcopy(constraint)
-    if isinstance(constraint, str) and constraint in known:
-        return known[constraint](**kwargs)
-    raise ConfigError(f"{what}(constraint={constraint!r}); use one of {sorted(known)} or a "
-                      "fairopt.reductions.Moment instance.")
+    # names and aliases resolve in one place (fairopt.criteria); ``known`` may use either
+    known = {canonical(k) or k: make for k, make in known.items()}
+    if not isinstance(constraint, str):
+        raise ConfigError(f"{what}(constraint={constraint!r}); use one of {sorted(known)} or a "
+                          "fairopt.reductions.Moment instance.")
+    try:
+        key = resolve(constraint, allowed=known, what=f"{what}(constraint)")
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} A fairopt.reductions.Moment instance works too.") from None
+    return known[key](**kwargs)
 
 
 def check_game_params(estimator, B=None) -> None:

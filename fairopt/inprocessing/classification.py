@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
                                            moment_from, warn_if_not_optimal)
@@ -88,7 +89,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
-        "constraint": [StrOptions(set(CLASSIFICATION_MOMENTS)), Moment],
+        "constraint": [StrOptions(accepted_names(CLASSIFICATION_MOMENTS)), Moment],
         "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
         "solver": [str, SolverSpec, dict],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

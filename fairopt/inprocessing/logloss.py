@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.modeling import SolverSpec
 from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
@@ -120,7 +121,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "constraint": [StrOptions(set(CONSTRAINTS)), None],
+        "constraint": [StrOptions(accepted_names(CONSTRAINTS)), None],
         "C": [Interval(Real, 0, None, closed="left")],
         "solver": [str, SolverSpec, dict],
         "fit_intercept": ["boolean"],

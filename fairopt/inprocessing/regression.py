@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt.criteria import accepted_names
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
@@ -105,7 +106,7 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "estimator": [None, StrOptions({"hinge_lp"}), HasMethods(["fit"]), Oracle],
-        "constraint": [StrOptions(set(REGRESSION_CONSTRAINTS)), Moment],
+        "constraint": [StrOptions(accepted_names(REGRESSION_CONSTRAINTS)), Moment],
         # rates (statistical parity) lie in [0, 1]; a loss bound only needs eps >= 0 (checked in fit)
         "eps": [Interval(Real, 0, None, closed="left"), "array-like", dict],
         "grid_size": [Interval(Integral, 1, None, closed="left")],

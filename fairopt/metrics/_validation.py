@@ -12,15 +12,10 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
-from fairopt.validation import Groups, as_1d, as_float, check_groups, check_weights
+from fairopt.validation import Groups, as_1d, as_float, check_weights
 
-__all__ = ["Groups", "as_1d", "check_weights", "factorize_groups", "group_means",
+__all__ = ["Groups", "as_1d", "check_weights", "group_means",
            "prediction_expectation", "binary_truth", "format_groups", "require_groups"]
-
-
-def factorize_groups(sensitive_features, n: int | None = None, groups=None) -> Groups:
-    """Group codes and labels of ``sensitive_features`` (see :func:`fairopt.validation.check_groups`)."""
-    return check_groups(sensitive_features, n, groups=groups)
 
 
 def require_groups(groups: Groups, metric: str) -> Groups:

@@ -13,8 +13,9 @@ import pandas as pd
 from fairopt.errors import DataValidationError
 from fairopt.metrics import _lazy
 from fairopt.metrics._validation import (
-    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation, require_groups,
+    binary_truth, check_weights, group_means, prediction_expectation, require_groups,
 )
+from fairopt.validation import check_groups
 
 __all__ = [
     "group_rates", "group_summary", "statistical_rate", "representation_rate",
@@ -44,7 +45,7 @@ def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=
     if _lazy.lazy_input(sensitive_features, y_pred, y_true, sample_weight):
         return _lazy.lazy_rates(rate, sensitive_features, y_pred, y_true, sample_weight, pos_label, groups)
     n = _n_rows(sensitive_features)
-    grp = factorize_groups(sensitive_features, n, groups=groups)
+    grp = check_groups(sensitive_features, n, groups=groups)
     if metric is not None:
         require_groups(grp, metric)
     w = check_weights(sample_weight, n)
@@ -152,7 +153,7 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
         ``selection_rate``; if ``y_true`` is given, ``base_rate``; if both, ``tpr`` and ``fpr``.
     """
     n = _n_rows(sensitive_features)
-    grp = factorize_groups(sensitive_features, n)
+    grp = check_groups(sensitive_features, n)
     w = check_weights(sample_weight, n)
     total = np.bincount(grp.codes, weights=w, minlength=grp.n_groups)
     out = {"weight": total, "share": total / total.sum()}

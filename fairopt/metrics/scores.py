@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
-from fairopt.metrics._validation import (as_1d, as_float, check_weights, factorize_groups, group_means,
-                                         require_groups)
+from fairopt.metrics._validation import as_1d, as_float, check_weights, group_means, require_groups
+from fairopt.validation import check_groups
 
 __all__ = ["ks_statistical_parity", "statistical_parity_gamma"]
 
@@ -30,7 +30,7 @@ def _prepare(y_score, sensitive_features, sample_weight):
     n = s.shape[0]
     if n == 0:
         raise DataValidationError("y_score is empty; statistical parity needs at least one row per group.")
-    grp = factorize_groups(sensitive_features, n)
+    grp = check_groups(sensitive_features, n)
     w = check_weights(sample_weight, n)
     group_means(grp, None, w, "P(f >= z | group)")  # raises on zero-weight groups
     values, k = np.unique(s, return_inverse=True)

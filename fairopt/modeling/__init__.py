@@ -5,11 +5,11 @@
 """
 from fairopt.modeling.canonical import Canonical, to_solution
 from fairopt.modeling.program import Constraint, Program, ProgramSummary, Variable
-from fairopt.modeling.registry import (BACKENDS, available_backends, check_spec, installed_specs,
-                                       register_algorithm)
+from fairopt.modeling.registry import (BACKENDS, available_backends, check_spec, default_spec,
+                                       installed_specs)
 from fairopt.modeling.solution import Solution, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 __all__ = ["BACKENDS", "BackendInfo", "Canonical", "Constraint", "Program", "ProgramSummary",
            "Solution", "SolverSpec", "Status", "Variable", "available_backends", "check_spec",
-           "installed_specs", "register_algorithm", "to_solution"]
+           "default_spec", "installed_specs", "to_solution"]

@@ -23,7 +23,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import RawResult, Status
 
 #: primal feasibility tolerance, relative to ``1 + |bound|`` of each row or column
 FEAS_TOL = 1e-6
@@ -212,30 +212,19 @@ def _fill_unused(canon, raw) -> None:
 
 
 def reference_solve(model, reason: str):
-    """Re-solve ``model``'s program with a reference back end and certify that result."""
-    from fairopt.modeling.registry import backend_installed, inner_solvers, load_backend
-    from fairopt.modeling.spec import SolverSpec
-    canon = model.canon
-    qp = canon.problem_class == "QP"
-    chain = ([("osqp", "osqp"), ("cvxpy", "CLARABEL"), ("highs", "highs")] if qp
-             else [("highs", "highs"), ("cvxpy", "CLARABEL")])
+    """Re-solve ``model``'s program with the reference back ends the registry attached to it
+    (``model.references``, in order) and certify that result."""
     tried = []
-    for backend, solver in chain:
-        if (backend, solver) == (model.backend, model.spec.solver) or not backend_installed(backend) \
-                or solver not in inner_solvers(backend):
-            continue
-        ref = load_backend(backend).compile(model.program, SolverSpec(
-            backend, solver, time_limit=model.spec.time_limit))
+    for label, ref in (model.references() if model.references is not None else ()):
         ref.canon = copy.copy(model.canon)  # carry in-place updates of costs and bounds
         ref._dirty = True
         ref._build()
         raw = ref._run()
         raw = certify(ref, raw, allow_reference=False)
-        tried.append(f"{backend}:{solver}")
+        tried.append(label)
         if raw.status in (Status.OPTIMAL, Status.INFEASIBLE, Status.UNBOUNDED):
-            raw.log = f"{reason}; re-solved by {backend}:{solver}: {raw.log}"
+            raw.log = f"{reason}; re-solved by {label}: {raw.log}"
             return raw
-    from fairopt.modeling.backends.base import RawResult
     return RawResult(Status.NUMERICAL, log=f"{reason}; reference solvers {tried or 'none'} did not "
                      "certify a result either")
 

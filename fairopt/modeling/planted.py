@@ -303,8 +303,13 @@ def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check |
     from fairopt.errors import (FairoptError, InfeasibleError, SolverNotAvailableError,
                                 UnboundedError)
     from fairopt.modeling.certify import max_violation
+    from fairopt.modeling.registry import BACKENDS, SolverSpec, check_spec
     t0 = time.perf_counter()
     try:
+        resolved = check_spec(SolverSpec.parse(spec), inst.program.problem_class)
+        # a solver that cannot honour a time limit (cvxpy:GLOP, say) runs without one
+        if BACKENDS[resolved.backend].time_limit_option(resolved.solver, inst.program.problem_class) is None:
+            time_limit = None
         sol = inst.program.solve(spec, time_limit=time_limit)
     except SolverNotAvailableError:
         return None

@@ -22,7 +22,7 @@ from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
                                         check_convex, to_solution)
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
-from fairopt.modeling.registry import SolverSpec, check_spec, load_backend
+from fairopt.modeling.registry import SolverSpec, check_spec, compile_program
 from fairopt.modeling.solution import Solution
 
 __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
@@ -273,7 +273,7 @@ class Program:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
-        model = load_backend(spec.backend).compile(self, spec)
+        model = compile_program(self, spec)
         # no variable entries: a constant, answered the same on every back end (see diagnose)
         return ConstantModel(model) if self.canonical().n == 0 else model
 
@@ -323,7 +323,7 @@ class Program:
         if canon.n == 0:  # a constant: the same answer whatever the back end (see diagnose)
             return constant_solution(canon, spec.backend, str(spec.solver))
         try:
-            sol = load_backend(spec.backend).compile(self, spec).solve(require_optimal)
+            sol = compile_program(self, spec).solve(require_optimal)
         except InfeasibleError as err:
             raise name_infeasible_row(canon, err, {k: c.labels for k, c in self.constraints.items()
                                                    if c.labels is not None}) from None

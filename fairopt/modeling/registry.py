@@ -1,30 +1,38 @@
 """The back-end registry: which back ends exist, which are installed, what each takes.
 
-Back ends declare themselves (:data:`INFO` in each ``fairopt/modeling/backends/<name>_backend.py``,
-found by scanning that package); formulations that own an algorithm (``native``, ``sgd``) register
-it with :func:`register_algorithm`, and list their package in
-``fairopt.formulations.ALGORITHM_OWNERS`` so that the registry can find it without importing
-every formulation up front. :func:`check_spec` resolves a :class:`SolverSpec` against those
-declarations, with no per-back-end special cases.
+Every back end is one module, ``fairopt/modeling/backends/<name>_backend.py``, exporting an
+:data:`INFO` (:class:`~fairopt.modeling.spec.BackendInfo`); the registry finds them by scanning
+that package. Programs (LP, QP, MILP) compile through ``compile(program, spec)``, smooth problems
+go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
+(``native``, ``sgd``) to ``solve_own(problem, spec, ...)`` of the same modules, always after
+:func:`check_spec`, which has no per-back-end special cases. Runners and estimators ask
+:func:`default_spec` instead of naming a solver.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import pkgutil
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
-from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError
-from fairopt.modeling.spec import PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
+from fairopt.errors import (ConfigError, SolverNotAvailableError, UnknownSolverError,
+                            WrongProblemClassError)
+from fairopt.modeling.spec import (DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec,
+                                   reject_unknown_options)
 
-__all__ = ["BACKENDS", "PROBLEM_CLASSES", "BackendInfo", "SolverSpec", "available_backends",
-           "backend_info", "backend_installed", "check_spec", "inner_solvers", "installed_specs",
-           "load_backend", "register_algorithm", "reject_unknown_options"]
+__all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
+           "available_backends", "backend_info", "backend_installed", "backends_for",
+           "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
+           "inner_solvers",
+           "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options", "reject_unknown_options", "solve_own", "takes"]
 
-#: every known back end by name (module back ends, then registered algorithms)
+#: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
-_ALGORITHMS_LOADED = False
+#: back ends that re-solve a program whose status a solver got wrong, tried in order
+#: (:func:`fairopt.modeling.certify.reference_solve`)
+REFERENCES = {"LP": ("highs:highs", "cvxpy:CLARABEL"),
+              "QP": ("osqp:osqp", "cvxpy:CLARABEL", "highs:highs")}
 
 
 def _scan_backends() -> None:
@@ -34,51 +42,60 @@ def _scan_backends() -> None:
             info = getattr(importlib.import_module(f"{pkg.__name__}.{mod.name}"), "INFO", None)
             if info is not None:
                 BACKENDS[info.name] = info
-
-
-def register_algorithm(name: str, solver: str, problem_classes: tuple[str, ...],
-                       description: str, module: str = "numpy", time_limit_key: str | None = None,
-                       check_options=None) -> BackendInfo:
-    """Register an algorithm a formulation owns (e.g. ``native`` Newton for max-entropy).
-
-    Two formulations may register the same name: their inner solvers and problem classes merge.
-    """
-    unknown = set(problem_classes) - set(PROBLEM_CLASSES)
-    if unknown:
-        raise ValueError(f"unknown problem classes {sorted(unknown)}")
-    old = BACKENDS.get(name)
-    solvers = dict(old.solvers) if old else {}
-    solvers[solver] = tuple(sorted(set(solvers.get(solver, ())) | set(problem_classes),
-                                   key=PROBLEM_CLASSES.index))
-    defaults = {**(old.default_solver if old else {}), **{p: solver for p in problem_classes}}
-    limits = {**(old.time_limit_key if old else {}), solver: time_limit_key}
-    desc = description if old is None or description in old.description else \
-        f"{old.description}; {description}"
-    BACKENDS[name] = BackendInfo(name=name, module=module, description=desc, solvers=solvers,
-                                 default_solver=defaults, time_limit_key=limits,
-                                 check_options=check_options or (old.check_options if old else None))
-    return BACKENDS[name]
-
-
-def _load_algorithms() -> None:
-    """Import the formulations that own algorithms (once), so their registrations run."""
-    global _ALGORITHMS_LOADED
-    if _ALGORITHMS_LOADED:
-        return
-    _ALGORITHMS_LOADED = True
-    owners = getattr(importlib.import_module("fairopt.formulations"), "ALGORITHM_OWNERS", ())
-    for owner in owners:
-        importlib.import_module(owner)
+    for p in PROBLEM_CLASSES:
+        owners = [b.name for b in BACKENDS.values() if p in b.default_for]
+        if len(owners) != 1:  # a packaging error, not a user's
+            raise RuntimeError(f"problem class {p} needs exactly one default back end, found {owners}")
 
 
 def backend_info(name: str) -> BackendInfo:
-    """The declaration of back end ``name``; :class:`ConfigError` listing the known ones."""
-    if name not in BACKENDS:
-        _load_algorithms()
+    """The declaration of back end ``name``; :class:`ConfigError` listing the known ones.
+
+    Examples
+    --------
+    >>> backend_info("highs").default_solver["LP"]
+    'highs'
+    """
     if name not in BACKENDS:
         raise ConfigError(f"unknown solver back end {name!r}; choose one of {sorted(BACKENDS)} "
                           "(see `fairopt solvers`).")
     return BACKENDS[name]
+
+
+def default_backend(problem_class: str) -> str:
+    """The back end fairopt uses for ``problem_class`` when none is named.
+
+    Examples
+    --------
+    >>> default_backend("LP"), default_backend("smooth")
+    ('highs', 'native')
+    """
+    if problem_class not in PROBLEM_CLASSES:
+        raise ConfigError(f"unknown problem class {problem_class!r}; one of {PROBLEM_CLASSES}.")
+    return next(b.name for b in BACKENDS.values() if problem_class in b.default_for)
+
+
+def default_spec(problem_class: str) -> SolverSpec:
+    """The default :class:`SolverSpec` for ``problem_class`` (back end and inner solver).
+
+    Examples
+    --------
+    >>> str(default_spec("QP"))
+    'highs:highs'
+    """
+    name = default_backend(problem_class)
+    return SolverSpec(name, BACKENDS[name].default_solver[problem_class])
+
+
+def backends_for(problem_class: str) -> list[str]:
+    """Back ends that declare some inner solver taking ``problem_class``.
+
+    Examples
+    --------
+    >>> "sgd" in backends_for("threshold") and "sgd" not in backends_for("LP")
+    True
+    """
+    return [b.name for b in BACKENDS.values() if problem_class in b.problem_classes]
 
 
 @lru_cache(maxsize=None)
@@ -106,44 +123,75 @@ def available_backends() -> list[dict[str, Any]]:
 
     ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
     problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
-    those the back end can take with the right inner solver.
+    those the back end can take with the right inner solver; ``declared`` maps every declared
+    inner solver to its problem classes.
     """
-    _load_algorithms()
     return [{
         "backend": b.name,
         "installed": backend_installed(b.name),
         "solvers": list(inner_solvers(b.name)),
         "problem_classes": _classes_installed(b) if backend_installed(b.name) else list(b.problem_classes),
         "declared_classes": list(b.problem_classes),
+        "declared": {s: list(c) for s, c in b.solvers.items()},
+        "default_for": list(b.default_for),
         "description": b.description,
     } for b in BACKENDS.values()]
 
 
 def installed_specs(problem_class: str | None = None) -> list[str]:
     """``backend:solver`` strings that are installed and take ``problem_class``."""
-    _load_algorithms()
     return [f"{b.name}:{s}" for b in BACKENDS.values() if backend_installed(b.name)
             for s in inner_solvers(b.name)
             if problem_class is None or problem_class in b.solvers.get(s, ())]
 
 
+def exact_specs(problem_class: str | None = None) -> list[str]:
+    """Installed ``backend:solver`` pairs taking ``problem_class`` whose declared accuracy is
+    exact (``1e-6`` relative or better; first-order methods at their defaults are not).
+
+    Examples
+    --------
+    >>> "highs:highs" in exact_specs("LP") and "cvxpy:SCS" not in exact_specs("LP")
+    True
+    """
+    return [s for s in installed_specs(problem_class)
+            if BACKENDS[s.split(":")[0]].solver_accuracy(s.split(":", 1)[1]) <= DEFAULT_ACCURACY]
+
+
 def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
-    """Resolve ``spec`` for ``problem_class``: fill in the default inner solver, check that it is
-    known (:class:`ConfigError` listing valid names), installed and takes the class
-    (:class:`SolverNotAvailableError` listing installed alternatives), that its options are
-    valid, and that a time limit can be honoured."""
+    """Resolve ``spec`` for ``problem_class``: the one gate before any back end runs.
+
+    Fills in the default inner solver; checks that it is known (:class:`ConfigError` listing
+    valid names), that the back end and the solver take the problem class
+    (:class:`~fairopt.errors.WrongProblemClassError`, a :class:`ConfigError` listing the back
+    ends that do), that they are installed (:class:`SolverNotAvailableError` listing installed
+    alternatives), that the options are valid, and that a time limit can be honoured. Nothing is
+    substituted silently.
+
+    Examples
+    --------
+    >>> check_spec(SolverSpec.parse("cvxpy"), "LP").solver
+    'CLARABEL'
+    """
     info = backend_info(spec.backend)
+    if problem_class not in PROBLEM_CLASSES:
+        raise ConfigError(f"unknown problem class {problem_class!r}; one of {PROBLEM_CLASSES}.")
+
+    def wrong_class(message: str) -> WrongProblemClassError:
+        return WrongProblemClassError(
+            f"{message} Back ends that take {problem_class} problems: "
+            f"{', '.join(backends_for(problem_class))}.", installed_specs(problem_class))
 
     def unavailable(message: str) -> SolverNotAvailableError:
         # probing the other back ends imports them: only do it when reporting an error
         return SolverNotAvailableError(message, installed_specs(problem_class))
+    if problem_class not in info.problem_classes:
+        raise wrong_class(f"back end {spec.backend!r} does not take {problem_class} problems "
+                          f"(it takes {', '.join(info.problem_classes)}).")
     if not backend_installed(spec.backend):
         raise unavailable(
             f"back end {spec.backend!r} needs the Python package {info.module!r}, which is not "
             f"installed (pip install {info.module}).")
-    if problem_class not in info.problem_classes:
-        raise unavailable(f"back end {spec.backend!r} does not take {problem_class} problems "
-                          f"(it takes {', '.join(info.problem_classes)}).")
     installed = inner_solvers(spec.backend)
     if spec.solver is None:
         solver = info.default_solver.get(problem_class)
@@ -156,14 +204,24 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
                 f"{spec.backend} has no inner solver {spec.solver!r}; valid names: "
                 f"{', '.join(info.solvers)} (installed here: {', '.join(installed) or 'none'}).",
                 installed_specs(problem_class))
-    if solver not in installed:
-        raise unavailable(f"{spec.backend} solver {solver!r} is not installed on this machine.")
     if problem_class not in info.solvers.get(solver, ()):
-        raise unavailable(f"{spec.backend} solver {solver!r} does not take {problem_class} problems "
+        raise wrong_class(f"{spec.backend} solver {solver!r} does not take {problem_class} problems "
                           f"(it takes {', '.join(info.solvers[solver])}).")
-    if spec.time_limit is not None and info.time_limit_key.get(solver, "") is None:
-        raise ConfigError(f"{spec.backend}:{solver} cannot honour time_limit; drop it or choose "
-                          "a solver that can (e.g. highs, osqp, cvxpy:CLARABEL).")
+    if spec.time_limit is not None and info.time_limit_option(solver, problem_class) is None:
+        own = [f"{s}: {k}" for s, k in info.time_limit_key.items()
+               if k and problem_class in info.solvers.get(s, ())]
+        hint = (f"pass the inner solver's own limit in the solver options ({', '.join(own)})"
+                if own else "drop it")
+        takes = [b.name for b in BACKENDS.values() if problem_class in b.problem_classes and any(
+            b.time_limit_option(s, problem_class) for s in b.solvers
+            if problem_class in b.solvers[s])]
+        raise ConfigError(f"time_limit is not supported by the {spec.backend} back end for "
+                          f"{problem_class} problems ({spec.backend}:{solver}); {hint}, or choose "
+                          f"a back end that honours it ({', '.join(takes)}).")
+    if solver not in installed:
+        hint = info.install_hint.get(solver)
+        raise unavailable(f"{spec.backend} solver {solver!r} is not installed on this machine"
+                          + (f" ({hint})." if hint else "."))
     if spec.options and info.check_options is not None:
         info.check_options(solver, dict(spec.options))
     if solver != spec.solver:
@@ -171,9 +229,75 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
     return spec
 
 
+def iteration_limit_option(backend: str, solver: str | None = None) -> str | None:
+    """The option carrying the iteration limit of ``backend:solver`` (default inner solver when
+    ``solver`` is None), or None when fairopt knows none.
+
+    Examples
+    --------
+    >>> iteration_limit_option("highs"), iteration_limit_option("cvxpy", "SCS")
+    ('simplex_iteration_limit', 'max_iters')
+    """
+    info = backend_info(backend)
+    name = info.canonical_solver(str(solver)) if solver else next(iter(info.default_solver.values()))
+    return info.iteration_limit_key.get(name) if name else None
+
+
+def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
+    """Options asking the MILP solver of ``spec`` to stop at relative gap ``gap`` (empty when
+    the back end declares no gap option for it).
+
+    Examples
+    --------
+    >>> mip_gap_options(SolverSpec("highs"), 1e-4)
+    {'mip_rel_gap': 0.0001}
+    """
+    spec = check_spec(SolverSpec.parse(spec), "MILP")
+    key = BACKENDS[spec.backend].mip_gap_key.get(spec.solver)
+    return {key: float(gap)} if key else {}
+
+
+def takes(backend: str, problem_class: str) -> bool:
+    """Whether back end ``backend`` declares some inner solver for ``problem_class``.
+
+    Examples
+    --------
+    >>> takes("native", "threshold"), takes("highs", "threshold")
+    (True, False)
+    """
+    return problem_class in backend_info(backend).problem_classes
+
+
+def solve_own(problem, spec: SolverSpec, problem_class: str, **options):
+    """Run the problem's own algorithm named by ``spec`` (``native``, ``sgd``) after
+    :func:`check_spec`: the back end calls the problem's ``solve_<backend>(**options)``."""
+    spec = check_spec(spec, problem_class)
+    return load_backend(spec.backend).solve_own(problem, spec, **options)
+
+
 def load_backend(name: str):
     """Import the back-end module ``fairopt.modeling.backends.<name>_backend``."""
+    backend_info(name)
     return importlib.import_module(f"fairopt.modeling.backends.{name}_backend")
+
+
+def compile_program(program, spec: SolverSpec):
+    """Compile ``program`` for a spec that :func:`check_spec` resolved, with the reference back
+    ends of :data:`REFERENCES` attached for status certification."""
+    model = load_backend(spec.backend).compile(program, spec)
+    model.references = partial(_references, model)
+    return model
+
+
+def _references(model):
+    """``(label, compiled model)`` of each installed reference back end other than ``model``'s."""
+    for label in REFERENCES.get(model.canon.problem_class, ()):
+        backend, solver = label.split(":")
+        if (backend, solver) == (model.backend, model.spec.solver) or not backend_installed(backend) \
+                or solver not in inner_solvers(backend):
+            continue
+        yield label, load_backend(backend).compile(
+            model.program, SolverSpec(backend, solver, time_limit=model.spec.time_limit))
 
 
 _scan_backends()

@@ -98,3 +98,41 @@ class Solution:
         return (f"Solution(program={self.program!r}, status={self.status.value}, "
                 f"objective={self.objective:.10g}, backend={self.backend!r}, solver={self.solver!r}, "
                 f"solve_seconds={self.solve_seconds:.3g})")
+
+
+class RawResult:
+    """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
+    minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
+
+    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective", "mip_gap", "bound")
+
+    def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
+                 objective: float | None = None, mip_gap: float | None = None,
+                 bound: float | None = None):
+        self.status, self.x, self.y, self.z = status, x, y, z
+        self.iterations, self.log, self.objective = iterations, log, objective
+        self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound
+
+
+@dataclass
+class NativeResult:
+    """What a back end's smooth solve returns: its last iterate and why it stopped.
+
+    Algorithms on the oracle (native, scipy) give ``x``; declarative forms (cvxpy, pyomo) give
+    ``x = None``, the named blocks in ``primal``, the multipliers in ``dual`` and their own
+    ``objective``.
+
+    Examples
+    --------
+    >>> NativeResult(np.zeros(2), 3, Status.OPTIMAL).solver
+    'native'
+    """
+
+    x: np.ndarray | None
+    iterations: int
+    status: Status            # OPTIMAL (own test passed), TIME_LIMIT, ITERATION_LIMIT, NUMERICAL
+    log: str = ""
+    solver: str = "native"
+    primal: dict = field(default_factory=dict)   # extra named values (e.g. multipliers)
+    dual: dict = field(default_factory=dict)
+    objective: float | None = None

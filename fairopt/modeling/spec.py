@@ -1,15 +1,16 @@
 """What a back end declares about itself, and the one parser of solver requests.
 
-A back end module (``fairopt/modeling/backends/<name>_backend.py``) or a formulation that owns an
-algorithm (``native``, ``sgd``) declares a :class:`BackendInfo`: the inner solvers it can reach
-with the problem classes each takes, the default per problem class, the option that carries a
-time limit, and its status map. :class:`SolverSpec` is the only parser of ``"backend[:solver]"``
-strings and solver tables; :func:`fairopt.modeling.registry.check_spec` resolves a spec against
-the declarations.
+Every back end is one module, ``fairopt/modeling/backends/<name>_backend.py``, that declares a
+:class:`BackendInfo`: the inner solvers it can reach with the problem classes each takes, the
+default per problem class, the options that carry time and iteration limits, the tolerances
+fairopt asks of each solver, its status map, and the problem classes it is the default back end
+for. :class:`SolverSpec` is the only parser of ``"backend[:solver]"`` strings and solver tables;
+:func:`fairopt.modeling.registry.check_spec` resolves a spec against the declarations.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from fairopt.errors import ConfigError
@@ -18,6 +19,22 @@ from fairopt.errors import ConfigError
 #: "smooth" (max-entropy dual and other smooth convex models), "threshold" (randomized-threshold
 #: post-processing solved exactly or by SGD), "MILP" (an LP with integer variable blocks)
 PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold", "MILP")
+#: relative accuracy of objective and constraints an exact solver reaches
+DEFAULT_ACCURACY = 1e-6
+_BACKEND_DIR = Path(__file__).resolve().parent / "backends"
+
+
+def backend_names() -> list[str]:
+    """Names of the back ends: one per module ``fairopt/modeling/backends/<name>_backend.py``.
+
+    Read from the file names, so that a spec can be checked without importing any back end.
+
+    Examples
+    --------
+    >>> "highs" in backend_names()
+    True
+    """
+    return sorted(p.name[:-len("_backend.py")] for p in _BACKEND_DIR.glob("*_backend.py"))
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,26 @@ class BackendInfo:
     time_limit_key : mapping of str to str or None
         Option that carries ``time_limit`` per inner solver; ``None`` means the solver cannot
         honour a time limit and a spec with one is refused.
+    time_limit_classes : tuple of str, optional
+        Problem classes for which ``time_limit`` is passed on (default: all); for the others a
+        spec with a time limit is refused, and the message names ``time_limit_key`` as the
+        option to set instead.
+    iteration_limit_key : mapping of str to str or None
+        Option that carries an iteration limit per inner solver (what to raise when the solver
+        stopped at its limit); ``None``: the solver has none fairopt knows.
+    mip_gap_key : mapping of str to str
+        Per inner solver that takes MILPs, the option carrying the relative MIP gap at which it
+        stops (what a caller sets to ask for a gap).
+    tolerances : mapping of str to mapping of str to mapping
+        Per inner solver and problem class, the tolerance options fairopt passes unless the
+        spec sets them.
+    accuracy : mapping of str to float
+        Relative accuracy of the objective and of the constraints a solver reaches at those
+        tolerances (default ``1e-6``); a first-order method declares a looser one.
+    install_hint : mapping of str to str
+        Per inner solver, how to install it (shown when it is missing).
+    default_for : tuple of str
+        Problem classes for which this back end is fairopt's default (one back end per class).
     status_map : mapping
         Native status (name or code) to :class:`~fairopt.modeling.solution.Status`.
     probe : callable, optional
@@ -55,6 +92,13 @@ class BackendInfo:
     solvers: Mapping[str, tuple[str, ...]]
     default_solver: Mapping[str, str]
     time_limit_key: Mapping[str, str | None] = field(default_factory=dict)
+    time_limit_classes: tuple[str, ...] | None = None
+    iteration_limit_key: Mapping[str, str | None] = field(default_factory=dict)
+    mip_gap_key: Mapping[str, str] = field(default_factory=dict)
+    tolerances: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    accuracy: Mapping[str, float] = field(default_factory=dict)
+    install_hint: Mapping[str, str] = field(default_factory=dict)
+    default_for: tuple[str, ...] = ()
     status_map: Mapping[Any, Any] = field(default_factory=dict)
     probe: Callable[[], tuple[str, ...]] | None = None
     check_options: Callable[[str, Mapping[str, Any]], None] | None = None
@@ -68,6 +112,20 @@ class BackendInfo:
         """The declared spelling of inner solver ``name`` (case-insensitive), or None."""
         low = name.lower()
         return next((s for s in self.solvers if s.lower() == low), None)
+
+    def time_limit_option(self, solver: str, problem_class: str) -> str | None:
+        """The option carrying ``time_limit`` for ``solver`` on ``problem_class`` (None: refused)."""
+        if self.time_limit_classes is not None and problem_class not in self.time_limit_classes:
+            return None
+        return self.time_limit_key.get(solver)
+
+    def tolerance_options(self, solver: str, problem_class: str) -> dict:
+        """Tolerance options fairopt asks of ``solver`` on ``problem_class`` (a copy)."""
+        return dict(self.tolerances.get(solver, {}).get(problem_class, {}))
+
+    def solver_accuracy(self, solver: str) -> float:
+        """Declared relative accuracy of ``solver`` (``1e-6`` unless the back end says otherwise)."""
+        return float(self.accuracy.get(solver, DEFAULT_ACCURACY))
 
 
 @dataclass(frozen=True)
@@ -103,7 +161,6 @@ class SolverSpec:
         ``overrides`` (``time_limit``, ``verbose``, ``options``, ...) replace the spec's fields
         when not None; ``options`` are merged.
         """
-        from fairopt.modeling.registry import backend_info
         if spec is None:
             spec = default
         if isinstance(spec, SolverSpec):
@@ -132,7 +189,9 @@ class SolverSpec:
             if "options" in fields:
                 fields["options"] = {**base.options, **dict(fields["options"])}
             base = SolverSpec(**{**base.__dict__, **fields})
-        backend_info(base.backend)  # unknown back end: ConfigError listing the known ones
+        if base.backend not in backend_names():
+            raise ConfigError(f"unknown solver back end {base.backend!r}; choose one of "
+                              f"{backend_names()} (see `fairopt solvers`).")
         if base.time_limit is not None:
             try:
                 ok = float(base.time_limit) > 0

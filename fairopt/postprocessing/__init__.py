@@ -34,17 +34,5 @@ from fairopt._utils import as_generator  # noqa: F401  (the one random-state hel
 from fairopt.postprocessing._scores import SCORE_MAPS, scores_from_logits, scores_from_proba
 from fairopt.postprocessing.shift import ShiftInference
 from fairopt.postprocessing.threshold import CALIBRATIONS, CONSTRAINTS, ThresholdDebiaser
-from fairopt.validation import check_groups
 
 __all__ = ["ShiftInference", "ThresholdDebiaser", "scores_from_logits", "scores_from_proba"]
-
-
-def _group_frame(sensitive_features, X, n: int):
-    """Validated groups of ``n`` rows (kept for callers of the old helper; see
-    :func:`fairopt.validation.check_groups`)."""
-    return check_groups(sensitive_features, n, X=X)
-
-
-def _encode(groups) -> tuple:
-    """``(codes, labels)`` of :func:`_group_frame`'s groups."""
-    return groups.codes, groups.labels

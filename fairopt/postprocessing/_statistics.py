@@ -209,13 +209,14 @@ def decision_probability_lazy(est, X, sensitive_features):
         f = f if is_dask(f) else da.from_array(f, chunks=g.chunks)
         g = g.rechunk(f.chunks) if is_dask(g) else da.from_array(g, chunks=f.chunks)
         return da.map_blocks(fn, f, g, dtype=float)
-    from fairopt.stats import CHUNK_ROWS
+    from fairopt.stats import chunk_rows
+    step = chunk_rows()
     n = f.shape[0]
     if g.shape[0] != n:
         raise DataValidationError(f"sensitive_features has {g.shape[0]} rows for {n} scores.")
     out = np.empty(n)
-    for i in range(0, n, CHUNK_ROWS):         # a loop over chunks, not rows
-        out[i:i + CHUNK_ROWS] = fn(np.asarray(f[i:i + CHUNK_ROWS]), np.asarray(g[i:i + CHUNK_ROWS]))
+    for i in range(0, n, step):         # a loop over chunks, not rows
+        out[i:i + step] = fn(np.asarray(f[i:i + step]), np.asarray(g[i:i + step]))
     return out
 
 

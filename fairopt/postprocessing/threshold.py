@@ -10,8 +10,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt._utils import as_generator
+from fairopt.criteria import accepted_names, resolve
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
 from fairopt.stats import is_dask
@@ -21,7 +23,6 @@ from fairopt.validation import (RANDOM_STATE, Groups, as_1d, check_group_weights
 __all__ = ["ThresholdDebiaser"]
 
 CONSTRAINTS = ("demographic_parity", "covariance", "equal_opportunity", "equalized_odds")
-_ALIASES = {"statistical_parity": "demographic_parity", "true_positive_rate_parity": "equal_opportunity"}
 CALIBRATIONS = (None, "auto", "isotonic", "isotonic_per_group")
 #: keys ``solver_options`` may hold, by back end (``native`` takes none)
 SGD_OPTIONS = ("n_steps", "batch_size", "step_size", "sampling", "random_state")
@@ -137,7 +138,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
                       HasMethods(["predict"])],
         "prefit": ["boolean"],
-        "constraint": [StrOptions(set(CONSTRAINTS) | set(_ALIASES))],
+        "constraint": [StrOptions(accepted_names(CONSTRAINTS))],
         "gamma": [Interval(Real, 0, None, closed="left")],
         "eps": [Interval(Real, 0, 1, closed="both")],
         "rho": [None, Interval(Real, 0, 1, closed="both")],
@@ -174,9 +175,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         return type(self)(estimator=est, **params)
 
     def _constraint(self) -> str:
-        c = _ALIASES.get(self.constraint, self.constraint)
-        if c not in CONSTRAINTS:
-            raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {self.constraint!r}.")
+        c = resolve(self.constraint, CONSTRAINTS)   # aliases resolve in fairopt.criteria
         return c
 
     def _solver_options(self, constraint: str) -> dict:
@@ -206,9 +205,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like, optional
             Row weights.
         """
-        from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
-        from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
-        from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+        from fairopt.formulations.constrained_classification import (
+            IsotonicScoreMap,
+            RandomizedThresholdParity,
+        )
+        from fairopt.formulations.constrained_classification.covariance import (
+            RandomizedThresholdCovariance,
+        )
+        from fairopt.formulations.constrained_classification.odds import (
+            ThresholdMixtureOdds,
+        )
         validate_params(self)
         constraint = self._constraint()
         opts = self._solver_options(constraint)
@@ -277,7 +283,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
             form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
                                         n_groups=len(self.groups_))
-            sol = form.solve("highs" if solver_name == "native" else self.solver, **opts)
+            sol = form.solve(default_spec("LP") if solver_name == "native" else self.solver, **opts)
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr

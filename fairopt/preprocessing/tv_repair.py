@@ -56,8 +56,9 @@ class TVRepair(BaseEstimator):
     columns : {"all", "observed"}, default "all"
     favourable_label : optional
         ``y+`` (default 1 if it is a level, else the last level).
-    solver : str, default "highs"
-        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL).
+    solver : str, optional
+        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL). Default:
+        the registry's LP back end for TV, cvxpy (Clarabel) for KL, whose only form is cvxpy's.
     domain : fairopt.data.Domain, optional
         Fixes level sets and order (ordinal distortion rules read the level order).
     random_state : int, Generator or None
@@ -89,14 +90,14 @@ class TVRepair(BaseEstimator):
         "divergence": [StrOptions({"tv", "kl"})],
         "columns": [StrOptions({"all", "observed"})],
         "favourable_label": "no_validation",
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "domain": [None, Domain],
         "random_state": RANDOM_STATE,
     }
 
     def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
                  max_expected_distortion=None, conditioning="dxy", utility="xy", divergence="tv",
-                 columns="all", favourable_label=None, solver="highs", domain=None, random_state=None):
+                 columns="all", favourable_label=None, solver=None, domain=None, random_state=None):
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
@@ -113,7 +114,7 @@ class TVRepair(BaseEstimator):
         self.random_state = random_state
 
     def _frame(self, X, y, sensitive_features):
-        from fairopt.preprocessing import _assemble
+        from fairopt.preprocessing._frame import _assemble
         return _assemble(X, y, sensitive_features)
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):

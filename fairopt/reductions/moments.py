@@ -24,20 +24,14 @@ Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for class
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
 from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
                                                snap_labels, survival_by_group)
 from fairopt.reductions.losses import Loss, get_loss
 from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem, SampleWeights
 from fairopt.validation import as_groups, check_weights
-
-
-def _groups(sensitive, n: int) -> tuple[pd.Index, np.ndarray]:
-    """``(labels, codes)`` of the protected attribute (a :class:`~fairopt.validation.Groups` or raw labels)."""
-    grp = as_groups(sensitive, n)
-    return grp.labels, grp.codes.astype(np.int64)
 
 
 def _row_weights(sample_weight, n: int) -> np.ndarray | None:
@@ -148,7 +142,8 @@ class StatisticalParity(Moment):
         self.sample_weight = w = _row_weights(sample_weight, y.size)
         self.loss_ = get_loss(self.loss)
         self.grid = Grid(self.grid_size)
-        self.groups, self.group = _groups(sensitive, y.size)
+        grp = as_groups(sensitive, y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
@@ -241,7 +236,8 @@ class BoundedGroupLoss(Moment):
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         self.loss_: Loss = get_loss(self.loss)
-        self.groups, self.group = _groups(sensitive, self.y.size)
+        grp = as_groups(sensitive, self.y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.counts = np.bincount(self.group, weights=w, minlength=self.n_groups).astype(float)
@@ -295,7 +291,8 @@ class _ClassificationMoment(Moment):
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
             raise DataValidationError(f"{self.name} needs binary labels in {{0, 1}}.")
-        self.groups, self.group = _groups(sensitive, self.y.size)
+        grp = as_groups(sensitive, self.y.size)
+        self.groups, self.group = grp.labels, grp.codes.astype(np.int64)
         self.n = self.y.size
         self.n_groups = self.groups.size
         self.event = self._event_codes(self.y)         # -1 = no event
@@ -376,4 +373,7 @@ class EqualizedOdds(_ClassificationMoment):
         return y.astype(np.int64)
 
 
-CLASSIFICATION_MOMENTS = {m.name: m for m in (DemographicParity, EqualOpportunity, EqualizedOdds)}
+#: moments by canonical criterion name (:mod:`fairopt.criteria` resolves aliases such as
+#: ``statistical_parity``); regression's demographic parity is the thresholded statistical parity
+CLASSIFICATION_MOMENTS = {resolve(m.name): m for m in (DemographicParity, EqualOpportunity, EqualizedOdds)}
+REGRESSION_MOMENTS = {resolve(m.name): m for m in (StatisticalParity, BoundedGroupLoss)}

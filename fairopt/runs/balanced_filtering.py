@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fairopt.data import load_dataset
 from fairopt.filtering import BalancedFilter
 from fairopt.formulations.proxy_weights import ProxyWeights
-from fairopt.modeling import SolverSpec
+from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 #: data set -> (default sensitive attribute, task label the method never uses)
@@ -60,7 +60,7 @@ def _setup(params: Parameters, data: Data, solver):
     df = load_dataset(data.dataset, data.path).drop(columns=[label])
     train, test = split(df, params.test_size, params.random_state)
     est = BalancedFilter(alpha=params.alpha, proxy=params.proxy, weights=params.weights,
-                         solver=solver or "highs", encoding=params.encoding, split_bins=params.split_bins or None,
+                         solver=solver or str(default_spec("QP")), encoding=params.encoding, split_bins=params.split_bins or None,
                          gamma=params.gamma, max_height=params.max_height,
                          stop_distance=params.stop_distance, random_state=params.random_state)
     return sensitive, train, test, est
@@ -104,7 +104,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
                   ["cell", "mass", "rho", "top group", "Pr[top | cell]"],
                   [[j, est.cell_mass_[j], est.sampling_probabilities_[j], str(est.groups_[top[j]]),
                     est.conditional_matrix_[j, top[j]]] for j in range(est.conditional_matrix_.shape[0])])
-    spec = SolverSpec.parse(solver or "highs")
+    spec = SolverSpec.parse(solver or default_spec("QP"))
     return RunOutput(backend=spec.backend, solver=spec.solver or spec.backend,
                      status="optimal", metrics=metrics, build_seconds=build_seconds, solve_seconds=fit_seconds,
                      extra={"groups": [str(g) for g in est.groups_],

@@ -11,6 +11,7 @@ from typing import Any
 
 from fairopt import __version__
 from fairopt.errors import InfeasibleError, SolverError
+from fairopt.modeling.registry import iteration_limit_option
 from fairopt.runs.base import Progress, no_progress
 
 #: statuses of a run that stopped at a limit before proving optimality (exit code 3)
@@ -55,11 +56,6 @@ def json_safe(obj):
     return obj
 
 
-#: each back end's own iteration-limit option (what to raise when its solver stopped)
-SOLVER_ITERATION_OPTION = {"highs": "simplex_iteration_limit", "osqp": "max_iter", "scipy": "maxiter",
-                           "cvxpy": "max_iters", "pyomo": "max_iter"}
-
-
 def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | None:
     """Which card key to raise after a limit, in ``--set`` form (``None`` for other statuses).
 
@@ -76,8 +72,9 @@ def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | 
         fields = type(card.parameters).model_fields
         if backend == "sgd" and "sgd_steps" in fields:
             return f"raise the iteration limit: --set parameters.sgd_steps={2 * card.parameters.sgd_steps}"
-        if solver_stopped and backend in SOLVER_ITERATION_OPTION:
-            return (f"raise the {backend} iteration limit (--set solver.options.{SOLVER_ITERATION_OPTION[backend]}"
+        key = iteration_limit_option(backend, getattr(spec, "solver", None)) if backend else None
+        if solver_stopped and key:   # the back end declares its own iteration-limit option
+            return (f"raise the {backend} iteration limit (--set solver.options.{key}"
                     "=...) or choose another solver with --solver")
         if "max_iter" in fields:
             return f"raise the iteration limit: --set parameters.max_iter={max(2 * int(card.parameters.max_iter), 10)}"

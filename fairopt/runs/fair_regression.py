@@ -20,7 +20,7 @@ from fairopt.data.loaders import CRIME_DERIVED_COLUMNS, crime_majority_white
 from fairopt.errors import InfeasibleError
 from fairopt.inprocessing import FairRegressor, SEORegressor
 from fairopt.metrics import ks_statistical_parity
-from fairopt.modeling import SolverSpec
+from fairopt.modeling import SolverSpec, default_spec
 from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import get_loss
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
@@ -247,7 +247,7 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
     base = baselines(prepared, loss_name)
     build_seconds = time.perf_counter() - t0
     # the whole spec travels to the oracles and LPs, so the card's time_limit and options apply
-    spec = SolverSpec.parse(solver, default="highs")
+    spec = SolverSpec.parse(solver, default=str(default_spec("LP")))
     eps_values = list(params.eps)
     shared = {"params": params, "data": prepared, "solver": spec}
     t1 = time.perf_counter()

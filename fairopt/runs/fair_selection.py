@@ -25,7 +25,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fairopt.constraints import selection_rate_parity
-from fairopt.modeling import Program, SolverSpec
+from fairopt.modeling import Program, SolverSpec, default_spec
+from fairopt.modeling.registry import mip_gap_options
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 UNITS = "NT$ thousand"
@@ -146,7 +147,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     pool = score_applicants(data, params)
     budget = _budget(pool, params)
     block = parity_block(pool, params)
-    spec = solver or "highs"
+    spec = solver or default_spec("MILP" if params.integer else "LP")
     t1 = time.perf_counter()
     solves = {}
     progress(1, 4, "budget only (LP)")
@@ -155,7 +156,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     solves["after_lp"] = approval_program(pool, budget, block).solve(spec)
     if params.integer:
         progress(3, 4, "with parity (MIP)")
-        mip_options = {"mip_rel_gap": params.mip_gap} if SolverSpec.parse(spec).backend == "highs" else None
+        mip_options = mip_gap_options(spec, params.mip_gap) or None   # the back end names its option
         solves["before_mip"] = approval_program(pool, budget, integer=True).solve(spec, options=mip_options)
         solves["after_mip"] = approval_program(pool, budget, block, integer=True).solve(spec, options=mip_options)
     solve_s = time.perf_counter() - t1

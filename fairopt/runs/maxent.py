@@ -17,7 +17,7 @@ from fairopt.data import load_builtin
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent.datasets import load_paper_dataset
-from fairopt.modeling import SolverSpec
+from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
 
 #: what `fairopt frontier` plots: distance to the prior against the fairness of p*
@@ -131,7 +131,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
     dom, codes, model, pos = _model(params, data)
     build_seconds = time.perf_counter() - t0
     progress(1, 3, "solving the max-entropy dual")
-    sol = model.solve(solver or "native", tol=params.tol, max_iter=params.max_iter)
+    sol = model.solve(solver or default_spec("smooth"), tol=params.tol, max_iter=params.max_iter)
     dist, prior = sol.distribution, model.prior_distribution()
     progress(2, 3, f"drawing {params.n_samples} records")
     lab, prot = model.label, model.protected

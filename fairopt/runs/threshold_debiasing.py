@@ -16,6 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
+from fairopt.modeling.registry import default_backend
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 
 #: what `fairopt frontier` plots: test accuracy against the test fairness gaps
@@ -146,7 +147,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
 
 def _debiaser(params: Parameters, estimator, solver):
     from fairopt.postprocessing import ThresholdDebiaser
-    name = "native" if solver is None else solver
+    name = str(default_backend("threshold")) if solver is None else solver
     options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
     # the card's values go through set_params: the estimator keeps the one list of defaults
     return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=name,

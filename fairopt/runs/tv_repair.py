@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from fairopt.data import BUILTIN_SPECS, load_builtin, load_dataset
 from fairopt.errors import ConfigError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing, TVRepair
-from fairopt.modeling import SolverSpec
+from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
 
 
@@ -121,7 +121,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
     if params.model == "mapping":
         return _run_mapping(model, params, solver, progress, t0)
     progress(0, 1, "solving TV repair LP")
-    res = model.solve(solver or "highs")
+    res = model.solve(solver or default_spec("LP"))
     progress(1, 1, "done")
     blocks = res.blocks
     groups = blocks[model.protected].unique()
@@ -159,8 +159,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
 
 def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, progress, t0) -> RunOutput:
     progress(0, 1, "solving the optimized pre-processing mapping")
-    default = "cvxpy:CLARABEL" if params.divergence == "kl" else "highs"
-    res = model.solve(solver or default)
+    res = model.solve(solver)   # None: the formulation asks the registry (KL: its cvxpy form)
     progress(1, 1, "done")
     fav = res.rates[res.rates[model.label] == model.favourable_label]
     ratio = {k: float(fav[k].min() / fav[k].max()) if fav[k].max() > 0 else 1.0 for k in ("before", "after")}

@@ -41,6 +41,7 @@ from fairopt.stats._scores import (
 )
 from fairopt.stats._sources import (
                                   as_source,
+                                  chunk_rows,
                                   group_labels,
                                   group_sums,
                                   is_dask,
@@ -49,12 +50,10 @@ from fairopt.stats._sources import (
                                   labels_and_range,
                                   map_reduce,
                                   n_rows,
+                                  set_chunk_rows,
 )
 
-__all__ = ["CHUNK_ROWS", "ScoreHistogram", "as_source", "bin_centres", "bin_index", "cell_group_counts",
+__all__ = ["ScoreHistogram", "as_source", "bin_centres", "bin_index", "cell_group_counts", "chunk_rows",
            "collapse_records", "group_labels", "group_sums", "is_dask", "is_lazy", "is_lazy_frame",
            "keyed_group_sums", "labels_and_range", "map_reduce", "n_rows", "quantise", "score_atoms",
-           "score_histogram", "score_range"]
-
-#: rows per chunk read from an in-memory or memory-mapped source (2**21 float64 rows = 16 MiB per column)
-CHUNK_ROWS = 1 << 21
+           "score_histogram", "score_range", "set_chunk_rows"]

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from fairopt.errors import DataValidationError
-from fairopt.stats._sources import _check_weights, _chunk_rows, is_dask, map_reduce
+from fairopt.stats._sources import _check_weights, chunk_rows, is_dask, map_reduce
 
 
 def cell_group_counts(cells, groups, n_cells: int, n_groups: int, sample_weight=None,
@@ -115,9 +115,9 @@ def collapse_records(X, y, sensitive_features, sample_weight=None, batch_rows: i
         ds = pq.ParquetFile(path) if os.path.isfile(path) else None
         if ds is None:
             import pyarrow.dataset as pads
-            batches = pads.dataset(path, format="parquet").to_batches(batch_size=batch_rows or _chunk_rows())
+            batches = pads.dataset(path, format="parquet").to_batches(batch_size=batch_rows or chunk_rows())
         else:
-            batches = ds.iter_batches(batch_size=batch_rows or _chunk_rows())
+            batches = ds.iter_batches(batch_size=batch_rows or chunk_rows())
         tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
         if not tables:
             raise DataValidationError(f"X={path!r} has no rows.")

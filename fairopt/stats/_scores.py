@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairopt.stats._atoms import merge_atoms
 from fairopt.stats._sources import (
     _check_labels,
     _check_scores,
@@ -187,8 +188,6 @@ def score_atoms(scores, groups, labels, sample_weight=None, y=None, chunk_rows: 
     >>> at.score.tolist(), at.weight.tolist()
     ([0.5, 0.1], [2.0, 1.0])
     """
-    from fairopt.formulations.constrained_classification.atoms import merge_atoms
-
     K = len(labels)
     has_y = y is not None
 

@@ -11,10 +11,37 @@ import numpy as np
 from fairopt.errors import DataValidationError
 
 
-def _chunk_rows() -> int:
-    """``fairopt.stats.CHUNK_ROWS``, read at call time (so that it can be changed)."""
-    import fairopt.stats
-    return fairopt.stats.CHUNK_ROWS
+#: rows per chunk read from an in-memory or memory-mapped source (2**21 float64 rows = 16 MiB per column)
+CHUNK_ROWS = 1 << 21
+
+
+def chunk_rows() -> int:
+    """Rows per chunk that the chunked readers take from an in-memory or memory-mapped source.
+
+    Examples
+    --------
+    >>> chunk_rows() >= 1
+    True
+    """
+    return CHUNK_ROWS
+
+
+def set_chunk_rows(rows: int) -> int:
+    """Set the rows per chunk (smaller bounds memory more tightly, larger has less overhead);
+    returns the previous value.
+
+    Examples
+    --------
+    >>> old = set_chunk_rows(1 << 20)
+    >>> chunk_rows()
+    1048576
+    >>> _ = set_chunk_rows(old)
+    """
+    global CHUNK_ROWS
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise DataValidationError(f"chunk rows must be a positive integer, got {rows!r}.")
+    old, CHUNK_ROWS = CHUNK_ROWS, int(rows)
+    return old
 
 
 def is_dask(x) -> bool:
@@ -115,7 +142,7 @@ def map_reduce(func: Callable, combine: Callable, arrays, chunk_rows: int | None
     >>> int(map_reduce(lambda a: a.sum(), lambda s, t: s + t, [np.arange(10)], chunk_rows=3))
     45
     """
-    chunk_rows = _chunk_rows() if chunk_rows is None else int(chunk_rows)
+    chunk_rows = CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
     srcs = [as_source(a) for a in arrays]
     present = [a for a in srcs if a is not None]
     n = present[0].shape[0]

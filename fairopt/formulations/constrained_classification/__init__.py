@@ -19,14 +19,6 @@ from fairopt.formulations.constrained_classification.parity import RandomizedThr
 from fairopt.formulations.constrained_classification.ramp import CellRamp, ramp, smoothed_relu
 from fairopt.formulations.constrained_classification.sgd import ThresholdSGD, sgd_thresholds
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution
-from fairopt.modeling.registry import register_algorithm
-
-register_algorithm("native", "native", ("threshold",), "exact threshold roots")
-register_algorithm("native", "native", ("smooth",),
-                   "fair log-loss: L-BFGS with the exact inner multiplier and a Newton saddle polish",
-                   time_limit_key="time_limit")
-register_algorithm("sgd", "sgd", ("threshold",),
-                   "projected stochastic gradient with averaging (streaming threshold debiasing)")
 
 __all__ = ["CellRamp", "FairLogLoss", "FairLogLossSolution", "IsotonicScoreMap", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
            "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds", "smoothed_relu"]

@@ -21,11 +21,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.spec import SolverSpec
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.formulations.constrained_classification.parity import check_parameters
-from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
-from fairopt.formulations.constrained_classification.solution import ThresholdSolution, threshold_from_q
+from fairopt.formulations.constrained_classification.parity import (
+    _no_options,
+    check_parameters,
+)
+from fairopt.formulations.constrained_classification.ramp import (
+    CellRamp,
+    parity_threshold,
+)
+from fairopt.formulations.constrained_classification.solution import (
+    ThresholdSolution,
+    threshold_from_q,
+)
+from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
 
 
 class RandomizedThresholdCovariance:
@@ -113,29 +122,40 @@ class RandomizedThresholdCovariance:
         prog.set_objective(linear={"q": -c * at.score}, quadratic={("q", "q"): sp.diags(self.gamma * c)})
         return prog
 
+    def solve_native(self, t0: float | None = None, **options) -> ThresholdSolution:
+        """The exact solver, one threshold root per subgroup (run by the ``native`` back end)."""
+        _no_options("native", options)
+        t0 = time.perf_counter() if t0 is None else t0
+        at, K = self.atoms, self.n_subgroups
+        a = at.weight / self.subgroup_weight[self.sub]
+        theta = np.zeros(K)
+        for k in range(K):
+            m = self.sub == k
+            theta[k] = parity_threshold(CellRamp(at.score[m], a[m], self.gamma, self.z[m]), 0.0, self.eps)
+        return self._finish(theta, "native", "exact", t0)
+
+    def solve_sgd(self, t0: float | None = None, **options) -> ThresholdSolution:
+        """Projected SGD on the covariance dual (run by the ``sgd`` back end); ``options`` go to
+        :func:`~fairopt.formulations.constrained_classification.sgd.sgd_thresholds`."""
+        from fairopt.formulations.constrained_classification.atoms import ScoreAtoms
+        from fairopt.formulations.constrained_classification.sgd import sgd_thresholds
+        t0 = time.perf_counter() if t0 is None else t0
+        at, K = self.atoms, self.n_subgroups
+        offsets = np.searchsorted(self.sub, np.arange(K + 1))
+        sub_atoms = ScoreAtoms(cell=self.sub, score=at.score, weight=at.weight, positive=None,
+                               offsets=offsets)
+        theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z, **options)
+        out = self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
+        out.status, out.iterations = "iteration_limit", state.n_steps
+        return out
+
     def solve(self, solver: str = "native", **options) -> ThresholdSolution:
         """Solve with ``"native"`` (exact), ``"sgd"`` or a Program QP solver."""
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups
-        spec = SolverSpec.parse(solver, default="native")
-        if spec.backend == "native":
-            a = at.weight / self.subgroup_weight[self.sub]
-            theta = np.zeros(K)
-            for k in range(K):
-                m = self.sub == k
-                theta[k] = parity_threshold(CellRamp(at.score[m], a[m], self.gamma, self.z[m]), 0.0, self.eps)
-            return self._finish(theta, "native", "exact", t0)
-        if spec.backend == "sgd":
-            from fairopt.formulations.constrained_classification.atoms import ScoreAtoms
-            from fairopt.formulations.constrained_classification.sgd import sgd_thresholds
-            offsets = np.searchsorted(self.sub, np.arange(K + 1))
-            sub_atoms = ScoreAtoms(cell=self.sub, score=at.score, weight=at.weight, positive=None,
-                                   offsets=offsets)
-            theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z,
-                                          **{**dict(spec.options), **options})
-            out = self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
-            out.status, out.iterations = "iteration_limit", state.n_steps
-            return out
+        spec = SolverSpec.parse(solver, default=default_backend("threshold"))
+        if takes(spec.backend, "threshold"):   # the problem's own algorithm (native, sgd)
+            return solve_own(self, spec, "threshold", t0=t0, **options)
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)

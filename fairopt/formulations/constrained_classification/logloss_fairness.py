@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fairopt.criteria import resolve
 from fairopt.errors import ConfigError, DataValidationError
 
 #: binary-group constraints handled by the exact native solver
@@ -104,8 +105,7 @@ def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
     n = group.shape[0]
     if constraint is None or constraint == "none":
         return FairnessRows([], np.zeros((0, K, 2)), group, y, True, [])
-    if constraint not in CONSTRAINTS:
-        raise ConfigError(f"constraint must be one of {CONSTRAINTS} or None, got {constraint!r}.")
+    constraint = resolve(constraint, CONSTRAINTS)   # or "none"; aliases resolve in fairopt.criteria
     counts = np.zeros((K, 2))
     np.add.at(counts, (group, y), 1.0)
     if K > 2:

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.criteria import resolve
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.spec import SolverSpec
+from fairopt.modeling.registry import SolverSpec, default_backend
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 
 CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
@@ -101,8 +102,7 @@ class ThresholdMixtureOdds:
     def __init__(self, scores, groups, labels, constraint: str = "equalized_odds", eps: float = 0.0,
                  objective: str = "labels", sample_weight=None, n_groups: int | None = None,
                  atoms: ScoreAtoms | None = None):
-        if constraint not in CONSTRAINTS:
-            raise ConfigError(f"constraint must be one of {CONSTRAINTS}, got {constraint!r}.")
+        constraint = resolve(constraint, CONSTRAINTS)
         if objective not in ("labels", "scores"):
             raise ConfigError(f"objective must be 'labels' or 'scores', got {objective!r}.")
         eps = float(eps)
@@ -182,10 +182,8 @@ class ThresholdMixtureOdds:
     def solve(self, solver: str = "highs", **options) -> OddsSolution:
         """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
         which returns a vertex: a mixture of few thresholds per group)."""
-        spec = SolverSpec.parse(solver, default="highs")
-        if spec.backend in ("native", "sgd"):
-            raise ConfigError(f"the {self.constraint} LP has no {solver!r} back end; use an LP "
-                              "solver such as 'highs', 'scipy', 'cvxpy' or 'pyomo'.")
+        # a back end without LPs (native, sgd) is refused by the registry, naming those with
+        spec = SolverSpec.parse(solver, default=default_backend("LP"))
         t0 = time.perf_counter()
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)

@@ -23,11 +23,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.spec import SolverSpec
-from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.formulations.constrained_classification.ramp import CellRamp, parity_threshold
+from fairopt.formulations.constrained_classification.atoms import (
+    ScoreAtoms,
+    collapse_atoms,
+)
+from fairopt.formulations.constrained_classification.ramp import (
+    CellRamp,
+    parity_threshold,
+)
 from fairopt.formulations.constrained_classification.solution import (
-    ThresholdSolution, step_rule_from_q, threshold_from_q)
+    ThresholdSolution,
+    step_rule_from_q,
+    threshold_from_q,
+)
+from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
 
 #: bisection steps on a free rho (interval [0, 1] -> width 2**-60)
 RHO_BISECTION_STEPS = 60
@@ -80,6 +89,13 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
     t = min(max(0.0, float(f[lo])), float(f[hi]))
     return t, 1.0 if t == f[hi] else 0.0
 
+
+
+def _no_options(backend: str, options) -> None:
+    """The exact threshold solvers take no options: refuse them rather than ignore them."""
+    if options:
+        raise ConfigError(f"the {backend} threshold solver takes no options (got {sorted(options)}); "
+                          "options such as n_steps or random_state belong to the sgd back end.")
 
 class RandomizedThresholdParity:
     """Randomized-threshold post-processing for statistical parity over K groups.
@@ -236,13 +252,19 @@ class RandomizedThresholdParity:
         right = hi
         return 0.5 * (left + min(max(right, left), 1.0))
 
-    def _solve_native(self, t0) -> ThresholdSolution:
+    def solve_native(self, t0: float | None = None, **options) -> ThresholdSolution:
+        """The exact solver (run by the ``native`` back end); it takes no options."""
+        _no_options("native", options)
+        t0 = time.perf_counter() if t0 is None else t0
         rho = self.free_rho() if self.rho is None else self.rho
         th, tau = self._native_thresholds(rho)
         return self._finish(th, tau, th, rho, "native", "exact", t0)
 
     # ------------------------------------------------------------------ SGD
-    def _solve_sgd(self, t0, **options) -> ThresholdSolution:
+    def solve_sgd(self, t0: float | None = None, **options) -> ThresholdSolution:
+        """Projected SGD, Algorithm 1 (run by the ``sgd`` back end); ``options`` go to
+        :func:`~fairopt.formulations.constrained_classification.sgd.sgd_thresholds`."""
+        t0 = time.perf_counter() if t0 is None else t0
         from fairopt.formulations.constrained_classification.sgd import sgd_thresholds
         if self.rho is None:
             raise ConfigError("the sgd back end needs a fixed target rate rho; pass rho=... "
@@ -312,11 +334,9 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        spec = SolverSpec.parse(solver, default="native")
-        if spec.backend == "native":
-            return self._solve_native(t0)
-        if spec.backend == "sgd":
-            return self._solve_sgd(t0, **{**dict(spec.options), **options})
+        spec = SolverSpec.parse(solver, default=default_backend("threshold"))
+        if takes(spec.backend, "threshold"):   # the problem's own algorithm (native, sgd)
+            return solve_own(self, spec, "threshold", t0=t0, **options)
         return self._solve_program(t0, spec, **options)
 
     def summary(self) -> dict:

@@ -23,10 +23,6 @@ from fairopt.formulations.maxent.priors import (balanced_target, collapse, data_
                                                 fair_reweighting, target_from_weights,
                                                 validate_target)
 from fairopt.formulations.maxent.solvers import BACKENDS, build_cvxpy, build_pyomo, full_violation
-from fairopt.modeling.registry import register_algorithm
-
-register_algorithm("native", "native", ("smooth",), "fairopt's own algorithms: max-entropy Newton",
-                   time_limit_key="time_limit")
 
 __all__ = [
     "BACKENDS", "DualOracle", "Encoding", "MaxEnt", "MaxEntDistribution", "MaxEntSolution",

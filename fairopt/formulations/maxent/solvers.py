@@ -24,9 +24,10 @@ import numpy as np
 
 from fairopt.errors import InfeasibleError
 from fairopt.formulations.maxent.oracle import DualOracle
-from fairopt.modeling.smooth import SMOOTH_BACKENDS, CvxpyForm, PyomoForm, SmoothProblem
+from fairopt.modeling.registry import backends_for
+from fairopt.modeling.smooth import CvxpyForm, PyomoForm, SmoothProblem
 
-BACKENDS = SMOOTH_BACKENDS
+BACKENDS = tuple(backends_for("smooth"))
 
 
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:

@@ -25,6 +25,8 @@ class KLMapping(SmoothProblem):
     description = "KL optimized-preprocessing mapping"
     family = "KL mapping"
     certifies = False
+    #: the constraints live only in the cvxpy form (the oracle does not see them)
+    backends = ("cvxpy",)
 
     def __init__(self, model, prog):
         self.name = prog.name
@@ -68,8 +70,8 @@ class KLMapping(SmoothProblem):
 def solve_kl(model, prog, solver, t0: float, **overrides) -> tuple[Solution, float]:
     """Solve the KL mapping through :func:`solve_smooth`; returns the named solution and the
     build seconds."""
-    spec = SolverSpec.parse(solver if solver not in (None, "highs") else "cvxpy:CLARABEL", **overrides)
-    if spec.backend != "cvxpy":
+    spec = SolverSpec.parse(solver, default=KLMapping.backends[0], **overrides)
+    if spec.backend not in KLMapping.backends:   # never swapped silently for another back end
         raise DataValidationError(f"divergence='kl' needs cvxpy with an exponential-cone solver; got {spec}. "
                                   "Use cvxpy:CLARABEL or cvxpy:SCS.")
     problem = KLMapping(model, prog)

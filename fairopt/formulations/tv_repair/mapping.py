@@ -39,7 +39,7 @@ from fairopt.formulations.tv_repair.distortion import Distortion, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
-from fairopt.modeling import Program, Solution
+from fairopt.modeling import Program, Solution, default_spec
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
@@ -392,9 +392,11 @@ class OptimizedPreprocessing(EpsilonAnalysis):
                    else "") + f"\n{prog.summary()}")
 
     # ------------------------------------------------------------------ solve
-    def solve(self, solver="highs", **kwargs) -> MappingResult:
+    def solve(self, solver=None, **kwargs) -> MappingResult:
         """Build, solve and return a :class:`MappingResult`.
 
+        ``solver`` defaults to the registry's LP back end (TV) or to cvxpy, the only back end
+        of the KL mapping's exponential-cone form (KL).
         ``solver="column_generation"`` solves a TV mapping by column generation over the mapping
         cells (:mod:`fairopt.formulations.tv_repair.colgen`): seconds instead of minutes at
         10^6 cells, with the optimality certificate checked on the full program.
@@ -414,6 +416,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             from fairopt.formulations.tv_repair.kl import solve_kl
             sol, build_s = solve_kl(self, prog, solver, t0, **kwargs)
         else:
+            solver = solver if solver is not None else default_spec("LP")
             comp = prog.compile(solver, **kwargs)
             build_s = time.perf_counter() - t0
             try:
@@ -433,7 +436,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         if sol.status.value != "optimal":
             # elastic columns still in use: the fairness rows cannot hold (or the certificate
             # failed); the full LP decides and reports the minimal epsilon
-            return self.solve("highs")
+            return self.solve(default_spec("LP"))
         return self._result(sol, build_s)
 
     def _result(self, sol: Solution, build_seconds: float) -> MappingResult:

@@ -19,28 +19,18 @@ import numpy as np
 from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
                             UnboundedError)
 from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
+from fairopt.modeling.certify import certify, reference_solve
 from fairopt.modeling.spec import SolverSpec
-from fairopt.modeling.solution import Solution, Status
-
-
-class RawResult:
-    """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
-    minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
-
-    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective", "mip_gap", "bound")
-
-    def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
-                 objective: float | None = None, mip_gap: float | None = None,
-                 bound: float | None = None):
-        self.status, self.x, self.y, self.z = status, x, y, z
-        self.iterations, self.log, self.objective = iterations, log, objective
-        self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound
+from fairopt.modeling.solution import RawResult, Solution, Status
 
 
 class CompiledModel:
     """A program compiled for one back end; update costs/bounds and re-solve."""
 
     backend = "base"
+    #: ``references()`` yields ``(label, compiled model)`` of the reference back ends that
+    #: :func:`~fairopt.modeling.certify.reference_solve` may ask; set by the registry at compile time
+    references = None
 
     @property
     def highs_qp(self) -> bool:
@@ -190,7 +180,6 @@ class CompiledModel:
             Raise instead of returning a non-optimal solution: :class:`SolverLimitError` for a
             time or iteration limit.
         """
-        from fairopt.modeling.certify import certify
         with quiet(not self.spec.verbose):
             if self._dirty:
                 t0 = time.perf_counter()
@@ -199,7 +188,6 @@ class CompiledModel:
                 self._dirty = False
             t0 = time.perf_counter()
             if self.highs_qp and self.canon.P is not None and singular_free_hessian(self.canon):
-                from fairopt.modeling.certify import reference_solve
                 raw = reference_solve(self, "HiGHS's QP solver does not terminate when free "
                                             "variables span the null space of P")
             else:

@@ -12,10 +12,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import ConfigError
+from fairopt.errors import ConfigError, SolverError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import NativeResult, Status
 from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 
 _CONIC = ("LP", "QP", "smooth")  # exponential cone: smooth convex problems such as max-entropy
@@ -35,6 +35,12 @@ _TIME_LIMIT_KEY = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "OSQP": "
 #: these bring the 99th percentile to about 3e-3 (benchmarks/solver_status.py)
 TIGHT = {"CLARABEL": {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11,
                       "tol_ktratio": 1e-9}}
+#: smooth problems (exponential cone, no vertex to snap to) ask Clarabel a decade more
+SMOOTH_TIGHT = {"CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                             "tol_ktratio": 1e-10}}
+#: SCS tolerance floor and iteration cap on smooth problems: a first-order method meets ~1e-9
+#: residuals at best, and 1e-10 with 200,000 iterations made it run for minutes on large domains
+SCS_EPS_FLOOR, SCS_MAX_ITERS = 1e-9, 50_000
 #: ``Problem.solve`` keywords every solver takes
 _SOLVE_KEYWORDS = ("warm_start", "verbose", "gp", "qcp", "requires_grad", "enforce_dpp",
                    "ignore_dpp", "canon_backend", "bounds")
@@ -83,8 +89,16 @@ INFO = BackendInfo(
     name="cvxpy", module="cvxpy", description="cvxpy Problem; any installed cvxpy solver",
     solvers=SOLVERS, default_solver={"LP": "CLARABEL", "QP": "CLARABEL", "smooth": "CLARABEL",
                                     "MILP": "HIGHS"},
-    time_limit_key=_TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
-    check_options=check_options)
+    time_limit_key=_TIME_LIMIT_KEY, time_limit_classes=("LP", "QP", "MILP"),
+    iteration_limit_key={"CLARABEL": "max_iter", "SCS": "max_iters", "OSQP": "max_iter",
+                         "ECOS": "max_iters", "HIGHS": "simplex_iteration_limit", "PIQP": "max_iter",
+                         "QOCO": "max_iters", "DAQP": "iter_limit", "SCIPY": "scipy_options.maxiter"},
+    mip_gap_key={"HIGHS": "mip_rel_gap"},
+    tolerances={"CLARABEL": {"LP": TIGHT["CLARABEL"], "QP": TIGHT["CLARABEL"],
+                             "smooth": SMOOTH_TIGHT["CLARABEL"]}},
+    # first-order methods at cvxpy's default tolerances
+    accuracy={"SCS": 1e-4, "OSQP": 1e-4, "PDLP": 1e-4},
+    status_map=STATUS_MAP, probe=_installed, check_options=check_options)
 
 
 def build_cvxpy(canon: Canonical, user_sense: bool = False):
@@ -178,7 +192,8 @@ class CvxpyModel(CompiledModel):
                 kwargs[outer] = {**kwargs.get(outer, {}), inner: float(self.spec.time_limit)}
             else:
                 kwargs.setdefault(key, float(self.spec.time_limit))
-        tight = {k: v for k, v in TIGHT.get(solver, {}).items() if k not in kwargs}
+        tight = {k: v for k, v in INFO.tolerance_options(solver, self.canon.problem_class).items()
+                 if k not in kwargs}
         try:
             st = self._solve(cp, solver, {**kwargs, **tight})
             if tight and st == "optimal_inaccurate":  # the tight tolerances were out of reach
@@ -222,3 +237,45 @@ class CvxpyModel(CompiledModel):
 
 def compile(program, spec) -> CvxpyModel:  # noqa: A001
     return CvxpyModel(program, spec)
+
+
+# ------------------------------------------------------------------------------ smooth problems
+def _smooth_options(solver: str, max_iter: int, tol: float) -> dict:
+    if solver == "CLARABEL":
+        return {**INFO.tolerance_options(solver, "smooth"), "max_iter": max(max_iter, 200)}
+    if solver == "SCS":   # residuals a decade under the optimality target, within reach
+        eps = max(0.1 * float(tol), SCS_EPS_FLOOR)
+        return {"eps_abs": eps, "eps_rel": eps, "max_iters": max(max_iter, SCS_MAX_ITERS)}
+    return {}
+
+
+def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline):
+    """Solve the problem's cvxpy form (:meth:`~fairopt.modeling.smooth.SmoothProblem.to_cvxpy`);
+    constraint duals are reported as ``-(cvxpy multiplier)``."""
+    import cvxpy as cp
+
+    solver = spec.solver
+    form = problem.to_cvxpy()
+    opts = {**_smooth_options(solver, max_iter, tol), **dict(spec.options)}
+    try:
+        with warnings.catch_warnings():
+            # "solution may be inaccurate" at the tight tolerances: the status says so
+            warnings.simplefilter("ignore", UserWarning)
+            form.problem.solve(solver=solver, verbose=spec.verbose, **opts)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"cvxpy/{solver} failed on the {problem.description}: {exc}",
+                          status="error") from exc
+    st = form.problem.status
+    status = {cp.OPTIMAL: Status.OPTIMAL, cp.OPTIMAL_INACCURATE: Status.NUMERICAL,
+              cp.INFEASIBLE: Status.INFEASIBLE, cp.UNBOUNDED: Status.UNBOUNDED,
+              cp.USER_LIMIT: Status.ITERATION_LIMIT}.get(st, Status.ERROR)
+    values = {k: v.value for k, v in form.variables.items()}
+    if any(v is None for v in values.values()):
+        raise SolverError(f"cvxpy/{solver} returned status {st!r} on the {problem.description}.",
+                          status=str(status))
+    primal = {k: np.asarray(v, dtype=float).reshape(np.shape(form.variables[k])) for k, v in values.items()}
+    dual = {k: -np.asarray(c.dual_value, dtype=float) for k, c in form.constraints.items()
+            if c.dual_value is not None}
+    iters = int(getattr(form.problem.solver_stats, "num_iters", 0) or 0)
+    return NativeResult(None, iters, status, f"cvxpy/{solver} status: {st}", solver, primal, dual,
+                        float(form.problem.value))

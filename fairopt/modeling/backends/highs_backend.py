@@ -110,7 +110,8 @@ INFO = BackendInfo(
     name="highs", module="highspy",
     description="HiGHS through highspy, model passed as CSC arrays; warm starts",
     solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
-    time_limit_key={"highs": "time_limit"}, status_map=_STATUS, check_options=check_options)
+    time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
+    mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS, check_options=check_options)
 
 
 class HighsModel(CompiledModel):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairopt.errors import SolverNotAvailableError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import NativeResult, Status
 from fairopt.modeling.spec import BackendInfo
 
 #: pyomo solvers fairopt knows, with the problem classes each takes (appsi_highs passes only
@@ -59,7 +60,14 @@ INFO = BackendInfo(
     name="pyomo", module="pyomo",
     description="pyomo ConcreteModel with named indexed components; any pyomo solver",
     solvers=SOLVERS, default_solver={"LP": "appsi_highs", "QP": "highs", "smooth": "ipopt", "MILP": "appsi_highs"},
-    time_limit_key=TIME_LIMIT_KEY, status_map=STATUS_MAP, probe=_installed,
+    time_limit_key=TIME_LIMIT_KEY, time_limit_classes=("LP", "QP", "MILP"),
+    iteration_limit_key={"ipopt": "max_iter", "highs": "simplex_iteration_limit",
+                         "appsi_highs": "simplex_iteration_limit", "glpk": "itlim", "scip": "limits/totalnodes"},
+    mip_gap_key={"appsi_highs": "mip_rel_gap", "highs": "mip_rel_gap", "gurobi": "MIPGap",
+                 "gurobi_direct": "MIPGap", "cbc": "ratioGap", "glpk": "mipgap",
+                 "scip": "limits/gap"},
+    install_hint={"ipopt": "smooth problems need the NLP solver Ipopt: conda install -c conda-forge ipopt"},
+    status_map=STATUS_MAP, probe=_installed,
     check_options=check_options)
 
 
@@ -178,3 +186,43 @@ def _num(v) -> float:
 
 def compile(program, spec) -> PyomoModel:  # noqa: A001
     return PyomoModel(program, spec)
+
+
+# ------------------------------------------------------------------------------ smooth problems
+def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline):
+    """Solve the problem's pyomo form (:meth:`~fairopt.modeling.smooth.SmoothProblem.to_pyomo`)
+    with an NLP solver (Ipopt gets ``tol / 100``); duals through a ``dual`` suffix if declared."""
+    import pyomo.environ as pyo
+    from pyomo.opt import TerminationCondition as TC
+
+    name = spec.solver
+    form = problem.to_pyomo()
+    opt = pyo.SolverFactory(name)
+    if not opt.available(exception_flag=False):
+        alternatives = ["native", "scipy"]
+        if problem.has_form("cvxpy"):
+            alternatives.append("cvxpy:CLARABEL")
+        raise SolverNotAvailableError(
+            f"pyomo solver {name!r} is not available (the {problem.description} is a smooth NLP "
+            "and needs Ipopt); the model was built but cannot be solved here.",
+            available=alternatives)
+    opts = {"tol": tol * 1e-2, "max_iter": max(max_iter, 500)} if name == "ipopt" else {}
+    opts.update(spec.options)
+    for k, v in opts.items():
+        opt.options[k] = v
+    res = opt.solve(form.model, tee=spec.verbose)
+    tc = res.solver.termination_condition
+    status = {TC.optimal: Status.OPTIMAL, TC.locallyOptimal: Status.OPTIMAL,
+              TC.globallyOptimal: Status.OPTIMAL, TC.infeasible: Status.INFEASIBLE,
+              TC.unbounded: Status.UNBOUNDED, TC.maxTimeLimit: Status.TIME_LIMIT,
+              TC.maxIterations: Status.ITERATION_LIMIT}.get(tc, Status.ERROR)
+    primal = {k: np.array([pyo.value(v[i]) for i in v.index_set()], dtype=float)
+              for k, v in form.variables.items()}
+    dual = {}
+    suffix = getattr(form.model, "dual", None)
+    if suffix is not None and len(suffix):
+        dual = {k: np.array([suffix.get(c[i], 0.0) for i in c.index_set()], dtype=float)
+                for k, c in form.constraints.items()}
+    objective = next(form.model.component_data_objects(pyo.Objective, active=True))
+    return NativeResult(None, 0, status, f"pyomo/{name} termination: {tc}\n{res}", name, primal,
+                        dual, float(pyo.value(objective)))

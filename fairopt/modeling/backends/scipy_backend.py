@@ -1,29 +1,37 @@
-"""scipy.optimize.linprog for LPs.
+"""scipy.optimize: ``linprog`` for LPs, ``minimize`` for smooth problems.
 
 Rows are split into equalities, ``<=`` rows (finite upper bounds) and ``>=`` rows (finite lower
 bounds, negated). linprog's marginals are ``d f*/d b_ub`` and ``d f*/d b_eq``, so a negated
 ``>=`` row contributes ``-marginal`` to fairopt's dual.
+
+Smooth problems run :func:`scipy.optimize.minimize` on the problem's oracle with the exact
+gradient (and Hessian for the trust-region methods), keeping the best certified iterate.
 """
 from __future__ import annotations
+
+import time
+from typing import Mapping
 
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.errors import ConfigError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import NativeResult, Status
 from fairopt.modeling.spec import BackendInfo, reject_unknown_options
 
 #: linprog's ``res.status`` to fairopt's status
 _STATUS = {0: Status.OPTIMAL, 1: Status.ITERATION_LIMIT, 2: Status.INFEASIBLE,
            3: Status.UNBOUNDED, 4: Status.NUMERICAL}
 LP_METHODS = ("highs", "highs-ds", "highs-ipm")
-#: smooth methods are run by the formulations that own a smooth problem (max-entropy dual)
-SMOOTH_METHODS = ("trust-exact", "trust-krylov", "L-BFGS-B")
+#: :func:`scipy.optimize.minimize` methods for smooth problems; the first three need a Hessian
+SMOOTH_METHODS = ("trust-exact", "trust-krylov", "Newton-CG", "L-BFGS-B", "BFGS")
+HESSIAN_METHODS = SMOOTH_METHODS[:3]
 
 
 def check_options(solver: str, options: dict) -> None:
     if solver not in LP_METHODS:
-        return  # smooth methods: options are checked by the formulation that runs them
+        return  # smooth methods: scipy.optimize.minimize reports unknown options itself
     import inspect
 
     from scipy.optimize._linprog_highs import _linprog_highs
@@ -34,10 +42,12 @@ def check_options(solver: str, options: dict) -> None:
 
 INFO = BackendInfo(
     name="scipy", module="scipy",
-    description="scipy.optimize: linprog (HiGHS methods) for LPs, trust-region/L-BFGS for smooth duals",
+    description="scipy.optimize: linprog (HiGHS methods) for LPs, minimize (trust-region, Newton-CG, "
+                "L-BFGS-B, BFGS) for smooth problems",
     solvers={**{m: ("LP",) for m in LP_METHODS}, **{m: ("smooth",) for m in SMOOTH_METHODS}},
     default_solver={"LP": "highs", "smooth": "trust-exact"},
     time_limit_key={m: "time_limit" for m in LP_METHODS + SMOOTH_METHODS},
+    iteration_limit_key={**{m: "maxiter" for m in LP_METHODS}, **{m: "maxiter" for m in SMOOTH_METHODS}},
     status_map=_STATUS, check_options=check_options)
 
 
@@ -88,3 +98,85 @@ class ScipyModel(CompiledModel):
 
 def compile(program, spec) -> ScipyModel:  # noqa: A001
     return ScipyModel(program, spec)
+
+
+def minimize(problem, x0, method: str, tol: float, max_iter: int, options: Mapping | None,
+             deadline: float | None) -> NativeResult:
+    """:func:`scipy.optimize.minimize` on a smooth problem's oracle; keeps the best certified
+    iterate it has seen and stops at ``deadline`` (``time.perf_counter()`` seconds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Bowl:
+    ...     dim, has_hessian = 2, False
+    ...     def value_grad(self, x): return float(x @ x), 2 * x
+    ...     def optimality(self, x, g): return float(np.abs(g).max())
+    >>> minimize(Bowl(), np.ones(2), "L-BFGS-B", 1e-8, 100, None, None).status.value
+    'optimal'
+    """
+    from scipy.optimize import minimize as scipy_minimize
+
+    canon = {m.lower(): m for m in SMOOTH_METHODS}
+    if method.lower() not in canon:
+        raise ConfigError(f"scipy method {method!r} is not supported; choose one of {SMOOTH_METHODS}.")
+    method = canon[method.lower()]
+    if method in HESSIAN_METHODS and not problem.has_hessian:
+        raise ConfigError(f"scipy method {method!r} needs a Hessian, which the "
+                          f"{problem.description} does not provide; use 'L-BFGS-B' or 'BFGS'.")
+    opts: dict = {"maxiter": max_iter, "gtol": tol * 0.1}
+    if method == "L-BFGS-B":
+        opts.update(ftol=1e-15, maxcor=30, maxiter=max(max_iter, 2000))
+    opts.update(options or {})
+    best = {"x": np.asarray(x0, float).copy(), "viol": np.inf}
+
+    def fun(x):
+        # trust-region subproblem solvers can propose non-finite points near convergence:
+        # reject them (value +inf) and remember the best certified iterate seen
+        if not np.all(np.isfinite(x)):
+            return np.inf, np.zeros_like(x)
+        v, g = problem.value_grad(x)
+        viol = problem.optimality(x, g)
+        if viol < best["viol"]:
+            best.update(x=np.array(x, dtype=float), viol=viol)
+        return v, g
+
+    def hess(x):
+        return problem.hessian(x) if np.all(np.isfinite(x)) else np.eye(problem.dim)
+
+    timed_out = []
+
+    def stop_at_deadline(intermediate_result):
+        # scipy ends the run when the callback raises StopIteration (checked once per iteration)
+        if time.perf_counter() >= deadline:
+            timed_out.append(True)
+            raise StopIteration
+
+    kw: dict = {"hess": hess} if method in HESSIAN_METHODS else {}
+    if deadline is not None:
+        kw["callback"] = stop_at_deadline
+    with np.errstate(invalid="ignore", over="ignore"):
+        res = scipy_minimize(fun, np.asarray(x0, float), jac=True, method=method, options=opts, **kw)
+    x = np.asarray(res.x, float)
+    if not np.all(np.isfinite(x)) or problem.optimality(x, problem.value_grad(x)[1]) > best["viol"]:
+        x = best["x"]
+    nit = int(getattr(res, "nit", 0) or 0)
+    if timed_out:
+        status = Status.TIME_LIMIT
+    elif res.success:
+        status = Status.OPTIMAL
+    elif nit >= opts["maxiter"] or "iteration" in str(res.message).lower():
+        status = Status.ITERATION_LIMIT
+    else:
+        status = Status.NUMERICAL
+    return NativeResult(x, nit, status, str(res), method)
+
+
+def smooth_solver(problem) -> str:
+    """Default method for ``problem``: ``trust-exact`` with a Hessian, else ``L-BFGS-B``."""
+    return "trust-exact" if problem.has_hessian else "L-BFGS-B"
+
+
+def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+    """Minimise a smooth problem with the method ``spec.solver`` (options go to scipy)."""
+    return minimize(problem, x0, spec.solver, tol, max_iter, spec.options, deadline)
