@@ -163,6 +163,8 @@ def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k:
         m = int(np.count_nonzero(vv)) if k is not None else int(n)
         for r, q in enumerate(idx):
             P, util, price, dec, info = out[r]
+            if dec.orders.shape[1] > m:  # top-k: only the shown positions
+                dec = BirkhoffDecomposition(dec.weights, dec.orders[:, :m], dec.n_items)
             results[q] = _result(P[:, :m], util, price, dec, R[r], C[r], K, labels, vv, coef[r], info)
     return results[0] if single else results
 
