@@ -32,10 +32,11 @@ from fairopt.constraints.block import FairnessBlock, PriceOfFairness
 from fairopt.constraints.builders import (encode_groups, equal_opportunity, equalized_odds,
                                           group_cost_bounds, representation_bounds,
                                           selection_rate_parity)
+from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
 from fairopt.constraints.ranking import (doubly_stochastic, exposure_block, exposure_impact,
                                          exposure_merit, exposure_parity, position_weights)
 
 __all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportunity", "equalized_odds",
            "group_cost_bounds", "representation_bounds", "selection_rate_parity"]
-__all__ += ["doubly_stochastic", "exposure_block", "exposure_impact", "exposure_merit", "exposure_parity",
+__all__ += ["AlphaFairObjective", "alpha_fairness", "doubly_stochastic", "exposure_block", "exposure_impact", "exposure_merit", "exposure_parity",
             "position_weights"]
