@@ -147,6 +147,43 @@ class FairnessBlock:
         from fairopt.constraints.targets import build_cvxpy_block
         return build_cvxpy_block(self, x)
 
+    # ---------------------------------------------------------------- parametric tolerances
+    def to_cvxpy_parametric(self, x):
+        """Like :meth:`to_cvxpy`, with every tolerance a cvxpy ``Parameter`` (the list's
+        ``parameters`` dict); :meth:`set_tolerance` changes them, so a sweep over ``eps``
+        re-solves the same ``cp.Problem`` without rebuilding. ``x`` may be a Variable or an
+        affine expression with ``n`` entries (a slice, a cumulative sum).
+
+        Examples
+        --------
+        >>> import cvxpy as cp, numpy as np
+        >>> from fairopt.constraints import selection_rate_parity
+        >>> block = selection_rate_parity(["a", "a", "b", "b"], eps=0.0)
+        >>> x = cp.Variable(4)
+        >>> cons = block.to_cvxpy_parametric(x)
+        >>> prob = cp.Problem(cp.Maximize(np.array([4, 3, 2, 1]) @ x), [*cons, x >= 0, x <= 1, cp.sum(x) <= 2])
+        >>> round(prob.solve(), 4)
+        6.0
+        >>> block.set_tolerance(eps=0.5)
+        >>> round(prob.solve(), 4)
+        6.5
+        """
+        from fairopt.constraints.parametric import build_cvxpy_parametric
+        return build_cvxpy_parametric(self, x)
+
+    def to_pyomo_parametric(self, var, name: str | None = None, index=None):
+        """Like :meth:`to_pyomo`, with the tolerances a mutable ``Param`` ``tolerance[key]`` of
+        the block, updated by :meth:`set_tolerance` (the block is not rebuilt)."""
+        from fairopt.constraints.parametric import build_pyomo_parametric
+        return build_pyomo_parametric(self, var, name or self.name, index)
+
+    def set_tolerance(self, **values) -> None:
+        """Set tolerances (``eps=0.05``, ``ratio=0.8``, or ``**{"lower[a]": 0.2}``): updates the
+        block's rows and every parameter created by :meth:`to_cvxpy_parametric` /
+        :meth:`to_pyomo_parametric`."""
+        from fairopt.constraints.parametric import set_tolerance
+        set_tolerance(self, values)
+
     # ---------------------------------------------------------------- duals
     def price_of_fairness(self, result, var: str | None = None, problem=None) -> PriceOfFairness:
         """Row duals and tolerance prices, in the objective's units.
