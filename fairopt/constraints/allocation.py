@@ -172,7 +172,7 @@ def alpha_fairness(groups, utility, alpha: float, *, weights=None, normalize: st
     >>> _ = maxmin.add_to(prog, "x")
     >>> sol = prog.solve()
     >>> maxmin.group_utilities(sol.primal["x"]).round(6).tolist()
-    [0.333333, 0.333333]
+    [0.375, 0.375]
     """
     codes, labels = encode_groups(groups)
     n, K = codes.shape[0], len(labels)

@@ -124,12 +124,22 @@ class FairnessBlock:
         return float(max(0.0, gap.max()))
 
     # ---------------------------------------------------------------- targets
-    def add_to(self, program, var: str):
+    def add_to(self, program, var: str, over=None):
         """Add the rows (constraint block ``name``) and the auxiliary variables (block
         ``name + "_aux"``) to a :class:`~fairopt.modeling.Program` whose variable ``var``
-        holds the decisions, one entry per candidate in the order of the group labels."""
+        holds the decisions, one entry per candidate in the order of the group labels.
+
+        ``over`` applies the block to part of ``var`` or to a linear expression of it: an array
+        of entry indices (a slice: one period, one region) or a matrix ``M`` of shape
+        ``(n, var.size)`` (the block then constrains ``M @ vec(var)``, e.g. cumulative hires).
+        """
         from fairopt.constraints.targets import add_to_program
-        con = add_to_program(self, program, var)
+        if over is None:
+            con = add_to_program(self, program, var)
+            self._program_map = None
+        else:
+            from fairopt.constraints.slicing import add_over
+            con = add_over(self, program, var, over)
         self._program_var = var
         return con
 
@@ -162,10 +172,10 @@ class FairnessBlock:
         >>> x = cp.Variable(4)
         >>> cons = block.to_cvxpy_parametric(x)
         >>> prob = cp.Problem(cp.Maximize(np.array([4, 3, 2, 1]) @ x), [*cons, x >= 0, x <= 1, cp.sum(x) <= 2])
-        >>> round(prob.solve(), 4)
+        >>> round(float(prob.solve()), 4)
         6.0
         >>> block.set_tolerance(eps=0.5)
-        >>> round(prob.solve(), 4)
+        >>> round(float(prob.solve()), 4)
         6.5
         """
         from fairopt.constraints.parametric import build_cvxpy_parametric
@@ -195,6 +205,9 @@ class FairnessBlock:
         """
         from fairopt.constraints.targets import read_duals
         y, x, t = read_duals(self, result, var, problem)
+        M = getattr(self, "_program_map", None)
+        if M is not None and np.asarray(x).size != self.n:  # a block added over part of a variable
+            x = M @ np.asarray(x, dtype=float).reshape(-1)
         return self._price(y, x, t)
 
     def _price(self, y, x, t) -> PriceOfFairness:

@@ -51,10 +51,10 @@ def intersectional_parity(groups, *, eps: float, min_size: int = 1, weights=None
     Examples
     --------
     >>> import pandas as pd
-    >>> df = pd.DataFrame({"sex": list("ffmmff"), "race": list("xyxyxx")})
-    >>> block = intersectional_parity(df, eps=0.1, min_size=2)
+    >>> df = pd.DataFrame({"sex": list("ffmmff"), "race": list("xxyyxy")})
+    >>> block = intersectional_parity(df, eps=0.1, min_size=2)  # warns: cell ('f', 'y') is left out
     >>> [str(g) for g in block.groups], block.excluded["size"].tolist()
-    ["('f', 'x')", []]
+    (["('f', 'x')", "('m', 'y')"], [1])
     """
     from fairopt.validation import check_groups
     g = check_groups(groups, min_groups=2, name="protected columns")
@@ -184,7 +184,7 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
     >>> prog.set_objective(linear={"x": np.arange(12.0)}, sense="maximize")
     >>> sol = solve_lazy(prog, "x", block)
     >>> round(sol.objective, 6), sol.rows_generated <= block.m
-    (33.0, True)
+    (49.0, True)
     """
     import highspy
     t0 = time.perf_counter()

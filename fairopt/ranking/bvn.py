@@ -25,7 +25,7 @@ class BirkhoffDecomposition:
     --------
     >>> import numpy as np
     >>> d = birkhoff_decomposition(np.array([[0.5, 0.5], [0.5, 0.5]]))
-    >>> d.weights.tolist(), np.abs(d.matrix() - 0.5).max()
+    >>> d.weights.tolist(), float(np.abs(d.matrix() - 0.5).max())
     ([0.5, 0.5], 0.0)
     """
 
