@@ -118,6 +118,16 @@ class LazySolution:
         return block._price(self.dual[block.name], self.primal[var], self.primal[block.aux_name])
 
 
+def _add_rows(h, block, A, viol, s, canon, inf) -> None:
+    k = viol.size
+    new_rows = sp.hstack([sp.csr_matrix((k, s.start)), A[viol], sp.csr_matrix((k, canon.n - s.stop)),
+                          sp.csr_matrix(block.T[viol])], format="csr")
+    lo = np.where(block.sense[viol] > 0, block.bound[viol], -inf)
+    hi = np.where(block.sense[viol] < 0, block.bound[viol], inf)
+    h.addRows(k, lo, hi, new_rows.nnz, new_rows.indptr[:-1].astype(np.int32),
+              new_rows.indices.astype(np.int32), new_rows.data)
+
+
 def _highs_lp(canon, n_aux: int):
     import highspy
     try:
@@ -146,7 +156,7 @@ def _highs_lp(canon, n_aux: int):
 
 
 def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, max_rows_per_round: int | None = None,
-               max_rounds: int = 10_000, options: dict | None = None) -> LazySolution:
+               max_rounds: int = 10_000, options: dict | None = None, seed=None) -> LazySolution:
     """Solve ``program`` with ``block`` on variable ``var`` by row generation on HiGHS.
 
     Parameters
@@ -162,6 +172,8 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
     max_rounds : int
     options : dict, optional
         HiGHS options (e.g. ``{"solver": "simplex"}``).
+    seed : array-like of int, optional
+        Rows of the block to add before the first solve.
 
     Returns
     -------
@@ -207,7 +219,13 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
     inf = highspy.kHighsInf
     rounds = 0
     log = []
+    pending = None if seed is None else np.unique(np.asarray(seed, dtype=np.int64))
     while True:
+        if pending is not None and pending.size:
+            viol, pending = pending, None
+            _add_rows(h, block, A, viol, s, canon, inf)
+            generated[viol] = True
+            order.append(viol)
         h.run()
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
@@ -230,17 +248,11 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
             break
         if max_rows_per_round is not None and viol.size > max_rows_per_round:
             viol = viol[np.argsort(-gap[viol])[:max_rows_per_round]]
-        k = viol.size
-        new_rows = sp.hstack([sp.csr_matrix((k, s.start)), A[viol], sp.csr_matrix((k, canon.n - s.stop)),
-                              sp.csr_matrix(block.T[viol])], format="csr")
-        lo = np.where(block.sense[viol] > 0, block.bound[viol], -inf)
-        hi = np.where(block.sense[viol] < 0, block.bound[viol], inf)
-        h.addRows(k, lo, hi, new_rows.nnz, new_rows.indptr[:-1].astype(np.int32),
-                  new_rows.indices.astype(np.int32), new_rows.data)
+        _add_rows(h, block, A, viol, s, canon, inf)
         generated[viol] = True
         order.append(viol)
         rounds += 1
-        log.append((time.perf_counter() - t0, int(k)))
+        log.append((time.perf_counter() - t0, int(viol.size)))
         if rounds > max_rounds:
             raise SolverError(f"row generation did not converge in {max_rounds} rounds; raise max_rounds.")
     sol = h.getSolution()
