@@ -31,6 +31,7 @@ import pandas as pd
 
 from fairopt.constraints import alpha_fairness
 from fairopt.constraints.intersectional import intersectional_parity, solve_lazy
+from fairopt.errors import FairoptError
 from fairopt.modeling import Program
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -71,7 +72,7 @@ def run_parity(n: int, skip_lazy: bool, time_limit: float) -> dict:
             out["rows"] = {"seconds": time.perf_counter() - t0, "objective": lazy.objective,
                            "rows_generated": lazy.rows_generated, "rounds": lazy.rounds,
                            "round_log": lazy.log}
-        except Exception as exc:  # a time limit is a result here, reported as such
+        except FairoptError as exc:  # a time limit is a result here, reported as such
             out["rows"] = {"seconds": time.perf_counter() - t0, "error": f"{type(exc).__name__}: {exc}"}
         print("rows", out["rows"], flush=True)
     return out

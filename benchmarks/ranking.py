@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairopt.errors import InfeasibleError
 from fairopt.ranking import fair_ranking
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -80,7 +81,7 @@ def plots() -> dict:
         for eps in grid:
             try:
                 vals.append(fair_ranking(u, g, eps, criterion=crit).utility)
-            except Exception:  # infeasible below the tightest eps (merit)
+            except InfeasibleError:  # below the tightest feasible eps (merit)
                 vals.append(np.nan)
         curves[crit] = vals
         ax.plot(grid, vals, marker=".", label=f"exposure {crit}")

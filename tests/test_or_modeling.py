@@ -56,7 +56,7 @@ def test_relative_group_cost_per_client_in_pyomo(facility):
     solver.solve(free)
     gap_free = np.ptp(list(per_client_cost(free, dist, groups).values()))
     eps = 0.5 * gap_free
-    m, fair, blk = facility_model(dist, groups, open_cost, eps)
+    m, _fair, _blk = facility_model(dist, groups, open_cost, eps)
     solver.solve(m)
     costs = per_client_cost(m, dist, groups)
     assert abs(costs["far"] - costs["near"]) <= eps + 1e-7       # per client, in distance units

@@ -24,7 +24,7 @@ def data():
 
 
 def cvxpy_value(data, cons_fn):
-    g, profit, cost, budget = data
+    _g, profit, cost, budget = data
     x = cp.Variable(N)
     cons = cons_fn(x)
     prob = cp.Problem(cp.Maximize(profit @ x), [*cons, x >= 0, x <= 1, cost @ x <= budget])
@@ -84,7 +84,7 @@ def test_cvxpy_ratio_and_shares_are_parameters(data):
 
 
 def _pyomo_model(data):
-    g, profit, cost, budget = data
+    _g, profit, cost, budget = data
     m = pyo.ConcreteModel()
     m.x = pyo.Var(range(N), bounds=(0, 1))
     m.budget = pyo.Constraint(expr=sum(cost[i] * m.x[i] for i in range(N)) <= budget)

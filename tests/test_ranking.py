@@ -217,7 +217,7 @@ def test_birkhoff_on_random_doubly_stochastic():
 
 def test_doubly_stochastic_fixed_positions_and_validation():
     u, g = instance(8, 2, 1)
-    prog, ds, fair = _block_program(u, g, 0.05)
+    prog, _ds, fair = _block_program(u, g, 0.05)
     pinned = doubly_stochastic(8, fixed={7: 0}, name="pinned")
     prog2 = Program("rank2")
     prog2.add_variables("P", shape=(8, 8), lb=0, ub=1)

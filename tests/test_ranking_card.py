@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA_HOME
+
 from fairopt.cli import main
 
 CARD = Path(__file__).resolve().parents[1] / "models" / "fair-ranking-law.toml"

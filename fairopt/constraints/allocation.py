@@ -21,7 +21,12 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.constraints.block import FairnessBlock
-from fairopt.constraints.builders import _group_matrix, _per_group, _vector, encode_groups
+from fairopt.constraints.builders import (
+    _group_matrix,
+    _per_group,
+    _vector,
+    encode_groups,
+)
 from fairopt.errors import DataValidationError
 
 

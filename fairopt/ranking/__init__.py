@@ -24,8 +24,13 @@ import numpy as np
 import pandas as pd
 
 from fairopt.constraints.builders import encode_groups
-from fairopt.constraints.ranking import (CRITERIA, check_position_weights, doubly_stochastic,
-                                         exposure_block, position_weights)
+from fairopt.constraints.ranking import (
+    CRITERIA,
+    check_position_weights,
+    doubly_stochastic,
+    exposure_block,
+    position_weights,
+)
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
@@ -180,7 +185,7 @@ def _weights(v, k, n: int) -> np.ndarray:
 
 def _coefficients(R, C, K, criterion, labels, idx) -> np.ndarray:
     """``c_i s_{g(i)}`` per item: the compared value of group ``a`` is ``sum_{i in a} coef_i (P v)_i``."""
-    Q, n = R.shape
+    Q, _n = R.shape
     flat = (np.arange(Q)[:, None] * K + C).ravel()
     size = np.bincount(flat, minlength=Q * K).reshape(Q, K).astype(float)
     if criterion == "parity":

@@ -64,7 +64,7 @@ def candidate_lists(data: Data, params: Parameters) -> tuple[np.ndarray, np.ndar
     y = df["zfya"].to_numpy(float)
     rng = np.random.default_rng(data.random_state)
     perm = rng.permutation(len(df))
-    cut = int(round(len(df) * data.train_fraction))
+    cut = round(len(df) * data.train_fraction)
     train, pool = perm[:cut], perm[cut:]
     model = Ridge(alpha=1.0).fit(X[train], y[train])
     score = model.predict(X[pool])
