@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from fairopt.constraints import doubly_stochastic, exposure_block, position_weights
+from fairopt.constraints import doubly_stochastic, exposure_block, exposure_parity, position_weights
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling import Program
 from fairopt.ranking import birkhoff_decomposition, fair_ranking
@@ -237,3 +237,32 @@ def test_doubly_stochastic_fixed_positions_and_validation():
     with pytest.raises(DataValidationError, match="criterion"):
         fair_ranking(u, g, 0.1, criterion="exposure")
     assert sp.issparse(fair.A) and fair.A.shape == (4, 64)
+
+
+def test_blocks_on_users_cvxpy_and_pyomo_matrix():
+    import cvxpy as cp
+    import pyomo.environ as pyo
+    u, g = instance(10, 3, 6)
+    eps = 0.02
+    ref = independent_lp(u, g, eps)
+    v = position_weights(10)
+    # cvxpy: the user's n x n Variable, blocks on its row-major vectorisation
+    P = cp.Variable((10, 10), nonneg=True)
+    ds, fair = doubly_stochastic(10), exposure_parity(g, eps)
+    cons = [*ds.to_cvxpy(P), *(fc := fair.to_cvxpy(P))]
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(np.outer(u, v), P))), cons)
+    prob.solve(solver="HIGHS")
+    assert prob.value == pytest.approx(ref, abs=1e-7)
+    price_cvx = fair.price_of_fairness(fc, problem=prob).parameters["eps"]
+    # pyomo: the user's doubly indexed Var
+    m = pyo.ConcreteModel()
+    m.P = pyo.Var(range(10), range(10), bounds=(0, 1))
+    keys = [(i, j) for i in range(10) for j in range(10)]
+    ds.to_pyomo(m.P, index=keys)
+    blk = fair.to_pyomo(m.P, index=keys)
+    m.obj = pyo.Objective(expr=sum(u[i] * v[j] * m.P[i, j] for i, j in keys), sense=pyo.maximize)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    pyo.SolverFactory("appsi_highs").solve(m)
+    assert pyo.value(m.obj) == pytest.approx(ref, abs=1e-7)
+    assert fair.price_of_fairness(blk).parameters["eps"] == pytest.approx(price_cvx, abs=1e-6)
+    assert price_cvx == pytest.approx(fair_ranking(u, g, eps).price_of_fairness, abs=1e-6)
