@@ -68,4 +68,23 @@ def test_small_cells_reported_and_validation():
     prog.add_constraints("floor", {"x": np.ones((1, profit.size))}, lb=profit.size * 0.9)
     with pytest.raises(InfeasibleError) as exc:  # budget < 90 % head count, any parity
         solve_lazy(prog, "x", intersectional_parity(df, eps=0.0, min_size=1))
-    assert exc.value.constraint == "intersectional_parity"
+    assert exc.value.constraint == "intersectional_parity" and exc.value.tightest is None
+    # a floor per cell that parity cannot meet at eps = 0: the tightest eps is reported, and holds
+    df2, profit2, cost2 = market(800, seed=2)
+    block = intersectional_parity(df2, eps=0.0)
+    # every member of one cell must be selected: the others cannot reach its rate within budget
+    first = np.flatnonzero(((df2["race"] == 0) & (df2["sex"] == 0) & (df2["age"] == 0)).to_numpy())
+    prog = program(profit2, cost2)
+    prog.add_constraints("must", {"x": np.eye(profit2.size)[first]}, lb=1.0)
+    with pytest.raises(InfeasibleError) as exc:
+        solve_lazy(prog, "x", block)
+    tight = exc.value.tightest["eps"]
+    assert 0 < tight < 1 and "smallest feasible eps" in str(exc.value)
+    prog = program(profit2, cost2)
+    prog.add_constraints("must", {"x": np.eye(profit2.size)[first]}, lb=1.0)
+    ok = solve_lazy(prog, "x", intersectional_parity(df2, eps=tight + 1e-7))
+    assert np.isfinite(ok.objective)
+    prog = program(profit2, cost2)
+    prog.add_constraints("must", {"x": np.eye(profit2.size)[first]}, lb=1.0)
+    with pytest.raises(InfeasibleError):
+        solve_lazy(prog, "x", intersectional_parity(df2, eps=tight - 1e-3))

@@ -118,6 +118,33 @@ class LazySolution:
         return block._price(self.dual[block.name], self.primal[var], self.primal[block.aux_name])
 
 
+def tightest_eps(canon, s: slice, block: FairnessBlock) -> float | None:
+    """Smallest ``eps`` for which the program (canonical form ``canon``, block on columns ``s``)
+    is feasible: ``eps`` becomes a variable ``w >= 0`` in the rows whose bound moves with it,
+    minimised. ``None`` if the block has no ``eps`` or the program is infeasible for every eps."""
+    import highspy
+    sens = block.sensitivity.get("eps")
+    if sens is None or sens.dA is not None or sens.dT is not None:
+        return None
+    h = _highs_lp(canon, block.n_aux + 1)
+    inf = highspy.kHighsInf
+    h.changeColsCost(canon.n + block.n_aux + 1, np.arange(canon.n + block.n_aux + 1, dtype=np.int32),
+                     np.r_[np.zeros(canon.n + block.n_aux), 1.0])
+    h.changeColBounds(canon.n + block.n_aux, 0.0, inf)
+    eps = float(block.parameters["eps"])
+    db = np.asarray(sens.dbound, dtype=float)
+    rows = sp.hstack([sp.csr_matrix((block.m, s.start)), block.A, sp.csr_matrix((block.m, canon.n - s.stop)),
+                      sp.csr_matrix(block.T), sp.csr_matrix(-db[:, None])], format="csr")
+    bound = block.bound - eps * db
+    lo = np.where(block.sense > 0, bound, -inf)
+    hi = np.where(block.sense < 0, bound, inf)
+    h.addRows(block.m, lo, hi, rows.nnz, rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getSolution().col_value[canon.n + block.n_aux])
+
+
 def _add_rows(h, block, A, viol, s, canon, inf) -> None:
     k = viol.size
     new_rows = sp.hstack([sp.csr_matrix((k, s.start)), A[viol], sp.csr_matrix((k, canon.n - s.stop)),
@@ -229,9 +256,13 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
         h.run()
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
+            tight = tightest_eps(canon, s, block)
+            hint = (f" The smallest feasible eps is {tight:.6g}." if tight is not None
+                    else " The program is infeasible at any eps (check its other constraints).")
             raise InfeasibleError(f"program {program.name!r} with fairness block {block.name!r} is infeasible "
-                                  f"(after {int(generated.sum())} generated rows): loosen its tolerance.",
-                                  program=program.name, constraint=block.name)
+                                  f"(after {int(generated.sum())} generated rows).{hint}",
+                                  program=program.name, constraint=block.name,
+                                  tightest=None if tight is None else {"eps": tight})
         if status != highspy.HighsModelStatus.kOptimal:
             raise SolverError(f"row generation stopped with HiGHS status {h.modelStatusToString(status)}.",
                               status=str(status))
