@@ -62,14 +62,22 @@ class RankingResult:
     utility: float
     utility_unfair: float
     price_of_fairness: float
-    exposure: pd.DataFrame
+    exposure_columns: dict = field(repr=False)
     decomposition: BirkhoffDecomposition
     info: dict = field(default_factory=dict)
 
     @property
+    def exposure(self) -> pd.DataFrame:
+        """Per group: ``size``, ``merit``, ``exposure``, ``fairness`` and the ``*_unfair`` values
+        (built on access, so a batch of thousands of queries does not pay for its tables)."""
+        cols = dict(self.exposure_columns)
+        index = pd.Index(cols.pop("group"), name="group")
+        return pd.DataFrame(cols, index=index)
+
+    @property
     def disparity(self) -> float:
         """Largest difference of the compared value between groups."""
-        f = self.exposure["fairness"]
+        f = self.exposure_columns["fairness"]
         return float(f.max() - f.min())
 
 
@@ -273,9 +281,9 @@ def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingR
     e_fair = P @ v[:m]
     e_unfair = np.empty(u.shape[0])
     e_unfair[np.argsort(-u, kind="stable")] = v
-    table = pd.DataFrame({"size": size, "merit": per_group(u)}, index=pd.Index(lab, name="group"))
+    table = {"group": list(lab), "size": size, "merit": per_group(u)}
     for key, e in (("", e_fair), ("_unfair", e_unfair)):
         table[f"exposure{key}"] = per_group(e)
         table[f"fairness{key}"] = np.bincount(codes, weights=coef * e, minlength=K)[present]
     return RankingResult(P=P, utility=util, utility_unfair=float(u @ e_unfair), price_of_fairness=price,
-                         exposure=table, decomposition=dec, info=info)
+                         exposure_columns=table, decomposition=dec, info=info)
