@@ -42,6 +42,12 @@ class AlphaFairObjective:
         0, a positive number, or ``inf``.
     weights : ndarray of shape (K,)
     groups : Index
+
+    Examples
+    --------
+    >>> obj = alpha_fairness(["a", "b"], [1.0, 2.0], alpha=0)
+    >>> obj.welfare([1.0, 0.5]), obj.is_linear
+    (2.0, True)
     """
 
     name: str

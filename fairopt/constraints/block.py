@@ -138,7 +138,7 @@ class FairnessBlock:
             con = add_to_program(self, program, var)
             self._program_map = None
         else:
-            from fairopt.constraints.slicing import add_over
+            from fairopt.constraints.slicing import _add_over as add_over
             con = add_over(self, program, var, over)
         self._program_var = var
         return con
@@ -178,20 +178,20 @@ class FairnessBlock:
         >>> round(float(prob.solve()), 4)
         6.5
         """
-        from fairopt.constraints.parametric import build_cvxpy_parametric
+        from fairopt.constraints.parametric import _build_cvxpy_parametric as build_cvxpy_parametric
         return build_cvxpy_parametric(self, x)
 
     def to_pyomo_parametric(self, var, name: str | None = None, index=None):
         """Like :meth:`to_pyomo`, with the tolerances a mutable ``Param`` ``tolerance[key]`` of
         the block, updated by :meth:`set_tolerance` (the block is not rebuilt)."""
-        from fairopt.constraints.parametric import build_pyomo_parametric
+        from fairopt.constraints.parametric import _build_pyomo_parametric as build_pyomo_parametric
         return build_pyomo_parametric(self, var, name or self.name, index)
 
     def set_tolerance(self, **values) -> None:
         """Set tolerances (``eps=0.05``, ``ratio=0.8``, or ``**{"lower[a]": 0.2}``): updates the
         block's rows and every parameter created by :meth:`to_cvxpy_parametric` /
         :meth:`to_pyomo_parametric`."""
-        from fairopt.constraints.parametric import set_tolerance
+        from fairopt.constraints.parametric import _set_tolerance as set_tolerance
         set_tolerance(self, values)
 
     # ---------------------------------------------------------------- duals

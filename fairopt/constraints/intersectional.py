@@ -101,6 +101,10 @@ class LazySolution:
     full_rows : int
         Rows of the full block.
     seconds : float
+
+    Examples
+    --------
+    See :func:`solve_lazy`.
     """
 
     objective: float
@@ -118,7 +122,7 @@ class LazySolution:
         return block._price(self.dual[block.name], self.primal[var], self.primal[block.aux_name])
 
 
-def tightest_eps(canon, s: slice, block: FairnessBlock) -> float | None:
+def _tightest_eps(canon, s: slice, block: FairnessBlock) -> float | None:
     """Smallest ``eps`` for which the program (canonical form ``canon``, block on columns ``s``)
     is feasible: ``eps`` becomes a variable ``w >= 0`` in the rows whose bound moves with it,
     minimised. ``None`` if the block has no ``eps`` or the program is infeasible for every eps."""
@@ -256,7 +260,7 @@ def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, ma
         h.run()
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
-            tight = tightest_eps(canon, s, block)
+            tight = _tightest_eps(canon, s, block)
             hint = (f" The smallest feasible eps is {tight:.6g}." if tight is not None
                     else " The program is infeasible at any eps (check its other constraints).")
             raise InfeasibleError(f"program {program.name!r} with fairness block {block.name!r} is infeasible "

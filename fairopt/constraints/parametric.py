@@ -39,7 +39,7 @@ def _parts(block: FairnessBlock):
     return sp.csr_matrix(A0), T0, b0, deriv
 
 
-def set_tolerance(block: FairnessBlock, values: dict) -> None:
+def _set_tolerance(block: FairnessBlock, values: dict) -> None:
     unknown = [k for k in values if k not in block.sensitivity]
     if unknown:
         raise DataValidationError(f"fairness block {block.name!r} has no tolerance {unknown}; its tolerances are "
@@ -62,7 +62,7 @@ def set_tolerance(block: FairnessBlock, values: dict) -> None:
         handle(new)
 
 
-def build_cvxpy_parametric(block: FairnessBlock, x) -> CvxpyBlock:
+def _build_cvxpy_parametric(block: FairnessBlock, x) -> CvxpyBlock:
     import cvxpy as cp
     size = int(np.prod(x.shape)) if x.shape else 1
     check_size(block, size, "cvxpy expression x")
@@ -101,7 +101,7 @@ def build_cvxpy_parametric(block: FairnessBlock, x) -> CvxpyBlock:
     return out
 
 
-def build_pyomo_parametric(block: FairnessBlock, var, name: str, index=None):
+def _build_pyomo_parametric(block: FairnessBlock, var, name: str, index=None):
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
     if not getattr(var, "is_indexed", lambda: False)():

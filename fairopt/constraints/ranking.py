@@ -61,7 +61,13 @@ def position_weights(n_positions: int, k: int | None = None) -> np.ndarray:
 
 
 def check_position_weights(v, m: int | None = None) -> np.ndarray:
-    """Validate a click model: finite, nonnegative, one weight per position."""
+    """Validate a click model: finite, nonnegative, one weight per position.
+
+    Examples
+    --------
+    >>> check_position_weights([1.0, 0.5, 0.2], 3).tolist()
+    [1.0, 0.5, 0.2]
+    """
     arr = np.asarray(v, dtype=float).reshape(-1)
     if m is not None and arr.shape[0] != m:
         raise DataValidationError(f"position weights v have {arr.shape[0]} entries; expected one per "
@@ -149,7 +155,7 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=Non
 
 
 # ------------------------------------------------------------------------ exposure
-def exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | None,
+def _exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | None,
                           criterion: str) -> tuple[np.ndarray, np.ndarray]:
     """Per item ``c_i`` and per group ``s_a`` such that the compared quantity of group ``a`` is
     ``f_a = s_a sum_{i in a} c_i (P v)_i`` (shared by the blocks and the ranking solvers)."""
@@ -159,7 +165,7 @@ def exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | Non
     merit = np.bincount(codes, weights=relevance, minlength=K) / size
     if (merit <= 0).any():
         a = int(np.argmax(merit <= 0))
-        raise DataValidationError(f"group {a} has zero merit (mean relevance), so exposure per unit of merit "
+        raise DataValidationError(f"group number {a} (in sorted label order) has zero merit (mean relevance), so exposure per unit of merit "
                                   "is undefined; use criterion='parity' or give positive relevances.")
     c = np.ones(codes.shape[0]) if criterion == "merit" else relevance
     return c, 1.0 / (size * merit)
@@ -231,7 +237,7 @@ def exposure_block(groups, eps: float, *, criterion: str = "parity", relevance=N
         if relevance is None:
             raise DataValidationError(f"criterion={criterion!r} needs relevance (merit = mean relevance).")
         rel = _vector(relevance, n, "relevance", lo=0.0)
-    c, s = exposure_coefficients(codes, K, rel, criterion)
+    c, s = _exposure_coefficients(codes, K, rel, criterion)
     item_coef = s[codes] * c
     rows = np.repeat(codes, m)
     cols = np.arange(n * m)

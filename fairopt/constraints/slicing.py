@@ -9,7 +9,7 @@ from fairopt.constraints.block import FairnessBlock
 from fairopt.errors import DataValidationError
 
 
-def selection_matrix(over, size: int, n: int) -> sp.csr_matrix:
+def _selection_matrix(over, size: int, n: int) -> sp.csr_matrix:
     """``M`` of shape ``(n, size)`` from entry indices or a matrix."""
     if sp.issparse(over) or (isinstance(over, np.ndarray) and over.ndim == 2):
         M = sp.csr_matrix(over, dtype=float)
@@ -29,11 +29,11 @@ def selection_matrix(over, size: int, n: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), (np.arange(n), idx)), shape=(n, size))
 
 
-def add_over(block: FairnessBlock, program, var: str, over):
+def _add_over(block: FairnessBlock, program, var: str, over):
     if var not in program.variables:
         raise DataValidationError(f"program {program.name!r} has no variable {var!r}; "
                                   f"known: {list(program.variables)}.")
-    M = selection_matrix(over, program.variables[var].size, block.n)
+    M = _selection_matrix(over, program.variables[var].size, block.n)
     coeffs = {var: (block.A @ M).tocsr()}
     if block.n_aux:
         program.add_variables(block.aux_name, shape=(block.n_aux,), lb=None, ub=None)

@@ -56,6 +56,13 @@ class RankingResult:
         three for the ranking by relevance (``*_unfair``).
     decomposition : BirkhoffDecomposition
         Deterministic rankings and their probabilities reproducing ``P``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = fair_ranking(np.array([1.0, 0.9, 0.2, 0.1]), np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> res.exposure["exposure"].round(6).tolist()
+    [0.640402, 0.640402]
     """
 
     P: np.ndarray

@@ -35,7 +35,8 @@ _INF = np.inf
 
 @dataclass
 class ColgenResult:
-    """Solution of a batch: weights and permutations of the support, per query."""
+    """Solution of a batch: weights and permutations of the support, per query (see
+    :class:`BatchMaster` for an example)."""
 
     weights: list[np.ndarray]        # per query: convex weights of its permutations
     orders: list[np.ndarray]         # per query: (terms, n) item at each position
@@ -62,7 +63,20 @@ def _highs(tol: float):
 
 
 class BatchMaster:
-    """Block-diagonal restricted master of ``Q`` queries of ``n`` items each."""
+    """Block-diagonal restricted master of ``Q`` queries of ``n`` items each (used by
+    :func:`fairopt.ranking.fair_ranking`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = np.array([[0.9, 0.8, 0.2, 0.1]])
+    >>> codes = np.array([[0, 0, 1, 1]])
+    >>> coef = np.full((1, 4), 0.5)                       # parity: 1 / group size
+    >>> v = 1 / np.log2(2 + np.arange(4))
+    >>> res = BatchMaster(R, codes, 2, coef, v).solve_fair(eps=0.0)
+    >>> round(float(res.weights[0].sum()), 9)
+    1.0
+    """
 
     def __init__(self, relevance: np.ndarray, codes: np.ndarray, K: int, coef: np.ndarray,
                  v: np.ndarray, tol: float = 1e-10):
