@@ -38,3 +38,12 @@ def test_card_lp_reference_agrees(tmp_path):
     cg = run(tmp_path / "cg", "parameters.n_queries=3", "parameters.query_size=12")
     lp = run(tmp_path / "lp", "parameters.n_queries=3", "parameters.query_size=12", "parameters.method=lp")
     assert lp["metrics"]["utility_after"] == pytest.approx(cg["metrics"]["utility_after"], abs=1e-7)
+
+
+def test_card_build_is_the_lp_of_the_first_list():
+    from fairopt.ranking import fair_ranking
+    from fairopt.runs.ranking import Data, Parameters, build, candidate_lists
+    params, data = Parameters(n_queries=2, query_size=15), Data()
+    rel, grp = candidate_lists(data, params)
+    sol = build(None, params, data).solve("highs")
+    assert sol.objective == pytest.approx(fair_ranking(rel[0], grp[0], params.eps).utility, abs=1e-7)

@@ -74,6 +74,24 @@ def candidate_lists(data: Data, params: Parameters) -> tuple[np.ndarray, np.ndar
     return relevance[pick], grp.to_numpy()[pool][pick]
 
 
+def build(card, params: Parameters, data: Data):
+    """The LP over ``P`` of the first candidate list (the reference the column generation
+    matches), for ``fairopt inspect`` and LP/MPS export."""
+    from fairopt.constraints import doubly_stochastic, exposure_block, position_weights
+    from fairopt.modeling import Program
+    rel, grp = candidate_lists(data, params)
+    u, g = rel[0], grp[0]
+    n = u.size
+    m = params.k or n
+    v = position_weights(m)
+    prog = Program("fair_ranking")
+    prog.add_variables("P", shape=(n, m), lb=0.0, ub=1.0)
+    doubly_stochastic(n, m).add_to(prog, "P")
+    exposure_block(g, params.eps, criterion=params.criterion, relevance=u, v=v).add_to(prog, "P")
+    prog.set_objective(linear={"P": np.outer(u, v).ravel()}, sense="maximize")
+    return prog
+
+
 def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     from fairopt.ranking import fair_ranking
     t0 = time.perf_counter()
