@@ -142,6 +142,10 @@ def test_top_k_and_click_model_match_lp():
     assert res.P.shape == (15, 5)
     assert res.utility == pytest.approx(independent_lp(u, g, 0.02, k=5), abs=1e-7)
     assert np.abs(res.decomposition.matrix() - res.P).max() <= 1e-9
+    lp = fair_ranking(u, g, 0.02, k=5, method="lp")                  # BvN of a top-k LP solution
+    assert lp.utility == pytest.approx(res.utility, abs=1e-7)
+    assert lp.P.shape == (15, 5) and np.abs(lp.decomposition.matrix() - lp.P).max() <= 1e-9
+    assert lp.decomposition.weights.sum() == pytest.approx(1.0, abs=1e-12)
     # a click model that is not nonincreasing: pricing by assignment instead of a sort
     v = np.array([0.5, 1.0, 0.8, 0.2, 0.1, 0.0, 0.3, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     cg = fair_ranking(u, g, 0.02, v=v)

@@ -267,13 +267,8 @@ def _solve_lp(u, codes, labels, v, eps, criterion, solver, q):
         raise _infeasible(criterion, eps, tight, np.array([q])) from None
     P = sol.primal["P"].reshape(n, m)
     price = block.price_of_fairness(sol).parameters["eps"] if block is not None else 0.0
-    dec = birkhoff_decomposition(np.clip(P, 0.0, None) if m < n else _project(P))
+    dec = birkhoff_decomposition(np.clip(P, 0.0, 1.0))  # the solver's round-off below 0 / above 1
     return P, float(sol.objective), float(price), dec, {"method": "lp", "backend": sol.backend}
-
-
-def _project(P: np.ndarray) -> np.ndarray:
-    """Clip the round-off of a solver's doubly stochastic ``P`` (keeps it within 1e-9)."""
-    return np.clip(P, 0.0, 1.0)
 
 
 def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingResult:
