@@ -273,3 +273,21 @@ def test_blocks_on_users_cvxpy_and_pyomo_matrix():
     assert pyo.value(m.obj) == pytest.approx(ref, abs=1e-7)
     assert fair.price_of_fairness(blk).parameters["eps"] == pytest.approx(price_cvx, abs=1e-6)
     assert price_cvx == pytest.approx(fair_ranking(u, g, eps).price_of_fairness, abs=1e-6)
+
+
+def test_fair_ranking_input_checks_and_one_group_queries():
+    # a query whose items all belong to one group has nothing to equalise: ranked by relevance
+    out = fair_ranking([np.array([0.3, 0.2, 0.1]), np.array([0.5, 0.4])],
+                       [np.array(["a", "a", "a"]), np.array(["a", "b"])], 0.0)
+    assert out[0].utility == pytest.approx(out[0].utility_unfair, abs=1e-12)
+    assert out[1].disparity <= 1e-9
+    with pytest.raises(DataValidationError, match="finite"):
+        fair_ranking(np.array([0.1, np.nan]), np.array(["a", "b"]), 0.1)
+    with pytest.raises(DataValidationError, match="group labels"):
+        fair_ranking(np.array([0.1, 0.2]), np.array(["a", "b", "c"]), 0.1)
+    with pytest.raises(DataValidationError, match="eps"):
+        fair_ranking(np.array([0.1, 0.2]), np.array(["a", "b"]), -1)
+    with pytest.raises(DataValidationError, match="nonnegative"):
+        fair_ranking(np.array([-0.1, 0.2]), np.array(["a", "b"]), 0.1, criterion="merit")
+    with pytest.raises(DataValidationError, match="zero merit"):
+        fair_ranking(np.array([0.0, 0.0, 0.2]), np.array(["a", "a", "b"]), 0.1, criterion="merit")
