@@ -118,6 +118,40 @@ def plot_alpha(path: Path) -> dict:
     return table
 
 
+def plot_eps(path: Path) -> dict:
+    """Profit against eps with parity over 40 cells (full formulation), and the rows row
+    generation needs at each eps (20,000 candidates)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rng = np.random.default_rng(5)
+    n = 20_000
+    df = pd.DataFrame({"race": rng.integers(0, 4, n), "sex": rng.integers(0, 2, n), "age": rng.integers(0, 5, n)})
+    profit = rng.normal(0, 1, n) + 0.15 * (df["race"] == 0).to_numpy() - 0.15 * (df["age"] == 4).to_numpy()
+    cost = rng.uniform(0.5, 2.0, n)
+    grid = [0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12]
+    rows, objective, full_rows = [], [], 0
+    for eps in grid:
+        block = intersectional_parity(df, eps=eps, min_size=20)
+        prog = program(profit, cost)
+        block.add_to(prog, "x")
+        objective.append(prog.solve("highs").objective)
+        rows.append(solve_lazy(program(profit, cost), "x", block).rows_generated)
+        full_rows = block.m
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(grid, objective, marker="o", color="C0")
+    ax.set_xlabel("eps (largest selection-rate difference between cells)")
+    ax.set_ylabel("profit", color="C0")
+    ax2 = ax.twinx()
+    ax2.plot(grid, rows, marker="s", color="C1")
+    ax2.set_ylabel(f"rows generated (of {full_rows})", color="C1")
+    ax.set_title(f"Parity over {full_rows // 2} intersectional cells (race x sex x age)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return {"eps": grid, "objective": objective, "rows_generated": rows, "full_rows": full_rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
@@ -127,6 +161,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     res = {"load_average_at_start": os.getloadavg()}
     res["alpha_plot"] = plot_alpha(RESULTS / "allocation_alpha.png")
+    res["eps_plot"] = plot_eps(RESULTS / "intersectional_eps.png")
     res["parity"] = run_parity(args.n, args.skip_lazy, args.time_limit)
     res["load_average_at_end"] = os.getloadavg()
     (RESULTS / "intersectional.json").write_text(json.dumps(res, indent=2, default=float))
