@@ -18,7 +18,7 @@ PKG = ROOT / "fairopt"
 LAYERS = [
     ("cli", ["cli.py", "_cli_output.py"]),
     ("runs", ["runs/", "config.py"]),
-    ("estimators", ["preprocessing/", "inprocessing/", "postprocessing/", "filtering.py"]),
+    ("estimators", ["preprocessing/", "inprocessing/", "postprocessing/", "filtering.py", "ranking/"]),
     ("orchestration", ["reductions/"]),
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),

@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt.constraints.parametric import _build_cvxpy_parametric, _build_pyomo_parametric, _set_tolerance
+from fairopt.constraints.slicing import _add_over
 from fairopt.constraints.targets import add_to_program, build_cvxpy_block, build_pyomo_block, read_duals
 from fairopt.errors import SolverError
 
@@ -125,11 +127,20 @@ class FairnessBlock:
         return float(max(0.0, gap.max()))
 
     # ---------------------------------------------------------------- targets
-    def add_to(self, program, var: str):
+    def add_to(self, program, var: str, over=None):
         """Add the rows (constraint block ``name``) and the auxiliary variables (block
         ``name + "_aux"``) to a :class:`~fairopt.modeling.Program` whose variable ``var``
-        holds the decisions, one entry per candidate in the order of the group labels."""
-        con = add_to_program(self, program, var)
+        holds the decisions, one entry per candidate in the order of the group labels.
+
+        ``over`` applies the block to part of ``var`` or to a linear expression of it: an array
+        of entry indices (a slice: one period, one region) or a matrix ``M`` of shape
+        ``(n, var.size)`` (the block then constrains ``M @ vec(var)``, e.g. cumulative hires).
+        """
+        if over is None:
+            con = add_to_program(self, program, var)
+            self._program_map = None
+        else:
+            con = _add_over(self, program, var, over)
         self._program_var = var
         return con
 
@@ -144,6 +155,40 @@ class FairnessBlock:
         """Return the rows as a list of cvxpy constraints on the user's ``Variable`` ``x``
         (shape ``(n,)``); the list's ``aux`` attribute holds the auxiliary variable."""
         return build_cvxpy_block(self, x)
+
+    # ---------------------------------------------------------------- parametric tolerances
+    def to_cvxpy_parametric(self, x):
+        """Like :meth:`to_cvxpy`, with every tolerance a cvxpy ``Parameter`` (the list's
+        ``parameters`` dict); :meth:`set_tolerance` changes them, so a sweep over ``eps``
+        re-solves the same ``cp.Problem`` without rebuilding. ``x`` may be a Variable or an
+        affine expression with ``n`` entries (a slice, a cumulative sum).
+
+        Examples
+        --------
+        >>> import cvxpy as cp, numpy as np
+        >>> from fairopt.constraints import selection_rate_parity
+        >>> block = selection_rate_parity(["a", "a", "b", "b"], eps=0.0)
+        >>> x = cp.Variable(4)
+        >>> cons = block.to_cvxpy_parametric(x)
+        >>> prob = cp.Problem(cp.Maximize(np.array([4, 3, 2, 1]) @ x), [*cons, x >= 0, x <= 1, cp.sum(x) <= 2])
+        >>> round(float(prob.solve()), 4)
+        6.0
+        >>> block.set_tolerance(eps=0.5)
+        >>> round(float(prob.solve()), 4)
+        6.5
+        """
+        return _build_cvxpy_parametric(self, x)
+
+    def to_pyomo_parametric(self, var, name: str | None = None, index=None):
+        """Like :meth:`to_pyomo`, with the tolerances a mutable ``Param`` ``tolerance[key]`` of
+        the block, updated by :meth:`set_tolerance` (the block is not rebuilt)."""
+        return _build_pyomo_parametric(self, var, name or self.name, index)
+
+    def set_tolerance(self, **values) -> None:
+        """Set tolerances (``eps=0.05``, ``ratio=0.8``, or ``**{"lower[a]": 0.2}``): updates the
+        block's rows and every parameter created by :meth:`to_cvxpy_parametric` /
+        :meth:`to_pyomo_parametric`."""
+        _set_tolerance(self, values)
 
     # ---------------------------------------------------------------- duals
     def price_of_fairness(self, result, var: str | None = None, problem=None) -> PriceOfFairness:
@@ -185,6 +230,9 @@ class FairnessBlock:
         1.0
         """
         y, x, t = read_duals(self, result, var, problem)
+        M = getattr(self, "_program_map", None)
+        if M is not None and np.asarray(x).size != self.n:  # a block added over part of a variable
+            x = M @ np.asarray(x, dtype=float).reshape(-1)
         return self._price(y, x, t)
 
     def _price(self, y, x, t) -> PriceOfFairness:

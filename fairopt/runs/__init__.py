@@ -29,6 +29,7 @@ RUNNERS: dict[str, str] = {
     "balanced_filtering": "fairopt.runs.balanced_filtering",
     "fair_logloss": "fairopt.runs.fair_logloss",
     "fair_selection": "fairopt.runs.fair_selection",
+    "fair_ranking": "fairopt.runs.ranking",
 }
 
 

@@ -1,0 +1,214 @@
+"""α-fair objectives over group utilities of a divisible allocation ``x``.
+
+Group ``a``'s utility is linear in the user's decision vector: ``U_a(x) = sum_{i in a} u_i x_i``
+divided by the group size (``normalize="mean"``, per-capita utility) or not (``"sum"``). The
+α-fair welfare (Mo & Walrand 2000) with group weights ``w_a > 0`` is
+
+- ``alpha = 0``: utilitarian, ``sum_a w_a U_a`` (linear: every LP back end);
+- ``alpha = 1``: proportional fairness, ``sum_a w_a log U_a`` (cvxpy, exponential cone);
+- ``alpha > 0, != 1``: ``sum_a w_a U_a^(1 - alpha) / (1 - alpha)`` (cvxpy, power cone);
+- ``alpha = inf``: max-min (Rawlsian), ``max z s.t. U_a >= z`` (an epigraph LP: every LP back
+  end; the dual of row ``a`` is the weight group ``a`` gets at the max-min optimum).
+
+As ``alpha`` grows the α-fair group utilities converge to the max-min ones.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from fairopt.constraints.block import FairnessBlock
+from fairopt.constraints.builders import (
+    _group_matrix,
+    _per_group,
+    _vector,
+    encode_groups,
+)
+from fairopt.errors import DataValidationError
+
+
+@dataclass(eq=False)
+class AlphaFairObjective:
+    """An α-fair welfare over group utilities; build with :func:`alpha_fairness`.
+
+    Attributes
+    ----------
+    U : sparse matrix of shape (K, n)
+        ``U @ x`` are the group utilities.
+    alpha : float
+        0, a positive number, or ``inf``.
+    weights : ndarray of shape (K,)
+    groups : Index
+
+    Examples
+    --------
+    >>> obj = alpha_fairness(["a", "b"], [1.0, 2.0], alpha=0)
+    >>> obj.welfare([1.0, 0.5]), obj.is_linear
+    (2.0, True)
+    """
+
+    name: str
+    groups: pd.Index
+    U: sp.csr_matrix
+    alpha: float
+    weights: np.ndarray
+    epigraph: FairnessBlock | None = None
+
+    @property
+    def is_linear(self) -> bool:
+        """Whether the objective is an LP (``alpha`` is 0 or ``inf``)."""
+        return self.alpha == 0 or np.isinf(self.alpha)
+
+    def group_utilities(self, x) -> pd.Series:
+        """``U_a(x)`` per group."""
+        return pd.Series(self.U @ np.asarray(x, dtype=float).reshape(-1), index=self.groups)
+
+    def welfare(self, x) -> float:
+        """The α-fair welfare at ``x``."""
+        Ua = self.group_utilities(x).to_numpy()
+        if self.alpha == 0:
+            return float(self.weights @ Ua)
+        if np.isinf(self.alpha):
+            return float(Ua.min())
+        if self.alpha == 1:
+            return float(self.weights @ np.log(Ua))
+        return float(self.weights @ Ua ** (1 - self.alpha) / (1 - self.alpha))
+
+    def _need_linear(self, where: str) -> None:
+        if not self.is_linear:
+            raise DataValidationError(f"{where} takes the LP forms (alpha = 0 or inf); alpha={self.alpha:g} "
+                                      "is a conic objective: use to_cvxpy.")
+
+    # ------------------------------------------------------------------ targets
+    def add_to(self, program, var: str):
+        """Set the program's objective to the welfare (``alpha`` 0 or ``inf``); for max-min also
+        add the epigraph block (rows ``name``, level ``name + "_aux"``). Returns the epigraph block
+        (``None`` for ``alpha = 0``)."""
+        self._need_linear("Program")
+        if self.alpha == 0:
+            program.set_objective(linear={var: np.asarray(self.weights @ self.U).ravel()}, sense="maximize")
+            return None
+        self.epigraph.add_to(program, var)
+        program.set_objective(linear={self.epigraph.aux_name: [1.0]}, sense="maximize")
+        return self.epigraph
+
+    def to_pyomo(self, var, name: str | None = None, index=None):
+        """Add the objective (``alpha`` 0 or ``inf``) to the pyomo model of ``var``; returns the
+        epigraph block (its ``aux[0]`` is the max-min level) or the ``Objective``."""
+        import pyomo.environ as pyo
+        from pyomo.core.expr.numeric_expr import LinearExpression
+        self._need_linear("pyomo")
+        keys = list(var.index_set()) if index is None else list(index)
+        model = var.parent_block()
+        name = name or self.name
+        if self.alpha == 0:
+            c = np.asarray(self.weights @ self.U).ravel()
+            nz = np.flatnonzero(c)
+            obj = pyo.Objective(expr=LinearExpression(constant=0.0, linear_coefs=c[nz].tolist(),
+                                                      linear_vars=[var[keys[j]] for j in nz]),
+                                sense=pyo.maximize)
+            model.add_component(name, obj)
+            return obj
+        blk = self.epigraph.to_pyomo(var, name=name, index=index)
+        blk.objective = pyo.Objective(expr=blk.aux[0], sense=pyo.maximize)
+        return blk
+
+    def to_cvxpy(self, x):
+        """``(objective, constraints)`` for a cvxpy problem on the user's ``x`` (a Variable or an
+        affine expression of ``n`` entries): ``cp.Problem(objective, constraints + yours)``."""
+        import cvxpy as cp
+        size = int(np.prod(x.shape)) if x.shape else 1
+        if size != self.U.shape[1]:
+            raise DataValidationError(f"x has {size} entries but the objective {self.name!r} was built for "
+                                      f"{self.U.shape[1]}.")
+        xv = x if len(x.shape) == 1 else cp.reshape(x, (size,), order="C")
+        Ua = self.U @ xv
+        w = self.weights
+        if self.alpha == 0:
+            return cp.Maximize(w @ Ua), []
+        if np.isinf(self.alpha):
+            cons = self.epigraph.to_cvxpy(xv)
+            return cp.Maximize(cons.aux[0]), cons
+        if self.alpha == 1:
+            return cp.Maximize(w @ cp.log(Ua)), []
+        power = _power(Ua, 1 - self.alpha)
+        if self.alpha < 1:
+            return cp.Maximize(w @ power / (1 - self.alpha)), []
+        return cp.Maximize(-(w @ power) / (self.alpha - 1)), []
+
+
+def _power(expr, p: float):
+    """``expr ** p`` on the power cone (cvxpy >= 1.6), else its rational SOC approximation."""
+    import cvxpy as cp
+    try:
+        return cp.power(expr, p, approx=False)
+    except TypeError:  # pragma: no cover - older cvxpy
+        return cp.power(expr, p)
+
+
+def alpha_fairness(groups, utility, alpha: float, *, weights=None, normalize: str = "mean",
+                   name: str = "alpha_fair") -> AlphaFairObjective:
+    """α-fair welfare over group utilities ``U_a(x)`` (see the module docstring).
+
+    Parameters
+    ----------
+    groups : array-like of shape (n,)
+        Group of each decision entry.
+    utility : array-like of shape (n,)
+        Nonnegative utility per unit of ``x_i``.
+    alpha : float
+        0 (utilitarian), 1 (proportional), any positive number, or ``float("inf")`` (max-min).
+    weights : scalar, mapping group -> float or sequence, optional
+        Positive group weights ``w_a`` (default 1).
+    normalize : {"mean", "sum"}
+        Per-capita group utility (divide by the group size) or total.
+    name : str
+
+    Returns
+    -------
+    AlphaFairObjective
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> g = np.array(["a", "a", "b"])
+    >>> maxmin = alpha_fairness(g, [1.0, 1.0, 0.5], float("inf"))
+    >>> prog = Program("share")
+    >>> _ = prog.add_variables("x", shape=3, lb=0, ub=1)
+    >>> _ = prog.add_constraints("supply", {"x": np.ones((1, 3))}, ub=1.5)
+    >>> _ = maxmin.add_to(prog, "x")
+    >>> sol = prog.solve()
+    >>> maxmin.group_utilities(sol.primal["x"]).round(6).tolist()
+    [0.375, 0.375]
+    """
+    codes, labels = encode_groups(groups)
+    n, K = codes.shape[0], len(labels)
+    u = _vector(utility, n, "utility", lo=0.0)
+    alpha = float(alpha)
+    if np.isnan(alpha) or alpha < 0:
+        raise DataValidationError(f"alpha must be >= 0 (0 utilitarian, 1 proportional, inf max-min), got {alpha}.")
+    if normalize not in ("mean", "sum"):
+        raise DataValidationError(f"normalize must be 'mean' or 'sum', got {normalize!r}.")
+    w = _per_group(weights, labels, "weights", 1.0)
+    if (w <= 0).any() or not np.isfinite(w).all():
+        raise DataValidationError(f"group weights must be positive and finite, got {w.tolist()}.")
+    scale = 1.0 / np.bincount(codes, minlength=K) if normalize == "mean" else np.ones(K)
+    U = _group_matrix(codes, K, u * scale[codes])
+    if (np.asarray(U.sum(axis=1)).ravel() <= 0).any():
+        a = labels[int(np.argmax(np.asarray(U.sum(axis=1)).ravel() <= 0))]
+        raise DataValidationError(f"group {a!r} gets no utility from any allocation (all utilities 0); "
+                                  "its welfare term is -inf for alpha >= 1.")
+    epi = None
+    if np.isinf(alpha):
+        epi = FairnessBlock(name=name, kind="max_min", groups=labels, A=U, T=-np.ones((K, 1)),
+                            sense=np.ones(K, dtype=np.int8), bound=np.zeros(K),
+                            row_labels=[f"utility[{g}] - level >= 0" for g in labels],
+                            aux_names=["level"], parameters={}, sensitivity={})
+    return AlphaFairObjective(name=name, groups=labels, U=U, alpha=alpha, weights=w, epigraph=epi)
+
+
+__all__ = ["AlphaFairObjective", "alpha_fairness"]

@@ -1,0 +1,291 @@
+"""Exposure-fair rankings for one query or a batch: :func:`fair_ranking`.
+
+Given relevances ``u`` and group labels of the items of each query, find the probabilistic
+ranking ``P`` (doubly stochastic, ``P[i, j]`` = probability that item ``i`` is at position
+``j``) maximising the expected utility ``u' P v`` subject to group fairness of exposure within
+``eps`` (:mod:`fairopt.constraints.ranking` has the definitions and the blocks for a user's own
+model). The result carries ``P``, the utility, the exposure per group, the price of fairness
+``d U*/d eps`` and a Birkhoff–von Neumann decomposition of ``P`` into deterministic rankings.
+
+Two methods give the same optimum:
+
+- ``method="colgen"`` (default): column generation over permutations
+  (:mod:`fairopt.ranking.colgen`); pricing is a sort, the master has ``2K + 1`` rows per query,
+  and all queries of a batch share one block-diagonal master.
+- ``method="lp"``: the LP over ``P`` built from the blocks
+  :func:`~fairopt.constraints.doubly_stochastic` and :func:`~fairopt.constraints.exposure_block`
+  on any LP back end of :class:`~fairopt.modeling.Program` (the reference; ``n^2`` variables).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fairopt.constraints.builders import encode_groups
+from fairopt.constraints.ranking import (
+    CRITERIA,
+    check_position_weights,
+    doubly_stochastic,
+    exposure_block,
+    position_weights,
+)
+from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
+from fairopt.ranking.colgen import BatchMaster
+
+__all__ = ["BirkhoffDecomposition", "RankingResult", "birkhoff_decomposition", "fair_ranking"]
+
+
+@dataclass
+class RankingResult:
+    """One query's fair ranking.
+
+    Attributes
+    ----------
+    P : ndarray of shape (n_items, n_positions)
+        Probability that item ``i`` is shown at position ``j``.
+    utility, utility_unfair : float
+        ``u' P v`` of the fair ranking and of the ranking by relevance.
+    price_of_fairness : float
+        ``d U*/d eps`` at the given ``eps`` (utility one more unit of allowed disparity buys).
+    exposure : DataFrame
+        Per group: ``exposure`` (mean of ``(P v)_i``), ``merit`` (mean relevance), the compared
+        value ``fairness`` (exposure, exposure / merit or click-through / merit) and the same
+        three for the ranking by relevance (``*_unfair``).
+    decomposition : BirkhoffDecomposition
+        Deterministic rankings and their probabilities reproducing ``P``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = fair_ranking(np.array([1.0, 0.9, 0.2, 0.1]), np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> res.exposure["exposure"].round(6).tolist()
+    [0.640402, 0.640402]
+    """
+
+    P: np.ndarray
+    utility: float
+    utility_unfair: float
+    price_of_fairness: float
+    exposure_columns: dict = field(repr=False)
+    decomposition: BirkhoffDecomposition
+    info: dict = field(default_factory=dict)
+
+    @property
+    def exposure(self) -> pd.DataFrame:
+        """Per group: ``size``, ``merit``, ``exposure``, ``fairness`` and the ``*_unfair`` values
+        (built on access, so a batch of thousands of queries does not pay for its tables)."""
+        cols = dict(self.exposure_columns)
+        index = pd.Index(cols.pop("group"), name="group")
+        return pd.DataFrame(cols, index=index)
+
+    @property
+    def disparity(self) -> float:
+        """Largest difference of the compared value between groups."""
+        f = self.exposure_columns["fairness"]
+        return float(f.max() - f.min())
+
+
+def _queries(relevance, groups):
+    """Lists of per-query relevance vectors and group labels (a single query -> one entry)."""
+    single = not isinstance(relevance, (list, tuple)) and np.asarray(relevance).ndim == 1
+    if single:
+        rel, grp = [relevance], [groups]
+    elif isinstance(relevance, (list, tuple)):
+        rel, grp = list(relevance), list(groups)
+    else:
+        rel, grp = list(np.asarray(relevance, dtype=float)), list(np.asarray(groups, dtype=object))
+    if len(rel) != len(grp):
+        raise DataValidationError(f"{len(rel)} queries of relevances but {len(grp)} of group labels.")
+    rel = [np.asarray(r, dtype=float).reshape(-1) for r in rel]
+    grp = [np.asarray(g).reshape(-1) for g in grp]
+    for q, (r, g) in enumerate(zip(rel, grp)):
+        if r.shape != g.shape:
+            raise DataValidationError(f"query {q}: {r.size} relevances but {g.size} group labels.")
+        if r.size < 2 or not np.isfinite(r).all():
+            raise DataValidationError(f"query {q}: relevances must be finite, at least two items.")
+    return single, rel, grp
+
+
+def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k: int | None = None,
+                 v=None, method: str = "colgen", solver="highs", max_rounds: int = 20_000):
+    """Utility-maximising rankings with group fairness of exposure, for one query or a batch.
+
+    Parameters
+    ----------
+    relevance : array-like of shape (n,), (Q, n), or a list of Q arrays
+        Relevance (utility) of each item of each query.
+    groups : array-like of the same shape(s)
+        Group label of each item (labels are shared across queries; a query may lack a group).
+    eps : float
+        Largest allowed difference between groups of the compared value (>= 0).
+    criterion : {"parity", "merit", "impact"}
+        Mean exposure, exposure per unit of merit, or click-through per unit of merit.
+    k : int, optional
+        Show only the first ``k`` positions (``v_j = 0`` beyond ``k``; ``P`` is ``n x k``).
+    v : array-like, optional
+        Position weights, one per shown position (default ``1 / log2(1 + j)``).
+    method : {"colgen", "lp"}
+        Column generation over permutations (fast) or the LP over ``P`` (reference).
+    solver : str
+        Back end for ``method="lp"`` (any LP back end of ``fairopt solvers``).
+    max_rounds : int
+        Cap on column-generation rounds.
+
+    Returns
+    -------
+    RankingResult or list of RankingResult
+        One result per query (a list for a batch).
+
+    Raises
+    ------
+    InfeasibleError
+        No ranking meets ``eps`` (possible for merit/impact or top-k); ``constraint`` names the
+        block and ``tightest["eps"]`` gives the smallest feasible eps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = fair_ranking(np.array([0.9, 0.8, 0.5, 0.4]), np.array(["a", "a", "b", "b"]), eps=0.05)
+    >>> round(res.disparity, 6) <= 0.05, round(float(res.decomposition.weights.sum()), 9)
+    (True, 1.0)
+    """
+    if criterion not in CRITERIA:
+        raise DataValidationError(f"criterion must be one of {CRITERIA}, got {criterion!r}.")
+    if method not in ("colgen", "lp"):
+        raise DataValidationError(f"method must be 'colgen' or 'lp', got {method!r}.")
+    eps = float(eps)
+    if not np.isfinite(eps) or eps < 0:
+        raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
+    single, rel, grp = _queries(relevance, groups)
+    codes_all, labels = encode_groups(np.concatenate(grp))
+    bounds = np.r_[0, np.cumsum([r.size for r in rel])]
+    codes = [codes_all[bounds[q]:bounds[q + 1]] for q in range(len(rel))]
+    K = len(labels)
+    if criterion != "parity":
+        for q, r in enumerate(rel):
+            if (r < 0).any():
+                raise DataValidationError(f"query {q}: criterion={criterion!r} needs nonnegative relevances.")
+    results: list[RankingResult | None] = [None] * len(rel)
+    sizes = np.array([r.size for r in rel])
+    for n in np.unique(sizes):  # queries of equal length share one vectorised master
+        idx = np.flatnonzero(sizes == n)
+        vv = _weights(v, k, int(n))
+        R = np.vstack([rel[q] for q in idx])
+        C = np.vstack([codes[q] for q in idx])
+        coef = _coefficients(R, C, K, criterion, labels, idx)
+        if method == "colgen":
+            out = _solve_colgen(R, C, K, coef, vv, eps, criterion, labels, idx, max_rounds)
+        else:
+            out = [_solve_lp(R[r], C[r], labels, vv, eps, criterion, solver, q) for r, q in enumerate(idx)]
+        m = int(np.count_nonzero(vv)) if k is not None else int(n)
+        for r, q in enumerate(idx):
+            P, util, price, dec, info = out[r]
+            if dec.orders.shape[1] > m:  # top-k: only the shown positions
+                dec = BirkhoffDecomposition(dec.weights, dec.orders[:, :m], dec.n_items)
+            results[q] = _result(P[:, :m], util, price, dec, R[r], C[r], K, labels, vv, coef[r], info)
+    return results[0] if single else results
+
+
+def _weights(v, k, n: int) -> np.ndarray:
+    if v is None:
+        return position_weights(n, k)
+    vv = check_position_weights(v)
+    if vv.shape[0] > n:
+        raise DataValidationError(f"{vv.shape[0]} position weights for a query of {n} items.")
+    return np.r_[vv, np.zeros(n - vv.shape[0])]
+
+
+def _coefficients(R, C, K, criterion, labels, idx) -> np.ndarray:
+    """``c_i s_{g(i)}`` per item: the compared value of group ``a`` is ``sum_{i in a} coef_i (P v)_i``."""
+    Q, _n = R.shape
+    flat = (np.arange(Q)[:, None] * K + C).ravel()
+    size = np.bincount(flat, minlength=Q * K).reshape(Q, K).astype(float)
+    if criterion == "parity":
+        s = np.divide(1.0, size, out=np.zeros_like(size), where=size > 0)
+        return s[np.arange(Q)[:, None], C]
+    merit = np.bincount(flat, weights=R.ravel(), minlength=Q * K).reshape(Q, K)
+    merit = np.divide(merit, size, out=np.zeros_like(merit), where=size > 0)
+    zero = (size > 0) & (merit <= 0)
+    if zero.any():
+        q, a = np.argwhere(zero)[0]
+        raise DataValidationError(f"query {idx[q]}: group {labels[a]!r} has zero merit (mean relevance), so "
+                                  f"exposure per unit of merit is undefined; use criterion='parity'.")
+    s = np.divide(1.0, size * merit, out=np.zeros_like(size), where=size > 0)
+    c = np.ones_like(R) if criterion == "merit" else R
+    return s[np.arange(Q)[:, None], C] * c
+
+
+def _infeasible(criterion, eps, tightest, queries):
+    worst = float(np.nanmax(tightest))
+    which = ", ".join(str(q) for q in queries[:10]) + (" ..." if len(queries) > 10 else "")
+    return InfeasibleError(
+        f"fairness block 'exposure_{criterion}' is infeasible at eps={eps:g} for query {which}: the "
+        f"smallest feasible eps is {worst:.6g}; use eps >= that (or another criterion).",
+        program="fair_ranking", constraint=f"exposure_{criterion}", tightest={"eps": worst})
+
+
+def _solve_colgen(R, C, K, coef, v, eps, criterion, labels, idx, max_rounds):
+    master = BatchMaster(R, C, K, coef, v)
+    res = master.solve_fair(eps, max_rounds)
+    if not np.isnan(res.tightest).all():
+        bad = np.flatnonzero(~np.isnan(res.tightest))
+        raise _infeasible(criterion, eps, res.tightest[bad], idx[bad])
+    out = []
+    n = R.shape[1]
+    for q in range(R.shape[0]):
+        dec = BirkhoffDecomposition(res.weights[q], res.orders[q].astype(np.int64), n)
+        info = {"method": "colgen", "rounds": res.rounds, "columns": res.columns}
+        out.append((dec.matrix(), float(res.utility[q]), float(res.price[q]), dec, info))
+    return out
+
+
+def _solve_lp(u, codes, labels, v, eps, criterion, solver, q):
+    from fairopt.modeling import Program
+    n = u.shape[0]
+    m = int(np.flatnonzero(v)[-1]) + 1 if v.any() else 1
+    vv = v[:m]
+    present = np.unique(codes)
+    g = labels[codes] if present.size > 1 else None
+    prog = Program("fair_ranking")
+    prog.add_variables("P", shape=(n, m), lb=0.0, ub=1.0)
+    doubly_stochastic(n, m).add_to(prog, "P")
+    block = None
+    if g is not None:
+        block = exposure_block(np.asarray(g, dtype=object), eps, criterion=criterion, relevance=u, v=vv,
+                               name=f"exposure_{criterion}")
+        block.add_to(prog, "P")
+    prog.set_objective(linear={"P": np.outer(u, vv).ravel()}, sense="maximize")
+    try:
+        sol = prog.solve(solver, require_optimal=True)
+    except InfeasibleError:
+        coef = _coefficients(u[None], codes[None], len(labels), criterion, labels, np.array([q]))
+        probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)])
+        tight = probe.solve_fair(eps).tightest
+        raise _infeasible(criterion, eps, tight, np.array([q])) from None
+    P = sol.primal["P"].reshape(n, m)
+    price = block.price_of_fairness(sol).parameters["eps"] if block is not None else 0.0
+    dec = birkhoff_decomposition(np.clip(P, 0.0, 1.0))  # the solver's round-off below 0 / above 1
+    return P, float(sol.objective), float(price), dec, {"method": "lp", "backend": sol.backend}
+
+
+def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingResult:
+    m = P.shape[1]
+    present = np.unique(codes)
+    lab = labels[present]
+
+    def per_group(x):
+        return (np.bincount(codes, weights=x, minlength=K) / np.maximum(np.bincount(codes, minlength=K), 1))[present]
+
+    size = np.bincount(codes, minlength=K)[present]
+    e_fair = P @ v[:m]
+    e_unfair = np.empty(u.shape[0])
+    e_unfair[np.argsort(-u, kind="stable")] = v
+    table = {"group": list(lab), "size": size, "merit": per_group(u)}
+    for key, e in (("", e_fair), ("_unfair", e_unfair)):
+        table[f"exposure{key}"] = per_group(e)
+        table[f"fairness{key}"] = np.bincount(codes, weights=coef * e, minlength=K)[present]
+    return RankingResult(P=P, utility=util, utility_unfair=float(u @ e_unfair), price_of_fairness=price,
+                         exposure_columns=table, decomposition=dec, info=info)

@@ -1,0 +1,255 @@
+"""Column generation over permutations for exposure-fair rankings, for a batch of queries at once.
+
+The utility ``u' P v`` and every exposure criterion depend on ``P`` only through the item
+exposures ``P v``, and ``{P v : P doubly stochastic}`` is the convex hull of the permutations of
+``v``. So the LP over ``P`` (``n^2`` variables) equals a master LP over convex weights
+``lambda_s`` of permutations ``s``::
+
+    min  - sum_s U_s lambda_s
+    s.t. sum_s lambda_s = 1                               (one row per query)
+         sum_s f_a(s) lambda_s - t >= 0                   (one per query and group)
+         sum_s f_a(s) lambda_s - t - w <= 0               (w fixed at eps)
+         lambda >= 0, t free
+
+whose pricing problem, ``max_s sum_i W_i v_{s(i)}`` with ``W_i = u_i + (y_lo + y_hi)_{g(i)} c_i
+s_{g(i)}``, is solved by sorting items by ``W`` and pairing them with the sorted position
+weights (rearrangement inequality; for a click model ``v`` that is not nonincreasing a linear
+assignment is solved instead). The master of all queries is one block-diagonal HiGHS model;
+every round prices all queries at once (one ``argsort`` of a ``(Q, n)`` array) and appends the
+improving columns with ``addCols``, so HiGHS re-solves from its previous basis.
+
+Phase one minimises the band width ``w`` (the tightest feasible eps of every query, reported in
+the infeasibility error); phase two fixes ``w = eps`` and maximises utility. At the optimum the
+master's row duals are those of the full LP; ``-sum_a y_hi[a]`` is ``d U*/d eps``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairopt.errors import SolverError
+
+_INF = np.inf
+
+
+@dataclass
+class ColgenResult:
+    """Solution of a batch: weights and permutations of the support, per query (see
+    :class:`BatchMaster` for an example)."""
+
+    weights: list[np.ndarray]        # per query: convex weights of its permutations
+    orders: list[np.ndarray]         # per query: (terms, n) item at each position
+    utility: np.ndarray              # (Q,)
+    price: np.ndarray                # (Q,) d U*/d eps
+    tightest: np.ndarray             # (Q,) smallest feasible eps found in phase one (nan if not run)
+    rounds: int
+    columns: int
+
+
+def _highs(tol: float):
+    import highspy
+    try:
+        from fairopt.modeling.backends.base import quiet
+    except ImportError:  # pragma: no cover - only the banner would show
+        import contextlib
+        quiet = contextlib.nullcontext
+    with quiet():  # the HiGHS banner on the first instance
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("primal_feasibility_tolerance", tol)
+    h.setOptionValue("dual_feasibility_tolerance", tol)
+    return h
+
+
+class BatchMaster:
+    """Block-diagonal restricted master of ``Q`` queries of ``n`` items each (used by
+    :func:`fairopt.ranking.fair_ranking`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = np.array([[0.9, 0.8, 0.2, 0.1]])
+    >>> codes = np.array([[0, 0, 1, 1]])
+    >>> coef = np.full((1, 4), 0.5)                       # parity: 1 / group size
+    >>> v = 1 / np.log2(2 + np.arange(4))
+    >>> res = BatchMaster(R, codes, 2, coef, v).solve_fair(eps=0.0)
+    >>> round(float(res.weights[0].sum()), 9)
+    1.0
+    """
+
+    def __init__(self, relevance: np.ndarray, codes: np.ndarray, K: int, coef: np.ndarray,
+                 v: np.ndarray, tol: float = 1e-10):
+        self.R, self.codes, self.K, self.coef, self.v = relevance, codes, K, coef, v
+        self.Q, self.n = relevance.shape
+        self.tol = tol
+        self.sort_pricing = bool(np.all(np.diff(v) <= 0))
+        present = np.zeros((self.Q, K), dtype=bool)
+        present[np.repeat(np.arange(self.Q), self.n), codes.ravel()] = True
+        self.present = present
+        q_idx, a_idx = np.nonzero(present)
+        P = q_idx.size
+        # rows: Q convexity rows, then P "lo" rows, then P "hi" rows
+        self.lo = np.full((self.Q, K), -1, dtype=np.int64)
+        self.lo[q_idx, a_idx] = self.Q + np.arange(P)
+        self.hi = np.full((self.Q, K), -1, dtype=np.int64)
+        self.hi[q_idx, a_idx] = self.Q + P + np.arange(P)
+        self.m = self.Q + 2 * P
+        h = self.h = _highs(tol)
+        inf = highspy_inf()
+        lower = np.r_[np.ones(self.Q), np.zeros(P), np.full(P, -inf)]
+        upper = np.r_[np.ones(self.Q), np.full(P, inf), np.zeros(P)]
+        h.addRows(self.m, lower, upper, 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        # t_q (free): -1 in its lo and hi rows; w_q (band width): -1 in its hi rows
+        t_rows = [np.r_[self.lo[q][present[q]], self.hi[q][present[q]]] for q in range(self.Q)]
+        w_rows = [self.hi[q][present[q]] for q in range(self.Q)]
+        for rows in (t_rows, w_rows):
+            lens = np.array([r.size for r in rows])
+            starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
+            idx = np.concatenate(rows).astype(np.int32)
+            bound = (-inf, inf) if rows is t_rows else (0.0, inf)
+            h.addCols(self.Q, np.zeros(self.Q), np.full(self.Q, bound[0]), np.full(self.Q, bound[1]),
+                      idx.size, starts, idx, -np.ones(idx.size))
+        self.n_fixed = 2 * self.Q           # t then w
+        self.col_query: list[np.ndarray] = []
+        self.col_order: list[np.ndarray] = []
+        self.col_utility: list[np.ndarray] = []
+
+    # ------------------------------------------------------------------ columns
+    def exposures(self, order: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """Item exposures ``e[q, i] = v[position of i]`` of the rankings ``order`` (item at each position)."""
+        e = np.empty(order.shape)
+        np.put_along_axis(e, order, np.broadcast_to(self.v, order.shape), axis=1)
+        return e
+
+    def group_values(self, e: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """``f[q, a] = s_a sum_{i in a} c_i e_i`` for the rankings with exposures ``e``."""
+        k = len(queries)
+        flat = (np.arange(k)[:, None] * self.K + self.codes[queries]).ravel()
+        return np.bincount(flat, weights=(self.coef[queries] * e).ravel(),
+                           minlength=k * self.K).reshape(k, self.K)
+
+    def add(self, order: np.ndarray, queries: np.ndarray, phase: int) -> None:
+        e = self.exposures(order, queries)
+        f = self.group_values(e, queries)
+        util = np.einsum("qi,qi->q", self.R[queries], e)
+        pres = self.present[queries]
+        lo, hi = self.lo[queries], self.hi[queries]
+        # per column: convexity row, then lo and hi rows of its present groups
+        rows = [queries[:, None], np.where(pres, lo, -1), np.where(pres, hi, -1)]
+        vals = [np.ones((len(queries), 1)), f, f]
+        R = np.concatenate(rows, axis=1)
+        Vv = np.concatenate(vals, axis=1)
+        keep = R >= 0
+        lens = keep.sum(axis=1)
+        starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
+        cost = -util if phase == 2 else np.zeros(len(queries))
+        k = len(queries)
+        self.h.addCols(k, cost, np.zeros(k), np.full(k, highspy_inf()), int(lens.sum()), starts,
+                       R[keep].astype(np.int32), Vv[keep])
+        self.col_query.append(queries.copy())
+        self.col_order.append(order.astype(np.int32))
+        self.col_utility.append(util)
+
+    def price(self, y: np.ndarray, queries: np.ndarray, phase: int) -> tuple[np.ndarray, np.ndarray]:
+        """Best ranking per query for the duals ``y`` and its reduced cost."""
+        ylo = np.where(self.present[queries], y[np.maximum(self.lo[queries], 0)], 0.0)
+        yhi = np.where(self.present[queries], y[np.maximum(self.hi[queries], 0)], 0.0)
+        W = (ylo + yhi)[np.arange(len(queries))[:, None], self.codes[queries]] * self.coef[queries]
+        if phase == 2:
+            W = W + self.R[queries]
+        if self.sort_pricing:
+            order = np.argsort(-W, axis=1, kind="stable")
+        else:
+            from scipy.optimize import linear_sum_assignment
+            order = np.empty(W.shape, dtype=np.int64)
+            for r in range(W.shape[0]):  # one assignment per query (a non-monotone click model)
+                items, pos = linear_sum_assignment(-np.outer(W[r], self.v))
+                order[r, pos] = items
+        gain = np.take_along_axis(W, order, axis=1) @ self.v
+        reduced = -gain - y[queries]
+        return order, reduced
+
+    # ------------------------------------------------------------------ solving
+    def solve(self):
+        h = self.h
+        h.run()
+        status = h.getModelStatus()
+        import highspy
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise SolverError(f"the ranking master LP stopped with HiGHS status {h.modelStatusToString(status)}.",
+                              status=str(status))
+        sol = h.getSolution()
+        return np.asarray(sol.col_value), np.asarray(sol.row_dual)
+
+    def run_phase(self, phase: int, active: np.ndarray, eps: float, max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Generate columns for the ``active`` queries until none improves (phase one stops a
+        query as soon as its band width is within ``eps``)."""
+        rounds = 0
+        while True:
+            x, y = self.solve()
+            w = x[self.Q:2 * self.Q]
+            if phase == 1:
+                active = active & (w > eps + 1e-9)
+            if not active.any():
+                return x, y, rounds
+            queries = np.flatnonzero(active)
+            order, reduced = self.price(y, queries, phase)
+            scale = 1.0 + np.abs(self.R[queries]).max(axis=1) * self.v.sum()
+            good = reduced < -self.tol * 10 * scale
+            if not good.any():
+                return x, y, rounds
+            self.add(order[good], queries[good], phase)
+            active = np.zeros(self.Q, dtype=bool)
+            active[queries[good]] = True
+            rounds += 1
+            if rounds > max_rounds:
+                raise SolverError(f"column generation did not converge in {max_rounds} rounds; "
+                                  "raise max_rounds or use method='lp'.")
+
+    def solve_fair(self, eps: float, max_rounds: int = 20_000) -> ColgenResult:
+        h = self.h
+        # start from the unconstrained optimum of every query (items sorted by relevance)
+        queries = np.arange(self.Q)
+        self.add(np.argsort(-self.R, axis=1, kind="stable"), queries, phase=2)
+        cols = lambda: np.concatenate(self.col_utility)
+        # phase one: minimise the band width w of the queries that violate eps
+        wcols = np.arange(self.Q, 2 * self.Q, dtype=np.int32)
+        h.changeColsCost(self.Q, wcols, np.ones(self.Q))
+        h.changeColsCost(len(cols()), np.arange(self.n_fixed, self.n_fixed + len(cols()), dtype=np.int32),
+                         np.zeros(len(cols())))
+        x, _, r1 = self.run_phase(1, np.ones(self.Q, dtype=bool), eps, max_rounds)
+        w = x[self.Q:2 * self.Q]
+        tightest = w.copy()
+        infeasible = w > eps + 1e-9
+        if infeasible.any():
+            return ColgenResult([], [], np.full(self.Q, np.nan), np.full(self.Q, np.nan),
+                                np.where(infeasible, tightest, np.nan), r1, len(cols()))
+        # phase two: w = eps, maximise utility
+        h.changeColsCost(self.Q, wcols, np.zeros(self.Q))
+        h.changeColsBounds(self.Q, wcols, np.full(self.Q, eps), np.full(self.Q, eps))
+        U = cols()
+        h.changeColsCost(len(U), np.arange(self.n_fixed, self.n_fixed + len(U), dtype=np.int32), -U)
+        x, y, r2 = self.run_phase(2, np.ones(self.Q, dtype=bool), eps, max_rounds)
+        lam = x[self.n_fixed:]
+        qcol = np.concatenate(self.col_query)
+        orders = np.concatenate(self.col_order)
+        U = cols()
+        yhi = np.where(self.present, y[np.maximum(self.hi, 0)], 0.0)
+        weights, terms = [], []
+        keep = lam > 1e-12
+        by_q = np.argsort(qcol[keep], kind="stable")
+        kq, kl, ko = qcol[keep][by_q], lam[keep][by_q], orders[keep][by_q]
+        bounds = np.searchsorted(kq, np.arange(self.Q + 1))
+        for q in range(self.Q):  # split the support by query (sizes differ)
+            lw = kl[bounds[q]:bounds[q + 1]]
+            weights.append(lw / lw.sum())
+            terms.append(ko[bounds[q]:bounds[q + 1]])
+        utility = np.bincount(qcol, weights=lam * U, minlength=self.Q)
+        return ColgenResult(weights, terms, utility, -yhi.sum(axis=1), np.full(self.Q, np.nan),
+                            r1 + r2, len(U))
+
+
+def highspy_inf() -> float:
+    import highspy
+    return float(highspy.kHighsInf)
