@@ -254,8 +254,9 @@ def load_compas(path: str | os.PathLike | None = None) -> pd.DataFrame:
 def load_law(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """LSAC law school / bar passage data (21,791 rows).
 
-    ``ugpa`` is kept raw on its 0–4 scale (fair regression uses ``ugpa / 4`` as target). Two rows have
-    ``ugpa == 0``; they are kept.
+    ``ugpa`` is kept as stored: a nominal 0–4 grade point average of which 18 rows exceed 4 (up to
+    4.2). The fair-regression runner uses ``clip(ugpa / 4, 0, 1)`` as its target, so those rows get
+    the target 1.0. Two rows have ``ugpa == 0``; they are kept.
 
     Parameters
     ----------
@@ -265,7 +266,7 @@ def load_law(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        float64: ``lsat``, ``ugpa`` (0–4), ``zfya`` (standardised first-year average);
+        float64: ``lsat``, ``ugpa`` (0–4.2), ``zfya`` (standardised first-year average);
         string: ``race`` (White, Black, Asian, Hispanic, Mexican, Other, Puertorican, Amerindian),
         ``sex`` (Female, Male); int64: ``pass_bar`` (1 = passed).
 

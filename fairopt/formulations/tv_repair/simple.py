@@ -22,8 +22,10 @@ this baseline. ``form="full"`` builds the enumerated per-cell LP (domains up to
 ``MAX_FULL_CELLS`` cells) and exists to verify the aggregation.
 
 **Price of fairness.** The duals of the ``statistical_rate`` rows are the marginal TV cost of
-tightening each pairwise constraint. The result reports their sum as ``d TV*/d tau`` (ratio form)
-or ``d TV*/d eps`` (difference form).
+tightening each pairwise row's bound. The result reports ``d TV*/d tau`` (ratio form: each
+pair's |dual| times the repaired favourable rate of its reference group, summed over pairs, since
+the bound of ``rate_a >= tau * rate_b`` moves with ``rate_b``) or ``d TV*/d eps`` (difference
+form: the sum of the |duals|).
 """
 from __future__ import annotations
 
