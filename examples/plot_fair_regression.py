@@ -18,7 +18,7 @@ import numpy as np
 from fairopt.inprocessing import FairRegressor
 
 rng = np.random.default_rng(0)
-n = 800
+n = 2400
 a = rng.integers(0, 2, n)
 X = np.column_stack([rng.normal(size=n), a + rng.normal(scale=0.5, size=n)])
 y = np.clip(0.4 + 0.15 * X[:, 0] + 0.12 * a + 0.05 * rng.normal(size=n), 0, 1)
@@ -37,8 +37,8 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 ax.plot(disparity, loss, "o-", label="FairRegressor, one point per eps")
 for eps, d, l in zip(epsilons, disparity, loss):
     ax.annotate(f"eps={eps}", (d, l), textcoords="offset points", xytext=(5, 5), fontsize=8)
-ax.set_xlabel("statistical-parity disparity on test data  [KS-type distance, 0-1]")
-ax.set_ylabel("expected square loss on test data  [target units squared]")
+ax.set_xlabel("SP disparity on test data: max |P(f > z | a) - P(f > z)|  [probability]")
+ax.set_ylabel("expected square loss on test data  [target²]")
 ax.set_title("Fair regression frontier (synthetic, two groups)")
 ax.legend()
 fig.tight_layout()

@@ -269,6 +269,7 @@ class Groups:
 
     @property
     def n_groups(self) -> int:
+        """Number of distinct groups."""
         return len(self.labels)
 
     def counts(self, weights=None) -> np.ndarray:

@@ -134,10 +134,16 @@ def _excluded(name: str) -> bool:
 def test_public_docstrings_pass_the_enforced_numpydoc_checks():
     from numpydoc.validate import validate
     failures = []
-    for qual, _ in public_objects():
+    for qual, obj in public_objects():
         if _excluded(qual):
             continue
-        errors = [f"{code} {msg}" for code, msg in validate(qual)["errors"] if code in VALIDATION_CHECKS]
+        try:
+            report = validate(qual)["errors"]
+        except StopIteration:
+            # numpydoc cannot find a ``def`` line for a property built from a lambda; such a
+            # property's docstring is its ``doc=`` argument, which must exist
+            report = [] if inspect.getdoc(obj) else [("GL08", "The object does not have a docstring")]
+        errors = [f"{code} {msg}" for code, msg in report if code in VALIDATION_CHECKS]
         if errors:
             failures.append(f"{qual}: {'; '.join(errors)}")
     assert not failures, "\n".join(failures)

@@ -85,22 +85,27 @@ class FairnessBlock:
     # ---------------------------------------------------------------- sizes and bounds
     @property
     def n(self) -> int:
+        """Number of decision variables the rows act on (columns of ``A``)."""
         return self.A.shape[1]
 
     @property
     def m(self) -> int:
+        """Number of fairness rows."""
         return self.A.shape[0]
 
     @property
     def n_aux(self) -> int:
+        """Number of auxiliary variables (columns of ``T``, e.g. a rate level)."""
         return self.T.shape[1]
 
     @property
     def lb(self) -> np.ndarray:
+        """Lower bound of each row (``-inf`` for ``<=`` rows)."""
         return np.where(self.sense > 0, self.bound, -np.inf)
 
     @property
     def ub(self) -> np.ndarray:
+        """Upper bound of each row (``+inf`` for ``>=`` rows)."""
         return np.where(self.sense < 0, self.bound, np.inf)
 
     @property
@@ -178,6 +183,13 @@ class FairnessBlock:
         return PriceOfFairness(self.name, rows, params)
 
     def summary(self) -> dict:
+        """Describe the block: name, kind, rows, nonzeros, auxiliary variables, groups, parameters.
+
+        Returns
+        -------
+        dict
+            Plain values, ready for JSON or a table.
+        """
         return {"name": self.name, "kind": self.kind, "rows": self.m, "nnz": int(self.A.nnz),
                 "aux": list(self.aux_names), "groups": [str(g) for g in self.groups],
                 "parameters": dict(self.parameters)}

@@ -104,6 +104,7 @@ class BuiltinSpec:
 
     @property
     def filename(self) -> str:
+        """Name of the counts file inside ``fairopt/data/builtin/``."""
         return f"{self.name}.csv"
 
     def to_levels(self, raw: pd.DataFrame) -> pd.DataFrame:
@@ -162,14 +163,14 @@ class BuiltinData:
     spec: BuiltinSpec
     counts: pd.DataFrame
 
-    name = property(lambda self: self.spec.name)
-    domain = property(lambda self: self.spec.domain)
-    label = property(lambda self: self.spec.label)
-    favourable_label = property(lambda self: self.spec.favourable_label)
-    protected = property(lambda self: self.spec.protected)
-    protected_attributes = property(lambda self: self.spec.protected_attributes)
-    privileged = property(lambda self: self.spec.privileged)
-    citation = property(lambda self: self.spec.citation)
+    name = property(lambda self: self.spec.name, doc="Name of the data set (``compas`` or ``adult``).")
+    domain = property(lambda self: self.spec.domain, doc="The product domain of the counts table.")
+    label = property(lambda self: self.spec.label, doc="Name of the label column.")
+    favourable_label = property(lambda self: self.spec.favourable_label, doc="Label value that is the favourable outcome.")
+    protected = property(lambda self: self.spec.protected, doc="Default protected attribute.")
+    protected_attributes = property(lambda self: self.spec.protected_attributes, doc="Every attribute that can be used as protected.")
+    privileged = property(lambda self: self.spec.privileged, doc="Privileged level of each protected attribute.")
+    citation = property(lambda self: self.spec.citation, doc="Source and preprocessing of the counts, as a citation string.")
 
     @property
     def n_records(self) -> int:

@@ -54,6 +54,7 @@ class DatasetInfo:
 
     @property
     def filename(self) -> str:
+        """Name of the gzipped CSV file looked up in the data home."""
         return f"{self.name}.csv.gz"
 
 

@@ -54,6 +54,23 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X) -> np.ndarray:
+        """Predict with the fitted linear model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, in the columns seen at fit.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predictions, clipped to ``[0, 1]`` when ``clip=True``.
+
+        Raises
+        ------
+        NotFittedError
+            If called before ``fit``.
+        """
         check_is_fitted(self, "coef_", "fit(X, y, sensitive_features=...)")
         X = align_features(self, check_X(X, "SEORegressor.predict"))
         pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]

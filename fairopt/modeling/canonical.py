@@ -48,14 +48,17 @@ class Canonical:
 
     @property
     def n(self) -> int:
+        """Number of columns (scalar variables)."""
         return self.c.shape[0]
 
     @property
     def m(self) -> int:
+        """Number of rows (scalar constraints)."""
         return self.A.shape[0]
 
     @property
     def problem_class(self) -> str:
+        """Problem class: ``"LP"``, ``"QP"``, ``"MILP"`` or ``"MIQP"``."""
         quadratic = self.P is not None and self.P.nnz
         if self.is_mip:
             return "MIQP" if quadratic else "MILP"
@@ -63,12 +66,27 @@ class Canonical:
 
     @property
     def is_mip(self) -> bool:
+        """Whether any column is integer."""
         return self.integrality is not None and bool(self.integrality.any())
 
     def column_names(self) -> list[str]:
+        """Name of every column, ``<variable>_<flat index>``.
+
+        Returns
+        -------
+        list of str
+            One name per column, in column order.
+        """
         return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
 
     def row_names(self) -> list[str]:
+        """Name of every row, ``<constraint>_<row index>``.
+
+        Returns
+        -------
+        list of str
+            One name per row, in row order.
+        """
         return [f"{c}_{i}" for c, s in self.con_slices.items() for i in range(s.stop - s.start)]
 
     def column_label(self, j: int) -> str:
@@ -79,6 +97,18 @@ class Canonical:
         return f"column {j}"
 
     def row_label(self, i: int) -> str:
+        """Human-readable label of row ``i`` for error messages.
+
+        Parameters
+        ----------
+        i : int
+            Row index in the canonical matrix.
+
+        Returns
+        -------
+        str
+            ``"constraint 'name' row k"``, or ``"row i"`` outside every block.
+        """
         for k, s in self.con_slices.items():
             if s.start <= i < s.stop:
                 return f"constraint {k!r} row {i - s.start}"

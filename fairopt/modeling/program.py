@@ -39,6 +39,7 @@ class Variable:
 
     @property
     def size(self) -> int:
+        """Number of scalar variables in the block (the product of its shape)."""
         return int(np.prod(self.shape))
 
     def __repr__(self) -> str:
@@ -56,10 +57,12 @@ class Constraint:
 
     @property
     def rows(self) -> int:
+        """Number of rows of the block."""
         return self.lb.shape[0]
 
     @property
     def nnz(self) -> int:
+        """Number of stored nonzero coefficients over all variable blocks."""
         return int(sum(m.nnz for m in self.coeffs.values()))
 
     def __repr__(self) -> str:
@@ -263,6 +266,7 @@ class Program:
 
     @property
     def problem_class(self) -> str:
+        """Problem class of the program: ``"LP"``, ``"QP"``, ``"MILP"`` or ``"MIQP"``."""
         return self.canonical().problem_class
 
     # ------------------------------------------------------------------ solving
@@ -408,6 +412,13 @@ class ProgramSummary:
     constraints: list[dict]
 
     def as_dict(self) -> dict:
+        """The summary as a plain dictionary.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return dict(self.__dict__)
 
     def __str__(self) -> str:

@@ -92,6 +92,7 @@ class Solution:
 
     @property
     def is_optimal(self) -> bool:
+        """Whether the solver proved optimality (``status is Status.OPTIMAL``)."""
         return self.status is Status.OPTIMAL
 
     def __repr__(self) -> str:

@@ -61,6 +61,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         Seed of ``predict``'s sampling (and of the SGD).
     score_map : {"auto", "proba", "logit", "identity"}, default "auto"
         How raw scores are mapped to ``[-1, 1]`` (see the module docstring).
+    solver_options : dict or None
+        Extra options for the solver (e.g. ``{"n_steps": 8000}`` for SGD, ``{"time_limit": 10}``).
     calibration : {"auto", None, "isotonic", "isotonic_per_group"}, default "auto"
         Recalibration of the mapped scores on the labelled fitting sample (needs ``y``
         at fit). The rule maximises ``E[h f]``, which is accuracy only when ``f = 2 eta - 1``.
@@ -76,8 +78,6 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         and on Adult with a random forest the uncalibrated defaults lost 0.16 accuracy points
         (± 0.04, 10 re-splits) to fairlearn's ``ThresholdOptimizer`` while ``"auto"`` with
         ``gamma=0.01`` matches it (−0.000 ± 0.002 points).
-    solver_options : dict or None
-        Extra options for the solver (e.g. ``{"n_steps": 8000}`` for SGD, ``{"time_limit": 10}``).
 
     Attributes
     ----------

@@ -147,11 +147,32 @@ class FaithfulEG(_EGPlayer):
     use_pool = False
 
     def start(self, game: Game) -> None:
+        """Initialise the player for a new game.
+
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
         super().start(game)
         self.eta = self.nu / (self.moment.eta_divisor * self.B)
         self.status, self.gap = "max_iter", np.inf
 
     def observe(self, t: int, idx: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        idx : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
         g_t, cost_hat, g_hat, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
         self.gap = max(upper, L_hat - L_resp)
@@ -164,6 +185,18 @@ class FaithfulEG(_EGPlayer):
         return False
 
     def finish(self, t: int) -> GameResult:
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
         T = self.max_iter
         self.game.progress(T if self.status != "converged" else t, T, f"EG (faithful) gap={self.gap:.3g}")
         idxs, w = self._uniform_average()
@@ -196,6 +229,13 @@ class PracticalEG(_EGPlayer):
         self.solver, self.eta0, self.min_iter, self.eg_gap = solver, eta0, min_iter, eg_gap
 
     def start(self, game: Game) -> None:
+        """Initialise the player for a new game.
+
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
         from fairopt.formulations.cost_sensitive import BestMixtureLP
         super().start(game)
         self.master = BestMixtureLP(self.moment.bound, solver=self.solver)  # warm-started
@@ -222,6 +262,20 @@ class PracticalEG(_EGPlayer):
         return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
 
     def observe(self, t: int, idx: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        idx : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
         game, nu = self.game, self.nu
         g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, idx, self.propose(t))
         if self.eg_gap:
@@ -263,6 +317,18 @@ class PracticalEG(_EGPlayer):
         return False
 
     def finish(self, t: int) -> GameResult:
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
         if self.status == "converged" and t < self.max_iter:
             self.game.progress(self.max_iter, self.max_iter, f"EG converged gap={self.best[0]:.3g}")
         if self.best is None:  # the cap hit right after raising B: keep the last LP iterate

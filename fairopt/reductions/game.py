@@ -47,9 +47,42 @@ __all__ = ["Game", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer"
 class Learner(Protocol):
     """Best-response oracle of the learner (see the module docstring)."""
 
-    def prepare(self, moment, X) -> "Learner": ...
+    def prepare(self, moment, X) -> "Learner":
+        """Bind the oracle to a fitted moment and the training features.
 
-    def best_response(self, lam) -> Any: ...
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
+        ...
+
+    def best_response(self, lam) -> Any:
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
+        ...
 
 
 @runtime_checkable
@@ -58,13 +91,62 @@ class MultiplierPlayer(Protocol):
 
     use_pool: bool
 
-    def start(self, game: "Game") -> None: ...
+    def start(self, game: "Game") -> None:
+        """Initialise the player for a new game.
 
-    def propose(self, t: int) -> np.ndarray: ...
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
+        ...
 
-    def observe(self, t: int, index: int) -> bool: ...
+    def propose(self, t: int) -> np.ndarray:
+        """Multipliers for round ``t``.
 
-    def finish(self, t: int) -> "GameResult": ...
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+        """
+        ...
+
+    def observe(self, t: int, index: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        index : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
+        ...
+
+    def finish(self, t: int) -> "GameResult":
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
+        ...
 
 
 @dataclass
@@ -106,6 +188,7 @@ class GameResult:
 
     @property
     def converged(self) -> bool:
+        """Whether the game stopped on its gap criterion (``status == "converged"``)."""
         return self.status == "converged"
 
 
@@ -195,6 +278,22 @@ class Game:
 
     # ---- services for the players -----------------------------------------------------------
     def lagrangian(self, cost, g, lam) -> float:
+        """Lagrangian ``cost + lam @ (g - b)`` of the moment.
+
+        Parameters
+        ----------
+        cost : float or ndarray
+            Cost of a hypothesis (or of several, stacked).
+        g : ndarray
+            Constraint values of the same hypotheses.
+        lam : ndarray of shape (n_rows,)
+            Multipliers.
+
+        Returns
+        -------
+        float
+            The Lagrangian value.
+        """
         return float(self.moment.lagrangian(cost, g, lam))
 
     def respond(self, lam, use_pool: bool = False) -> tuple[int, float]:

@@ -17,9 +17,37 @@ class Loss:
     name = "loss"
 
     def value(self, y, u):  # pragma: no cover - interface
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         raise AttributeError("subclasses define value")
 
     def derivative(self, y, u):  # pragma: no cover - interface
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         raise AttributeError("subclasses define derivative")
 
     def __call__(self, y, u):
@@ -35,10 +63,38 @@ class SquareLoss(Loss):
     name = "square"
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return u - np.asarray(y, dtype=float)
 
@@ -49,10 +105,38 @@ class AbsoluteLoss(Loss):
     name = "absolute"
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return np.abs(np.asarray(y, dtype=float) - u)
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return np.sign(u - np.asarray(y, dtype=float))
 
@@ -81,13 +165,55 @@ class ScaledLogisticLoss(Loss):
         self._norm = 2.0 * np.logaddexp(0.0, self.scale)
 
     def margin(self, y, u):
+        """Scaled margin ``C (2y - 1)(2u - 1)`` of the logistic loss.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, clipped to ``[0, 1]``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise margin.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * u - 1.0)
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         s = 2.0 * np.asarray(y, dtype=float) - 1.0
         # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free

@@ -98,6 +98,7 @@ class Moment:
 
     @property
     def n_rows(self) -> int:
+        """Number of constraint rows."""
         return int(self.bound.size)
 
     def lagrangian(self, cost, g, lam) -> np.ndarray:
@@ -105,6 +106,13 @@ class Moment:
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
     def row_names(self) -> list[str]:  # pragma: no cover - interface
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         raise AttributeError("subclasses define row_names")
 
     def learner_problem(self, lam) -> LearnerProblem:  # pragma: no cover - interface
@@ -144,6 +152,22 @@ class StatisticalParity(Moment):
         self.loss = loss
 
     def fit(self, y, sensitive, sample_weight=None) -> "StatisticalParity":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels in ``[0, 1]``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
         y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, y.size)
         self.loss_ = get_loss(self.loss)
@@ -173,6 +197,20 @@ class StatisticalParity(Moment):
         return surv - self.p @ surv
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            Predictions in ``[0, 1]``.
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         k = self.grid.index(pred)
         cost = _wmean(self.T[self.ycode, k], self.sample_weight)
         surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
@@ -202,14 +240,45 @@ class StatisticalParity(Moment):
         return self.c[:, None, :] + shift[None, :, :]
 
     def learner_problem(self, lam) -> CostTable:
+        """The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return CostTable(self.cost_sensitive_table(lam), self.ycode, self.group, self.sample_weight)
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         names = [f"statistical_parity[{a}, z={z:.4g}, {s}]"
                  for s in ("+", "-") for a in self.groups.tolist() for z in self.grid.grid]
         return names
 
     def block_of_row(self, j: int) -> str:
+        """Name of the group block containing row ``j`` (for error messages).
+
+        Parameters
+        ----------
+        j : int
+            Row index.
+
+        Returns
+        -------
+        str
+            ``statistical_parity[<group>]``.
+        """
         a = (j % (self.n_groups * self.grid.size)) // self.grid.size
         return f"statistical_parity[{self.groups[a]}]"
 
@@ -238,6 +307,22 @@ class BoundedGroupLoss(Moment):
         self.loss = loss
 
     def fit(self, y, sensitive, sample_weight=None) -> "BoundedGroupLoss":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels in ``[0, 1]``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         self.loss_: Loss = get_loss(self.loss)
@@ -252,6 +337,20 @@ class BoundedGroupLoss(Moment):
         return self
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            Predictions in ``[0, 1]``.
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         losses = self.loss_.value(self.y, pred)
         if self.sample_weight is not None:
             losses = self.sample_weight * losses
@@ -265,9 +364,28 @@ class BoundedGroupLoss(Moment):
         return W if self.sample_weight is None else self.sample_weight * W
 
     def learner_problem(self, lam) -> SampleWeights:
+        """The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return SampleWeights(self.sample_weights(lam))
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         return [f"bounded_group_loss[{a}]" for a in self.groups.tolist()]
 
 

@@ -100,6 +100,25 @@ class Oracle:
     problems: tuple[type, ...] = ()
 
     def prepare(self, moment, X) -> "Oracle":
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         if not issubclass(moment.problem, self.problems):
             raise ConfigError(f"{type(self).__name__} cannot answer best responses for the "
                               f"{moment.name!r} moment (a {moment.problem.__name__} problem); it solves "
@@ -109,6 +128,18 @@ class Oracle:
         return self
 
     def best_response(self, lam):  # pragma: no cover - interface
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         raise AttributeError("subclasses define best_response")
 
 
@@ -241,6 +272,25 @@ class LeastSquaresOracle(_HeuristicSP):
     (:class:`FactoredLeastSquares`); other regressors are refitted."""
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         self._factored = (FactoredLeastSquares(self.estimator, X, moment.sample_weight)
                           if FactoredLeastSquares.applies(self.estimator) and not hasattr(X, "columns")
@@ -307,6 +357,18 @@ class WeightedLossOracle(Oracle):
         self.estimator = estimator
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         m = self.moment
         W = m.learner_problem(lam).weights
         if is_classifier(self.estimator):
@@ -355,6 +417,25 @@ class CostSensitiveOracle(Oracle):
         self.response_tol = response_tol
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         from fairopt.reductions.logistic import WarmLogistic
         super().prepare(moment, X)
         self._warm = None
@@ -368,6 +449,18 @@ class CostSensitiveOracle(Oracle):
         return self
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         problem = self.moment.learner_problem(lam)
         labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
@@ -391,6 +484,25 @@ class FiniteClassOracle(Oracle):
         self.predictions = np.asarray(predictions, dtype=float)
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         stats = [moment.stats(p) for p in self.predictions]
         self.costs = np.array([s[0] for s in stats])
@@ -398,6 +510,18 @@ class FiniteClassOracle(Oracle):
         return self
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         k = int(np.argmin(self.moment.lagrangian(self.costs, self.G, lam)))
         return IndexedHypothesis(self.predictions[k], index=k)
 
@@ -438,6 +562,25 @@ class HingeLPOracle(Oracle):
         self.warm_start = warm_start
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         Xd = np.asarray(X, dtype=float)
         if Xd.ndim != 2 or not np.all(np.isfinite(Xd)):
@@ -458,6 +601,18 @@ class HingeLPOracle(Oracle):
         return self.moment.learner_problem(lam).row_costs().ravel()
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         C = self.augmented_costs(lam)
         W, Y = np.abs(C), np.where(C <= 0, 1.0, -1.0)
         if self._lp is None:

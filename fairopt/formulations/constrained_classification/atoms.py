@@ -48,10 +48,12 @@ class ScoreAtoms:
 
     @property
     def n_atoms(self) -> int:
+        """Number of distinct ``(cell, score)`` atoms."""
         return int(self.score.shape[0])
 
     @property
     def n_cells(self) -> int:
+        """Number of cells (groups)."""
         return int(self.offsets.shape[0] - 1)
 
     @property
@@ -70,6 +72,18 @@ class ScoreAtoms:
         return np.repeat(np.asarray(values, dtype=float), np.diff(self.offsets))
 
     def cell_slice(self, k: int) -> slice:
+        """Positions of cell ``k``'s atoms in the atom arrays.
+
+        Parameters
+        ----------
+        k : int
+            Cell index.
+
+        Returns
+        -------
+        slice
+            ``offsets[k]:offsets[k + 1]``.
+        """
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
 

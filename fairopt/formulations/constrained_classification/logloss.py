@@ -144,10 +144,12 @@ class FairLogLoss:
 
     @property
     def n(self) -> int:
+        """Number of training rows."""
         return self.X.shape[0]
 
     @property
     def dim(self) -> int:
+        """Number of parameters (features, plus the intercept when fitted)."""
         return self.X.shape[1]
 
     # ----------------------------------------------------------------------- oracles
@@ -171,6 +173,18 @@ class FairLogLoss:
                                  np.logaddexp(0.0, t.s))) - self.y * t.s
 
     def regulariser(self, theta) -> float:
+        """Value of the L2 penalty ``C/2 * ||theta||^2`` on the penalised coordinates.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (dim,)
+            Parameter vector.
+
+        Returns
+        -------
+        float
+            The penalty.
+        """
         return 0.5 * self.C * float(np.sum(self.penalized * theta * theta))
 
     def gradient(self, theta, t: RowTerms) -> np.ndarray:
@@ -206,9 +220,23 @@ class FairLogLoss:
         raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
 
     def to_problem(self) -> "FairLogLossProblem":
+        """Wrap the model as a smooth problem for :func:`fairopt.modeling.smooth.solve_smooth`.
+
+        Returns
+        -------
+        FairLogLossProblem
+            Value and gradient oracle plus the cvxpy form (exponential cone).
+        """
         return FairLogLossProblem(self)
 
     def summary(self) -> dict:
+        """Describe the model: sizes, constraint, fairness rows and variable blocks.
+
+        Returns
+        -------
+        dict
+            Plain values, ready for JSON or a table.
+        """
         return {"formulation": self.name, "problem_class": "smooth convex (exponential cone joint form)",
                 "rows": self.n, "features": self.dim, "constraint": self.constraint,
                 "fairness_rows": list(self.rows.names), "C": self.C,

@@ -133,6 +133,7 @@ class RandomizedThresholdParity:
     # ------------------------------------------------------------------ helpers
     @property
     def n_groups(self) -> int:
+        """Number of groups (cells) whose thresholds are fitted."""
         return self.atoms.n_cells
 
     def _norm_weight(self) -> np.ndarray:

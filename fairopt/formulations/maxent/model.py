@@ -48,10 +48,12 @@ class MaxEntDistribution:
 
     @property
     def encoding(self) -> Encoding:
+        """The feature encoding of the domain."""
         return self.oracle.enc
 
     @property
     def log_partition(self) -> float:
+        """Log partition function ``log Z`` at the fitted dual."""
         return self.state.log_z
 
     @property

@@ -97,6 +97,7 @@ class DualOracle:
 
     @property
     def dim(self) -> int:
+        """Dimension of the dual variable (reference-coded features)."""
         return self.enc.dim
 
     @property
@@ -178,13 +179,51 @@ class DualOracle:
 
     # ---------------------------------------------------------------- oracles
     def value(self, lam) -> float:
+        """Dual objective ``log Z(lam) - theta @ lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        float
+            The dual value (convex in ``lam``).
+        """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam)
 
     def gradient(self, lam) -> np.ndarray:
+        """Gradient of the dual: ``E_lam[phi] - theta``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+            Expected features under the tilted prior minus the target.
+        """
         return self.state(lam).mean - self.theta
 
     def value_grad(self, lam):
+        """Dual value and gradient from one evaluation of the mixture state.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        value : float
+            ``log Z(lam) - theta @ lam``.
+        gradient : ndarray of shape (dim,)
+            ``E_lam[phi] - theta``.
+        """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam), st.mean - self.theta
 
@@ -207,9 +246,37 @@ class DualOracle:
         return 0.5 * (H + H.T)
 
     def hessian(self, lam) -> np.ndarray:
+        """Hessian of the dual: the covariance of the features under the tilted prior.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        ndarray of shape (dim, dim)
+            Positive semidefinite covariance matrix.
+        """
         return self.hessian_from_state(self.state(lam))
 
     def value_grad_hess(self, lam):
+        """Dual value, gradient and Hessian from one evaluation of the mixture state.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        value : float
+            ``log Z(lam) - theta @ lam``.
+        gradient : ndarray of shape (dim,)
+            ``E_lam[phi] - theta``.
+        hessian : ndarray of shape (dim, dim)
+            Covariance of the features.
+        """
         st = self.state(lam)
         return (st.log_z - float(self.theta @ st.lam), st.mean - self.theta,
                 self.hessian_from_state(st))

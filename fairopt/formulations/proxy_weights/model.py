@@ -97,6 +97,13 @@ class ProxyWeights:
         return p1_program(self.A[self.live], relaxed=self.relaxed, form=form, name=self.name)
 
     def summary(self):
+        """Describe the built program (blocks, sizes, problem class).
+
+        Returns
+        -------
+        ProgramSummary
+            The summary of :meth:`build`'s program.
+        """
         return self.build().summary()
 
     def hull_distance_l1(self, solver="highs") -> float:
@@ -104,6 +111,23 @@ class ProxyWeights:
         return hull_distance_l1(self.A[self.live], solver)
 
     def solve(self, solver="highs") -> ProxyWeightsResult:
+        """Solve for the proxy weights and the sampling probabilities.
+
+        Parameters
+        ----------
+        solver : str or SolverSpec, default "highs"
+            Back end for the LP or QP (``"backend[:solver]"``).
+
+        Returns
+        -------
+        ProxyWeightsResult
+            Weights, sampling probabilities, disclosivity, imbalance and the solver's solution.
+
+        Raises
+        ------
+        InfeasibleError
+            If no weights meet the disclosivity bound.
+        """
         t0 = time.perf_counter()
         A = self.A[self.live]
         q_live, sol = solve_p1(A, relaxed=self.relaxed, solver=solver)

@@ -70,6 +70,20 @@ class CallableDistortion(Distortion):
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         return self.func(domain.decode(old), domain.decode(new))
 
 
@@ -105,6 +119,20 @@ class AttributeRule:
                 raise DataValidationError(f"attribute rule {name} must be >= 0, got {getattr(self, name)}.")
 
     def cost(self, levels: tuple, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Distortion of moving each record from ``old`` to ``new`` levels.
+
+        Parameters
+        ----------
+        levels : tuple
+            Levels of the attribute(s) the rule reads, in code order.
+        old, new : ndarray
+            Level codes before and after the move (same shape).
+
+        Returns
+        -------
+        ndarray of float
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         step = new - old
         if self.kind == "free":
             return np.zeros(len(old))
@@ -154,6 +182,20 @@ class DistortionTable(Distortion):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         unknown = set(self.rules) - set(domain.names)
         if unknown:
             raise DataValidationError(f"distortion table names attributes {sorted(unknown)} that are not "
@@ -188,6 +230,20 @@ class AdultDistortion(Distortion):
     compat: bool = False
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         a, e, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.education, "education"),
                                                     (self.income, "income")))
         de, da, dy = new[:, e] - old[:, e], np.abs(new[:, a] - old[:, a]), new[:, y] - old[:, y]
@@ -222,6 +278,20 @@ class CompasDistortion(Distortion):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         a, p, c, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.priors, "priors"),
                                                        (self.charge, "charge degree"), (self.label, "label")))
         da, dp, dy = new[:, a] - old[:, a], new[:, p] - old[:, p], new[:, y] - old[:, y]

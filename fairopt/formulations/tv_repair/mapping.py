@@ -217,6 +217,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
 
     @property
     def n_variables(self) -> int:
+        """Number of mapping variables (nonzero candidate cells of the mapping)."""
         return int(self.var_row.size)
 
     # ------------------------------------------------------------------ constraint blocks
@@ -378,6 +379,13 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         return prog
 
     def summary(self) -> str:
+        """Describe the model: attributes, sizes, discrimination form, utility and divergence.
+
+        Returns
+        -------
+        str
+            One paragraph.
+        """
         prog = self.build()
         dense = self.n_dense
         return (f"optimized pre-processing: D={self.protected!r}, X={self.features}, Y={self.label!r}; "
