@@ -129,6 +129,17 @@ class BalancedFilter(BaseEstimator):
         Group labels (columns of ``conditional_matrix_``).
     proxy_ : object
         The fitted proxy (a :class:`ProxyTree`, or the classifier with its η).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.choice(["a", "b"], size=1000, p=[0.8, 0.2])
+    >>> X = pd.DataFrame({"x": rng.normal(np.where(group == "a", 0.0, 1.5)), "z": rng.normal(size=1000)})
+    >>> filt = BalancedFilter(alpha=0.2, random_state=0).fit(X, group)
+    >>> bool(filt.imbalance_ < filt.imbalance_before_), bool(filt.disclosivity_ <= 0.2 + 1e-9)
+    (True, True)
     """
 
     def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp", solver="highs",

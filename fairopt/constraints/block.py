@@ -67,7 +67,23 @@ class PriceOfFairness:
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
     :mod:`fairopt.constraints` and attach with :meth:`add_to`, :meth:`to_pyomo` or
-    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets."""
+    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cvxpy as cp
+    >>> from fairopt.constraints import selection_rate_parity
+    >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> x = cp.Variable(4)
+    >>> rows = parity.to_cvxpy(x)
+    >>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
+    ...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + rows)
+    >>> round(float(problem.solve(solver="HIGHS")), 6)
+    6.0
+    >>> round(parity.price_of_fairness(rows, problem=problem).parameters["eps"], 6)
+    1.0
+    """
 
     name: str
     kind: str

@@ -55,6 +55,19 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         ``[0, 1]``.
     groups_ : pandas.Index
         Group labels seen at fit (tuples for several sensitive columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(size=400), group + rng.normal(size=400)])
+    >>> y = (X.sum(axis=1) > 0.5).astype(int)
+    >>> clf = FairClassifier(eps=0.02, max_iter=30, random_state=0)
+    >>> clf = clf.fit(X, y, sensitive_features=group)
+    >>> proba = clf.predict_proba(X)[:, 1]
+    >>> bool(abs(proba[group == 0].mean() - proba[group == 1].mean()) <= 0.05)
+    True
     """
 
     def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",

@@ -200,6 +200,13 @@ def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1
     ------
     DataValidationError
         Mismatched lengths, missing values, negative weights, or a group whose weights are all 0.
+
+    Examples
+    --------
+    >>> statistical_rate([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
+    >>> statistical_rate([1, 0, 1, 1], ["a", "a", "b", "b"], pos_label=0)
+    0.0
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
                                sample_weight=sample_weight, pos_label=pos_label)
@@ -255,6 +262,11 @@ def demographic_parity_difference(y_pred, sensitive_features, sample_weight=None
     ``demographic_parity_difference`` (which also takes a ``y_true`` it ignores). A single
     group gives 0.0. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
     DP violation of Rezaei et al. (2020).
+
+    Examples
+    --------
+    >>> demographic_parity_difference([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
                                sample_weight=sample_weight, pos_label=pos_label)
@@ -287,6 +299,13 @@ def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=
       al. (2020) for two groups.
 
     Groups lacking positive or negative labels raise :class:`DataValidationError`.
+
+    Examples
+    --------
+    >>> y_true = [1, 0, 1, 0]
+    >>> y_pred = [1, 0, 1, 1]
+    >>> equalized_odds_difference(y_true, y_pred, ["a", "a", "b", "b"])
+    1.0
     """
     if agg not in ("worst_case", "mean", "sum"):
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")

@@ -82,7 +82,7 @@ class Program:
     >>> import numpy as np
     >>> prog = Program("toy")
     >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
     >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
     >>> sol = prog.solve("highs")
     >>> round(sol.objective, 6), round(float(sol.dual["budget"][0]), 6)

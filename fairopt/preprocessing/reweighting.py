@@ -119,6 +119,15 @@ class Reweighing(_WeightedResampler):
         Weight of each training row (mean 1).
     points_, point_weights_ : ndarray
         Distinct training cells (codes of :attr:`domain_`) and their probabilities.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"sex": ["F", "F", "M", "M", "M", "M"]})
+    >>> y = pd.Series([0, 1, 1, 1, 1, 0])
+    >>> rw = Reweighing(random_state=0).fit(X, y, sensitive_features="sex")
+    >>> rw.sample(4).shape[0]
+    4
     """
 
     _scheme = "kamiran_calders"

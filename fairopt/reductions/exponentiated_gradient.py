@@ -369,6 +369,22 @@ class ExponentiatedGradient:
         oracles the gap is an estimate that can reach 0 early; more EG steps add diverse columns.
     progress : callable, optional
         ``progress(done, total, description)`` after each iteration.
+
+    Examples
+    --------
+    Statistical parity over a finite class of three fixed predictors:
+
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, group = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> predictions = [np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5), (X[:, 0] > 0) * 1.0]
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              FiniteClassOracle(predictions), B=50.0, max_iter=100)
+    >>> result = game.run(X, y, group)
+    >>> result.status, bool(result.max_violation < 1e-8)
+    ('converged', True)
     """
 
     def __init__(self, moment, oracle, B: float = 10.0, nu: float | None = None,

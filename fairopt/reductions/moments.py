@@ -240,7 +240,7 @@ class StatisticalParity(Moment):
         return self.c[:, None, :] + shift[None, :, :]
 
     def learner_problem(self, lam) -> CostTable:
-        """The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
 
         Parameters
         ----------
@@ -364,7 +364,7 @@ class BoundedGroupLoss(Moment):
         return W if self.sample_weight is None else self.sample_weight * W
 
     def learner_problem(self, lam) -> SampleWeights:
-        """The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
 
         Parameters
         ----------
@@ -465,7 +465,23 @@ class _ClassificationMoment(Moment):
 
 
 class DemographicParity(_ClassificationMoment):
-    """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups."""
+    """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairopt.reductions import CostSensitiveOracle, ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(size=400), group + rng.normal(size=400)])
+    >>> y = (X.sum(axis=1) > 0.5).astype(int)
+    >>> game = ExponentiatedGradient(DemographicParity(eps=0.02),
+    ...                              CostSensitiveOracle(LogisticRegression()), max_iter=30)
+    >>> result = game.run(X, y, group)
+    >>> bool(result.max_violation <= 1e-6)
+    True
+    """
 
     name = "demographic_parity"
     events_ = ("all",)

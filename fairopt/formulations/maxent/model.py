@@ -145,6 +145,21 @@ class MaxEnt:
         Mix one-hot target blocks with uniform by this amount (handles levels absent from a fold).
     level_names : list of sequences, optional
         Level labels for messages.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> model = MaxEnt(codes, encoding,
+    ...                label=names.index("two_year_recid"), protected=names.index("race"), C=0.5)
+    >>> solution = model.solve("native")
+    >>> solution.is_optimal
+    True
     """
 
     name = "maxent"

@@ -145,6 +145,22 @@ class TVRepair:
         Solve over (group, label) blocks (exact, any domain size) or over every cell.
     name : str
         Program name.
+
+    Examples
+    --------
+    Repair the built-in COMPAS counts to exact statistical parity by race (favourable label
+    ``two_year_recid = 0``):
+
+    >>> from fairopt.data import load_builtin
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> model = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
+    ...                  favourable_label=0, statistical_rate=1.0)
+    >>> result = model.solve("highs")
+    >>> round(result.tv, 5), round(result.statistical_rate["after"], 6)
+    (0.03308, 1.0)
+    >>> round(result.price_of_fairness, 4)
+    0.1742
     """
 
     def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str,
