@@ -18,7 +18,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))  # docs/_numpydoc_checks.py
 
 import fairopt  # noqa: E402
-from _numpydoc_checks import VALIDATION_CHECKS, VALIDATION_EXCLUDE  # noqa: E402
+from _numpydoc_checks import SPHINX_CHECKS, VALIDATION_EXCLUDE  # noqa: E402
 
 project = "fairopt"
 author = "the fairopt developers"
@@ -59,7 +59,7 @@ numpydoc_xref_param_type = False
 numpydoc_attributes_as_param_list = True
 # numpydoc validation of every public docstring the site renders; the set of checks and
 # why each is (or is not) enforced lives in docs/_numpydoc_checks.py (shared with the test).
-numpydoc_validation_checks = VALIDATION_CHECKS
+numpydoc_validation_checks = SPHINX_CHECKS
 numpydoc_validation_exclude = VALIDATION_EXCLUDE
 
 intersphinx_mapping = {}  # CI has no network beyond the package registries

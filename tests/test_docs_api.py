@@ -21,7 +21,7 @@ import fairopt
 ROOT = Path(__file__).resolve().parents[1]
 API_PAGE = ROOT / "docs" / "api" / "index.rst"
 sys.path.insert(0, str(ROOT / "docs"))
-from _numpydoc_checks import VALIDATION_CHECKS, VALIDATION_EXCLUDE  # noqa: E402
+from _numpydoc_checks import LAMBDA_PROPERTIES, VALIDATION_CHECKS, VALIDATION_EXCLUDE  # noqa: E402
 
 # the entry points a user meets first: their docstrings must carry an Examples section (EX01)
 EXAMPLES_REQUIRED = [
@@ -128,7 +128,9 @@ def public_objects():
 
 
 def _excluded(name: str) -> bool:
-    return any(re.search(p, name) for p in VALIDATION_EXCLUDE)
+    # lambda properties are excluded from numpydoc (it cannot locate their source) but still
+    # need a docstring: the fallback in the test below checks it
+    return any(re.search(p, name) for p in VALIDATION_EXCLUDE - {LAMBDA_PROPERTIES})
 
 
 def test_public_docstrings_pass_the_enforced_numpydoc_checks():

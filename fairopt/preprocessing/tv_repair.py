@@ -29,7 +29,7 @@ class TVRepair(BaseEstimator):
     ----------
     discrimination : {"ratio", "target", "additive"}, default "ratio"
         ``ratio``: P(ŷ|d) ≤ (1+ε) P(ŷ|d') for all group pairs and labels; ``target``:
-        |P(ŷ|d)/P(y) − 1| ≤ ε (the paper's form); ``additive``: |P(ŷ|d) − P(ŷ|d')| ≤ ε (AIF360).
+        ``|P(ŷ|d)/P(y) − 1| ≤ ε`` (the paper's form); ``additive``: ``|P(ŷ|d) − P(ŷ|d')| ≤ ε`` (AIF360).
     epsilon : float, default 0.05
         The discrimination bound ε (smaller is fairer).
     distortion : str, mapping, callable or Distortion, optional

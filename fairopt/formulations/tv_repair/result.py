@@ -39,7 +39,7 @@ class MappingResult:
     fairness_duals : DataFrame
         One row per discrimination constraint: groups, label, dual (``d objective / d bound``).
     price_of_fairness : DataFrame
-        Per group pair: sum of |dual| and the contribution to ``d objective / d ε``.
+        Per group pair: sum of ``|dual|`` and the contribution to ``d objective / d ε``.
     d_objective_d_epsilon : float
         ``d objective* / d ε`` (≤ 0) by the envelope theorem at the optimal basis.
     """
@@ -99,7 +99,7 @@ class MappingResult:
     def test_mapping(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
         """``P(x̂ | d, x)`` for records without a label: Σ_{y,ŷ} q(d,x,y) P(x̂,ŷ|d,x,y), row-normalised.
 
-        Returns the matrix, the flat keys of its (d, x) rows (``dxy_domain`` index // |Y|) and
+        Returns the matrix, the flat keys of its (d, x) rows (``dxy_domain index // |Y|``) and
         the x̂ codes of its columns.
         """
         n_y = self.xy_domain.cardinalities[-1]   # the label is the last (least significant) digit
