@@ -51,7 +51,7 @@ myst_dmath_double_inline = True
 # --- API reference ---------------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"inherited-members": False}
+autodoc_member_order = "groupwise"
 autodoc_typehints = "none"  # numpydoc's Parameters section carries the types
 numpydoc_show_class_members = False  # each class page lists its own methods via the template
 numpydoc_class_members_toctree = False
@@ -68,7 +68,8 @@ intersphinx_mapping = {}  # CI has no network beyond the package registries
 sphinx_gallery_conf = {
     "examples_dirs": [str(ROOT / "examples")],
     "gallery_dirs": ["auto_examples"],
-    "filename_pattern": r"/plot_",  # every plot_*.py runs during the build
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "_gallery_order.ExampleOrder",  # every plot_*.py runs during the build
     "ignore_pattern": r"__init__\.py",
     "download_all_examples": False,
     "remove_config_comments": True,

@@ -58,9 +58,9 @@ ax0.bar(x + 0.2, [after[g] for g in groups], width=0.4, label="repaired (tau = 1
 ax0.set_xticks(x, groups)
 ax0.set_xlabel("race group")
 ax0.set_ylabel("P(two_year_recid = 0 | race)  [probability]")
-ax0.set_ylim(0, 0.8)
+ax0.set_ylim(0, 0.85)
 ax0.set_title("Favourable rate per group")
-ax0.legend(loc="lower right")
+ax0.legend(loc="upper left", ncol=2)
 
 ax1.plot(taus, tv, "o-", label="TV distance moved, TV*(tau)")
 slope = exact.price_of_fairness

@@ -118,7 +118,12 @@ def public_objects():
         seen.add(id(obj))
         out.append((qual, obj))
         if inspect.isclass(obj):
-            for attr, value in vars(obj).items():
+            # own members and those inherited from fairopt's own bases (the API page shows both)
+            members = {}
+            for base in reversed(obj.__mro__):
+                if base is obj or base.__module__.startswith("fairopt"):
+                    members.update(vars(base))
+            for attr, value in members.items():
                 if attr.startswith("_") or (attr.startswith("set_") and attr.endswith("_request")):
                     continue
                 if isinstance(value, property) or inspect.isfunction(value) or isinstance(

@@ -86,6 +86,25 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
         return self
 
     def sample_codes(self, n: int, random_state=None) -> np.ndarray:
+        """Draw ``n`` records (as domain codes) from the reweighted distribution.
+
+        Parameters
+        ----------
+        n : int
+            Number of records.
+        random_state : int, Generator or None
+            Seed; default the estimator's ``random_state``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_attributes)
+            Codes of the drawn records (decode with ``domain_.decode``).
+
+        Raises
+        ------
+        NotFittedError
+            If called before ``fit``.
+        """
         self._check_fitted()
         rs = self.random_state if random_state is None else random_state
         rng = as_generator(rs)

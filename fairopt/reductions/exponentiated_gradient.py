@@ -94,6 +94,18 @@ class _EGPlayer:
         self.avg = RunningAverages(self.moment.n_rows)
 
     def propose(self, t: int) -> np.ndarray:
+        """Multipliers for round ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+        """
         return lambda_from_theta(self.theta, self.B)
 
     def _L_best(self, cost, g, B: float | None = None) -> float:

@@ -409,6 +409,27 @@ class _ClassificationMoment(Moment):
         raise AttributeError
 
     def fit(self, y, sensitive, sample_weight=None) -> "_ClassificationMoment":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Binary labels in ``{0, 1}``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+
+        Raises
+        ------
+        DataValidationError
+            If a label is not 0 or 1.
+        """
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
@@ -430,6 +451,20 @@ class _ClassificationMoment(Moment):
         return self
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            0/1 predictions (or probabilities of 1).
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         h = np.asarray(pred, dtype=float)
         w = self.sample_weight
         err = _wmean(np.abs(h - self.y), w)
@@ -457,9 +492,28 @@ class _ClassificationMoment(Moment):
         return c if self.sample_weight is None else self.sample_weight * c
 
     def learner_problem(self, lam) -> ExampleCosts:
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return ExampleCosts(self.example_costs(lam))
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         return [f"{self.name}[{a}, {e}, {s}]" for s in ("+", "-")
                 for a in self.groups.tolist() for e in self.events_]
 

@@ -184,6 +184,25 @@ class _HeuristicSP(Oracle):
         self.refine_weights = refine_weights
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         self.n_fits = 0
         return self
@@ -217,6 +236,18 @@ class _HeuristicSP(Oracle):
         return best
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         scales = tuple(self.lambda_scales)
         if len(scales) == 1:
             return self._fit(scales[0] * np.asarray(lam))
