@@ -119,3 +119,9 @@ def test_law_ugpa_range_and_the_clipped_target_are_as_documented():
     assert y.min() >= 0 and y.max() == 1.0
     # every row at or above 4.0 gets the target 1.0; nothing else does
     assert int((y == 1.0).sum()) == int((ugpa >= 4).sum())
+
+
+@pytest.mark.parametrize("page", ["tv_repair", "maxent", "fair_regression", "threshold_debiasing",
+                                  "fair_logloss", "balanced_filtering", "fair_selection"])
+def test_every_method_page_says_which_label_is_favourable(page):
+    assert "favourable" in (DOCS / f"{page}.md").read_text().lower()
