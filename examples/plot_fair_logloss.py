@@ -16,11 +16,11 @@ from sklearn.linear_model import LogisticRegression
 from fairopt.inprocessing import FairLogLossClassifier
 
 rng = np.random.default_rng(2)
-n = 600
+n = 1500
 group = rng.integers(0, 2, n)
 X = np.column_stack([rng.normal(size=n), group + rng.normal(scale=0.6, size=n)])
 y = (X[:, 0] + 0.8 * X[:, 1] + rng.normal(scale=0.7, size=n) > 0.5).astype(int)
-train, test = np.arange(n) < 400, np.arange(n) >= 400
+train, test = np.arange(n) < 1000, np.arange(n) >= 1000
 
 plain = LogisticRegression().fit(X[train], y[train]).predict_proba(X[test])[:, 1]
 fair_clf = FairLogLossClassifier(constraint="equalized_odds", C=0.01)
