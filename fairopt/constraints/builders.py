@@ -25,7 +25,14 @@ from fairopt.errors import DataValidationError
 # ------------------------------------------------------------------------ inputs
 def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
     """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns), by
-    :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups."""
+    :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups.
+
+    Examples
+    --------
+    >>> codes, labels = encode_groups(["b", "a", "b"])
+    >>> codes.tolist(), list(labels)
+    ([1, 0, 1], ['a', 'b'])
+    """
     from fairopt.validation import check_groups
     g = check_groups(groups, min_groups=2, name="group labels")
     return np.asarray(g.codes, dtype=np.int64), g.labels

@@ -31,6 +31,17 @@ class SEORegressor(RegressorMixin, BaseEstimator):
     groups_ : pandas.Index
     n_features_in_, feature_names_in_
         Columns seen at fit; a DataFrame at predict is reordered by name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 200)
+    >>> X = np.column_stack([rng.normal(size=200), a])
+    >>> y = np.clip(0.5 + 0.1 * X[:, 0] + 0.2 * a, 0, 1)
+    >>> pred = SEORegressor().fit(X, y, sensitive_features=a).predict(X)
+    >>> bool(abs(pred[a == 0].mean() - pred[a == 1].mean()) < 1e-9)
+    True
     """
 
     def __init__(self, clip=True):

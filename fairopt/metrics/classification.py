@@ -125,6 +125,11 @@ def group_rates(y_pred, sensitive_features, *, y_true=None, sample_weight=None, 
     DataValidationError
         On mismatched lengths, missing values, negative weights, or a group on which the
         requested rate is undefined (no rows, or no positives for ``"tpr"``).
+
+    Examples
+    --------
+    >>> group_rates([1, 0, 1, 1], ["a", "a", "b", "b"]).tolist()
+    [0.5, 1.0]
     """
     rates, _, labels = _rates(rate, sensitive_features, y_pred=y_pred, y_true=y_true,
                               sample_weight=sample_weight, pos_label=pos_label, groups=groups)
@@ -143,6 +148,12 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
     pandas.DataFrame
         Indexed by group, with columns ``weight``, ``share`` and, if ``y_pred`` is given,
         ``selection_rate``; if ``y_true`` is given, ``base_rate``; if both, ``tpr`` and ``fpr``.
+
+    Examples
+    --------
+    >>> table = group_summary(["a", "a", "b", "b"], y_pred=[1, 0, 1, 1], y_true=[1, 0, 1, 0])
+    >>> table[["selection_rate", "tpr", "fpr"]].to_dict("index")
+    {'a': {'selection_rate': 0.5, 'tpr': 1.0, 'fpr': 0.0}, 'b': {'selection_rate': 1.0, 'tpr': 1.0, 'fpr': 1.0}}
     """
     n = _n_rows(sensitive_features)
     grp = factorize_groups(sensitive_features, n)
@@ -220,6 +231,11 @@ def demographic_parity_ratio(y_pred, sensitive_features, sample_weight=None, pos
     ``method="to_overall"`` returns ``min_g min(r_g, r) / max(r_g, r)`` where ``r`` is the overall
     selection rate (fairlearn's option of the same name). Unlike fairlearn, ``y_true`` is not
     taken, and all-zero rates give 1.0 instead of NaN.
+
+    Examples
+    --------
+    >>> demographic_parity_ratio([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
                                sample_weight=sample_weight, pos_label=pos_label)
@@ -247,6 +263,11 @@ def representation_rate(sensitive_features, sample_weight=None, groups=None) -> 
     -------
     float
         In [0, 1].
+
+    Examples
+    --------
+    >>> representation_rate(["a", "a", "b"])
+    0.5
     """
     shares, _, _ = _rates("share", sensitive_features, sample_weight=sample_weight, groups=groups)
     return float(shares.min() / shares.max())
@@ -280,6 +301,11 @@ def equal_opportunity_difference(y_true, y_pred, sensitive_features, sample_weig
     Soft predictions give expected TPRs. Equals fairlearn's ``equal_opportunity_difference`` on
     hard labels. A group without positive labels makes the TPR undefined and raises
     :class:`DataValidationError`.
+
+    Examples
+    --------
+    >>> equal_opportunity_difference([1, 1, 1, 0], [1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("tpr", sensitive_features, y_pred=y_pred, y_true=y_true,
                                sample_weight=sample_weight, pos_label=pos_label)

@@ -107,6 +107,12 @@ def available_backends() -> list[dict[str, Any]]:
     ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
     problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
     those the back end can take with the right inner solver.
+
+    Examples
+    --------
+    >>> rows = available_backends()
+    >>> "highs" in {row["backend"] for row in rows}
+    True
     """
     _load_algorithms()
     return [{
@@ -120,7 +126,13 @@ def available_backends() -> list[dict[str, Any]]:
 
 
 def installed_specs(problem_class: str | None = None) -> list[str]:
-    """``backend:solver`` strings that are installed and take ``problem_class``."""
+    """``backend:solver`` strings that are installed and take ``problem_class``.
+
+    Examples
+    --------
+    >>> "highs:highs" in installed_specs("LP")
+    True
+    """
     _load_algorithms()
     return [f"{b.name}:{s}" for b in BACKENDS.values() if backend_installed(b.name)
             for s in inner_solvers(b.name)

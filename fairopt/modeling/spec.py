@@ -87,6 +87,13 @@ class SolverSpec:
         Wall-clock limit in seconds (> 0); reaching it yields ``Status.TIME_LIMIT``.
     verbose : bool
         Show the solver's own log; otherwise solvers print nothing.
+
+    Examples
+    --------
+    >>> SolverSpec.parse("cvxpy:CLARABEL")
+    SolverSpec(backend='cvxpy', solver='CLARABEL', options={}, time_limit=None, verbose=False)
+    >>> SolverSpec.parse({"backend": "cvxpy", "solver": "SCS", "time_limit": 30}).time_limit
+    30
     """
 
     backend: str

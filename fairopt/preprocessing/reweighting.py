@@ -157,6 +157,15 @@ class RepresentationReweighing(_WeightedResampler):
 
     Reaches representation rate 1; within-group label rates (statistical rate) are unchanged.
     Parameters and attributes as :class:`Reweighing`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"sex": ["F", "F", "M", "M", "M", "M"], "x": [0, 1, 0, 1, 1, 0]})
+    >>> y = pd.Series([0, 1, 1, 1, 1, 0])
+    >>> rr = RepresentationReweighing(random_state=0).fit(X, y, sensitive_features="sex")
+    >>> list(rr.sample(4).columns)
+    ['sex', 'x', 'y']
     """
 
     _scheme = "representation"
