@@ -68,6 +68,19 @@ EXAMPLES_REQUIRED = [
     "fairopt.modeling.available_backends",
     "fairopt.modeling.installed_specs",
     "fairopt.constraints.encode_groups",
+    "fairopt.data.load_adult",
+    "fairopt.data.load_compas",
+    "fairopt.data.load_law",
+    "fairopt.data.load_crime",
+    "fairopt.data.load_credit",
+    "fairopt.data.load_bank",
+    "fairopt.data.load_german",
+    "fairopt.data.load_dataset",
+    "fairopt.data.dataset_path",
+    "fairopt.data.Attribute",
+    "fairopt.data.BuiltinData",
+    "fairopt.data.builtin_citation",
+    "fairopt.data.counts_to_csv",
 ]
 
 

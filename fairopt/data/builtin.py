@@ -158,6 +158,15 @@ class BuiltinData:
     counts : DataFrame
         One row per observed cell, sorted by flat index: one column per domain attribute (level values)
         and an int64 ``count`` column.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> compas = load_builtin("compas")
+    >>> compas.n_records, compas.n_cells, compas.domain.size   # records, observed cells, domain
+    (6167, 143, 144)
+    >>> compas.label, compas.favourable_label
+    ('two_year_recid', 0)
     """
 
     spec: BuiltinSpec
@@ -254,7 +263,13 @@ def load_builtin(name: str) -> BuiltinData:
 
 
 def builtin_citation() -> str:
-    """Text of ``builtin/CITATION.md`` (sources, definitions and licences of the built-in tables)."""
+    """Text of ``builtin/CITATION.md`` (sources, definitions and licences of the built-in tables).
+
+    Examples
+    --------
+    >>> "COMPAS" in builtin_citation()
+    True
+    """
     return resources.files("fairopt.data").joinpath("builtin", "CITATION.md").read_text(encoding="utf-8")
 
 
@@ -269,7 +284,15 @@ def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def counts_to_csv(counts: pd.DataFrame) -> bytes:
-    """Bytes of a counts table exactly as shipped (UTF-8, ``\\n`` line ends, header, no index)."""
+    """Bytes of a counts table exactly as shipped (UTF-8, ``\\n`` line ends, header, no index).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> csv = counts_to_csv(load_builtin("compas").counts)
+    >>> csv.splitlines()[0].decode()
+    'sex,race,age_cat,priors_count,c_charge_degree,two_year_recid,count'
+    """
     buf = io.StringIO()
     counts.to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")

@@ -131,6 +131,15 @@ def dataset_path(name: str, path: str | os.PathLike | None = None) -> Path:
     ------
     DataNotFoundError
         Naming the paths looked at, the environment variable and the original public source.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "adult.csv.gz").write_bytes(b"")
+    >>> dataset_path("adult", folder).name
+    'adult.csv.gz'
     """
     info = _info(name)
     if path is not None and Path(path).expanduser().is_file():
@@ -221,6 +230,19 @@ def load_adult(path: str | os.PathLike | None = None) -> pd.DataFrame:
         If the file is missing.
     DataValidationError
         If a documented column is absent, of the wrong kind or has missing values.
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_adult()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_adult("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'adult' not found
     """
     return _read("adult", path)
 
@@ -248,6 +270,19 @@ def load_compas(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_compas()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_compas("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'compas' not found
     """
     return _read("compas", path)
 
@@ -274,6 +309,19 @@ def load_law(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_law()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_law("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'law' not found
     """
     return _read("law", path)
 
@@ -304,6 +352,19 @@ def load_crime(path: str | os.PathLike | None = None, *, drop_derived: bool = Fa
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_crime()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_crime("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'crime' not found
     """
     df = _read("crime", path)
     other = [c for c in df.columns if c not in DATASETS["crime"].schema]
@@ -355,6 +416,19 @@ def load_credit(path: str | os.PathLike | None = None, *, repair_sex: bool = Tru
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_credit()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_credit("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'credit' not found
     """
     df = _read("credit", path, allow_missing=("SEX",))
     sex = df["SEX"]
@@ -398,6 +472,19 @@ def load_bank(path: str | os.PathLike | None = None, *, drop_duplicates: bool = 
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_bank()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_bank("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'bank' not found
     """
     df = _read("bank", path)
     if drop_duplicates:
@@ -426,6 +513,19 @@ def load_german(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_german()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_german("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'german' not found
     """
     df = _read("german", path)
     bad = [c for c in df.columns if not pd.api.types.is_integer_dtype(df[c])]
@@ -440,6 +540,16 @@ _LOADERS = {"adult": load_adult, "compas": load_compas, "law": load_law, "crime"
 
 def load_dataset(name: str, path: str | os.PathLike | None = None, **kwargs) -> pd.DataFrame:
     """Load a benchmark data set by name (``"adult"``, ``"compas"``, ``"law"``, ``"crime"``, ``"credit"``,
-    ``"bank"``, ``"german"``); ``kwargs`` go to the specific loader."""
+    ``"bank"``, ``"german"``); ``kwargs`` go to the specific loader.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_dataset("law", "/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'law' not found
+    """
     _info(name)
     return _LOADERS[name](path, **kwargs)
