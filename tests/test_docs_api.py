@@ -81,6 +81,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.data.BuiltinData",
     "fairopt.data.builtin_citation",
     "fairopt.data.counts_to_csv",
+    "fairopt.modeling.Variable",
+    "fairopt.modeling.Constraint",
+    "fairopt.modeling.ProgramSummary",
+    "fairopt.modeling.Solution",
+    "fairopt.modeling.Status",
+    "fairopt.modeling.Canonical",
+    "fairopt.modeling.check_spec",
 ]
 
 

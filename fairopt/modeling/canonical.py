@@ -28,6 +28,18 @@ class Canonical:
 
     For a maximisation the objective arrays are negated (``sense = -1``) so that back ends
     only ever minimise; :func:`to_solution` maps values and duals back to the user's sense.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> canon = prog.canonical()
+    >>> canon.n, canon.m, canon.problem_class
+    (2, 1, 'LP')
     """
 
     name: str

@@ -29,7 +29,21 @@ __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "
 
 @dataclass
 class Variable:
-    """Handle of a variable block returned by :meth:`Program.add_variables`."""
+    """Handle of a variable block returned by :meth:`Program.add_variables`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> x
+    Variable('x', shape=(2,))
+    >>> x.size
+    2
+    """
 
     name: str
     shape: tuple[int, ...]
@@ -48,7 +62,19 @@ class Variable:
 
 @dataclass
 class Constraint:
-    """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``."""
+    """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> budget.rows, budget.nnz
+    (1, 2)
+    """
 
     name: str
     coeffs: dict[str, sp.csr_matrix]
@@ -399,7 +425,20 @@ def _row_kind(lb: np.ndarray, ub: np.ndarray) -> str:
 
 @dataclass
 class ProgramSummary:
-    """Printable, JSON-friendly description of a :class:`Program`."""
+    """Printable, JSON-friendly description of a :class:`Program`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> summary = prog.summary()
+    >>> summary.problem_class, summary.n_variables, summary.n_constraints
+    ('LP', 2, 1)
+    """
 
     name: str
     sense: str

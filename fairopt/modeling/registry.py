@@ -143,7 +143,14 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
     """Resolve ``spec`` for ``problem_class``: fill in the default inner solver, check that it is
     known (:class:`ConfigError` listing valid names), installed and takes the class
     (:class:`SolverNotAvailableError` listing installed alternatives), that its options are
-    valid, and that a time limit can be honoured."""
+    valid, and that a time limit can be honoured.
+
+    Examples
+    --------
+    >>> from fairopt.modeling import SolverSpec
+    >>> check_spec(SolverSpec.parse("cvxpy"), "LP")     # the default inner solver is filled in
+    SolverSpec(backend='cvxpy', solver='CLARABEL', options={}, time_limit=None, verbose=False)
+    """
     info = backend_info(spec.backend)
 
     def unavailable(message: str) -> SolverNotAvailableError:
