@@ -24,6 +24,14 @@ class Grid:
     ----------
     size : int
         ``N`` (number of thresholds); ``alpha = 1/N``.
+
+    Examples
+    --------
+    >>> grid = Grid(4)
+    >>> grid.grid.tolist()
+    [0.25, 0.5, 0.75, 1.0]
+    >>> grid.index([0.1, 0.3, 1.0]).tolist()
+    [0, 1, 4]
     """
 
     def __init__(self, size: int):

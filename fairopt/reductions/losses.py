@@ -58,7 +58,13 @@ class Loss:
 
 
 class SquareLoss(Loss):
-    r"""Square loss :math:`\ell(y,u) = (y-u)^2/2` of Example 1 (bounded by 1/2, 1-Lipschitz)."""
+    r"""Square loss :math:`\ell(y,u) = (y-u)^2/2` of Example 1 (bounded by 1/2, 1-Lipschitz).
+
+    Examples
+    --------
+    >>> SquareLoss().value([1.0, 0.0], [0.5, 0.5]).tolist()
+    [0.125, 0.125]
+    """
 
     name = "square"
 
@@ -100,7 +106,13 @@ class SquareLoss(Loss):
 
 
 class AbsoluteLoss(Loss):
-    r"""Absolute loss :math:`\ell(y,u)=|y-u|`; the derivative is the subgradient ``sign(u-y)``."""
+    r"""Absolute loss :math:`\ell(y,u)=|y-u|`; the derivative is the subgradient ``sign(u-y)``.
+
+    Examples
+    --------
+    >>> AbsoluteLoss().value([1.0], [0.25]).tolist()
+    [0.75]
+    """
 
     name = "absolute"
 
@@ -154,6 +166,12 @@ class ScaledLogisticLoss(Loss):
     ----------
     scale : float, default=5.0
         The constant ``C``; probabilities range over ``[sigma(-C), sigma(C)]``.
+
+    Examples
+    --------
+    >>> loss = ScaledLogisticLoss(scale=5.0)
+    >>> loss.value([1.0, 0.0], [1.0, 1.0]).round(4).tolist()      # right, then wrong
+    [0.0007, 0.5]
     """
 
     name = "logistic"
@@ -233,7 +251,13 @@ class ScaledLogisticLoss(Loss):
 
 
 def get_loss(loss, logistic_scale: float = 5.0) -> Loss:
-    """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance."""
+    """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance.
+
+    Examples
+    --------
+    >>> get_loss("square")
+    SquareLoss()
+    """
     if isinstance(loss, Loss):
         return loss
     if loss in ("square", "squared", "squared_error"):

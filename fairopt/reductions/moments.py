@@ -139,6 +139,14 @@ class StatisticalParity(Moment):
     grid_size : int, default=40
         ``N``.
     loss : str or Loss, default="square"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = StatisticalParity(eps=0.05, grid_size=4).fit(np.array([0.2, 0.8, 0.5, 0.1]),
+    ...                                                       ["a", "a", "b", "b"])
+    >>> moment.n_rows, moment.row_names()[0]
+    (16, 'statistical_parity[a, z=0.25, +]')
     """
 
     problem = CostTable
@@ -294,6 +302,17 @@ class BoundedGroupLoss(Moment):
     bound : float, sequence or dict
         :math:`\hat\zeta_a` per group.
     loss : str or Loss, default="square"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0.2, 0.8, 0.5, 0.1])
+    >>> moment = BoundedGroupLoss(bound=0.1).fit(y, ["a", "a", "b", "b"])
+    >>> moment.row_names()
+    ['bounded_group_loss[a]', 'bounded_group_loss[b]']
+    >>> cost, group_losses = moment.stats(y)          # a perfect predictor
+    >>> cost, group_losses.tolist()
+    (0.0, [0.0, 0.0])
     """
 
     problem = SampleWeights
@@ -545,7 +564,15 @@ class DemographicParity(_ClassificationMoment):
 
 
 class EqualOpportunity(_ClassificationMoment):
-    """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`."""
+    """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = EqualOpportunity(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    >>> moment.row_names()[:2]
+    ['equal_opportunity[a, y=1, +]', 'equal_opportunity[b, y=1, +]']
+    """
 
     name = "equal_opportunity"
     events_ = ("y=1",)
@@ -555,7 +582,15 @@ class EqualOpportunity(_ClassificationMoment):
 
 
 class EqualizedOdds(_ClassificationMoment):
-    """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}."""
+    """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = EqualizedOdds(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    >>> moment.n_rows
+    8
+    """
 
     name = "equalized_odds"
     events_ = ("y=0", "y=1")
