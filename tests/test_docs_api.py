@@ -109,6 +109,17 @@ EXAMPLES_REQUIRED = [
     "fairopt.reductions.BoundedGroupLoss",
     "fairopt.reductions.EqualOpportunity",
     "fairopt.reductions.EqualizedOdds",
+    "fairopt.formulations.proxy_weights.ProxyWeights",
+    "fairopt.formulations.proxy_weights.imbalance",
+    "fairopt.formulations.proxy_weights.project_simplex",
+    "fairopt.formulations.proxy_weights.membership_matrix",
+    "fairopt.formulations.proxy_weights.conditional_matrix",
+    "fairopt.formulations.proxy_weights.disclosivity",
+    "fairopt.formulations.proxy_weights.hull_distance_l1",
+    "fairopt.formulations.proxy_weights.filtered_distribution",
+    "fairopt.formulations.proxy_weights.sampling_probabilities",
+    "fairopt.formulations.proxy_weights.solve_p1",
+    "fairopt.formulations.proxy_weights.interpolate_proxy",
 ]
 
 

@@ -75,6 +75,17 @@ class ProxyWeights:
     min_cell_mass : float, default 0
         Cells with ``r̂_j`` at most this are dropped (ρ_j = 0): tiny cells make ρ explode and
         their rows are noisy estimates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> result = ProxyWeights(A, cell_mass).solve("highs")
+    >>> result.q.round(6).tolist(), round(result.imbalance, 6)
+    ([0.428571, 0.571429], 0.0)
+    >>> result.rho.round(6).tolist(), round(result.acceptance_rate, 6)
+    ([0.321429, 1.0], 0.525)
     """
 
     def __init__(self, conditional_matrix, cell_mass=None, *, relaxed: bool = False,

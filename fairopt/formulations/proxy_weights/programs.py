@@ -124,7 +124,14 @@ def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max
 
 # ---- native reference ------------------------------------------------------------------------
 def project_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the probability simplex (sort-based)."""
+    """Euclidean projection onto the probability simplex (sort-based).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> project_simplex(np.array([0.8, 0.6])).round(6).tolist()
+    [0.6, 0.4]
+    """
     s = np.sort(v)[::-1]
     css = np.cumsum(s) - 1.0
     k = np.arange(1, v.size + 1)
@@ -174,6 +181,15 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
 
     ``q`` is clipped to ≥ 0 (and renormalised onto the simplex for P1). Non-optimal solver
     status raises :class:`SolverError`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> q, solution = solve_p1(A)
+    >>> q.round(6).tolist(), solution.is_optimal
+    ([0.428571, 0.571429], True)
     """
     spec = SolverSpec.parse(solver)
     A = check_conditional_matrix(A)
@@ -202,7 +218,16 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
 
 
 def hull_distance_l1(A, solver="highs", target=None) -> float:
-    """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside)."""
+    """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> round(hull_distance_l1(A), 9)        # the uniform distribution is in the hull
+    0.0
+    """
     return float(hull_membership_program(A, target).solve(solver, require_optimal=True).objective)
 
 
