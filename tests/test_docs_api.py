@@ -120,6 +120,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.proxy_weights.sampling_probabilities",
     "fairopt.formulations.proxy_weights.solve_p1",
     "fairopt.formulations.proxy_weights.interpolate_proxy",
+    "fairopt.formulations.tv_repair.AdultDistortion",
+    "fairopt.formulations.tv_repair.AttributeRule",
+    "fairopt.formulations.tv_repair.CallableDistortion",
+    "fairopt.formulations.tv_repair.CompasDistortion",
+    "fairopt.formulations.tv_repair.as_distortion",
+    "fairopt.formulations.tv_repair.bank_distortion",
+    "fairopt.runs.get_runner",
 ]
 
 

@@ -65,7 +65,19 @@ def _unchanged_elsewhere(domain: Domain, old, new, used: set[str]) -> np.ndarray
 @dataclass
 class CallableDistortion(Distortion):
     """A user function ``f(old, new) -> array of n costs`` on two DataFrames of level values
-    (one column per attribute of ``X × Y``; row i is one move). Must be vectorised."""
+    (one column per attribute of ``X × Y``; row i is one move). Must be vectorised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> old = np.array([[0, 0, 2, 3, 0]])
+    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    >>> moved = CallableDistortion(lambda before, after: (before != after).sum(axis=1))
+    >>> moved(domain, old, new).tolist()
+    [1.0]
+    """
 
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
@@ -98,6 +110,16 @@ class AttributeRule:
         up and ``down`` per step down the level order, at most ``max_up`` / ``max_down`` steps;
         ``change``: any change costs ``change``; ``matrix``: ``matrix[old_level][new_level]``
         (missing entries are forbidden).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> import numpy as np
+    >>> rule = AttributeRule("change", change=2.0)
+    >>> rule.cost((0, 1, 2), np.array([0, 1]), np.array([0, 2])).tolist()
+    [0.0, 2.0]
     """
 
     kind: str = "fixed"
@@ -222,6 +244,16 @@ class AdultDistortion(Distortion):
     age moved by one decade → 2; income lowered → 1; anything else → 0. Levels are read in their
     domain order (decades, education bins, income 0 < 1). Attributes the rule does not mention may
     not change, unless ``compat=True`` (then they are free, as in AIF360's helper).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> old = np.array([[0, 0, 2, 3, 0]])
+    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    >>> AdultDistortion()(domain, old, new).tolist()
+    [3.0]
     """
 
     age: str = "age_decade"
@@ -264,6 +296,11 @@ class CompasDistortion(Distortion):
     1 per age step, 1 for priors lowered one bin, 1 for the label lowered, 4 for a charge-degree
     change. (The authors price "never" at 10^4 under caps of 0.3–0.4; forbidding is the exact
     limit and is flagged in ``docs/tv_repair.md``.) Unmentioned attributes may not change.
+
+    Examples
+    --------
+    >>> CompasDistortion().rule
+    'aif360'
     """
 
     rule: str = "aif360"
@@ -319,7 +356,13 @@ def bank_distortion() -> DistortionTable:
     """Declarative distortion for the Bank Marketing layout of ``fairopt.formulations.tv_repair.layouts``
     (features ``education``, ``balance`` bins, ``housing``, ``loan``; label ``y``):
     education up one level 1 (never down, ``unknown`` fixed); balance one bin either way 1; housing
-    or loan flipped 1; label lowered 1, raised 2."""
+    or loan flipped 1; label lowered 1, raised 2.
+
+    Examples
+    --------
+    >>> isinstance(bank_distortion(), DistortionTable)
+    True
+    """
     edu = {"primary": {"secondary": 1.0}, "secondary": {"tertiary": 1.0}}
     return DistortionTable({
         "education": {"kind": "matrix", "matrix": edu},
@@ -340,7 +383,13 @@ BUILTIN_DISTORTIONS: dict[str, Callable[[], Distortion]] = {
 
 
 def as_distortion(spec) -> Distortion:
-    """A :class:`Distortion` from a built-in name, a rules mapping, a Distortion or a callable."""
+    """A :class:`Distortion` from a built-in name, a rules mapping, a Distortion or a callable.
+
+    Examples
+    --------
+    >>> as_distortion("adult")
+    AdultDistortion(age='age_decade', education='education_years', income='income', compat=False)
+    """
     if isinstance(spec, Distortion):
         return spec
     if isinstance(spec, str):
