@@ -127,6 +127,15 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.tv_repair.as_distortion",
     "fairopt.formulations.tv_repair.bank_distortion",
     "fairopt.runs.get_runner",
+    "fairopt.formulations.constrained_classification.ramp",
+    "fairopt.formulations.constrained_classification.smoothed_relu",
+    "fairopt.formulations.constrained_classification.collapse_atoms",
+    "fairopt.formulations.constrained_classification.RandomizedThresholdParity",
+    "fairopt.formulations.constrained_classification.FairLogLoss",
+    "fairopt.formulations.maxent.collapse",
+    "fairopt.formulations.maxent.data_weights",
+    "fairopt.formulations.maxent.enumerate_domain",
+    "fairopt.formulations.maxent.Encoding",
 ]
 
 

@@ -116,6 +116,17 @@ class FairLogLoss:
         Append an unpenalised constant feature.
     n_groups : int, optional
         ``K`` (default ``group.max() + 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 200)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> solution = FairLogLoss(X, y, group, C=0.01).solve()
+    >>> solution.status, bool(np.abs(solution.gaps).max() < 1e-8)
+    (<Status.OPTIMAL: 'optimal'>, True)
     """
 
     name = "fair_logloss"

@@ -40,6 +40,12 @@ class Encoding:
         Numeric value of every level for scalar attributes (``None`` for one-hot ones).
     names : tuple of str
         Attribute names, used in messages and reports.
+
+    Examples
+    --------
+    >>> encoding = Encoding.make((2, 3), "onehot", names=("sex", "age"))
+    >>> encoding.n_attributes, encoding.dim          # reference coding: (2 - 1) + (3 - 1) features
+    (2, 3)
     """
 
     n_levels: tuple[int, ...]

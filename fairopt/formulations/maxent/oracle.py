@@ -351,7 +351,14 @@ def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
 
 
 def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
-    """All code rows of the domain (tests and tiny domains only)."""
+    """All code rows of the domain (tests and tiny domains only).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.maxent import Encoding
+    >>> enumerate_domain(Encoding.make((2, 3), "onehot")).shape
+    (6, 2)
+    """
     if enc.domain_size > max_size:
         raise DataValidationError(
             f"refusing to enumerate a domain of {enc.domain_size} points (limit {max_size}).")

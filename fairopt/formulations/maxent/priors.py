@@ -40,6 +40,13 @@ def collapse(codes: np.ndarray, weights: np.ndarray | None = None):
         Number of rows (or summed ``weights``) per distinct point.
     inverse : ndarray (n,)
         Index of each input row in ``points``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> points, weights, inverse = collapse(np.array([[0, 1], [0, 1], [1, 2]]))
+    >>> points.tolist(), weights.tolist(), inverse.tolist()
+    ([[0, 1], [1, 2]], [2.0, 1.0], [0, 0, 1])
     """
     codes = np.asarray(codes)
     radix = _radix(codes)
@@ -88,7 +95,14 @@ def _cell_counts(points, counts, label, protected, n_levels=None):
 
 
 def data_weights(counts: np.ndarray) -> np.ndarray:
-    """Empirical weights ``n_i / N``."""
+    """Empirical weights ``n_i / N``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data_weights(np.array([1, 3])).tolist()
+    [0.25, 0.75]
+    """
     counts = np.asarray(counts, dtype=float)
     return counts / counts.sum()
 
