@@ -136,6 +136,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.maxent.data_weights",
     "fairopt.formulations.maxent.enumerate_domain",
     "fairopt.formulations.maxent.Encoding",
+    "fairopt.reductions.FiniteClassOracle",
+    "fairopt.reductions.make_oracle",
+    "fairopt.constraints.PriceOfFairness",
+    "fairopt.data.BuiltinSpec",
+    "fairopt.data.DatasetInfo",
+    "fairopt.data.data_home",
+    "fairopt.runs.Table",
 ]
 
 

@@ -52,6 +52,23 @@ class PriceOfFairness:
         d(optimal objective)/d(tolerance) for each tolerance of the block (``eps``, ``ratio``,
         ``lower[g]``, ``upper[g]``). For a maximisation, ``parameters["eps"]`` is the profit
         gained per unit of extra allowed disparity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.constraints import selection_rate_parity
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("shortlist")
+    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> _ = parity.add_to(prog, "x")
+    >>> price = parity.price_of_fairness(prog.solve("highs"))
+    >>> price.block, {k: round(v, 6) for k, v in price.parameters.items()}
+    ('selection_rate_parity', {'eps': 1.0})
+    >>> list(price.rows.columns)
+    ['sense', 'bound', 'activity', 'dual']
     """
 
     block: str

@@ -88,6 +88,13 @@ class BuiltinSpec:
         Source and licence note; details in ``builtin/CITATION.md``.
     prepare : callable or None
         Maps the raw loader frame to the columns the domain's bins read (Adult: race → White / Non-white).
+
+    Examples
+    --------
+    >>> from fairopt.data import BUILTIN_SPECS
+    >>> spec = BUILTIN_SPECS["adult"]
+    >>> spec.label, spec.favourable_label, spec.filename
+    ('income', 1, 'adult.csv')
     """
 
     name: str

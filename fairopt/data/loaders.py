@@ -45,6 +45,12 @@ class DatasetInfo:
     schema : dict
         ``{column: kind}`` with kind ``"int"``, ``"float"``, ``"number"`` or ``"str"``: the columns
         the loader guarantees.
+
+    Examples
+    --------
+    >>> from fairopt.data import DATASETS
+    >>> DATASETS["law"].filename
+    'law.csv.gz'
     """
 
     name: str
@@ -109,7 +115,13 @@ DATASETS: dict[str, DatasetInfo] = {
 
 # ---------------------------------------------------------------------- locating files
 def data_home(path: str | os.PathLike | None = None) -> Path | None:
-    """The data folder: ``path`` if given, else ``$FAIROPT_DATA_HOME``, else ``None``."""
+    """The data folder: ``path`` if given, else ``$FAIROPT_DATA_HOME``, else ``None``.
+
+    Examples
+    --------
+    >>> str(data_home("/srv/fairness-data"))
+    '/srv/fairness-data'
+    """
     if path is not None:
         return Path(path).expanduser()
     env = os.environ.get(DATA_HOME_ENV)

@@ -507,6 +507,16 @@ class FiniteClassOracle(Oracle):
 
     Ties go to the smallest index. Hypotheses are :class:`IndexedHypothesis` objects, so the game
     must be run with ``X = arange(n)[:, None]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import StatisticalParity
+    >>> y = np.array([0.2, 0.8, 0.5, 0.1])
+    >>> moment = StatisticalParity(eps=0.05, grid_size=4).fit(y, ["a", "a", "b", "b"])
+    >>> oracle = FiniteClassOracle([y, np.full(4, 0.5)]).prepare(moment, np.zeros((4, 1)))
+    >>> oracle.best_response(np.zeros(moment.n_rows)).index     # no penalty: the exact predictor
+    0
     """
 
     problems = (CostTable, SampleWeights, ExampleCosts)
@@ -676,6 +686,15 @@ def make_oracle(moment, estimator, oracle: str = "auto", **heuristic_options) ->
     otherwise (statistical parity), the weighted-loss oracle for bounded group loss and the
     cost-sensitive classification oracle for classification moments. ``heuristic_options``
     (``lambda_scales``, ``refine_rounds``, ``refine_weights``) go to the LS/LR heuristics.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression, LogisticRegression
+    >>> from fairopt.reductions import DemographicParity, StatisticalParity
+    >>> type(make_oracle(StatisticalParity(), LinearRegression())).__name__
+    'LeastSquaresOracle'
+    >>> type(make_oracle(DemographicParity(), LogisticRegression())).__name__
+    'CostSensitiveOracle'
     """
     if isinstance(estimator, Oracle):
         return estimator

@@ -11,7 +11,13 @@ __all__ = ["Progress", "RunOutput", "Table", "no_progress"]
 
 @dataclass
 class Table:
-    """A small table printed by the CLI (and stored in ``result.json`` under ``tables``)."""
+    """A small table printed by the CLI (and stored in ``result.json`` under ``tables``).
+
+    Examples
+    --------
+    >>> Table("rates", ["group", "rate"], [["a", 0.5], ["b", 0.4]]).columns
+    ['group', 'rate']
+    """
 
     title: str
     columns: list[str]
