@@ -143,6 +143,12 @@ EXAMPLES_REQUIRED = [
     "fairopt.data.DatasetInfo",
     "fairopt.data.data_home",
     "fairopt.runs.Table",
+    "fairopt.formulations.maxent.MaxEntDistribution",
+    "fairopt.formulations.maxent.DualOracle",
+    "fairopt.formulations.maxent.full_violation",
+    "fairopt.formulations.maxent.target_from_weights",
+    "fairopt.formulations.maxent.balanced_target",
+    "fairopt.formulations.maxent.fair_reweighting",
 ]
 
 

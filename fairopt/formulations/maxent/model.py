@@ -37,6 +37,25 @@ class MaxEntDistribution:
 
     Never enumerates the domain: marginals, pair marginals, rates and samples all come from the
     mixture decomposition of :mod:`fairopt.formulations.maxent.oracle`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+    >>> solution = model.solve("native")
+    >>> p = solution.distribution                      # a MaxEntDistribution
+    >>> round(p.representation_rate(race), 6)          # the weighted target: equal group shares
+    1.0
+    >>> p.sample(5, random_state=0).shape
+    (5, 6)
     """
 
     def __init__(self, oracle: DualOracle, lam: np.ndarray, state: MixtureState | None = None):

@@ -60,6 +60,25 @@ class DualOracle:
         Mixing weight of the uniform distribution, in ``[0, 1]``.
     theta : ndarray (d,)
         Reference-coded target vector.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+    >>> solution = model.solve("native")
+    >>> oracle = model.oracle()
+    >>> oracle.dim
+    8
+    >>> bool(np.abs(oracle.gradient(solution.primal["lambda"])).max() < 1e-8)   # optimality
+    True
     """
 
     def __init__(self, enc: Encoding, points: np.ndarray, weights: np.ndarray, C: float,

@@ -142,6 +142,24 @@ def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
     DataValidationError
         If a (label, group) cell with positive label mass is empty, which makes the weights
         undefined (merge rare groups or drop the level).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse
+    >>> from fairopt.metrics import statistical_rate
+    >>> points, weights, _ = collapse(codes)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> w = fair_reweighting(points, weights, label, race)
+    >>> round(statistical_rate(points[:, label], points[:, race], sample_weight=w), 6)
+    1.0
     """
     counts = np.asarray(counts, dtype=float)
     y, z, c_yz = _cell_counts(points, counts, label, protected, n_levels)
@@ -170,14 +188,48 @@ def level_marginals(points, weights, enc: Encoding) -> list[np.ndarray]:
 
 
 def target_from_weights(points, weights, enc: Encoding) -> list[np.ndarray]:
-    """Target blocks (level probabilities or scalar means) of a weighting of the points."""
+    """Target blocks (level probabilities or scalar means) of a weighting of the points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse
+    >>> points, weights, _ = collapse(codes)
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> target[names.index("race")].round(4).tolist()              # the data's race shares
+    [0.6595, 0.3405]
+    """
     marg = level_marginals(points, weights, enc)
     return [m if enc.kinds[f] == "onehot" else np.array([float(enc.values[f] @ m)])
             for f, m in enumerate(marg)]
 
 
 def balanced_target(target: list[np.ndarray], enc: Encoding, protected: int) -> list[np.ndarray]:
-    """``theta^b``: ``target`` with the protected attribute split equally between its levels."""
+    """``theta^b``: ``target`` with the protected attribute split equally between its levels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse, target_from_weights
+    >>> points, weights, _ = collapse(codes)
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> balanced_target(target, encoding, names.index("race"))[names.index("race")].tolist()
+    [0.5, 0.5]
+    """
     out = [np.array(t, dtype=float, copy=True) for t in target]
     k = enc.n_levels[protected]
     if enc.kinds[protected] == "onehot":

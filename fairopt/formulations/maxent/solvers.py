@@ -30,7 +30,25 @@ BACKENDS = SMOOTH_BACKENDS
 
 
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
-    """``max |E_p[α] − θ|`` over every level, reference levels included."""
+    """``max |E_p[α] − θ|`` over every level, reference levels included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+    >>> solution = model.solve("native")
+    >>> oracle = model.oracle()
+    >>> bool(full_violation(oracle, oracle.gradient(solution.primal["lambda"])) < 1e-8)
+    True
+    """
     enc = oracle.enc
     v = float(np.max(np.abs(grad))) if grad.size else 0.0
     for f in range(enc.n_attributes):
