@@ -46,7 +46,16 @@ ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
 
 
 def proxy_weights(A, cell_mass, weights: str, solver="highs"):
-    """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``."""
+    """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> q, rho, acceptance = proxy_weights(A, np.array([0.7, 0.3]), "qp")
+    >>> rho.round(4).tolist(), round(acceptance, 4)
+    ([0.3214, 1.0], 0.525)
+    """
     if weights == "naive":
         live = np.asarray(cell_mass) > 0
         q = live / live.sum()
@@ -58,7 +67,18 @@ def proxy_weights(A, cell_mass, weights: str, solver="highs"):
 
 
 def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
-    """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample."""
+    """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.proxy_weights import membership_matrix
+    >>> cells = np.array([0, 0, 0, 1])                 # proxy cell of each point
+    >>> groups = np.array([0, 0, 1, 1])
+    >>> report = evaluate_cells(membership_matrix(cells), groups, 2, rho=np.array([0.5, 1.0]))
+    >>> report["distribution"].round(4).tolist(), round(report["acceptance_rate"], 4)
+    ([0.4, 0.6], 0.625)
+    """
     A, r_hat, _ = conditional_matrix(membership, groups, n_groups)
     prior = np.bincount(groups, minlength=n_groups) / len(groups)
     dist, rate = filtered_distribution(A, r_hat, rho)

@@ -149,6 +149,9 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.maxent.target_from_weights",
     "fairopt.formulations.maxent.balanced_target",
     "fairopt.formulations.maxent.fair_reweighting",
+    "fairopt.filtering.proxy_weights",
+    "fairopt.filtering.evaluate_cells",
+    "fairopt.postprocessing.ShiftInference",
 ]
 
 
