@@ -152,6 +152,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.filtering.proxy_weights",
     "fairopt.filtering.evaluate_cells",
     "fairopt.postprocessing.ShiftInference",
+    "fairopt.formulations.proxy_weights.p1_program",
+    "fairopt.formulations.proxy_weights.hull_membership_program",
+    "fairopt.formulations.proxy_weights.solve_native",
+    "fairopt.formulations.proxy_weights.max_acceptance_weights",
+    "fairopt.formulations.proxy_weights.acceptance_program",
+    "fairopt.formulations.constrained_classification.sgd_thresholds",
+    "fairopt.formulations.constrained_classification.IsotonicScoreMap",
 ]
 
 

@@ -126,6 +126,18 @@ def sgd_thresholds(atoms, gamma: float, target: float, half_width: float = 0.0, 
     -------
     thresholds : ndarray, shape (K,)
     state : ThresholdSGD
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> from fairopt.formulations.constrained_classification import collapse_atoms, ramp
+    >>> thresholds, _ = sgd_thresholds(collapse_atoms(scores, groups), gamma=0.1, target=0.5,
+    ...                                random_state=0)
+    >>> [round(float(ramp(scores[groups == k] - thresholds[k], 0.1).mean()), 2) for k in (0, 1)]
+    [0.5, 0.5]
     """
     if sampling not in ("stratified", "rows"):
         raise ConfigError(f"sampling must be 'stratified' or 'rows', got {sampling!r}.")
