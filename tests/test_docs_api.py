@@ -159,6 +159,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.proxy_weights.acceptance_program",
     "fairopt.formulations.constrained_classification.sgd_thresholds",
     "fairopt.formulations.constrained_classification.IsotonicScoreMap",
+    "fairopt.formulations.tv_repair.TVRepairResult",
+    "fairopt.formulations.tv_repair.MappingResult",
+    "fairopt.formulations.constrained_classification.ThresholdSolution",
+    "fairopt.formulations.constrained_classification.FairLogLossSolution",
+    "fairopt.formulations.maxent.MaxEntSolution",
+    "fairopt.formulations.proxy_weights.ProxyWeightsResult",
+    "fairopt.reductions.GameResult",
 ]
 
 

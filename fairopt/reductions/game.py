@@ -157,6 +157,19 @@ class GameResult:
     ``lambda_`` the multipliers of the ``b``-rows; ``gap`` the duality-gap certificate (an
     estimate with inexact oracles); ``cost`` and ``constraint_values`` are ``cost(Q)`` and ``g(Q)``.
     ``status`` is ``"converged"``, ``"max_iter"`` or ``"infeasible"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import ExponentiatedGradient, FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, group = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> predictions = [np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]
+    >>> result = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                                FiniteClassOracle(predictions), B=50.0).run(X, y, group)
+    >>> type(result).__name__, result.converged, bool(abs(result.weights.sum() - 1) < 1e-9)
+    ('GameResult', True, True)
     """
 
     status: str

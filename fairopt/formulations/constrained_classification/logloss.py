@@ -83,6 +83,17 @@ class FairLogLossSolution(SmoothSolution):
     of the no-truncation interval when the optimum is on the kink), ``P`` and ``q`` the training
     predictor and approximator, ``gaps`` the training gaps of ``P`` and ``kkt`` the saddle
     residual ``max(‖∇_θ V + Cθ_pen‖∞, ‖gaps‖∞)``; ``rule`` the test-time predictor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification import FairLogLoss
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 200)
+    >>> X = rng.normal(size=(200, 2))
+    >>> solution = FairLogLoss(X, (X[:, 0] > 0).astype(int), group).solve()
+    >>> type(solution).__name__, solution.is_optimal
+    ('FairLogLossSolution', True)
     """
 
     lam: np.ndarray | None = None

@@ -127,6 +127,20 @@ class MaxEntSolution(Solution):
     ``primal["lambda"]`` holds ``λ*`` (reference coding); ``dual["marginals"]`` the same vector
     read as the price of each marginal constraint of the primal ``min KL(p||q)`` (its derivative
     with respect to ``θ``); ``objective`` is ``h(λ*)`` and ``kl = −h(λ*)``.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> model = MaxEnt(cells.repeat(counts, axis=0),
+    ...                Encoding.make(compas.domain.cardinalities, "onehot", names=names),
+    ...                label=names.index("two_year_recid"), protected=names.index("race"))
+    >>> solution = model.solve("native")
+    >>> type(solution).__name__, solution.is_optimal, bool(solution.max_violation < 1e-8)
+    ('MaxEntSolution', True, True)
     """
 
     max_violation: float = float("nan")

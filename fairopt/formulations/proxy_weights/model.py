@@ -37,6 +37,14 @@ class ProxyWeightsResult:
         ``1ᵀq / C``: expected fraction of points kept.
     dropped_cells : ndarray of int
         Cells left out because their mass is at most ``min_cell_mass`` (ρ = 0 there).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.proxy_weights import ProxyWeights
+    >>> result = ProxyWeights(np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([0.7, 0.3])).solve("highs")
+    >>> type(result).__name__, round(result.acceptance_rate, 4)
+    ('ProxyWeightsResult', 0.525)
     """
 
     q: np.ndarray

@@ -42,6 +42,18 @@ class MappingResult:
         Per group pair: sum of ``|dual|`` and the contribution to ``d objective / d ε``.
     d_objective_d_epsilon : float
         ``d objective* / d ε`` (≤ 0) by the envelope theorem at the optimal basis.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.tv_repair import OptimizedPreprocessing
+    >>> adult = load_builtin("adult")
+    >>> cells, counts = adult.codes()
+    >>> result = OptimizedPreprocessing(adult.domain, cells, counts, protected="sex", label="income",
+    ...                                 features=["age_decade", "education_years"],
+    ...                                 epsilon=0.1).solve("highs")
+    >>> type(result).__name__, list(result.rates.columns)
+    ('MappingResult', ['sex', 'income', 'before', 'after'])
     """
 
     objective: float

@@ -78,6 +78,17 @@ class TVRepairResult:
         Dual of each pairwise statistical-rate row, indexed by the pair.
     solution : Solution
         The raw named solution of the program.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.tv_repair import TVRepair
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> result = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
+    ...                   favourable_label=0, statistical_rate=0.9).solve("highs")
+    >>> type(result).__name__, round(result.statistical_rate["after"], 6)
+    ('TVRepairResult', 0.9)
     """
 
     tv: float
