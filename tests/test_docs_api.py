@@ -166,6 +166,9 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.maxent.MaxEntSolution",
     "fairopt.formulations.proxy_weights.ProxyWeightsResult",
     "fairopt.reductions.GameResult",
+    "fairopt.formulations.maxent.build_cvxpy",
+    "fairopt.formulations.maxent.build_pyomo",
+    "fairopt.formulations.maxent.validate_target",
 ]
 
 

@@ -293,6 +293,28 @@ def validate_target(target: list[np.ndarray], enc: Encoding, level_names=None,
     DataValidationError
         Naming the attribute level whose target is on (or beyond) the boundary of the hull, or a
         one-hot block that is not a probability vector (the dual would be unbounded below).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> import numpy as np
+    >>> from fairopt.errors import DataValidationError
+    >>> from fairopt.formulations.maxent import collapse, target_from_weights
+    >>> points, weights, _ = collapse(cells.repeat(counts, axis=0))
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> validate_target(target, encoding).shape        # the reference-coded theta
+    (8,)
+    >>> target[names.index("race")] = np.array([1.0, 0.0])   # a level with no mass
+    >>> try:
+    ...     validate_target(target, encoding)
+    ... except DataValidationError as err:
+    ...     print(str(err).split(":")[0])
+    target for attribute 'race' level 1 is 0
     """
     parts = []
     for f, t in enumerate(target):

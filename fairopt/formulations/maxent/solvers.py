@@ -138,7 +138,23 @@ class MaxEntDual(SmoothProblem):
 
 # ------------------------------------------------------------------------------------ cvxpy
 def build_cvxpy(oracle: DualOracle):
-    """The dual as a cvxpy problem; returns ``(problem, lam_variable)``."""
+    """The dual as a cvxpy problem; returns ``(problem, lam_variable)``.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
+    ...                label=names.index("two_year_recid"), protected=names.index("race"))
+    >>> problem, lam = build_cvxpy(model.oracle())
+    >>> native = model.solve("native").objective
+    >>> bool(abs(problem.solve(solver="CLARABEL") - native) < 1e-6)
+    True
+    """
     import cvxpy as cp
 
     enc = oracle.enc
@@ -173,6 +189,19 @@ def build_pyomo(oracle: DualOracle):
     ``score[i] = <λ, s_i>`` over the distinct data points, ``log_partition`` (``log Z``) and the
     objective ``dual = log_partition − <θ, λ>``. Expressions are assembled from the CSR rows of the
     feature matrix (pyomo has no array expressions, so one linear expression per point is built).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
+    ...                label=names.index("two_year_recid"), protected=names.index("race"))
+    >>> type(build_pyomo(model.oracle())).__name__
+    'ConcreteModel'
     """
     import pyomo.environ as pyo
     import scipy.sparse as sp
