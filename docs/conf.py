@@ -133,6 +133,13 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+def _reread_guide_index(app, env, added, changed, removed):
+    # the guide index's toctree depends on which pages exist, so an incremental build that adds
+    # a page must read it again
+    return ["user_guide/index"]
+
+
 def setup(app):
     app.connect("source-read", _append_new_pages)
+    app.connect("env-get-outdated", _reread_guide_index)
     app.connect("autodoc-skip-member", _skip_member)

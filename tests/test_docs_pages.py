@@ -125,3 +125,21 @@ def test_law_ugpa_range_and_the_clipped_target_are_as_documented():
                                   "fair_logloss", "balanced_filtering", "fair_selection"])
 def test_every_method_page_says_which_label_is_favourable(page):
     assert "favourable" in (DOCS / f"{page}.md").read_text().lower()
+
+
+def test_a_page_added_later_joins_the_guide(tmp_path, monkeypatch):
+    """conf.py appends Markdown pages the guide index does not list (so -W keeps passing)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("docs_conf", DOCS / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    for name in ("index", "README", "tv_repair", "ranking"):
+        (tmp_path / f"{name}.md").write_text(f"# {name}\n")
+    monkeypatch.setattr(conf, "HERE", tmp_path)
+    source = ["```{toctree}\n/tv_repair\n```\n"]
+    conf._append_new_pages(None, "user_guide/index", source)
+    assert source[0].count("/ranking\n") == 1 and "/tv_repair\n" in source[0]
+    assert "/index\n" not in source[0] and "/README\n" not in source[0]
+    untouched = ["x"]
+    conf._append_new_pages(None, "tv_repair", untouched)
+    assert untouched == ["x"]
