@@ -197,7 +197,19 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
 
 
 def record_features(estimator, X) -> None:
-    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns)."""
+    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.base import BaseEstimator
+    >>> class Model(BaseEstimator):
+    ...     pass
+    >>> model = Model()
+    >>> record_features(model, pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
+    >>> model.n_features_in_, list(model.feature_names_in_)
+    (2, ['a', 'b'])
+    """
     estimator.n_features_in_ = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
@@ -211,6 +223,18 @@ def align_features(estimator, X, name: str = "X"):
     A DataFrame is reordered by column name (extra columns dropped, missing ones an error), so a
     reordered frame predicts exactly as the original; an array must have ``n_features_in_``
     columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.base import BaseEstimator
+    >>> class Model(BaseEstimator):
+    ...     pass
+    >>> model = Model()
+    >>> X = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    >>> record_features(model, X)
+    >>> align_features(model, X[["b", "a"]]).columns.tolist()     # back in the fitted order
+    ['a', 'b']
     """
     names = getattr(estimator, "feature_names_in_", None)
     if names is not None and isinstance(X, pd.DataFrame):

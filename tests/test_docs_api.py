@@ -169,6 +169,13 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.maxent.build_cvxpy",
     "fairopt.formulations.maxent.build_pyomo",
     "fairopt.formulations.maxent.validate_target",
+    "fairopt.reductions.label_cover",
+    "fairopt.reductions.LeastSquaresOracle",
+    "fairopt.reductions.PracticalEG",
+    "fairopt.reductions.FaithfulEG",
+    "fairopt.data.crime_majority_white",
+    "fairopt.validation.record_features",
+    "fairopt.validation.align_features",
 ]
 
 

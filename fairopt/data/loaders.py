@@ -392,6 +392,14 @@ def crime_majority_white(df: pd.DataFrame) -> np.ndarray:
     Returns a boolean array, True where ``racePctWhite`` is at least each of ``racepctblack``,
     ``racePctAsian`` and ``racePctHisp`` (ties count as white). These columns are scaled per column by UCI,
     so this compares scaled shares; on the shared copy 78.9 % of communities are majority white.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> shares = pd.DataFrame({"racePctWhite": [0.9, 0.1], "racepctblack": [0.1, 0.8],
+    ...                        "racePctAsian": [0.0, 0.05], "racePctHisp": [0.0, 0.05]})
+    >>> crime_majority_white(shares).tolist()
+    [True, False]
     """
     missing = [c for c in CRIME_RACE_COLUMNS if c not in df.columns]
     if missing:

@@ -70,6 +70,12 @@ def label_cover(labels, alpha: float) -> np.ndarray:
     every label is within ``alpha/2`` of a cover point and distinct cover points are more than
     ``alpha/2`` apart, so at most ``2N`` points are produced for labels in ``[0, 1]``. The loop runs
     over cover points, not over data rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> label_cover(np.array([0.0, 0.1, 0.2, 0.9]), 0.5).tolist()      # every label within 0.25
+    [0.2, 0.9]
     """
     values = np.unique(np.asarray(labels, dtype=float))
     half = 0.5 * alpha

@@ -153,7 +153,18 @@ class _EGPlayer:
 
 class FaithfulEG(_EGPlayer):
     r"""Algorithms 1/2 as published: step :math:`\eta=\nu/(\kappa B)`, uniform averages, closed-form
-    :math:`\mathrm{Best}_\lambda`, stop when :math:`\max(\bar\nu,\underline\nu)\le\nu`."""
+    :math:`\mathrm{Best}_\lambda`, stop when :math:`\max(\bar\nu,\underline\nu)\le\nu`.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import (ExponentiatedGradient, LeastSquaresOracle,
+    ...                                 StatisticalParity)
+    >>> game = ExponentiatedGradient(StatisticalParity(), LeastSquaresOracle(LinearRegression()),
+    ...                              mode="faithful", max_iter=100)
+    >>> type(game.player()).__name__
+    'FaithfulEG'
+    """
 
     mode = "faithful"
     use_pool = False
@@ -230,6 +241,15 @@ class PracticalEG(_EGPlayer):
         Rounds played before the gap may stop the game.
     eg_gap : bool
         Also certify the EG average with one extra oracle call per round.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import (ExponentiatedGradient, LeastSquaresOracle,
+    ...                                 StatisticalParity)
+    >>> game = ExponentiatedGradient(StatisticalParity(), LeastSquaresOracle(LinearRegression()))
+    >>> type(game.player()).__name__                   # mode="practical", the default
+    'PracticalEG'
     """
 
     mode = "practical"

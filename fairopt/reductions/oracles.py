@@ -300,7 +300,21 @@ class FactoredLeastSquares:
 class LeastSquaresOracle(_HeuristicSP):
     """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights,
     or the moment's sample weights). A plain ``LinearRegression`` is factored once per game
-    (:class:`FactoredLeastSquares`); other regressors are refitted."""
+    (:class:`FactoredLeastSquares`); other regressors are refitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              LeastSquaresOracle(LinearRegression()))
+    >>> game.run(X, y, a).status
+    'converged'
+    """
 
     def prepare(self, moment, X):
         """Bind the oracle to a fitted moment and the training features.
