@@ -176,6 +176,14 @@ EXAMPLES_REQUIRED = [
     "fairopt.data.crime_majority_white",
     "fairopt.validation.record_features",
     "fairopt.validation.align_features",
+    "fairopt.reductions.RiskMinimizationOracle",
+    "fairopt.reductions.WeightedLossOracle",
+    "fairopt.reductions.CostSensitiveOracle",
+    "fairopt.reductions.Learner",
+    "fairopt.reductions.MultiplierPlayer",
+    "fairopt.reductions.Moment",
+    "fairopt.formulations.tv_repair.Distortion",
+    "fairopt.modeling.BackendInfo",
 ]
 
 

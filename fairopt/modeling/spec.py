@@ -47,6 +47,13 @@ class BackendInfo:
     check_options : callable, optional
         ``check_options(solver, options)`` raises :class:`~fairopt.errors.ConfigError` naming
         the valid options when one is unknown.
+
+    Examples
+    --------
+    >>> from fairopt.modeling.registry import backend_info
+    >>> info = backend_info("highs")
+    >>> type(info).__name__, info.name
+    ('BackendInfo', 'highs')
     """
 
     name: str

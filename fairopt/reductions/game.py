@@ -45,7 +45,15 @@ __all__ = ["Game", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer"
 
 @runtime_checkable
 class Learner(Protocol):
-    """Best-response oracle of the learner (see the module docstring)."""
+    """Best-response oracle of the learner (see the module docstring).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import LeastSquaresOracle
+    >>> isinstance(LeastSquaresOracle(LinearRegression()), Learner)    # a runtime-checkable protocol
+    True
+    """
 
     def prepare(self, moment, X) -> "Learner":
         """Bind the oracle to a fitted moment and the training features.
@@ -87,7 +95,14 @@ class Learner(Protocol):
 
 @runtime_checkable
 class MultiplierPlayer(Protocol):
-    """The player choosing :math:`\\lambda` (see the module docstring)."""
+    """The player choosing :math:`\\lambda` (see the module docstring).
+
+    Examples
+    --------
+    >>> from fairopt.reductions import PracticalEG
+    >>> isinstance(PracticalEG(B=10.0, nu=1e-9, max_iter=50), MultiplierPlayer)
+    True
+    """
 
     use_pool: bool
 

@@ -81,6 +81,12 @@ class Moment:
     ``group`` (codes), ``n`` (rows), ``sample_weight`` (row weights with mean 1, or ``None``).
     ``fit(y, sensitive, sample_weight=None)`` takes raw group labels or a
     :class:`~fairopt.validation.Groups`.
+
+    Examples
+    --------
+    >>> from fairopt.reductions import DemographicParity, StatisticalParity
+    >>> issubclass(DemographicParity, Moment), issubclass(StatisticalParity, Moment)
+    (True, True)
     """
 
     #: row weights with mean 1 (``None``: unweighted), set by ``fit``

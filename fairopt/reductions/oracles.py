@@ -369,6 +369,20 @@ class RiskMinimizationOracle(_HeuristicSP):
     For the logistic loss, ``estimator`` must be a classifier exposing ``decision_function``; its
     logit is mapped to the score scale of :class:`~fairopt.reductions.losses.ScaledLogisticLoss`.
     For other losses it is a regressor fitted to labels {0, 1}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> from fairopt.reductions import StatisticalParity
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              RiskMinimizationOracle(LinearRegression()))
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     def _fit_targets(self, U):
@@ -394,6 +408,20 @@ class WeightedLossOracle(Oracle):
 
     A classifier is fitted to binary labels and read through the logistic score map; any other
     estimator is a regressor whose predictions are clipped into ``[0, 1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> from fairopt.reductions import BoundedGroupLoss
+    >>> result = ExponentiatedGradient(BoundedGroupLoss(bound=0.1),
+    ...                                WeightedLossOracle(LinearRegression())).run(X, y, a)
+    >>> result.status, bool(result.max_violation <= 1e-9)
+    ('converged', True)
     """
 
     problems = (SampleWeights,)
@@ -452,6 +480,19 @@ class CostSensitiveOracle(Oracle):
     response_tol : float or None, default=1e-3
         Floor of the fast path's gradient tolerance when the estimator keeps scikit-learn's
         default ``tol`` (``None``: always the estimator's ``tol``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairopt.reductions import DemographicParity, ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> game = ExponentiatedGradient(DemographicParity(eps=0.02),
+    ...                              CostSensitiveOracle(LogisticRegression()), max_iter=30)
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     problems = (ExampleCosts,)

@@ -31,7 +31,14 @@ INF = float("inf")
 
 
 class Distortion(abc.ABC):
-    """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``."""
+    """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.tv_repair import AdultDistortion, as_distortion
+    >>> isinstance(as_distortion("adult"), Distortion), isinstance(AdultDistortion(), Distortion)
+    (True, True)
+    """
 
     @abc.abstractmethod
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
