@@ -184,6 +184,12 @@ EXAMPLES_REQUIRED = [
     "fairopt.reductions.Moment",
     "fairopt.formulations.tv_repair.Distortion",
     "fairopt.modeling.BackendInfo",
+    "fairopt.formulations.constrained_classification.ScoreAtoms",
+    "fairopt.formulations.constrained_classification.ThresholdSGD",
+    "fairopt.formulations.constrained_classification.CellRamp",
+    "fairopt.formulations.maxent.MixtureState",
+    "fairopt.formulations.maxent.brute_force",
+    "fairopt.reductions.HingeLPOracle",
 ]
 
 

@@ -648,6 +648,18 @@ class HingeLPOracle(Oracle):
     form : {"auto", "primal", "dual"}, default="auto"
     warm_start : bool, default=True
         Keep the compiled dual model and update only bounds and costs between calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(60, 2)), rng.integers(0, 2, 60)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.1, grid_size=4), HingeLPOracle(),
+    ...                              max_iter=10)
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     problems = (CostTable,)

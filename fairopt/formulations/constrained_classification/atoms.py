@@ -37,6 +37,17 @@ class ScoreAtoms:
         Start of each cell's slice.
     row_atom : ndarray of int, shape (n,) or None
         Atom index of every input row (only when requested), to map atom values back to rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> from fairopt.formulations.constrained_classification import collapse_atoms
+    >>> atoms = collapse_atoms(scores, groups)          # a ScoreAtoms
+    >>> atoms.n_cells, int(atoms.weight.sum())
+    (2, 400)
     """
 
     cell: np.ndarray

@@ -65,6 +65,15 @@ class CellRamp:
     z : ndarray of float, optional
         Constraint coefficients (default 1: statistical parity). Atoms with ``z = 0`` add
         nothing to ``g`` and are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ramp = CellRamp(np.array([0.2, 0.5, 0.9]), np.ones(3), gamma=0.1)
+    >>> ramp.values(np.array([0.0, 0.5, 1.0])).round(6).tolist()   # expected positives per threshold
+    [3.0, 1.0, 0.0]
+    >>> round(ramp.root(1.5), 6)                               # the threshold giving 1.5
+    0.45
     """
 
     def __init__(self, f, a, gamma: float, z=None):

@@ -31,7 +31,19 @@ from fairopt.formulations.maxent.encoding import Encoding
 
 @dataclass
 class MixtureState:
-    """Everything the oracles and the sampler need at one ``λ``."""
+    """Everything the oracles and the sampler need at one ``λ``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.maxent import DualOracle, Encoding
+    >>> encoding = Encoding.make((2, 2), "onehot")
+    >>> oracle = DualOracle(encoding, np.array([[0, 0], [1, 1]]), np.array([0.5, 0.5]), 0.5,
+    ...                     np.zeros(encoding.dim))
+    >>> state = oracle.state(np.zeros(encoding.dim))    # at lambda = 0: the prior itself
+    >>> type(state).__name__, state.log_z, state.mean.tolist()
+    ('MixtureState', 0.0, [0.5, 0.5])
+    """
 
     lam: np.ndarray
     level_probs: list          # P_f, softmax of the level scores (uniform branch)
@@ -386,7 +398,18 @@ def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
 
 
 def brute_force(enc: Encoding, points, weights, C: float, lam: np.ndarray, theta=None):
-    """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``."""
+    """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.maxent import Encoding
+    >>> encoding = Encoding.make((2, 2), "onehot")
+    >>> codes, q, p, h, grad, hess = brute_force(encoding, np.array([[0, 0], [1, 1]]),
+    ...                                          np.array([0.5, 0.5]), 0.5, np.zeros(encoding.dim))
+    >>> codes.shape, q.tolist(), bool(np.allclose(p, q))   # lambda = 0: p is the prior
+    ((4, 2), [0.375, 0.125, 0.125, 0.375], True)
+    """
     codes = enumerate_domain(enc)
     X = enc.features(codes)
     weights = np.asarray(weights, float) / np.sum(weights)
