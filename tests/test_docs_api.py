@@ -190,6 +190,9 @@ EXAMPLES_REQUIRED = [
     "fairopt.formulations.maxent.MixtureState",
     "fairopt.formulations.maxent.brute_force",
     "fairopt.reductions.HingeLPOracle",
+    "fairopt.reductions.Game",
+    "fairopt.reductions.HypothesisPool",
+    "fairopt.runs.RunOutput",
 ]
 
 

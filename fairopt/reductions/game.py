@@ -238,6 +238,20 @@ class HypothesisPool:
 
     Hypotheses are deduplicated by their statistics (rounded to 1e-12), and members of a finite
     class by their ``index``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    >>> pool = HypothesisPool(moment, X)
+    >>> h = learner.best_response(np.zeros(moment.n_rows))
+    >>> pool.add(h), pool.add(h)                      # the same hypothesis is stored once
+    (0, 0)
     """
 
     def __init__(self, moment, X):
@@ -295,6 +309,19 @@ class Game:
         Training features (the pool scores hypotheses on them).
     progress : callable, optional
         ``progress(done, total, description)``; players report through :meth:`report`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    >>> from fairopt.reductions import PracticalEG
+    >>> Game(moment, learner, X).play(PracticalEG(B=50.0, nu=1e-9, max_iter=100), 100).status
+    'converged'
     """
 
     def __init__(self, moment, learner: Learner, X, progress: Progress | None = None):
