@@ -193,6 +193,7 @@ EXAMPLES_REQUIRED = [
     "fairopt.reductions.Game",
     "fairopt.reductions.HypothesisPool",
     "fairopt.runs.RunOutput",
+    "fairopt.data.make_builtin_counts",
 ]
 
 

@@ -285,6 +285,18 @@ def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:
 
     Applies the spec's preparation (Adult: race → White / Non-white), the domain's bins, and
     :meth:`Domain.counts`; rows are sorted by flat index.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> raw = pd.DataFrame({"sex": ["Male", "Female", "Male"],
+    ...                     "race": ["Caucasian", "Not-Caucasian", "Caucasian"],
+    ...                     "age_cat": ["25 - 45", "Less than 25", "25 - 45"],
+    ...                     "priors_count": [0, 2, 0], "c_charge_degree": ["F", "M", "F"],
+    ...                     "two_year_recid": [0, 1, 0]})
+    >>> counts = make_builtin_counts("compas", raw)    # priors binned into "0", "1-3", ">3"
+    >>> counts[["priors_count", "count"]].astype(str).values.tolist()
+    [['0', '2'], ['1-3', '1']]
     """
     spec = _spec(name)
     return spec.domain.counts(spec.to_levels(raw), name=COUNT_COLUMN)
