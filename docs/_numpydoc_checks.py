@@ -24,7 +24,8 @@ Not enforced, and why:
   Returns. Properties and one-line accessors say what they return in the summary; grouped
   parameters (``eps, ratio : float``) are numpydoc-legal but trip ``PR01``;
 * ``EX01`` (Examples section): the house standard asks one of every public class and
-  function; tests/test_docs_api.py enforces it for the names in ``EXAMPLES_REQUIRED`` there.
+  function, and tests/test_docs_api.py enforces exactly that (the doctests run in CI); here it
+  would also demand one of every method and property.
 """
 
 VALIDATION_CHECKS = {

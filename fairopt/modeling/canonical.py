@@ -145,7 +145,21 @@ def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, se
                 iterations=None, log: str = "", objective: float | None = None,
                 mip_gap: float | None = None, bound: float | None = None) -> Solution:
     """Map stacked primal ``x``, row duals ``y`` and bound duals ``z`` (all in fairopt's
-    convention for the *internal minimisation*) back to named, user-sense arrays."""
+    convention for the *internal minimisation*) back to named, user-sense arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program, Status
+    >>> prog = Program("toy")
+    >>> _ = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> sol = to_solution(prog.canonical(), Status.OPTIMAL, x=np.array([0.0, 1.0]), y=np.array([-2.0]),
+    ...                   z=np.zeros(2), backend="demo", solver="demo", seconds=0.0)
+    >>> sol.primal["x"].tolist(), sol.objective, sol.dual["budget"].tolist()
+    ([0.0, 1.0], -2.0, [-2.0])
+    """
     x = np.full(canon.n, np.nan) if x is None else np.asarray(x, dtype=float)
     if objective is None:
         objective = float(canon.c @ x + canon.constant)

@@ -42,6 +42,14 @@ def register_algorithm(name: str, solver: str, problem_classes: tuple[str, ...],
     """Register an algorithm a formulation owns (e.g. ``native`` Newton for max-entropy).
 
     Two formulations may register the same name: their inner solvers and problem classes merge.
+
+    Examples
+    --------
+    >>> from fairopt.modeling import BACKENDS
+    >>> info = register_algorithm("demo", "newton", ("smooth",), "a demo algorithm")
+    >>> info.solvers, info.default_solver
+    ({'newton': ('smooth',)}, {'smooth': 'newton'})
+    >>> del BACKENDS["demo"]                            # leave the registry as it was
     """
     unknown = set(problem_classes) - set(PROBLEM_CLASSES)
     if unknown:
