@@ -51,7 +51,16 @@ ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
 
 
 def proxy_weights(A, cell_mass, weights: str, solver="highs"):
-    """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``."""
+    """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> q, rho, acceptance = proxy_weights(A, np.array([0.7, 0.3]), "qp")
+    >>> rho.round(4).tolist(), round(acceptance, 4)
+    ([0.3214, 1.0], 0.525)
+    """
     if weights == "naive":
         live = np.asarray(cell_mass) > 0
         q = live / live.sum()
@@ -63,7 +72,18 @@ def proxy_weights(A, cell_mass, weights: str, solver="highs"):
 
 
 def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
-    """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample."""
+    """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.proxy_weights import membership_matrix
+    >>> cells = np.array([0, 0, 0, 1])                 # proxy cell of each point
+    >>> groups = np.array([0, 0, 1, 1])
+    >>> report = evaluate_cells(membership_matrix(cells), groups, 2, rho=np.array([0.5, 1.0]))
+    >>> report["distribution"].round(4).tolist(), round(report["acceptance_rate"], 4)
+    ([0.4, 0.6], 0.625)
+    """
     A, r_hat, _ = conditional_matrix(membership, groups, n_groups)
     prior = np.bincount(groups, minlength=n_groups) / len(groups)
     dist, rate = filtered_distribution(A, r_hat, rho)
@@ -134,6 +154,17 @@ class BalancedFilter(BaseEstimator):
         Group labels (columns of ``conditional_matrix_``).
     proxy_ : object
         The fitted proxy (a :class:`ProxyTree`, or the classifier with its η).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.choice(["a", "b"], size=1000, p=[0.8, 0.2])
+    >>> X = pd.DataFrame({"x": rng.normal(np.where(group == "a", 0.0, 1.5)), "z": rng.normal(size=1000)})
+    >>> filt = BalancedFilter(alpha=0.2, random_state=0).fit(X, group)
+    >>> bool(filt.imbalance_ < filt.imbalance_before_), bool(filt.disclosivity_ <= 0.2 + 1e-9)
+    (True, True)
     """
 
     _parameter_constraints: ClassVar[dict] = {

@@ -84,7 +84,15 @@ def _first_missing(values) -> tuple[int, int]:
 
 
 def num_rows(X) -> int:
-    """Number of rows of an array, DataFrame, sparse matrix or sequence."""
+    """Number of rows of an array, DataFrame, sparse matrix or sequence.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> num_rows(np.ones((3, 2))), num_rows(pd.DataFrame({"a": [1, 2]}))
+    (3, 2)
+    """
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) > 0:
         return int(shape[0])
@@ -92,7 +100,19 @@ def num_rows(X) -> int:
 
 
 def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:
-    """Return ``x`` as a 1-D numpy array, checking its length against ``n`` and for missing values."""
+    """Return ``x`` as a 1-D numpy array, checking its length against ``n`` and for missing values.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataValidationError
+    >>> as_1d([1, 2], "y").tolist()
+    [1, 2]
+    >>> try:
+    ...     as_1d([1.0, float("nan")], "y")
+    ... except DataValidationError as err:
+    ...     print(str(err).split(";")[0])
+    y has 1 missing value(s) (first at position 1)
+    """
     if x is None:
         raise DataValidationError(f"{name} is required but was None.")
     if isinstance(x, pd.DataFrame):
@@ -119,7 +139,14 @@ def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np
 
 
 def as_float(arr: np.ndarray, name: str) -> np.ndarray:
-    """Convert to float64, requiring numeric (or boolean) finite values."""
+    """Convert to float64, requiring numeric (or boolean) finite values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_float(np.array([1, 2]), "X").dtype
+    dtype('float64')
+    """
     if arr.dtype == bool:
         return arr.astype(float)
     if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
@@ -144,6 +171,12 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
     Lists become numpy arrays. Raises on ``None``, fewer than ``min_rows`` rows, 1-D or 3-D
     arrays, and (``ensure_finite``) NaN/inf in numeric columns or missing values in other columns
     of a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_X(np.ones((2, 3))).shape
+    (2, 3)
     """
     if X is None:
         raise DataValidationError(f"{name}: X is required but was None.")
@@ -181,7 +214,19 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
 
 
 def record_features(estimator, X) -> None:
-    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns)."""
+    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.base import BaseEstimator
+    >>> class Model(BaseEstimator):
+    ...     pass
+    >>> model = Model()
+    >>> record_features(model, pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
+    >>> model.n_features_in_, list(model.feature_names_in_)
+    (2, ['a', 'b'])
+    """
     estimator.n_features_in_ = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
@@ -195,6 +240,18 @@ def align_features(estimator, X, name: str = "X"):
     A DataFrame is reordered by column name (extra columns dropped, missing ones an error), so a
     reordered frame predicts exactly as the original; an array must have ``n_features_in_``
     columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.base import BaseEstimator
+    >>> class Model(BaseEstimator):
+    ...     pass
+    >>> model = Model()
+    >>> X = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    >>> record_features(model, X)
+    >>> align_features(model, X[["b", "a"]]).columns.tolist()     # back in the fitted order
+    ['a', 'b']
     """
     names = getattr(estimator, "feature_names_in_", None)
     if names is not None and isinstance(X, pd.DataFrame):
@@ -219,6 +276,17 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
     ``kind="continuous"``: finite numbers, inside ``interval`` when given (values outside are
     rejected, never clipped). ``kind="binary"``: labels in {0, 1} (booleans allowed); other labels
     (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataValidationError
+    >>> check_target([0.2, 0.5], 2, interval=(0, 1)).tolist()
+    [0.2, 0.5]
+    >>> try:
+    ...     check_target([1.5], 1, interval=(0, 1))
+    ... except DataValidationError as err:
+    ...     print(str(err).split(";")[0])
+    y must lie in [0, 1] (got [1.5, 1.5])
     """
     arr = as_1d(y, name, n)
     if kind == "binary":
@@ -244,7 +312,19 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
 
 # ------------------------------------------------------------------------------- weights
 def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray:
-    """Validated float weights (ones when ``sample_weight`` is None): finite, >= 0, positive total."""
+    """Validated float weights (ones when ``sample_weight`` is None): finite, >= 0, positive total.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataValidationError
+    >>> check_weights([1, 2], 2).tolist()
+    [1.0, 2.0]
+    >>> try:
+    ...     check_weights([1, -2], 2)
+    ... except DataValidationError as err:
+    ...     print(str(err).split(";")[0])
+    sample_weight has 1 negative value(s) (first at position 1)
+    """
     if sample_weight is None:
         return np.ones(n)
     w = as_float(as_1d(sample_weight, name, n), name)
@@ -260,7 +340,19 @@ def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndar
 
 def check_int(value, name: str, min_value: int = 1) -> int:
     """An integer parameter ``>= min_value`` (integral floats such as ``1e4`` accepted; ``2.5``,
-    booleans, NaN and strings rejected)."""
+    booleans, NaN and strings rejected).
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataValidationError
+    >>> check_int(3, "max_iter")
+    3
+    >>> try:
+    ...     check_int(0, "max_iter")
+    ... except DataValidationError as err:
+    ...     print(err)
+    max_iter must be at least 1, got 0.
+    """
     ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
     if not ok and isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
         ok = bool(np.isfinite(value)) and float(value).is_integer()
@@ -278,6 +370,12 @@ class Groups:
 
     ``columns`` holds the names of ``X``'s columns the groups were read from (``None`` when the
     groups were passed as data).
+
+    Examples
+    --------
+    >>> groups = check_groups(["b", "a", "b"])
+    >>> groups.codes.tolist(), list(groups.labels), groups.n_groups
+    ([1, 0, 1], ['a', 'b'], 2)
     """
 
     codes: np.ndarray
@@ -286,6 +384,7 @@ class Groups:
 
     @property
     def n_groups(self) -> int:
+        """Number of distinct groups."""
         return len(self.labels)
 
     def counts(self, weights=None) -> np.ndarray:
@@ -315,6 +414,12 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
     A string names one column. A list/tuple of strings names columns only when its length differs
     from the number of rows; a list with one entry per row is always read as row labels (so
     ``["a", "b", "a", ...]`` is one attribute even when ``X`` has columns ``a`` and ``b``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sensitive_columns("sex", pd.DataFrame({"sex": [1], "x": [2]}))
+    ['sex']
     """
     if isinstance(sensitive_features, str):
         cols = [sensitive_features]
@@ -391,6 +496,11 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
     (labels, or tuples for several columns); declared groups absent from the data then exist
     with zero weight, and observed groups missing from the declaration are an error.
     ``min_groups`` (e.g. 2 for a fairness constraint) is checked on the observed groups.
+
+    Examples
+    --------
+    >>> check_groups(["b", "a", "b"]).labels.tolist()
+    ['a', 'b']
     """
     if sensitive_features is None:
         raise DataValidationError(f"{name} is required: pass the group of every row (array, Series, "
@@ -439,7 +549,14 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
 
 
 def as_groups(sensitive_features, n: int | None = None) -> Groups:
-    """``sensitive_features`` itself if it is already :class:`Groups`, else :func:`check_groups`."""
+    """``sensitive_features`` itself if it is already :class:`Groups`, else :func:`check_groups`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> as_groups(pd.DataFrame({"sex": ["F", "M"], "race": ["x", "y"]})).labels.tolist()
+    [('F', 'x'), ('M', 'y')]
+    """
     if isinstance(sensitive_features, Groups):
         if n is not None and sensitive_features.codes.size != n:
             raise DataValidationError(f"sensitive_features has {sensitive_features.codes.size} rows for {n}.")
@@ -449,6 +566,19 @@ def as_groups(sensitive_features, n: int | None = None) -> Groups:
 
 # ------------------------------------------------------------------------------- fitted
 def check_is_fitted(estimator, attribute: str, hint: str = "fit(X, y, sensitive_features=...)") -> None:
-    """Raise :class:`~fairopt.errors.NotFittedError` unless ``estimator`` has ``attribute``."""
+    """Raise :class:`~fairopt.errors.NotFittedError` unless ``estimator`` has ``attribute``.
+
+    Examples
+    --------
+    >>> from sklearn.base import BaseEstimator
+    >>> from fairopt.errors import NotFittedError
+    >>> class Model(BaseEstimator):
+    ...     pass
+    >>> try:
+    ...     check_is_fitted(Model(), "coef_")
+    ... except NotFittedError as err:
+    ...     print(err)
+    Model is not fitted; call fit(X, y, sensitive_features=...) first.
+    """
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"{type(estimator).__name__} is not fitted; call {hint} first.")

@@ -55,6 +55,23 @@ class PriceOfFairness:
         d(optimal objective)/d(tolerance) for each tolerance of the block (``eps``, ``ratio``,
         ``lower[g]``, ``upper[g]``). For a maximisation, ``parameters["eps"]`` is the profit
         gained per unit of extra allowed disparity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.constraints import selection_rate_parity
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("shortlist")
+    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> _ = parity.add_to(prog, "x")
+    >>> price = parity.price_of_fairness(prog.solve("highs"))
+    >>> price.block, {k: round(v, 6) for k, v in price.parameters.items()}
+    ('selection_rate_parity', {'eps': 1.0})
+    >>> list(price.rows.columns)
+    ['sense', 'bound', 'activity', 'dual']
     """
 
     block: str
@@ -70,7 +87,23 @@ class PriceOfFairness:
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
     :mod:`fairopt.constraints` and attach with :meth:`add_to`, :meth:`to_pyomo` or
-    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets."""
+    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cvxpy as cp
+    >>> from fairopt.constraints import selection_rate_parity
+    >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+    >>> x = cp.Variable(4)
+    >>> rows = parity.to_cvxpy(x)
+    >>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
+    ...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + rows)
+    >>> round(float(problem.solve(solver="HIGHS")), 6)
+    6.0
+    >>> round(parity.price_of_fairness(rows, problem=problem).parameters["eps"], 6)
+    1.0
+    """
 
     name: str
     kind: str
@@ -88,22 +121,27 @@ class FairnessBlock:
     # ---------------------------------------------------------------- sizes and bounds
     @property
     def n(self) -> int:
+        """Number of decision variables the rows act on (columns of ``A``)."""
         return self.A.shape[1]
 
     @property
     def m(self) -> int:
+        """Number of fairness rows."""
         return self.A.shape[0]
 
     @property
     def n_aux(self) -> int:
+        """Number of auxiliary variables (columns of ``T``, e.g. a rate level)."""
         return self.T.shape[1]
 
     @property
     def lb(self) -> np.ndarray:
+        """Lower bound of each row (``-inf`` for ``<=`` rows)."""
         return np.where(self.sense > 0, self.bound, -np.inf)
 
     @property
     def ub(self) -> np.ndarray:
+        """Upper bound of each row (``+inf`` for ``>=`` rows)."""
         return np.where(self.sense < 0, self.bound, np.inf)
 
     @property
@@ -253,6 +291,13 @@ class FairnessBlock:
         return PriceOfFairness(self.name, rows, params)
 
     def summary(self) -> dict:
+        """Describe the block: name, kind, rows, nonzeros, auxiliary variables, groups, parameters.
+
+        Returns
+        -------
+        dict
+            Plain values, ready for JSON or a table.
+        """
         return {"name": self.name, "kind": self.kind, "rows": self.m, "nnz": int(self.A.nnz),
                 "aux": list(self.aux_names), "groups": [str(g) for g in self.groups],
                 "parameters": dict(self.parameters)}

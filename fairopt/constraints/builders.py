@@ -26,7 +26,14 @@ from fairopt.errors import DataValidationError
 # ------------------------------------------------------------------------ inputs
 def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
     """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns), by
-    :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups."""
+    :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups.
+
+    Examples
+    --------
+    >>> codes, labels = encode_groups(["b", "a", "b"])
+    >>> codes.tolist(), list(labels)
+    ([1, 0, 1], ['a', 'b'])
+    """
     from fairopt.validation import check_groups
     g = check_groups(groups, min_groups=2, name="group labels")
     return np.asarray(g.codes, dtype=np.int64), g.labels
@@ -172,6 +179,21 @@ def selection_rate_parity(groups, *, eps: float | None = None, ratio: float | No
         Rows ``name`` with auxiliary level variable ``selection_rate_min`` (difference form) or
         ``selection_rate_max`` (ratio form). Its price of fairness is ``d f*/d eps`` or
         ``d f*/d ratio``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> groups = np.array(["a", "a", "b", "b"])
+    >>> prog = Program("shortlist")
+    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    >>> parity = selection_rate_parity(groups, eps=0.0)
+    >>> _ = parity.add_to(prog, "x")
+    >>> sol = prog.solve("highs")
+    >>> (sol.primal["x"] > 0.5).tolist()
+    [True, False, True, False]
     """
     codes, labels = encode_groups(groups)
     n = codes.shape[0]
@@ -196,6 +218,24 @@ def equal_opportunity(groups, y=None, *, scores=None, eps: float | None = None,
     with qualification probabilities ``scores = q`` it is the expected rate
     ``sum_{i in a} q_i x_i / sum_{i in a} q_i``. Other parameters as in
     :func:`selection_rate_parity`.
+
+    Examples
+    --------
+    Equal selection rates among the qualified candidates (``y = 1``) of each group:
+
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> groups = np.array(["a", "a", "b", "b"])
+    >>> y = np.array([1, 0, 1, 1])
+    >>> prog = Program("hire")
+    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    >>> _ = equal_opportunity(groups, y, eps=0.0).add_to(prog, "x")
+    >>> sol = prog.solve("highs")
+    >>> x = sol.primal["x"]
+    >>> round(float(x[0]), 6) == round(float(x[2:].mean()), 6)
+    True
     """
     codes, labels = encode_groups(groups)
     q = _qualification(y, scores, codes.shape[0])
@@ -207,7 +247,21 @@ def equalized_odds(groups, y=None, *, scores=None, eps: float | None = None,
                    ratio: float | None = None, name: str = "equalized_odds") -> FairnessBlock:
     """Parity of true positive rates *and* of false positive rates across groups, each up to
     ``eps`` (or ``ratio``); see :func:`equal_opportunity` for ``y`` / ``scores``. The false
-    positive rate weights candidate ``i`` by ``1 - q_i``."""
+    positive rate weights candidate ``i`` by ``1 - q_i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> groups = np.array(["a", "a", "b", "b"])
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("hire")
+    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    >>> _ = equalized_odds(groups, np.array([1, 0, 1, 0]), eps=0.0).add_to(prog, "x")
+    >>> (prog.solve("highs").primal["x"] > 0.5).tolist()
+    [True, False, True, False]
+    """
     codes, labels = encode_groups(groups)
     q = _qualification(y, scores, codes.shape[0])
     return _rate_parity(name, "equalized_odds", (codes, labels),
@@ -236,6 +290,17 @@ def representation_bounds(groups, lower=0.0, upper=1.0, *, weights=None,
     FairnessBlock
         Tolerances ``lower[g]`` / ``upper[g]``; their prices are ``d f*/d lower_g`` and
         ``d f*/d upper_g``.
+
+    Examples
+    --------
+    Each group's share of the selected mass between 40 % and 60 %:
+
+    >>> import numpy as np
+    >>> block = representation_bounds(np.array(["a", "a", "a", "b"]), lower=0.4, upper=0.6)
+    >>> float(block.violation(np.array([1.0, 0.0, 0.0, 1.0]))) <= 1e-12
+    True
+    >>> float(block.violation(np.array([1.0, 1.0, 1.0, 0.0]))) > 0
+    True
     """
     codes, labels = encode_groups(groups)
     n = codes.shape[0]
@@ -279,6 +344,38 @@ def group_cost_bounds(groups, cost, lower=None, upper=None, *, normalize: str = 
     (``lower`` with ``c`` = benefit), or a bounded group loss. ``lower``/``upper`` are scalars,
     mappings group -> value or sequences in label order; ``None`` (or infinite) means no bound.
     Tolerances ``lower[g]`` / ``upper[g]``; their prices are ``d f*/d bound``.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n,) or DataFrame
+        Group label of each candidate.
+    cost : array-like of shape (n,)
+        Cost (or benefit, or loss) ``c_i`` of selecting candidate ``i``.
+    lower, upper : float, mapping or sequence, optional
+        Bounds per group (scalars apply to every group); ``None`` means no bound.
+    normalize : {"sum", "mean"}, default "sum"
+        Bound the group's total cost or its mean over the group's members.
+    name : str
+        Name of the constraint block (a Python identifier).
+
+    Returns
+    -------
+    FairnessBlock
+        One row per finite bound; its prices are ``d f*/d lower[g]`` and ``d f*/d upper[g]``.
+
+    Examples
+    --------
+    A budget of 0.7 per group:
+
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> block = group_cost_bounds(np.array(["a", "a", "b"]), cost=[1.0, 1.0, 1.0], upper=0.7)
+    >>> prog = Program("spend")
+    >>> _ = prog.add_variables("x", shape=3, lb=0, ub=1)
+    >>> prog.set_objective(linear={"x": [3.0, 2.0, 1.0]}, sense="maximize")
+    >>> _ = block.add_to(prog, "x")
+    >>> prog.solve("highs").primal["x"].round(6).tolist()
+    [0.7, 0.0, 0.7]
     """
     codes, labels = encode_groups(groups)
     n, K = codes.shape[0], len(labels)

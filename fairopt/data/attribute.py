@@ -71,6 +71,13 @@ class Attribute:
     source : str, optional
         Column read by :meth:`Domain.discretize` (default: ``name``), e.g. ``"age"`` for an attribute
         ``"age_decade"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> age = Attribute("age_decade", (10, 20, 30), bins=(10, 20, 30, np.inf), source="age")
+    >>> age.cardinality
+    3
     """
 
     name: str

@@ -88,6 +88,13 @@ class BuiltinSpec:
         Source and licence note; details in ``builtin/CITATION.md``.
     prepare : callable or None
         Maps the raw loader frame to the columns the domain's bins read (Adult: race → White / Non-white).
+
+    Examples
+    --------
+    >>> from fairopt.data import BUILTIN_SPECS
+    >>> spec = BUILTIN_SPECS["adult"]
+    >>> spec.label, spec.favourable_label, spec.filename
+    ('income', 1, 'adult.csv')
     """
 
     name: str
@@ -104,6 +111,7 @@ class BuiltinSpec:
 
     @property
     def filename(self) -> str:
+        """Name of the counts file inside ``fairopt/data/builtin/``."""
         return f"{self.name}.csv"
 
     def to_levels(self, raw: pd.DataFrame) -> pd.DataFrame:
@@ -157,19 +165,28 @@ class BuiltinData:
     counts : DataFrame
         One row per observed cell, sorted by flat index: one column per domain attribute (level values)
         and an int64 ``count`` column.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> compas = load_builtin("compas")
+    >>> compas.n_records, compas.n_cells, compas.domain.size   # records, observed cells, domain
+    (6167, 143, 144)
+    >>> compas.label, compas.favourable_label
+    ('two_year_recid', 0)
     """
 
     spec: BuiltinSpec
     counts: pd.DataFrame
 
-    name = property(lambda self: self.spec.name)
-    domain = property(lambda self: self.spec.domain)
-    label = property(lambda self: self.spec.label)
-    favourable_label = property(lambda self: self.spec.favourable_label)
-    protected = property(lambda self: self.spec.protected)
-    protected_attributes = property(lambda self: self.spec.protected_attributes)
-    privileged = property(lambda self: self.spec.privileged)
-    citation = property(lambda self: self.spec.citation)
+    name = property(lambda self: self.spec.name, doc="Name of the data set (``compas`` or ``adult``).")
+    domain = property(lambda self: self.spec.domain, doc="The product domain of the counts table.")
+    label = property(lambda self: self.spec.label, doc="Name of the label column.")
+    favourable_label = property(lambda self: self.spec.favourable_label, doc="Label value that is the favourable outcome.")
+    protected = property(lambda self: self.spec.protected, doc="Default protected attribute.")
+    protected_attributes = property(lambda self: self.spec.protected_attributes, doc="Every attribute that can be used as protected.")
+    privileged = property(lambda self: self.spec.privileged, doc="Privileged level of each protected attribute.")
+    citation = property(lambda self: self.spec.citation, doc="Source and preprocessing of the counts, as a citation string.")
 
     @property
     def n_records(self) -> int:
@@ -253,7 +270,13 @@ def load_builtin(name: str) -> BuiltinData:
 
 
 def builtin_citation() -> str:
-    """Text of ``builtin/CITATION.md`` (sources, definitions and licences of the built-in tables)."""
+    """Text of ``builtin/CITATION.md`` (sources, definitions and licences of the built-in tables).
+
+    Examples
+    --------
+    >>> "COMPAS" in builtin_citation()
+    True
+    """
     return resources.files("fairopt.data").joinpath("builtin", "CITATION.md").read_text(encoding="utf-8")
 
 
@@ -262,13 +285,33 @@ def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:
 
     Applies the spec's preparation (Adult: race → White / Non-white), the domain's bins, and
     :meth:`Domain.counts`; rows are sorted by flat index.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> raw = pd.DataFrame({"sex": ["Male", "Female", "Male"],
+    ...                     "race": ["Caucasian", "Not-Caucasian", "Caucasian"],
+    ...                     "age_cat": ["25 - 45", "Less than 25", "25 - 45"],
+    ...                     "priors_count": [0, 2, 0], "c_charge_degree": ["F", "M", "F"],
+    ...                     "two_year_recid": [0, 1, 0]})
+    >>> counts = make_builtin_counts("compas", raw)    # priors binned into "0", "1-3", ">3"
+    >>> counts[["priors_count", "count"]].astype(str).values.tolist()
+    [['0', '2'], ['1-3', '1']]
     """
     spec = _spec(name)
     return spec.domain.counts(spec.to_levels(raw), name=COUNT_COLUMN)
 
 
 def counts_to_csv(counts: pd.DataFrame) -> bytes:
-    """Bytes of a counts table exactly as shipped (UTF-8, ``\\n`` line ends, header, no index)."""
+    """Bytes of a counts table exactly as shipped (UTF-8, ``\\n`` line ends, header, no index).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> csv = counts_to_csv(load_builtin("compas").counts)
+    >>> csv.splitlines()[0].decode()
+    'sex,race,age_cat,priors_count,c_charge_degree,two_year_recid,count'
+    """
     buf = io.StringIO()
     counts.to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")

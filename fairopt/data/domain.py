@@ -126,22 +126,27 @@ class Domain:
     # ------------------------------------------------------------------ basic properties
     @property
     def names(self) -> tuple[str, ...]:
+        """Attribute names, in code order."""
         return tuple(a.name for a in self.attributes)
 
     @property
     def levels(self) -> dict[str, tuple]:
+        """Levels of each attribute, keyed by attribute name."""
         return {a.name: a.levels for a in self.attributes}
 
     @property
     def cardinalities(self) -> tuple[int, ...]:
+        """Number of levels of each attribute, in code order."""
         return tuple(a.cardinality for a in self.attributes)
 
     @property
     def n_attributes(self) -> int:
+        """Number of attributes."""
         return len(self.attributes)
 
     @property
     def size(self) -> int:
+        """Number of cells of the product domain (an exact Python int)."""
         return math.prod(self.cardinalities)
 
     @property
@@ -196,6 +201,18 @@ class Domain:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Domain":
+        """Rebuild a domain from the dictionary written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : mapping
+            ``{"attributes": [{"name": ..., "levels": [...], ...}, ...]}``.
+
+        Returns
+        -------
+        Domain
+            The domain with the same attributes, levels and binning.
+        """
         return cls([Attribute(**{**a, "levels": tuple(a["levels"])}) for a in d["attributes"]])
 
     # ------------------------------------------------------------------ frames <-> codes

@@ -50,6 +50,12 @@ class DatasetInfo:
         the loader guarantees.
     protected : tuple of str
         Columns used as protected attributes; each must hold at least two groups.
+
+    Examples
+    --------
+    >>> from fairopt.data import DATASETS
+    >>> DATASETS["law"].filename
+    'law.csv.gz'
     """
 
     name: str
@@ -60,6 +66,7 @@ class DatasetInfo:
 
     @property
     def filename(self) -> str:
+        """Name of the gzipped CSV file looked up in the data home."""
         return f"{self.name}.csv.gz"
 
 
@@ -113,7 +120,13 @@ DATASETS: dict[str, DatasetInfo] = {
 
 # ---------------------------------------------------------------------- locating files
 def data_home(path: str | os.PathLike | None = None) -> Path | None:
-    """The data folder: ``path`` if given, else ``$FAIROPT_DATA_HOME``, else ``None``."""
+    """The data folder: ``path`` if given, else ``$FAIROPT_DATA_HOME``, else ``None``.
+
+    Examples
+    --------
+    >>> str(data_home("/srv/fairness-data"))
+    '/srv/fairness-data'
+    """
     if path is not None:
         return Path(path).expanduser()
     env = os.environ.get(DATA_HOME_ENV)
@@ -135,6 +148,15 @@ def dataset_path(name: str, path: str | os.PathLike | None = None) -> Path:
     ------
     DataNotFoundError
         Naming the paths looked at, the environment variable and the original public source.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "adult.csv.gz").write_bytes(b"")
+    >>> dataset_path("adult", folder).name
+    'adult.csv.gz'
     """
     info = _info(name)
     if path is not None and Path(path).expanduser().is_file():
@@ -217,6 +239,19 @@ def load_adult(path: str | os.PathLike | None = None) -> pd.DataFrame:
         If the file is missing.
     DataValidationError
         If a documented column is absent, of the wrong kind or has missing values.
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_adult()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_adult("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'adult' not found
     """
     return _read("adult", path)
 
@@ -244,6 +279,19 @@ def load_compas(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_compas()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_compas("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'compas' not found
     """
     return _read("compas", path)
 
@@ -251,8 +299,9 @@ def load_compas(path: str | os.PathLike | None = None) -> pd.DataFrame:
 def load_law(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """LSAC law school / bar passage data (21,791 rows).
 
-    ``ugpa`` is kept raw on its 0–4 scale (fair regression uses ``ugpa / 4`` as target). Two rows have
-    ``ugpa == 0``; they are kept.
+    ``ugpa`` is kept as stored: a nominal 0–4 grade point average of which 18 rows exceed 4 (up to
+    4.2). The fair-regression runner uses ``clip(ugpa / 4, 0, 1)`` as its target, so those rows get
+    the target 1.0. Two rows have ``ugpa == 0``; they are kept.
 
     Parameters
     ----------
@@ -262,13 +311,26 @@ def load_law(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        float64: ``lsat``, ``ugpa`` (0–4), ``zfya`` (standardised first-year average);
+        float64: ``lsat``, ``ugpa`` (0–4.2), ``zfya`` (standardised first-year average);
         string: ``race`` (White, Black, Asian, Hispanic, Mexican, Other, Puertorican, Amerindian),
         ``sex`` (Female, Male); int64: ``pass_bar`` (1 = passed).
 
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_law()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_law("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'law' not found
     """
     return _read("law", path)
 
@@ -299,6 +361,19 @@ def load_crime(path: str | os.PathLike | None = None, *, drop_derived: bool = Fa
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_crime()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_crime("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'crime' not found
     """
     df = _read("crime", path)
     other = [c for c in df.columns if c not in DATASETS["crime"].schema]
@@ -318,6 +393,14 @@ def crime_majority_white(df: pd.DataFrame) -> np.ndarray:
     Returns a boolean array, True where ``racePctWhite`` is at least each of ``racepctblack``,
     ``racePctAsian`` and ``racePctHisp`` (ties count as white). These columns are scaled per column by UCI,
     so this compares scaled shares; on the shared copy 78.9 % of communities are majority white.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> shares = pd.DataFrame({"racePctWhite": [0.9, 0.1], "racepctblack": [0.1, 0.8],
+    ...                        "racePctAsian": [0.0, 0.05], "racePctHisp": [0.0, 0.05]})
+    >>> crime_majority_white(shares).tolist()
+    [True, False]
     """
     missing = [c for c in CRIME_RACE_COLUMNS if c not in df.columns]
     if missing:
@@ -354,6 +437,19 @@ def load_credit(path: str | os.PathLike | None = None, *, repair_sex: bool = Tru
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_credit()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_credit("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'credit' not found
     """
     df = _read("credit", path, allow_missing=("SEX",))
     sex = df["SEX"]
@@ -397,6 +493,19 @@ def load_bank(path: str | os.PathLike | None = None, *, drop_duplicates: bool = 
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_bank()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_bank("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'bank' not found
     """
     df = _read("bank", path)
     if drop_duplicates:
@@ -425,6 +534,19 @@ def load_german(path: str | os.PathLike | None = None) -> pd.DataFrame:
     Raises
     ------
     DataNotFoundError, DataValidationError
+
+    Examples
+    --------
+    With the benchmark file in ``$FAIROPT_DATA_HOME`` (or ``path=``), ``load_german()`` returns the
+    frame described above. A missing file raises an error that says where to put it and where the
+    data come from:
+
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_german("/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'german' not found
     """
     df = _read("german", path)
     bad = [c for c in df.columns if not pd.api.types.is_integer_dtype(df[c])]
@@ -439,6 +561,16 @@ _LOADERS = {"adult": load_adult, "compas": load_compas, "law": load_law, "crime"
 
 def load_dataset(name: str, path: str | os.PathLike | None = None, **kwargs) -> pd.DataFrame:
     """Load a benchmark data set by name (``"adult"``, ``"compas"``, ``"law"``, ``"crime"``, ``"credit"``,
-    ``"bank"``, ``"german"``); ``kwargs`` go to the specific loader."""
+    ``"bank"``, ``"german"``); ``kwargs`` go to the specific loader.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataNotFoundError
+    >>> try:
+    ...     load_dataset("law", "/no/such/folder")
+    ... except DataNotFoundError as err:
+    ...     print(str(err).split(":")[0])
+    Data set 'law' not found
+    """
     _info(name)
     return _LOADERS[name](path, **kwargs)

@@ -154,6 +154,18 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         return self
 
     def predict_components(self, X) -> np.ndarray:
+        """Predictions of every classifier in the fitted mixture.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_predictors, n_samples)
+            Row ``k`` is ``predictors_[k]``'s 0/1 prediction; ``weights_`` mixes them.
+        """
         X = self._features(X)
         return np.vstack([h.predict(X) for h in self.predictors_])
 

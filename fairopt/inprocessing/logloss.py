@@ -118,6 +118,20 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     prediction. For ``equal_opportunity`` / ``equalized_odds`` the test-time rule mixes the two
     label-conditioned predictors (Eqs. 14–16). Fairness holds exactly on the training sample for
     ℙ, and approximately on new data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 300)
+    >>> X = np.column_stack([rng.normal(size=300), group + rng.normal(size=300)])
+    >>> y = (X.sum(axis=1) > 0.5).astype(int)
+    >>> clf = FairLogLossClassifier(constraint="demographic_parity", C=0.01)
+    >>> clf = clf.fit(X, y, sensitive_features=group)
+    >>> clf.predict_proba(X, group).shape
+    (300, 2)
+    >>> bool(np.abs(clf.solution_.gaps).max() < 1e-8)
+    True
     """
 
     _parameter_constraints: ClassVar[dict] = {

@@ -102,6 +102,18 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
     n_oracle_calls_ : int
     status_ : str
         ``"converged"`` or ``"max_iter"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(size=400), a + rng.normal(scale=0.5, size=400)])
+    >>> y = np.clip(0.4 + 0.15 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> reg = FairRegressor(eps=0.05, grid_size=20, random_state=0)
+    >>> reg = reg.fit(X, y, sensitive_features=a)
+    >>> bool(reg.disparity(X, a) <= 0.05 + 1e-6)
+    True
     """
 
     _parameter_constraints: ClassVar[dict] = {

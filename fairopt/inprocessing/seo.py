@@ -34,6 +34,17 @@ class SEORegressor(RegressorMixin, BaseEstimator):
     groups_ : pandas.Index
     n_features_in_, feature_names_in_
         Columns seen at fit; a DataFrame at predict is reordered by name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 200)
+    >>> X = np.column_stack([rng.normal(size=200), a])
+    >>> y = np.clip(0.5 + 0.1 * X[:, 0] + 0.2 * a, 0, 1)
+    >>> pred = SEORegressor().fit(X, y, sensitive_features=a).predict(X)
+    >>> bool(abs(pred[a == 0].mean() - pred[a == 1].mean()) < 1e-9)
+    True
     """
 
     _parameter_constraints: ClassVar[dict] = {"clip": ["boolean"]}
@@ -60,6 +71,23 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X) -> np.ndarray:
+        """Predict with the fitted linear model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, in the columns seen at fit.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predictions, clipped to ``[0, 1]`` when ``clip=True``.
+
+        Raises
+        ------
+        NotFittedError
+            If called before ``fit``.
+        """
         check_is_fitted(self, "coef_", "fit(X, y, sensitive_features=...)")
         X = align_features(self, check_X(X, "SEORegressor.predict"))
         pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]

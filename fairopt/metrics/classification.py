@@ -133,6 +133,11 @@ def group_rates(y_pred, sensitive_features, *, y_true=None, sample_weight=None, 
     DataValidationError
         On mismatched lengths, missing values, negative weights, or a group on which the
         requested rate is undefined (no rows, or no positives for ``"tpr"``).
+
+    Examples
+    --------
+    >>> group_rates([1, 0, 1, 1], ["a", "a", "b", "b"]).tolist()
+    [0.5, 1.0]
     """
     rates, _, labels = _rates(rate, sensitive_features, y_pred=y_pred, y_true=y_true,
                               sample_weight=sample_weight, pos_label=pos_label, groups=groups)
@@ -151,6 +156,12 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
     pandas.DataFrame
         Indexed by group, with columns ``weight``, ``share`` and, if ``y_pred`` is given,
         ``selection_rate``; if ``y_true`` is given, ``base_rate``; if both, ``tpr`` and ``fpr``.
+
+    Examples
+    --------
+    >>> table = group_summary(["a", "a", "b", "b"], y_pred=[1, 0, 1, 1], y_true=[1, 0, 1, 0])
+    >>> table[["selection_rate", "tpr", "fpr"]].to_dict("index")
+    {'a': {'selection_rate': 0.5, 'tpr': 1.0, 'fpr': 0.0}, 'b': {'selection_rate': 1.0, 'tpr': 1.0, 'fpr': 1.0}}
     """
     n = _n_rows(sensitive_features)
     grp = check_groups(sensitive_features, n)
@@ -208,6 +219,13 @@ def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1
     DataValidationError
         Mismatched lengths, missing values, negative weights, a group whose weights are all 0, or
         a single group (there is nothing to compare: an error, not a perfect 1.0).
+
+    Examples
+    --------
+    >>> statistical_rate([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
+    >>> statistical_rate([1, 0, 1, 1], ["a", "a", "b", "b"], pos_label=0)
+    0.0
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
                                sample_weight=sample_weight, pos_label=pos_label, metric="statistical_rate")
@@ -221,6 +239,11 @@ def demographic_parity_ratio(y_pred, sensitive_features, sample_weight=None, pos
     ``method="to_overall"`` returns ``min_g min(r_g, r) / max(r_g, r)`` where ``r`` is the overall
     selection rate (fairlearn's option of the same name). Unlike fairlearn, ``y_true`` is not
     taken, and all-zero rates give 1.0 instead of NaN.
+
+    Examples
+    --------
+    >>> demographic_parity_ratio([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
                                sample_weight=sample_weight, pos_label=pos_label, metric="demographic_parity_ratio")
@@ -248,6 +271,11 @@ def representation_rate(sensitive_features, sample_weight=None, groups=None) -> 
     -------
     float
         In [0, 1].
+
+    Examples
+    --------
+    >>> representation_rate(["a", "a", "b"])
+    0.5
     """
     shares, _, _ = _rates("share", sensitive_features, sample_weight=sample_weight, groups=groups,
                           metric="representation_rate")
@@ -264,6 +292,11 @@ def demographic_parity_difference(y_pred, sensitive_features, sample_weight=None
     ``demographic_parity_difference`` (which also takes a ``y_true`` it ignores). A single
     group raises :class:`DataValidationError`. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
     DP violation of Rezaei et al. (2020).
+
+    Examples
+    --------
+    >>> demographic_parity_difference([1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred, sample_weight=sample_weight,
                                pos_label=pos_label, metric="demographic_parity_difference")
@@ -277,6 +310,11 @@ def equal_opportunity_difference(y_true, y_pred, sensitive_features, sample_weig
     Soft predictions give expected TPRs. Equals fairlearn's ``equal_opportunity_difference`` on
     hard labels. A group without positive labels makes the TPR undefined and raises
     :class:`DataValidationError`.
+
+    Examples
+    --------
+    >>> equal_opportunity_difference([1, 1, 1, 0], [1, 0, 1, 1], ["a", "a", "b", "b"])
+    0.5
     """
     rates, overall, _ = _rates("tpr", sensitive_features, y_pred=y_pred, y_true=y_true,
                                sample_weight=sample_weight, pos_label=pos_label,
@@ -297,6 +335,13 @@ def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=
       al. (2020) for two groups.
 
     Groups lacking positive or negative labels raise :class:`DataValidationError`.
+
+    Examples
+    --------
+    >>> y_true = [1, 0, 1, 0]
+    >>> y_pred = [1, 0, 1, 1]
+    >>> equalized_odds_difference(y_true, y_pred, ["a", "a", "b", "b"])
+    1.0
     """
     if agg not in ("worst_case", "mean", "sum"):
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")

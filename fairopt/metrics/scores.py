@@ -88,6 +88,12 @@ def ks_statistical_parity(y_score, sensitive_features, sample_weight=None, grid=
 
     A single group raises :class:`DataValidationError`. Invariant under any strictly increasing transform of ``y_score``
     in exact mode (on a grid, transform the grid too).
+
+    Examples
+    --------
+    >>> scores = [0.1, 0.4, 0.35, 0.8, 0.6, 0.2]
+    >>> round(ks_statistical_parity(scores, ["a", "a", "a", "b", "b", "b"]), 6)
+    0.333333
     """
     grp, w, values, k, pooled, order, bounds = _prepare(y_score, sensitive_features, sample_weight)
     require_groups(grp, "ks_statistical_parity")
@@ -129,6 +135,13 @@ def statistical_parity_gamma(y_score, sensitive_features, grid, sample_weight=No
         Groups as rows, thresholds as columns. With weighted shares ``p_a`` every column
         satisfies ``sum_a p_a gamma_{a,z} = 0``; ``abs().to_numpy().max()`` equals
         :func:`ks_statistical_parity` on the same grid.
+
+    Examples
+    --------
+    >>> scores = [0.1, 0.4, 0.35, 0.8, 0.6, 0.2]
+    >>> gamma = statistical_parity_gamma(scores, ["a", "a", "a", "b", "b", "b"], grid=[0.3, 0.5])
+    >>> gamma.round(6).values.tolist()
+    [[0.0, -0.333333], [0.0, 0.333333]]
     """
     grp, w, values, k, pooled, order, bounds = _prepare(y_score, sensitive_features, sample_weight)
     z = _check_grid(grid)

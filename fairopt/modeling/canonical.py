@@ -28,6 +28,18 @@ class Canonical:
 
     For a maximisation the objective arrays are negated (``sense = -1``) so that back ends
     only ever minimise; :func:`to_solution` maps values and duals back to the user's sense.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> canon = prog.canonical()
+    >>> canon.n, canon.m, canon.problem_class
+    (2, 1, 'LP')
     """
 
     name: str
@@ -48,14 +60,17 @@ class Canonical:
 
     @property
     def n(self) -> int:
+        """Number of columns (scalar variables)."""
         return self.c.shape[0]
 
     @property
     def m(self) -> int:
+        """Number of rows (scalar constraints)."""
         return self.A.shape[0]
 
     @property
     def problem_class(self) -> str:
+        """Problem class: ``"LP"``, ``"QP"``, ``"MILP"`` or ``"MIQP"``."""
         quadratic = self.P is not None and self.P.nnz
         if self.is_mip:
             return "MIQP" if quadratic else "MILP"
@@ -63,12 +78,27 @@ class Canonical:
 
     @property
     def is_mip(self) -> bool:
+        """Whether any column is integer."""
         return self.integrality is not None and bool(self.integrality.any())
 
     def column_names(self) -> list[str]:
+        """Name of every column, ``<variable>_<flat index>``.
+
+        Returns
+        -------
+        list of str
+            One name per column, in column order.
+        """
         return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
 
     def row_names(self) -> list[str]:
+        """Name of every row, ``<constraint>_<row index>``.
+
+        Returns
+        -------
+        list of str
+            One name per row, in row order.
+        """
         return [f"{c}_{i}" for c, s in self.con_slices.items() for i in range(s.stop - s.start)]
 
     def column_label(self, j: int) -> str:
@@ -79,6 +109,18 @@ class Canonical:
         return f"column {j}"
 
     def row_label(self, i: int) -> str:
+        """Human-readable label of row ``i`` for error messages.
+
+        Parameters
+        ----------
+        i : int
+            Row index in the canonical matrix.
+
+        Returns
+        -------
+        str
+            ``"constraint 'name' row k"``, or ``"row i"`` outside every block.
+        """
         for k, s in self.con_slices.items():
             if s.start <= i < s.stop:
                 return f"constraint {k!r} row {i - s.start}"
@@ -103,7 +145,21 @@ def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, se
                 iterations=None, log: str = "", objective: float | None = None,
                 mip_gap: float | None = None, bound: float | None = None) -> Solution:
     """Map stacked primal ``x``, row duals ``y`` and bound duals ``z`` (all in fairopt's
-    convention for the *internal minimisation*) back to named, user-sense arrays."""
+    convention for the *internal minimisation*) back to named, user-sense arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program, Status
+    >>> prog = Program("toy")
+    >>> _ = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> sol = to_solution(prog.canonical(), Status.OPTIMAL, x=np.array([0.0, 1.0]), y=np.array([-2.0]),
+    ...                   z=np.zeros(2), backend="demo", solver="demo", seconds=0.0)
+    >>> sol.primal["x"].tolist(), sol.objective, sol.dual["budget"].tolist()
+    ([0.0, 1.0], -2.0, [-2.0])
+    """
     x = np.full(canon.n, np.nan) if x is None else np.asarray(x, dtype=float)
     if objective is None:
         objective = float(canon.c @ x + canon.constant)

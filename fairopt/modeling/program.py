@@ -30,7 +30,21 @@ __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "
 
 @dataclass
 class Variable:
-    """Handle of a variable block returned by :meth:`Program.add_variables`."""
+    """Handle of a variable block returned by :meth:`Program.add_variables`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> x
+    Variable('x', shape=(2,))
+    >>> x.size
+    2
+    """
 
     name: str
     shape: tuple[int, ...]
@@ -40,6 +54,7 @@ class Variable:
 
     @property
     def size(self) -> int:
+        """Number of scalar variables in the block (the product of its shape)."""
         return int(np.prod(self.shape))
 
     def __repr__(self) -> str:
@@ -48,7 +63,19 @@ class Variable:
 
 @dataclass
 class Constraint:
-    """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``."""
+    """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> budget.rows, budget.nnz
+    (1, 2)
+    """
 
     name: str
     coeffs: dict[str, sp.csr_matrix]
@@ -59,10 +86,12 @@ class Constraint:
 
     @property
     def rows(self) -> int:
+        """Number of rows of the block."""
         return self.lb.shape[0]
 
     @property
     def nnz(self) -> int:
+        """Number of stored nonzero coefficients over all variable blocks."""
         return int(sum(m.nnz for m in self.coeffs.values()))
 
     def __repr__(self) -> str:
@@ -266,6 +295,7 @@ class Program:
 
     @property
     def problem_class(self) -> str:
+        """Problem class of the program: ``"LP"``, ``"QP"``, ``"MILP"`` or ``"MIQP"``."""
         return self.canonical().problem_class
 
     # ------------------------------------------------------------------ solving
@@ -418,7 +448,20 @@ def _row_kind(lb: np.ndarray, ub: np.ndarray) -> str:
 
 @dataclass
 class ProgramSummary:
-    """Printable, JSON-friendly description of a :class:`Program`."""
+    """Printable, JSON-friendly description of a :class:`Program`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> summary = prog.summary()
+    >>> summary.problem_class, summary.n_variables, summary.n_constraints
+    ('LP', 2, 1)
+    """
 
     name: str
     sense: str
@@ -431,6 +474,13 @@ class ProgramSummary:
     constraints: list[dict]
 
     def as_dict(self) -> dict:
+        """The summary as a plain dictionary.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return dict(self.__dict__)
 
     def __str__(self) -> str:

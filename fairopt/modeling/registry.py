@@ -125,6 +125,12 @@ def available_backends() -> list[dict[str, Any]]:
     problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
     those the back end can take with the right inner solver; ``declared`` maps every declared
     inner solver to its problem classes.
+
+    Examples
+    --------
+    >>> rows = available_backends()
+    >>> "highs" in {row["backend"] for row in rows}
+    True
     """
     return [{
         "backend": b.name,
@@ -139,7 +145,13 @@ def available_backends() -> list[dict[str, Any]]:
 
 
 def installed_specs(problem_class: str | None = None) -> list[str]:
-    """``backend:solver`` strings that are installed and take ``problem_class``."""
+    """``backend:solver`` strings that are installed and take ``problem_class``.
+
+    Examples
+    --------
+    >>> "highs:highs" in installed_specs("LP")
+    True
+    """
     return [f"{b.name}:{s}" for b in BACKENDS.values() if backend_installed(b.name)
             for s in inner_solvers(b.name)
             if problem_class is None or problem_class in b.solvers.get(s, ())]

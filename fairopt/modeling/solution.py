@@ -8,7 +8,15 @@ import numpy as np
 
 
 class Status(str, enum.Enum):
-    """Outcome of a solve, shared by every back end."""
+    """Outcome of a solve, shared by every back end.
+
+    Examples
+    --------
+    >>> Status("optimal") is Status.OPTIMAL
+    True
+    >>> Status.TIME_LIMIT.value
+    'time_limit'
+    """
 
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"
@@ -73,6 +81,20 @@ class Solution:
     relaxation : Solution or None
         The LP relaxation's solution (with its duals), when requested with
         ``Program.solve(relaxation_duals=True)``; a MIP itself has no duals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    >>> sol = prog.solve("highs")
+    >>> sol.status, sol.is_optimal, round(sol.objective, 6)
+    (<Status.OPTIMAL: 'optimal'>, True, -2.0)
+    >>> sol.primal["x"].round(6).tolist(), sol.dual["budget"].round(6).tolist()
+    ([0.0, 1.0], [-2.0])
     """
 
     status: Status
@@ -92,6 +114,7 @@ class Solution:
 
     @property
     def is_optimal(self) -> bool:
+        """Whether the solver proved optimality (``status is Status.OPTIMAL``)."""
         return self.status is Status.OPTIMAL
 
     def __repr__(self) -> str:

@@ -84,6 +84,13 @@ class BackendInfo:
     check_options : callable, optional
         ``check_options(solver, options)`` raises :class:`~fairopt.errors.ConfigError` naming
         the valid options when one is unknown.
+
+    Examples
+    --------
+    >>> from fairopt.modeling.registry import backend_info
+    >>> info = backend_info("highs")
+    >>> type(info).__name__, info.name
+    ('BackendInfo', 'highs')
     """
 
     name: str
@@ -145,6 +152,13 @@ class SolverSpec:
         Wall-clock limit in seconds (> 0); reaching it yields ``Status.TIME_LIMIT``.
     verbose : bool
         Show the solver's own log; otherwise solvers print nothing.
+
+    Examples
+    --------
+    >>> SolverSpec.parse("cvxpy:CLARABEL")
+    SolverSpec(backend='cvxpy', solver='CLARABEL', options={}, time_limit=None, verbose=False)
+    >>> SolverSpec.parse({"backend": "cvxpy", "solver": "SCS", "time_limit": 30}).time_limit
+    30
     """
 
     backend: str

@@ -14,12 +14,24 @@ SCORE_MAPS = ("auto", "proba", "logit", "identity")
 
 
 def scores_from_proba(p) -> np.ndarray:
-    """Map probabilities ``P(y=1|x)`` to the ``[-1, 1]`` score scale: ``2p - 1``."""
+    """Map probabilities ``P(y=1|x)`` to the ``[-1, 1]`` score scale: ``2p - 1``.
+
+    Examples
+    --------
+    >>> scores_from_proba([0.8, 0.3]).round(6).tolist()
+    [0.6, -0.4]
+    """
     return 2.0 * np.asarray(p, dtype=float) - 1.0
 
 
 def scores_from_logits(z) -> np.ndarray:
-    """Map log-odds (or any real margin) to ``[-1, 1]``: ``tanh(z/2) = 2 sigmoid(z) - 1``."""
+    """Map log-odds (or any real margin) to ``[-1, 1]``: ``tanh(z/2) = 2 sigmoid(z) - 1``.
+
+    Examples
+    --------
+    >>> scores_from_logits([0.0, 2.0]).round(6).tolist()
+    [0.0, 0.761594]
+    """
     return np.tanh(0.5 * np.asarray(z, dtype=float))
 
 

@@ -27,6 +27,19 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
     ----------
     estimator, prefit, score_map
         As in :class:`ThresholdDebiaser` (scores are read as ``2p - 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"x": rng.normal(size=600), "sex": rng.integers(0, 2, 600)})
+    >>> y = (X["x"] + 0.8 * X["sex"] + rng.normal(size=600) > 0.5).astype(int)
+    >>> clf = LogisticRegression().fit(X[:300], y[:300])
+    >>> shift = ShiftInference(estimator=clf, prefit=True).fit(X[300:], y[300:], sensitive_features=X["sex"][300:])
+    >>> shift.predict(X[300:], sensitive_features=X["sex"][300:]).shape
+    (300,)
     """
 
     _parameter_constraints: ClassVar[dict] = {

@@ -73,6 +73,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         Seed of ``predict``'s sampling (and of the SGD).
     score_map : {"auto", "proba", "logit", "identity"}, default "auto"
         How raw scores are mapped to ``[-1, 1]`` (see the module docstring).
+    solver_options : dict or None
+        Extra options for the solver (e.g. ``{"n_steps": 8000}`` for SGD, ``{"time_limit": 10}``).
     calibration : {"auto", None, "isotonic", "isotonic_per_group"}, default "auto"
         Recalibration of the mapped scores on the labelled fitting sample (needs ``y``
         at fit). The rule maximises ``E[h f]``, which is accuracy only when ``f = 2 eta - 1``.

@@ -76,6 +76,18 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     n_iter_, solve_seconds_, max_violation_, kl_ : int, float, float, float
         Iterations, wall time of the dual solve, final ``‖E_p[α] − θ‖∞`` and ``KL(p* || q)``.
     model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> records = load_builtin("compas").expand()
+    >>> X, y = records.drop(columns="two_year_recid"), records["two_year_recid"]
+    >>> resampler = MaxEntResampler(C=0.5, target="balanced", random_state=0)
+    >>> resampler = resampler.fit(X, y, sensitive_features="sex")
+    >>> round(resampler.representation_rate(), 6)
+    1.0
+    >>> resampler.sample(100).shape[0]
+    100
     """
 
     _parameter_constraints: ClassVar[dict] = {

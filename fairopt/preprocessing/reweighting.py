@@ -92,6 +92,25 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
         return self
 
     def sample_codes(self, n: int, random_state=None) -> np.ndarray:
+        """Draw ``n`` records (as domain codes) from the reweighted distribution.
+
+        Parameters
+        ----------
+        n : int
+            Number of records.
+        random_state : int, Generator or None
+            Seed; default the estimator's ``random_state``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_attributes)
+            Codes of the drawn records (decode with ``domain_.decode``).
+
+        Raises
+        ------
+        NotFittedError
+            If called before ``fit``.
+        """
         self._check_fitted()
         rs = self.random_state if random_state is None else random_state
         rng = as_generator(rs)
@@ -125,6 +144,15 @@ class Reweighing(_WeightedResampler):
         Weight of each training row (mean 1).
     points_, point_weights_ : ndarray
         Distinct training cells (codes of :attr:`domain_`) and their probabilities.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"sex": ["F", "F", "M", "M", "M", "M"]})
+    >>> y = pd.Series([0, 1, 1, 1, 1, 0])
+    >>> rw = Reweighing(random_state=0).fit(X, y, sensitive_features="sex")
+    >>> rw.sample(4).shape[0]
+    4
     """
 
     _scheme = "kamiran_calders"
@@ -135,6 +163,15 @@ class RepresentationReweighing(_WeightedResampler):
 
     Reaches representation rate 1; within-group label rates (statistical rate) are unchanged.
     Parameters and attributes as :class:`Reweighing`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"sex": ["F", "F", "M", "M", "M", "M"], "x": [0, 1, 0, 1, 1, 0]})
+    >>> y = pd.Series([0, 1, 1, 1, 1, 0])
+    >>> rr = RepresentationReweighing(random_state=0).fit(X, y, sensitive_features="sex")
+    >>> list(rr.sample(4).columns)
+    ['sex', 'x', 'y']
     """
 
     _scheme = "representation"

@@ -36,7 +36,7 @@ class TVRepair(BaseEstimator):
     ----------
     discrimination : {"ratio", "target", "additive"}, default "ratio"
         ``ratio``: P(ŷ|d) ≤ (1+ε) P(ŷ|d') for all group pairs and labels; ``target``:
-        |P(ŷ|d)/P(y) − 1| ≤ ε (the paper's form); ``additive``: |P(ŷ|d) − P(ŷ|d')| ≤ ε (AIF360).
+        ``|P(ŷ|d)/P(y) − 1| ≤ ε`` (the paper's form); ``additive``: ``|P(ŷ|d) − P(ŷ|d')| ≤ ε`` (AIF360).
     epsilon : float, default 0.05
         The discrimination bound ε (smaller is fairer).
     distortion : str, mapping, callable or Distortion, optional
@@ -76,6 +76,19 @@ class TVRepair(BaseEstimator):
         P(ŷ | d) before and after.
     price_of_fairness_ : DataFrame
         Duals of the discrimination rows summed per group pair, and d objective / d ε.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> adult = load_builtin("adult")
+    >>> frame = adult.expand(shuffle=True, random_state=0)
+    >>> X, y = frame[["sex", "age_decade", "education_years"]], frame["income"]
+    >>> repair = TVRepair(epsilon=0.05, distortion="adult", clist=[0.99, 1.99, 2.99],
+    ...                   dlist=[0.1, 0.05, 0.0], utility="xy", domain=adult.domain)
+    >>> repair = repair.fit(X, y, sensitive_features="sex")
+    >>> X_new, y_new = repair.transform(X, y, random_state=0)
+    >>> X_new.shape == X.shape
+    True
     """
 
     _parameter_constraints: ClassVar[dict] = {

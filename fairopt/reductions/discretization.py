@@ -24,6 +24,14 @@ class Grid:
     ----------
     size : int
         ``N`` (number of thresholds); ``alpha = 1/N``.
+
+    Examples
+    --------
+    >>> grid = Grid(4)
+    >>> grid.grid.tolist()
+    [0.25, 0.5, 0.75, 1.0]
+    >>> grid.index([0.1, 0.3, 1.0]).tolist()
+    [0, 1, 4]
     """
 
     def __init__(self, size: int):
@@ -62,6 +70,12 @@ def label_cover(labels, alpha: float) -> np.ndarray:
     every label is within ``alpha/2`` of a cover point and distinct cover points are more than
     ``alpha/2`` apart, so at most ``2N`` points are produced for labels in ``[0, 1]``. The loop runs
     over cover points, not over data rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> label_cover(np.array([0.0, 0.1, 0.2, 0.9]), 0.5).tolist()      # every label within 0.25
+    [0.2, 0.9]
     """
     values = np.unique(np.asarray(labels, dtype=float))
     half = 0.5 * alpha

@@ -112,6 +112,18 @@ class _EGPlayer:
         self.avg = RunningAverages(self.moment.n_rows)
 
     def propose(self, t: int) -> np.ndarray:
+        """Multipliers for round ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+        """
         return lambda_from_theta(self.theta, self.B)
 
     def _L_best(self, cost, g, B: float | None = None) -> float:
@@ -160,17 +172,49 @@ class _EGPlayer:
 
 class FaithfulEG(_EGPlayer):
     r"""Algorithms 1/2 as published: step :math:`\eta=\nu/(\kappa B)`, uniform averages, closed-form
-    :math:`\mathrm{Best}_\lambda`, stop when :math:`\max(\bar\nu,\underline\nu)\le\nu`."""
+    :math:`\mathrm{Best}_\lambda`, stop when :math:`\max(\bar\nu,\underline\nu)\le\nu`.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import (ExponentiatedGradient, LeastSquaresOracle,
+    ...                                 StatisticalParity)
+    >>> game = ExponentiatedGradient(StatisticalParity(), LeastSquaresOracle(LinearRegression()),
+    ...                              mode="faithful", max_iter=100)
+    >>> type(game.player()).__name__
+    'FaithfulEG'
+    """
 
     mode = "faithful"
     use_pool = False
 
     def start(self, game: Game) -> None:
+        """Initialise the player for a new game.
+
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
         super().start(game)
         self.eta = self.nu / (self.moment.eta_divisor * self.B)
         self.status, self.gap = "max_iter", np.inf
 
     def observe(self, t: int, idx: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        idx : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
         g_t, cost_hat, g_hat, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
         self.gap = max(upper, L_hat - L_resp)
@@ -183,6 +227,18 @@ class FaithfulEG(_EGPlayer):
         return False
 
     def finish(self, t: int) -> GameResult:
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
         T = self.max_iter
         self.game.progress(T if self.status != "converged" else t, T, f"EG (faithful) gap={self.gap:.3g}")
         idxs, w = self._uniform_average()
@@ -206,6 +262,15 @@ class PracticalEG(_EGPlayer):
         Also certify the EG average with one extra oracle call per round.
     step_rule : {"auto", "stall", "halve"}
         How the EG step shrinks (see :class:`ExponentiatedGradient`).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import (ExponentiatedGradient, LeastSquaresOracle,
+    ...                                 StatisticalParity)
+    >>> game = ExponentiatedGradient(StatisticalParity(), LeastSquaresOracle(LinearRegression()))
+    >>> type(game.player()).__name__                   # mode="practical", the default
+    'PracticalEG'
     """
 
     mode = "practical"
@@ -220,6 +285,13 @@ class PracticalEG(_EGPlayer):
         self.step_rule = step_rule
 
     def start(self, game: Game) -> None:
+        """Initialise the player for a new game.
+
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
         from fairopt.formulations.cost_sensitive import BestMixtureLP
         super().start(game)
         self.master = BestMixtureLP(self.moment.bound, solver=self.solver)  # warm-started
@@ -251,6 +323,20 @@ class PracticalEG(_EGPlayer):
         return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
 
     def observe(self, t: int, idx: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        idx : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
         game, nu = self.game, self.nu
         g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, idx, self.propose(t))
         if self.eg_gap:
@@ -313,6 +399,18 @@ class PracticalEG(_EGPlayer):
         self.next_check = max(t + 1, ETA_CHECK_GROWTH * t)
 
     def finish(self, t: int) -> GameResult:
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
         if self.status == "converged" and t < self.max_iter:
             self.game.progress(self.max_iter, self.max_iter, f"EG converged gap={self.best[0]:.3g}")
         if self.best is None:  # the cap hit right after raising B: keep the last LP iterate
@@ -361,6 +459,22 @@ class ExponentiatedGradient:
         oracles the gap is an estimate that can reach 0 early; more EG steps add diverse columns.
     progress : callable, optional
         ``progress(done, total, description)`` after each iteration.
+
+    Examples
+    --------
+    Statistical parity over a finite class of three fixed predictors:
+
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, group = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> predictions = [np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5), (X[:, 0] > 0) * 1.0]
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              FiniteClassOracle(predictions), B=50.0, max_iter=100)
+    >>> result = game.run(X, y, group)
+    >>> result.status, bool(result.max_violation < 1e-8)
+    ('converged', True)
     """
 
     def __init__(self, moment, oracle, B: float = 10.0, nu: float | None = None,

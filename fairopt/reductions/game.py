@@ -45,26 +45,123 @@ __all__ = ["Game", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer"
 
 @runtime_checkable
 class Learner(Protocol):
-    """Best-response oracle of the learner (see the module docstring)."""
+    """Best-response oracle of the learner (see the module docstring).
 
-    def prepare(self, moment, X) -> "Learner": ...
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import LeastSquaresOracle
+    >>> isinstance(LeastSquaresOracle(LinearRegression()), Learner)    # a runtime-checkable protocol
+    True
+    """
 
-    def best_response(self, lam) -> Any: ...
+    def prepare(self, moment, X) -> "Learner":
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
+        ...
+
+    def best_response(self, lam) -> Any:
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
+        ...
 
 
 @runtime_checkable
 class MultiplierPlayer(Protocol):
-    """The player choosing :math:`\\lambda` (see the module docstring)."""
+    """The player choosing :math:`\\lambda` (see the module docstring).
+
+    Examples
+    --------
+    >>> from fairopt.reductions import PracticalEG
+    >>> isinstance(PracticalEG(B=10.0, nu=1e-9, max_iter=50), MultiplierPlayer)
+    True
+    """
 
     use_pool: bool
 
-    def start(self, game: "Game") -> None: ...
+    def start(self, game: "Game") -> None:
+        """Initialise the player for a new game.
 
-    def propose(self, t: int) -> np.ndarray: ...
+        Parameters
+        ----------
+        game : Game
+            The game being played (moment, learner, pool).
+        """
+        ...
 
-    def observe(self, t: int, index: int) -> bool: ...
+    def propose(self, t: int) -> np.ndarray:
+        """Multipliers for round ``t``.
 
-    def finish(self, t: int) -> "GameResult": ...
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+        """
+        ...
+
+    def observe(self, t: int, index: int) -> bool:
+        """Take the learner's response of round ``t`` and decide whether to stop.
+
+        Parameters
+        ----------
+        t : int
+            Round number, from 1.
+        index : int
+            Position of the response in the hypothesis pool.
+
+        Returns
+        -------
+        bool
+            ``True`` when the stopping rule holds.
+        """
+        ...
+
+    def finish(self, t: int) -> "GameResult":
+        """Assemble the result after the last round.
+
+        Parameters
+        ----------
+        t : int
+            Number of rounds played.
+
+        Returns
+        -------
+        GameResult
+            The randomized predictor, multipliers, gap and status.
+        """
+        ...
 
 
 @dataclass
@@ -81,6 +178,19 @@ class GameResult:
     it minimises a surrogate, not the weighted 0-1 or cost-table loss) ``gap`` certifies
     optimality only over the hypotheses the learner returned, including its answer at the final
     multipliers; ``certificate`` says so in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import ExponentiatedGradient, FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, group = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> predictions = [np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]
+    >>> result = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                                FiniteClassOracle(predictions), B=50.0).run(X, y, group)
+    >>> type(result).__name__, result.converged, bool(abs(result.weights.sum() - 1) < 1e-9)
+    ('GameResult', True, True)
     """
 
     status: str
@@ -114,6 +224,7 @@ class GameResult:
 
     @property
     def converged(self) -> bool:
+        """Whether the game stopped on its gap criterion (``status == "converged"``)."""
         return self.status == "converged"
 
     @property
@@ -140,6 +251,20 @@ class HypothesisPool:
 
     Hypotheses are deduplicated by their statistics (rounded to 1e-12), and members of a finite
     class by their ``index``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    >>> pool = HypothesisPool(moment, X)
+    >>> h = learner.best_response(np.zeros(moment.n_rows))
+    >>> pool.add(h), pool.add(h)                      # the same hypothesis is stored once
+    (0, 0)
     """
 
     def __init__(self, moment, X):
@@ -197,6 +322,19 @@ class Game:
         Training features (the pool scores hypotheses on them).
     progress : callable, optional
         ``progress(done, total, description)``; players report through :meth:`report`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(float)
+    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    >>> from fairopt.reductions import PracticalEG
+    >>> Game(moment, learner, X).play(PracticalEG(B=50.0, nu=1e-9, max_iter=100), 100).status
+    'converged'
     """
 
     def __init__(self, moment, learner: Learner, X, progress: Progress | None = None):
@@ -208,6 +346,22 @@ class Game:
 
     # ---- services for the players -----------------------------------------------------------
     def lagrangian(self, cost, g, lam) -> float:
+        """Lagrangian ``cost + lam @ (g - b)`` of the moment.
+
+        Parameters
+        ----------
+        cost : float or ndarray
+            Cost of a hypothesis (or of several, stacked).
+        g : ndarray
+            Constraint values of the same hypotheses.
+        lam : ndarray of shape (n_rows,)
+            Multipliers.
+
+        Returns
+        -------
+        float
+            The Lagrangian value.
+        """
         return float(self.moment.lagrangian(cost, g, lam))
 
     def respond(self, lam, use_pool: bool = False) -> tuple[int, float]:

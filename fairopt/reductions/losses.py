@@ -17,9 +17,37 @@ class Loss:
     name = "loss"
 
     def value(self, y, u):  # pragma: no cover - interface
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         raise AttributeError("subclasses define value")
 
     def derivative(self, y, u):  # pragma: no cover - interface
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         raise AttributeError("subclasses define derivative")
 
     def __call__(self, y, u):
@@ -30,29 +58,97 @@ class Loss:
 
 
 class SquareLoss(Loss):
-    r"""Square loss :math:`\ell(y,u) = (y-u)^2/2` of Example 1 (bounded by 1/2, 1-Lipschitz)."""
+    r"""Square loss :math:`\ell(y,u) = (y-u)^2/2` of Example 1 (bounded by 1/2, 1-Lipschitz).
+
+    Examples
+    --------
+    >>> SquareLoss().value([1.0, 0.0], [0.5, 0.5]).tolist()
+    [0.125, 0.125]
+    """
 
     name = "square"
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return u - np.asarray(y, dtype=float)
 
 
 class AbsoluteLoss(Loss):
-    r"""Absolute loss :math:`\ell(y,u)=|y-u|`; the derivative is the subgradient ``sign(u-y)``."""
+    r"""Absolute loss :math:`\ell(y,u)=|y-u|`; the derivative is the subgradient ``sign(u-y)``.
+
+    Examples
+    --------
+    >>> AbsoluteLoss().value([1.0], [0.25]).tolist()
+    [0.75]
+    """
 
     name = "absolute"
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return np.abs(np.asarray(y, dtype=float) - u)
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return np.sign(u - np.asarray(y, dtype=float))
 
@@ -70,6 +166,12 @@ class ScaledLogisticLoss(Loss):
     ----------
     scale : float, default=5.0
         The constant ``C``; probabilities range over ``[sigma(-C), sigma(C)]``.
+
+    Examples
+    --------
+    >>> loss = ScaledLogisticLoss(scale=5.0)
+    >>> loss.value([1.0, 0.0], [1.0, 1.0]).round(4).tolist()      # right, then wrong
+    [0.0007, 0.5]
     """
 
     name = "logistic"
@@ -81,13 +183,55 @@ class ScaledLogisticLoss(Loss):
         self._norm = 2.0 * np.logaddexp(0.0, self.scale)
 
     def margin(self, y, u):
+        """Scaled margin ``C (2y - 1)(2u - 1)`` of the logistic loss.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, clipped to ``[0, 1]``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise margin.
+        """
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * u - 1.0)
 
     def value(self, y, u):
+        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise loss, in ``[0, 1]``.
+        """
         return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
 
     def derivative(self, y, u):
+        """Derivative (a subgradient where needed) of the loss in ``u``.
+
+        Parameters
+        ----------
+        y : array-like
+            Labels in ``[0, 1]``.
+        u : array-like
+            Predictions, broadcast against ``y``.
+
+        Returns
+        -------
+        ndarray
+            Elementwise derivative.
+        """
         s = 2.0 * np.asarray(y, dtype=float) - 1.0
         # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
@@ -107,7 +251,13 @@ class ScaledLogisticLoss(Loss):
 
 
 def get_loss(loss, logistic_scale: float = 5.0) -> Loss:
-    """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance."""
+    """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance.
+
+    Examples
+    --------
+    >>> get_loss("square")
+    SquareLoss()
+    """
     if isinstance(loss, Loss):
         return loss
     if loss in ("square", "squared", "squared_error"):

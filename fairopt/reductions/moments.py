@@ -75,6 +75,12 @@ class Moment:
     ``group`` (codes), ``n`` (rows), ``sample_weight`` (row weights with mean 1, or ``None``).
     ``fit(y, sensitive, sample_weight=None)`` takes raw group labels or a
     :class:`~fairopt.validation.Groups`.
+
+    Examples
+    --------
+    >>> from fairopt.reductions import DemographicParity, StatisticalParity
+    >>> issubclass(DemographicParity, Moment), issubclass(StatisticalParity, Moment)
+    (True, True)
     """
 
     #: row weights with mean 1 (``None``: unweighted), set by ``fit``
@@ -92,6 +98,7 @@ class Moment:
 
     @property
     def n_rows(self) -> int:
+        """Number of constraint rows."""
         return int(self.bound.size)
 
     def lagrangian(self, cost, g, lam) -> np.ndarray:
@@ -99,6 +106,13 @@ class Moment:
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
     def row_names(self) -> list[str]:  # pragma: no cover - interface
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         raise AttributeError("subclasses define row_names")
 
     def learner_problem(self, lam) -> LearnerProblem:  # pragma: no cover - interface
@@ -125,6 +139,14 @@ class StatisticalParity(Moment):
     grid_size : int, default=40
         ``N``.
     loss : str or Loss, default="square"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = StatisticalParity(eps=0.05, grid_size=4).fit(np.array([0.2, 0.8, 0.5, 0.1]),
+    ...                                                       ["a", "a", "b", "b"])
+    >>> moment.n_rows, moment.row_names()[0]
+    (16, 'statistical_parity[a, z=0.25, +]')
     """
 
     problem = CostTable
@@ -138,6 +160,22 @@ class StatisticalParity(Moment):
         self.loss = loss
 
     def fit(self, y, sensitive, sample_weight=None) -> "StatisticalParity":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels in ``[0, 1]``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
         y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, y.size)
         self.loss_ = get_loss(self.loss)
@@ -168,6 +206,20 @@ class StatisticalParity(Moment):
         return surv - self.p @ surv
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            Predictions in ``[0, 1]``.
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         k = self.grid.index(pred)
         cost = _wmean(self.T[self.ycode, k], self.sample_weight)
         surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
@@ -197,14 +249,45 @@ class StatisticalParity(Moment):
         return self.c[:, None, :] + shift[None, :, :]
 
     def learner_problem(self, lam) -> CostTable:
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return CostTable(self.cost_sensitive_table(lam), self.ycode, self.group, self.sample_weight)
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         names = [f"statistical_parity[{a}, z={z:.4g}, {s}]"
                  for s in ("+", "-") for a in self.groups.tolist() for z in self.grid.grid]
         return names
 
     def block_of_row(self, j: int) -> str:
+        """Name of the group block containing row ``j`` (for error messages).
+
+        Parameters
+        ----------
+        j : int
+            Row index.
+
+        Returns
+        -------
+        str
+            ``statistical_parity[<group>]``.
+        """
         a = (j % (self.n_groups * self.grid.size)) // self.grid.size
         return f"statistical_parity[{self.groups[a]}]"
 
@@ -220,6 +303,17 @@ class BoundedGroupLoss(Moment):
     bound : float, sequence or dict
         :math:`\hat\zeta_a` per group.
     loss : str or Loss, default="square"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0.2, 0.8, 0.5, 0.1])
+    >>> moment = BoundedGroupLoss(bound=0.1).fit(y, ["a", "a", "b", "b"])
+    >>> moment.row_names()
+    ['bounded_group_loss[a]', 'bounded_group_loss[b]']
+    >>> cost, group_losses = moment.stats(y)          # a perfect predictor
+    >>> cost, group_losses.tolist()
+    (0.0, [0.0, 0.0])
     """
 
     problem = SampleWeights
@@ -233,6 +327,22 @@ class BoundedGroupLoss(Moment):
         self.loss = loss
 
     def fit(self, y, sensitive, sample_weight=None) -> "BoundedGroupLoss":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels in ``[0, 1]``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         self.loss_: Loss = get_loss(self.loss)
@@ -248,6 +358,20 @@ class BoundedGroupLoss(Moment):
         return self
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            Predictions in ``[0, 1]``.
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         losses = self.loss_.value(self.y, pred)
         if self.sample_weight is not None:
             losses = self.sample_weight * losses
@@ -261,9 +385,28 @@ class BoundedGroupLoss(Moment):
         return W if self.sample_weight is None else self.sample_weight * W
 
     def learner_problem(self, lam) -> SampleWeights:
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return SampleWeights(self.sample_weights(lam))
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         return [f"bounded_group_loss[{a}]" for a in self.groups.tolist()]
 
 
@@ -287,6 +430,27 @@ class _ClassificationMoment(Moment):
         raise AttributeError
 
     def fit(self, y, sensitive, sample_weight=None) -> "_ClassificationMoment":
+        """Record the labels, groups and weights the moment's rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Binary labels in ``{0, 1}``.
+        sensitive : array-like of shape (n_samples,)
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights, normalised to mean 1.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+
+        Raises
+        ------
+        DataValidationError
+            If a label is not 0 or 1.
+        """
         self.y = np.asarray(y, dtype=float)
         self.sample_weight = w = _row_weights(sample_weight, self.y.size)
         if not np.all(np.isin(self.y, (0.0, 1.0))):
@@ -309,6 +473,20 @@ class _ClassificationMoment(Moment):
         return self
 
     def stats(self, pred) -> tuple[float, np.ndarray]:
+        """Cost and constraint values of one predictor.
+
+        Parameters
+        ----------
+        pred : ndarray of shape (n_samples,)
+            0/1 predictions (or probabilities of 1).
+
+        Returns
+        -------
+        cost : float
+            Mean loss.
+        g : ndarray of shape (n_rows,)
+            Value of every constraint row (compared with ``bound``).
+        """
         h = np.asarray(pred, dtype=float)
         w = self.sample_weight
         err = _wmean(np.abs(h - self.y), w)
@@ -336,15 +514,50 @@ class _ClassificationMoment(Moment):
         return c if self.sample_weight is None else self.sample_weight * c
 
     def learner_problem(self, lam) -> ExampleCosts:
+        r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers.
+
+        Returns
+        -------
+        LearnerProblem
+            Costs or weights the oracle minimises.
+        """
         return ExampleCosts(self.example_costs(lam))
 
     def row_names(self) -> list[str]:
+        """Name of every constraint row, in row order.
+
+        Returns
+        -------
+        list of str
+            One name per row.
+        """
         return [f"{self.name}[{a}, {e}, {s}]" for s in ("+", "-")
                 for a in self.groups.tolist() for e in self.events_]
 
 
 class DemographicParity(_ClassificationMoment):
-    """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups."""
+    """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairopt.reductions import CostSensitiveOracle, ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(size=400), group + rng.normal(size=400)])
+    >>> y = (X.sum(axis=1) > 0.5).astype(int)
+    >>> game = ExponentiatedGradient(DemographicParity(eps=0.02),
+    ...                              CostSensitiveOracle(LogisticRegression()), max_iter=30)
+    >>> result = game.run(X, y, group)
+    >>> bool(result.max_violation <= 1e-6)
+    True
+    """
 
     name = "demographic_parity"
     events_ = ("all",)
@@ -354,7 +567,15 @@ class DemographicParity(_ClassificationMoment):
 
 
 class EqualOpportunity(_ClassificationMoment):
-    """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`."""
+    """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = EqualOpportunity(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    >>> moment.row_names()[:2]
+    ['equal_opportunity[a, y=1, +]', 'equal_opportunity[b, y=1, +]']
+    """
 
     name = "equal_opportunity"
     events_ = ("y=1",)
@@ -364,7 +585,15 @@ class EqualOpportunity(_ClassificationMoment):
 
 
 class EqualizedOdds(_ClassificationMoment):
-    """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}."""
+    """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> moment = EqualizedOdds(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    >>> moment.n_rows
+    8
+    """
 
     name = "equalized_odds"
     events_ = ("y=0", "y=1")

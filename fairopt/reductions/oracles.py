@@ -103,6 +103,25 @@ class Oracle:
     exact: bool = False
 
     def prepare(self, moment, X) -> "Oracle":
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         if not issubclass(moment.problem, self.problems):
             raise ConfigError(f"{type(self).__name__} cannot answer best responses for the "
                               f"{moment.name!r} moment (a {moment.problem.__name__} problem); it solves "
@@ -112,6 +131,18 @@ class Oracle:
         return self
 
     def best_response(self, lam):  # pragma: no cover - interface
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         raise AttributeError("subclasses define best_response")
 
 
@@ -156,6 +187,25 @@ class _HeuristicSP(Oracle):
         self.refine_weights = refine_weights
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         self.n_fits = 0
         return self
@@ -189,6 +239,18 @@ class _HeuristicSP(Oracle):
         return best
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         scales = tuple(self.lambda_scales)
         if len(scales) == 1:
             return self._fit(scales[0] * np.asarray(lam))
@@ -241,9 +303,42 @@ class FactoredLeastSquares:
 class LeastSquaresOracle(_HeuristicSP):
     """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights,
     or the moment's sample weights). A plain ``LinearRegression`` is factored once per game
-    (:class:`FactoredLeastSquares`); other regressors are refitted."""
+    (:class:`FactoredLeastSquares`); other regressors are refitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              LeastSquaresOracle(LinearRegression()))
+    >>> game.run(X, y, a).status
+    'converged'
+    """
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         self._factored = (FactoredLeastSquares(self.estimator, X, moment.sample_weight)
                           if FactoredLeastSquares.applies(self.estimator) and not hasattr(X, "columns")
@@ -277,6 +372,20 @@ class RiskMinimizationOracle(_HeuristicSP):
     For the logistic loss, ``estimator`` must be a classifier exposing ``decision_function``; its
     logit is mapped to the score scale of :class:`~fairopt.reductions.losses.ScaledLogisticLoss`.
     For other losses it is a regressor fitted to labels {0, 1}.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> from fairopt.reductions import StatisticalParity
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
+    ...                              RiskMinimizationOracle(LinearRegression()))
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     def _fit_targets(self, U):
@@ -302,6 +411,20 @@ class WeightedLossOracle(Oracle):
 
     A classifier is fitted to binary labels and read through the logistic score map; any other
     estimator is a regressor whose predictions are clipped into ``[0, 1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from fairopt.reductions import ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> from fairopt.reductions import BoundedGroupLoss
+    >>> result = ExponentiatedGradient(BoundedGroupLoss(bound=0.1),
+    ...                                WeightedLossOracle(LinearRegression())).run(X, y, a)
+    >>> result.status, bool(result.max_violation <= 1e-9)
+    ('converged', True)
     """
 
     problems = (SampleWeights,)
@@ -310,6 +433,18 @@ class WeightedLossOracle(Oracle):
         self.estimator = estimator
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         m = self.moment
         W = m.learner_problem(lam).weights
         if is_classifier(self.estimator):
@@ -348,6 +483,19 @@ class CostSensitiveOracle(Oracle):
     response_tol : float or None, default=1e-3
         Floor of the fast path's gradient tolerance when the estimator keeps scikit-learn's
         default ``tol`` (``None``: always the estimator's ``tol``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairopt.reductions import DemographicParity, ExponentiatedGradient
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> game = ExponentiatedGradient(DemographicParity(eps=0.02),
+    ...                              CostSensitiveOracle(LogisticRegression()), max_iter=30)
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     problems = (ExampleCosts,)
@@ -358,6 +506,25 @@ class CostSensitiveOracle(Oracle):
         self.response_tol = response_tol
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         from fairopt.reductions.logistic import WarmLogistic
         super().prepare(moment, X)
         self._warm = None
@@ -371,6 +538,18 @@ class CostSensitiveOracle(Oracle):
         return self
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         problem = self.moment.learner_problem(lam)
         labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
@@ -386,6 +565,16 @@ class FiniteClassOracle(Oracle):
 
     Ties go to the smallest index. Hypotheses are :class:`IndexedHypothesis` objects, so the game
     must be run with ``X = arange(n)[:, None]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import StatisticalParity
+    >>> y = np.array([0.2, 0.8, 0.5, 0.1])
+    >>> moment = StatisticalParity(eps=0.05, grid_size=4).fit(y, ["a", "a", "b", "b"])
+    >>> oracle = FiniteClassOracle([y, np.full(4, 0.5)]).prepare(moment, np.zeros((4, 1)))
+    >>> oracle.best_response(np.zeros(moment.n_rows)).index     # no penalty: the exact predictor
+    0
     """
 
     problems = (CostTable, SampleWeights, ExampleCosts)
@@ -395,6 +584,25 @@ class FiniteClassOracle(Oracle):
         self.predictions = np.asarray(predictions, dtype=float)
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         stats = [moment.stats(p) for p in self.predictions]
         self.costs = np.array([s[0] for s in stats])
@@ -402,6 +610,18 @@ class FiniteClassOracle(Oracle):
         return self
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         k = int(np.argmin(self.moment.lagrangian(self.costs, self.G, lam)))
         return IndexedHypothesis(self.predictions[k], index=k)
 
@@ -432,6 +652,18 @@ class HingeLPOracle(Oracle):
     form : {"auto", "primal", "dual"}, default="auto"
     warm_start : bool, default=True
         Keep the compiled dual model and update only bounds and costs between calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
+    >>> rng = np.random.default_rng(0)
+    >>> X, a = rng.normal(size=(60, 2)), rng.integers(0, 2, 60)
+    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.1, grid_size=4), HingeLPOracle(),
+    ...                              max_iter=10)
+    >>> game.run(X, y, a).status
+    'converged'
     """
 
     problems = (CostTable,)
@@ -442,6 +674,25 @@ class HingeLPOracle(Oracle):
         self.warm_start = warm_start
 
     def prepare(self, moment, X):
+        """Bind the oracle to a fitted moment and the training features.
+
+        Parameters
+        ----------
+        moment : Moment
+            The fitted constraint moment whose learner problems this oracle answers.
+        X : array-like of shape (n_samples, n_features)
+            Training features.
+
+        Returns
+        -------
+        self
+            The prepared oracle.
+
+        Raises
+        ------
+        ConfigError
+            If the oracle cannot solve the moment's learner problem.
+        """
         super().prepare(moment, X)
         Xd = np.asarray(X, dtype=float)
         if Xd.ndim != 2 or not np.all(np.isfinite(Xd)):
@@ -462,6 +713,18 @@ class HingeLPOracle(Oracle):
         return self.moment.learner_problem(lam).row_costs().ravel()
 
     def best_response(self, lam):
+        """Best response of the learner to the multipliers ``lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        hypothesis
+            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        """
         C = self.augmented_costs(lam)
         W, Y = np.abs(C), np.where(C <= 0, 1.0, -1.0)
         if self._lp is None:
@@ -494,6 +757,15 @@ def make_oracle(moment, estimator, oracle: str = "auto", **heuristic_options) ->
     otherwise (statistical parity), the weighted-loss oracle for bounded group loss and the
     cost-sensitive classification oracle for classification moments. ``heuristic_options``
     (``lambda_scales``, ``refine_rounds``, ``refine_weights``) go to the LS/LR heuristics.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression, LogisticRegression
+    >>> from fairopt.reductions import DemographicParity, StatisticalParity
+    >>> type(make_oracle(StatisticalParity(), LinearRegression())).__name__
+    'LeastSquaresOracle'
+    >>> type(make_oracle(DemographicParity(), LogisticRegression())).__name__
+    'CostSensitiveOracle'
     """
     if isinstance(estimator, Oracle):
         return estimator

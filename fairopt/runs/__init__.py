@@ -34,7 +34,13 @@ RUNNERS: dict[str, str] = {
 
 
 def get_runner(name: str) -> ModuleType:
-    """Return the runner module of formulation ``name``."""
+    """Return the runner module of formulation ``name``.
+
+    Examples
+    --------
+    >>> get_runner("tv_repair").__name__
+    'fairopt.runs.tv_repair'
+    """
     if name not in RUNNERS:
         raise ConfigError(
             f"formulation.name = {name!r} is not a known formulation; "

@@ -11,7 +11,13 @@ __all__ = ["Progress", "RunOutput", "Table", "no_progress", "split_rows"]
 
 @dataclass
 class Table:
-    """A small table printed by the CLI (and stored in ``result.json`` under ``tables``)."""
+    """A small table printed by the CLI (and stored in ``result.json`` under ``tables``).
+
+    Examples
+    --------
+    >>> Table("rates", ["group", "rate"], [["a", 0.5], ["b", 0.4]]).columns
+    ['group', 'rate']
+    """
 
     title: str
     columns: list[str]
@@ -26,6 +32,13 @@ class RunOutput:
     moved to ``timings``); ``status`` is a :class:`fairopt.modeling.Status` value string
     (``"optimal"``, ``"time_limit"``, ...); ``parameters`` records values the run resolved from
     defaults (e.g. the data set's favourable label), written over the card's parameters.
+
+    Examples
+    --------
+    >>> out = RunOutput(backend="highs", solver="highs", status="optimal",
+    ...                 metrics={"tv_distance": 0.03308}, build_seconds=0.01, solve_seconds=0.01)
+    >>> out.status, out.metrics["tv_distance"]
+    ('optimal', 0.03308)
     """
 
     backend: str

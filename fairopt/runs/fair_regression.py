@@ -88,7 +88,8 @@ def prepare_data(dataset: str, path=None, subsample: int | None = None, random_s
     """Features, ``[0, 1]`` targets and protected attribute of one paper data set, split in two.
 
     Numeric features are standardised with training statistics; categorical ones are one-hot
-    encoded; the protected attribute is not a feature. Returns a dict with ``X_train``,
+    encoded; the protected attribute is not a feature. Law's target is ``clip(ugpa / 4, 0, 1)``:
+    18 rows have ``ugpa`` above 4 (up to 4.2) and get the target 1.0. Returns a dict with ``X_train``,
     ``X_test``, ``y_train``, ``y_test``, ``a_train``, ``a_test``, ``loss``, ``features``.
     """
     df = load_dataset(dataset, path)

@@ -32,6 +32,17 @@ class ScoreAtoms:
         Start of each cell's slice.
     row_atom : ndarray of int, shape (n,) or None
         Atom index of every input row (only when requested), to map atom values back to rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> from fairopt.formulations.constrained_classification import collapse_atoms
+    >>> atoms = collapse_atoms(scores, groups)          # a ScoreAtoms
+    >>> atoms.n_cells, int(atoms.weight.sum())
+    (2, 400)
     """
 
     cell: np.ndarray
@@ -43,10 +54,12 @@ class ScoreAtoms:
 
     @property
     def n_atoms(self) -> int:
+        """Number of distinct ``(cell, score)`` atoms."""
         return int(self.score.shape[0])
 
     @property
     def n_cells(self) -> int:
+        """Number of cells (groups)."""
         return int(self.offsets.shape[0] - 1)
 
     @property
@@ -65,6 +78,18 @@ class ScoreAtoms:
         return np.repeat(np.asarray(values, dtype=float), np.diff(self.offsets))
 
     def cell_slice(self, k: int) -> slice:
+        """Positions of cell ``k``'s atoms in the atom arrays.
+
+        Parameters
+        ----------
+        k : int
+            Cell index.
+
+        Returns
+        -------
+        slice
+            ``offsets[k]:offsets[k + 1]``.
+        """
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
 

@@ -38,6 +38,13 @@ def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None
     Returns
     -------
     ScoreAtoms
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> atoms = collapse_atoms(np.array([0.2, 0.2, 0.7]), np.array([0, 0, 1]))
+    >>> atoms.n_atoms, atoms.n_cells, atoms.weight.tolist()
+    (2, 2, [2.0, 1.0])
     """
     f = np.asarray(scores, dtype=float).reshape(-1)
     g = np.asarray(cells).reshape(-1)

@@ -43,6 +43,18 @@ class IsotonicScoreMap:
         ``y_thresholds_``); one entry per group, or a single entry when pooled.
     n_groups_ : int
         Number of groups seen at fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> y = (rng.uniform(size=400) < (scores + 1.3) / 2.6).astype(int)
+    >>> mapped = IsotonicScoreMap().fit(scores, y, groups).transform(np.array([-1.0, 0.0, 1.0]),
+    ...                                                               np.array([0, 0, 0]))
+    >>> bool(np.all(np.diff(mapped) >= 0)), bool(np.all(np.abs(mapped) <= 1))
+    (True, True)
     """
 
     def __init__(self, per_group: bool = False):

@@ -85,6 +85,17 @@ class FairLogLossSolution(SmoothSolution):
     of the no-truncation interval when the optimum is on the kink), ``P`` and ``q`` the training
     predictor and approximator, ``gaps`` the training gaps of ``P`` and ``kkt`` the saddle
     residual ``max(‖∇_θ V + Cθ_pen‖∞, ‖gaps‖∞)``; ``rule`` the test-time predictor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification import FairLogLoss
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 200)
+    >>> X = rng.normal(size=(200, 2))
+    >>> solution = FairLogLoss(X, (X[:, 0] > 0).astype(int), group).solve()
+    >>> type(solution).__name__, solution.is_optimal
+    ('FairLogLossSolution', True)
     """
 
     lam: np.ndarray | None = None
@@ -118,6 +129,17 @@ class FairLogLoss:
         Append an unpenalised constant feature.
     n_groups : int, optional
         ``K`` (default ``group.max() + 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 2, 200)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> solution = FairLogLoss(X, y, group, C=0.01).solve()
+    >>> solution.status, bool(np.abs(solution.gaps).max() < 1e-8)
+    (<Status.OPTIMAL: 'optimal'>, True)
     """
 
     name = "fair_logloss"
@@ -146,10 +168,12 @@ class FairLogLoss:
 
     @property
     def n(self) -> int:
+        """Number of training rows."""
         return self.X.shape[0]
 
     @property
     def dim(self) -> int:
+        """Number of parameters (features, plus the intercept when fitted)."""
         return self.X.shape[1]
 
     # ----------------------------------------------------------------------- oracles
@@ -173,6 +197,18 @@ class FairLogLoss:
                                  np.logaddexp(0.0, t.s))) - self.y * t.s
 
     def regulariser(self, theta) -> float:
+        """Value of the L2 penalty ``C/2 * ||theta||^2`` on the penalised coordinates.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (dim,)
+            Parameter vector.
+
+        Returns
+        -------
+        float
+            The penalty.
+        """
         return 0.5 * self.C * float(np.sum(self.penalized * theta * theta))
 
     def gradient(self, theta, t: RowTerms) -> np.ndarray:
@@ -208,9 +244,23 @@ class FairLogLoss:
         raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
 
     def to_problem(self) -> "FairLogLossProblem":
+        """Wrap the model as a smooth problem for :func:`fairopt.modeling.smooth.solve_smooth`.
+
+        Returns
+        -------
+        FairLogLossProblem
+            Value and gradient oracle plus the cvxpy form (exponential cone).
+        """
         return FairLogLossProblem(self)
 
     def summary(self) -> dict:
+        """Describe the model: sizes, constraint, fairness rows and variable blocks.
+
+        Returns
+        -------
+        dict
+            Plain values, ready for JSON or a table.
+        """
         return {"formulation": self.name, "problem_class": "smooth convex (exponential cone joint form)",
                 "rows": self.n, "features": self.dim, "constraint": self.constraint,
                 "fairness_rows": list(self.rows.names), "C": self.C,

@@ -118,6 +118,16 @@ class RandomizedThresholdParity:
         Row weights.
     n_groups : int, optional
         Number of groups (default ``max(groups) + 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups      # group 1 scores higher
+    >>> solution = RandomizedThresholdParity(scores, groups, gamma=0.1).solve()
+    >>> solution.status, bool(abs(solution.rates[0] - solution.rates[1]) < 1e-6)
+    ('optimal', True)
     """
 
     name = "constrained_classification.parity"
@@ -149,6 +159,7 @@ class RandomizedThresholdParity:
     # ------------------------------------------------------------------ helpers
     @property
     def n_groups(self) -> int:
+        """Number of groups (cells) whose thresholds are fitted."""
         return self.atoms.n_cells
 
     def _norm_weight(self) -> np.ndarray:

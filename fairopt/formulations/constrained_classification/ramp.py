@@ -26,13 +26,27 @@ FLAT_TOL = 1e-12
 
 
 def ramp(w, gamma: float):
-    """Derivative of the smoothed ReLU: ``clip(w / gamma, 0, 1)`` (the rule's probability)."""
+    """Derivative of the smoothed ReLU: ``clip(w / gamma, 0, 1)`` (the rule's probability).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ramp(np.array([-1.0, 0.05, 0.3]), 0.1).tolist()
+    [0.0, 0.5, 1.0]
+    """
     return np.clip(np.asarray(w, dtype=float) / gamma, 0.0, 1.0)
 
 
 def smoothed_relu(w, gamma: float):
     """The paper's ``xi_gamma``: 0 for ``w <= 0``, ``w^2 / (2 gamma)`` on ``[0, gamma]``,
-    ``w - gamma / 2`` above (convex, with ``1/gamma``-Lipschitz derivative)."""
+    ``w - gamma / 2`` above (convex, with ``1/gamma``-Lipschitz derivative).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> smoothed_relu(np.array([-1.0, 0.05, 0.3]), 0.1).round(6).tolist()
+    [0.0, 0.0125, 0.25]
+    """
     w = np.asarray(w, dtype=float)
     return np.where(w <= 0, 0.0, np.where(w >= gamma, w - 0.5 * gamma, 0.5 * w * w / gamma))
 
@@ -51,6 +65,15 @@ class CellRamp:
     z : ndarray of float, optional
         Constraint coefficients (default 1: statistical parity). Atoms with ``z = 0`` add
         nothing to ``g`` and are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ramp = CellRamp(np.array([0.2, 0.5, 0.9]), np.ones(3), gamma=0.1)
+    >>> ramp.values(np.array([0.0, 0.5, 1.0])).round(6).tolist()   # expected positives per threshold
+    [3.0, 1.0, 0.0]
+    >>> round(ramp.root(1.5), 6)                               # the threshold giving 1.5
+    0.45
     """
 
     def __init__(self, f, a, gamma: float, z=None):

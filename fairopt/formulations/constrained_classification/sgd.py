@@ -41,6 +41,18 @@ class ThresholdSGD:
     step_size : float, optional
         Constant step ``alpha``; default ``gamma`` (with ``alpha <= gamma`` a step never
         overshoots, because ``m_k`` is ``1/gamma``-Lipschitz).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> from fairopt.formulations.constrained_classification import collapse_atoms, sgd_thresholds
+    >>> thresholds, sgd = sgd_thresholds(collapse_atoms(scores, groups), gamma=0.1, target=0.5,
+    ...                                  random_state=0)
+    >>> type(sgd).__name__, sgd.n_cells, bool(thresholds[1] > thresholds[0])
+    ('ThresholdSGD', 2, True)
     """
 
     def __init__(self, n_cells: int, gamma: float, target: float, half_width: float = 0.0,
@@ -126,6 +138,18 @@ def sgd_thresholds(atoms, gamma: float, target: float, half_width: float = 0.0, 
     -------
     thresholds : ndarray, shape (K,)
     state : ThresholdSGD
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> from fairopt.formulations.constrained_classification import collapse_atoms, ramp
+    >>> thresholds, _ = sgd_thresholds(collapse_atoms(scores, groups), gamma=0.1, target=0.5,
+    ...                                random_state=0)
+    >>> [round(float(ramp(scores[groups == k] - thresholds[k], 0.1).mean()), 2) for k in (0, 1)]
+    [0.5, 0.5]
     """
     if sampling not in ("stratified", "rows"):
         raise ConfigError(f"sampling must be 'stratified' or 'rows', got {sampling!r}.")

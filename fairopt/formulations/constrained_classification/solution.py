@@ -37,6 +37,17 @@ class ThresholdSolution:
         ``(1/N) sum_i [(gamma/2) q_i^2 - f_i q_i]`` on the fitting sample.
     q : ndarray, shape (n_atoms,)
         Prediction probability of every atom of the fitting sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification import RandomizedThresholdParity
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    >>> solution = RandomizedThresholdParity(scores, groups, gamma=0.1).solve()
+    >>> type(solution).__name__, solution.thresholds.shape
+    ('ThresholdSolution', (2,))
     """
 
     thresholds: np.ndarray

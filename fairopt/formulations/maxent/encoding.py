@@ -40,6 +40,12 @@ class Encoding:
         Numeric value of every level for scalar attributes (``None`` for one-hot ones).
     names : tuple of str
         Attribute names, used in messages and reports.
+
+    Examples
+    --------
+    >>> encoding = Encoding.make((2, 3), "onehot", names=("sex", "age"))
+    >>> encoding.n_attributes, encoding.dim          # reference coding: (2 - 1) + (3 - 1) features
+    (2, 3)
     """
 
     n_levels: tuple[int, ...]
@@ -90,6 +96,7 @@ class Encoding:
     # ------------------------------------------------------------------ sizes
     @property
     def n_attributes(self) -> int:
+        """Number of attributes encoded."""
         return len(self.n_levels)
 
     @property
@@ -122,6 +129,7 @@ class Encoding:
 
     @property
     def log_domain_size(self) -> float:
+        """Natural logarithm of the domain size (the product of the level counts)."""
         return float(np.sum(np.log(np.asarray(self.n_levels, dtype=float))))
 
     def phi(self, f: int) -> np.ndarray:
@@ -129,6 +137,18 @@ class Encoding:
         return self._phis[f]
 
     def block(self, f: int) -> slice:
+        """Feature positions of attribute ``f`` (its reference-coded levels).
+
+        Parameters
+        ----------
+        f : int
+            Attribute index.
+
+        Returns
+        -------
+        slice
+            ``offsets[f]:offsets[f + 1]``.
+        """
         o = self.offsets
         return slice(int(o[f]), int(o[f + 1]))
 
@@ -210,4 +230,16 @@ class Encoding:
         return np.concatenate([self._phis[f].T @ probs[f] for f in range(self.n_attributes)])
 
     def level_vector(self, probs: list[np.ndarray]) -> np.ndarray:
+        """Concatenate per-attribute level probabilities into one vector.
+
+        Parameters
+        ----------
+        probs : list of ndarray
+            One probability vector per attribute, in attribute order.
+
+        Returns
+        -------
+        ndarray
+            The vectors, one after the other.
+        """
         return np.concatenate(probs)

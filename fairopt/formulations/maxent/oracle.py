@@ -31,7 +31,19 @@ from fairopt.formulations.maxent.encoding import Encoding
 
 @dataclass
 class MixtureState:
-    """Everything the oracles and the sampler need at one ``λ``."""
+    """Everything the oracles and the sampler need at one ``λ``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.maxent import DualOracle, Encoding
+    >>> encoding = Encoding.make((2, 2), "onehot")
+    >>> oracle = DualOracle(encoding, np.array([[0, 0], [1, 1]]), np.array([0.5, 0.5]), 0.5,
+    ...                     np.zeros(encoding.dim))
+    >>> state = oracle.state(np.zeros(encoding.dim))    # at lambda = 0: the prior itself
+    >>> type(state).__name__, state.log_z, state.mean.tolist()
+    ('MixtureState', 0.0, [0.5, 0.5])
+    """
 
     lam: np.ndarray
     level_probs: list          # P_f, softmax of the level scores (uniform branch)
@@ -60,6 +72,25 @@ class DualOracle:
         Mixing weight of the uniform distribution, in ``[0, 1]``.
     theta : ndarray (d,)
         Reference-coded target vector.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+    >>> solution = model.solve("native")
+    >>> oracle = model.oracle()
+    >>> oracle.dim
+    8
+    >>> bool(np.abs(oracle.gradient(solution.primal["lambda"])).max() < 1e-8)   # optimality
+    True
     """
 
     def __init__(self, enc: Encoding, points: np.ndarray, weights: np.ndarray, C: float,
@@ -97,6 +128,7 @@ class DualOracle:
 
     @property
     def dim(self) -> int:
+        """Dimension of the dual variable (reference-coded features)."""
         return self.enc.dim
 
     @property
@@ -178,13 +210,51 @@ class DualOracle:
 
     # ---------------------------------------------------------------- oracles
     def value(self, lam) -> float:
+        """Dual objective ``log Z(lam) - theta @ lam``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        float
+            The dual value (convex in ``lam``).
+        """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam)
 
     def gradient(self, lam) -> np.ndarray:
+        """Gradient of the dual: ``E_lam[phi] - theta``.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+            Expected features under the tilted prior minus the target.
+        """
         return self.state(lam).mean - self.theta
 
     def value_grad(self, lam):
+        """Dual value and gradient from one evaluation of the mixture state.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        value : float
+            ``log Z(lam) - theta @ lam``.
+        gradient : ndarray of shape (dim,)
+            ``E_lam[phi] - theta``.
+        """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam), st.mean - self.theta
 
@@ -207,9 +277,37 @@ class DualOracle:
         return 0.5 * (H + H.T)
 
     def hessian(self, lam) -> np.ndarray:
+        """Hessian of the dual: the covariance of the features under the tilted prior.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        ndarray of shape (dim, dim)
+            Positive semidefinite covariance matrix.
+        """
         return self.hessian_from_state(self.state(lam))
 
     def value_grad_hess(self, lam):
+        """Dual value, gradient and Hessian from one evaluation of the mixture state.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (dim,)
+            Dual variable.
+
+        Returns
+        -------
+        value : float
+            ``log Z(lam) - theta @ lam``.
+        gradient : ndarray of shape (dim,)
+            ``E_lam[phi] - theta``.
+        hessian : ndarray of shape (dim, dim)
+            Covariance of the features.
+        """
         st = self.state(lam)
         return (st.log_z - float(self.theta @ st.lam), st.mean - self.theta,
                 self.hessian_from_state(st))
@@ -284,7 +382,14 @@ def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
 
 
 def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
-    """All code rows of the domain (tests and tiny domains only)."""
+    """All code rows of the domain (tests and tiny domains only).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.maxent import Encoding
+    >>> enumerate_domain(Encoding.make((2, 3), "onehot")).shape
+    (6, 2)
+    """
     if enc.domain_size > max_size:
         raise DataValidationError(
             f"refusing to enumerate a domain of {enc.domain_size} points (limit {max_size}).")
@@ -293,7 +398,18 @@ def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
 
 
 def brute_force(enc: Encoding, points, weights, C: float, lam: np.ndarray, theta=None):
-    """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``."""
+    """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.maxent import Encoding
+    >>> encoding = Encoding.make((2, 2), "onehot")
+    >>> codes, q, p, h, grad, hess = brute_force(encoding, np.array([[0, 0], [1, 1]]),
+    ...                                          np.array([0.5, 0.5]), 0.5, np.zeros(encoding.dim))
+    >>> codes.shape, q.tolist(), bool(np.allclose(p, q))   # lambda = 0: p is the prior
+    ((4, 2), [0.375, 0.125, 0.125, 0.375], True)
+    """
     codes = enumerate_domain(enc)
     X = enc.features(codes)
     weights = np.asarray(weights, float) / np.sum(weights)

@@ -40,6 +40,13 @@ def collapse(codes: np.ndarray, weights: np.ndarray | None = None):
         Number of rows (or summed ``weights``) per distinct point.
     inverse : ndarray (n,)
         Index of each input row in ``points``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> points, weights, inverse = collapse(np.array([[0, 1], [0, 1], [1, 2]]))
+    >>> points.tolist(), weights.tolist(), inverse.tolist()
+    ([[0, 1], [1, 2]], [2.0, 1.0], [0, 0, 1])
     """
     codes = np.asarray(codes)
     radix = _radix(codes)
@@ -88,7 +95,14 @@ def _cell_counts(points, counts, label, protected, n_levels=None):
 
 
 def data_weights(counts: np.ndarray) -> np.ndarray:
-    """Empirical weights ``n_i / N``."""
+    """Empirical weights ``n_i / N``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data_weights(np.array([1, 3])).tolist()
+    [0.25, 0.75]
+    """
     counts = np.asarray(counts, dtype=float)
     return counts / counts.sum()
 
@@ -128,6 +142,24 @@ def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
     DataValidationError
         If a (label, group) cell with positive label mass is empty, which makes the weights
         undefined (merge rare groups or drop the level).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse
+    >>> from fairopt.metrics import statistical_rate
+    >>> points, weights, _ = collapse(codes)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> w = fair_reweighting(points, weights, label, race)
+    >>> round(statistical_rate(points[:, label], points[:, race], sample_weight=w), 6)
+    1.0
     """
     counts = np.asarray(counts, dtype=float)
     y, z, c_yz = _cell_counts(points, counts, label, protected, n_levels)
@@ -156,14 +188,48 @@ def level_marginals(points, weights, enc: Encoding) -> list[np.ndarray]:
 
 
 def target_from_weights(points, weights, enc: Encoding) -> list[np.ndarray]:
-    """Target blocks (level probabilities or scalar means) of a weighting of the points."""
+    """Target blocks (level probabilities or scalar means) of a weighting of the points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse
+    >>> points, weights, _ = collapse(codes)
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> target[names.index("race")].round(4).tolist()              # the data's race shares
+    [0.6595, 0.3405]
+    """
     marg = level_marginals(points, weights, enc)
     return [m if enc.kinds[f] == "onehot" else np.array([float(enc.values[f] @ m)])
             for f, m in enumerate(marg)]
 
 
 def balanced_target(target: list[np.ndarray], enc: Encoding, protected: int) -> list[np.ndarray]:
-    """``theta^b``: ``target`` with the protected attribute split equally between its levels."""
+    """``theta^b``: ``target`` with the protected attribute split equally between its levels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> from fairopt.formulations.maxent import collapse, target_from_weights
+    >>> points, weights, _ = collapse(codes)
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> balanced_target(target, encoding, names.index("race"))[names.index("race")].tolist()
+    [0.5, 0.5]
+    """
     out = [np.array(t, dtype=float, copy=True) for t in target]
     k = enc.n_levels[protected]
     if enc.kinds[protected] == "onehot":
@@ -227,6 +293,28 @@ def validate_target(target: list[np.ndarray], enc: Encoding, level_names=None,
     DataValidationError
         Naming the attribute level whose target is on (or beyond) the boundary of the hull, or a
         one-hot block that is not a probability vector (the dual would be unbounded below).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> import numpy as np
+    >>> from fairopt.errors import DataValidationError
+    >>> from fairopt.formulations.maxent import collapse, target_from_weights
+    >>> points, weights, _ = collapse(cells.repeat(counts, axis=0))
+    >>> target = target_from_weights(points, weights / weights.sum(), encoding)
+    >>> validate_target(target, encoding).shape        # the reference-coded theta
+    (8,)
+    >>> target[names.index("race")] = np.array([1.0, 0.0])   # a level with no mass
+    >>> try:
+    ...     validate_target(target, encoding)
+    ... except DataValidationError as err:
+    ...     print(str(err).split(":")[0])
+    target for attribute 'race' level 1 is 0
     """
     parts = []
     for f, t in enumerate(target):

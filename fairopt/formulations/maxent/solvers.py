@@ -31,7 +31,25 @@ BACKENDS = tuple(backends_for("smooth"))
 
 
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
-    """``max |E_p[α] − θ|`` over every level, reference levels included."""
+    """``max |E_p[α] − θ|`` over every level, reference levels included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> codes = cells.repeat(counts, axis=0)
+    >>> label, race = names.index("two_year_recid"), names.index("race")
+    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+    >>> solution = model.solve("native")
+    >>> oracle = model.oracle()
+    >>> bool(full_violation(oracle, oracle.gradient(solution.primal["lambda"])) < 1e-8)
+    True
+    """
     enc = oracle.enc
     v = float(np.max(np.abs(grad))) if grad.size else 0.0
     for f in range(enc.n_attributes):
@@ -121,7 +139,23 @@ class MaxEntDual(SmoothProblem):
 
 # ------------------------------------------------------------------------------------ cvxpy
 def build_cvxpy(oracle: DualOracle):
-    """The dual as a cvxpy problem; returns ``(problem, lam_variable)``."""
+    """The dual as a cvxpy problem; returns ``(problem, lam_variable)``.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
+    ...                label=names.index("two_year_recid"), protected=names.index("race"))
+    >>> problem, lam = build_cvxpy(model.oracle())
+    >>> native = model.solve("native").objective
+    >>> bool(abs(problem.solve(solver="CLARABEL") - native) < 1e-6)
+    True
+    """
     import cvxpy as cp
 
     enc = oracle.enc
@@ -156,6 +190,19 @@ def build_pyomo(oracle: DualOracle):
     ``score[i] = <λ, s_i>`` over the distinct data points, ``log_partition`` (``log Z``) and the
     objective ``dual = log_partition − <θ, λ>``. Expressions are assembled from the CSR rows of the
     feature matrix (pyomo has no array expressions, so one linear expression per point is built).
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> names = list(compas.domain.names)
+    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
+    ...                label=names.index("two_year_recid"), protected=names.index("race"))
+    >>> type(build_pyomo(model.oracle())).__name__
+    'ConcreteModel'
     """
     import pyomo.environ as pyo
     import scipy.sparse as sp

@@ -37,6 +37,14 @@ class ProxyWeightsResult:
         ``1ᵀq / C``: expected fraction of points kept.
     dropped_cells : ndarray of int
         Cells left out because their mass is at most ``min_cell_mass`` (ρ = 0 there).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.proxy_weights import ProxyWeights
+    >>> result = ProxyWeights(np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([0.7, 0.3])).solve("highs")
+    >>> type(result).__name__, round(result.acceptance_rate, 4)
+    ('ProxyWeightsResult', 0.525)
     """
 
     q: np.ndarray
@@ -75,6 +83,17 @@ class ProxyWeights:
     min_cell_mass : float, default 0
         Cells with ``r̂_j`` at most this are dropped (ρ_j = 0): tiny cells make ρ explode and
         their rows are noisy estimates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> result = ProxyWeights(A, cell_mass).solve("highs")
+    >>> result.q.round(6).tolist(), round(result.imbalance, 6)
+    ([0.428571, 0.571429], 0.0)
+    >>> result.rho.round(6).tolist(), round(result.acceptance_rate, 6)
+    ([0.321429, 1.0], 0.525)
     """
 
     def __init__(self, conditional_matrix, cell_mass=None, *, relaxed: bool = False,
@@ -97,6 +116,13 @@ class ProxyWeights:
         return p1_program(self.A[self.live], relaxed=self.relaxed, form=form, name=self.name)
 
     def summary(self):
+        """Describe the built program (blocks, sizes, problem class).
+
+        Returns
+        -------
+        ProgramSummary
+            The summary of :meth:`build`'s program.
+        """
         return self.build().summary()
 
     def hull_distance_l1(self, solver="highs") -> float:
@@ -104,6 +130,23 @@ class ProxyWeights:
         return hull_distance_l1(self.A[self.live], solver)
 
     def solve(self, solver="highs") -> ProxyWeightsResult:
+        """Solve for the proxy weights and the sampling probabilities.
+
+        Parameters
+        ----------
+        solver : str or SolverSpec, default "highs"
+            Back end for the LP or QP (``"backend[:solver]"``).
+
+        Returns
+        -------
+        ProxyWeightsResult
+            Weights, sampling probabilities, disclosivity, imbalance and the solver's solution.
+
+        Raises
+        ------
+        InfeasibleError
+            If no weights meet the disclosivity bound.
+        """
         t0 = time.perf_counter()
         A = self.A[self.live]
         q_live, sol = solve_p1(A, relaxed=self.relaxed, solver=solver)

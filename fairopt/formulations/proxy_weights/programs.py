@@ -67,6 +67,15 @@ def p1_program(A, relaxed: bool = False, target=None, form: str = "lifted",
 
     ``form="lifted"`` uses variables ``(q, p)`` with the equality block ``lift``;
     ``form="condensed"`` uses ``q`` alone with Hessian ``2AAᵀ`` and linear term ``−2Au``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> program = p1_program(A)
+    >>> program.summary().problem_class, round(program.solve("highs").objective, 9)
+    ('QP', 0.0)
     """
     A = check_conditional_matrix(A)
     ell, K = A.shape
@@ -90,7 +99,16 @@ def p1_program(A, relaxed: bool = False, target=None, form: str = "lifted",
 
 
 def hull_membership_program(A, target=None, name: str = "hull_membership") -> Program:
-    """P3 as a phase-I LP; optimum 0 iff the target lies in the convex hull of A's rows."""
+    """P3 as a phase-I LP; optimum 0 iff the target lies in the convex hull of A's rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> round(hull_membership_program(A).solve("highs").objective, 9)   # uniform is in the hull
+    0.0
+    """
     A = check_conditional_matrix(A)
     ell, K = A.shape
     u = uniform_target(K) if target is None else np.asarray(target, dtype=float)
@@ -106,7 +124,18 @@ def hull_membership_program(A, target=None, name: str = "hull_membership") -> Pr
 
 
 def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max_acceptance") -> Program:
-    """The LP ``min t`` over optimal q (``|Aᵀq − p*| ≤ tol``) with ``q_j ≤ t·r̂_j``."""
+    """The LP ``min t`` over optimal q (``|Aᵀq − p*| ≤ tol``) with ``q_j ≤ t·r̂_j``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> q_star = np.array([3 / 7, 4 / 7])
+    >>> program = acceptance_program(A, cell_mass, A.T @ q_star)
+    >>> program.solve("highs").is_optimal
+    True
+    """
     A = check_conditional_matrix(A)
     ell, K = A.shape
     r_hat = np.asarray(cell_mass, dtype=float)
@@ -124,7 +153,14 @@ def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max
 
 # ---- native reference ------------------------------------------------------------------------
 def project_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the probability simplex (sort-based)."""
+    """Euclidean projection onto the probability simplex (sort-based).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> project_simplex(np.array([0.8, 0.6])).round(6).tolist()
+    [0.6, 0.4]
+    """
     s = np.sort(v)[::-1]
     css = np.cumsum(s) - 1.0
     k = np.arange(1, v.size + 1)
@@ -140,6 +176,15 @@ def solve_native(A, relaxed: bool = False, target=None, tol: float = 1e-13,
     Stops when an optimality measure falls below ``tol``: on the simplex the Frank–Wolfe gap
     ``⟨∇f, q⟩ − min_j ∇f_j`` (an upper bound on ``f(q) − f*``); on the orthant (P1′) the KKT
     residual ``max_j |min(q_j, ∇f_j)|``. Returns ``(q, iterations, converged)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> q, iterations, converged = solve_native(A)
+    >>> q.round(6).tolist(), converged
+    ([0.428571, 0.571429], True)
     """
     A = check_conditional_matrix(A)
     ell, K = A.shape
@@ -174,6 +219,15 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
 
     ``q`` is clipped to ≥ 0 (and renormalised onto the simplex for P1). Non-optimal solver
     status raises :class:`SolverError`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> q, solution = solve_p1(A)
+    >>> q.round(6).tolist(), solution.is_optimal
+    ([0.428571, 0.571429], True)
     """
     spec = SolverSpec.parse(solver)
     A = check_conditional_matrix(A)
@@ -202,7 +256,16 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
 
 
 def hull_distance_l1(A, solver="highs", target=None) -> float:
-    """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside)."""
+    """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> round(hull_distance_l1(A), 9)        # the uniform distribution is in the hull
+    0.0
+    """
     return float(hull_membership_program(A, target).solve(solver, require_optimal=True).objective)
 
 
@@ -210,6 +273,15 @@ def max_acceptance_weights(A, cell_mass, p_star, solver="highs", tol: float = 1e
     """q on the optimal face of P1/P1′ that minimises ``max_j q_j/r̂_j`` (acceptance LP).
 
     HiGHS runs with primal feasibility tolerance ``tol/10`` so the face is kept to ``tol``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> q_star = np.array([0.428571, 0.571429])
+    >>> max_acceptance_weights(A, cell_mass, A.T @ q_star).round(4).tolist()
+    [0.4286, 0.5714]
     """
     spec = SolverSpec.parse(solver)
     if spec.backend == "highs" and "primal_feasibility_tolerance" not in spec.options:

@@ -17,7 +17,14 @@ from fairopt.errors import DataValidationError
 
 
 def membership_matrix(cells, n_cells: int | None = None) -> np.ndarray | sp.csr_matrix:
-    """Cell indices (1-D ints) → sparse one-hot membership; a 2-D membership is returned as is."""
+    """Cell indices (1-D ints) → sparse one-hot membership; a 2-D membership is returned as is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> membership_matrix(np.array([0, 1, 1])).toarray().tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
+    """
     cells = np.asarray(cells) if not sp.issparse(cells) else cells
     if sp.issparse(cells) or cells.ndim == 2:
         return cells
@@ -36,6 +43,14 @@ def conditional_matrix(membership, groups, n_groups: int, sample_weight=None, n_
     ``membership`` as 1-D cell indices may be a Dask array, a memmap or a ``.npy`` path (with
     ``groups`` and ``sample_weight`` likewise): the counts are then reduced chunk by chunk
     (:func:`fairopt.stats.cell_group_counts`); pass ``n_cells`` (the proxy's number of cells).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A, cell_mass, counts = conditional_matrix(membership_matrix(np.array([0, 0, 1, 1])),
+    ...                                          np.array([0, 1, 1, 1]), 2)
+    >>> A.tolist(), cell_mass.tolist()
+    ([[0.5, 0.5], [0.0, 1.0]], [0.5, 0.5])
     """
     from fairopt.stats import cell_group_counts, is_lazy
     if any(a is not None and is_lazy(a) for a in (membership, groups, sample_weight)):
@@ -65,7 +80,17 @@ def _conditional_from_counts(N: np.ndarray):
 
 
 def disclosivity(A, cell_mass, prior) -> float:
-    """``max_{j,k} |A_jk − r_k|`` over non-empty cells (Definition 5)."""
+    """``max_{j,k} |A_jk − r_k|`` over non-empty cells (Definition 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> prior = cell_mass @ A
+    >>> round(disclosivity(A, cell_mass, prior), 6)
+    0.49
+    """
     A = np.asarray(A, dtype=float)
     live = np.asarray(cell_mass) > 0
     if not live.any():
@@ -74,7 +99,14 @@ def disclosivity(A, cell_mass, prior) -> float:
 
 
 def imbalance(distribution) -> float:
-    """``‖π − U‖₂``, the ℓ₂ distance of a group distribution from uniform (Definition 2)."""
+    """``‖π − U‖₂``, the ℓ₂ distance of a group distribution from uniform (Definition 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> imbalance(np.array([0.5, 0.5])), round(imbalance(np.array([0.8, 0.2])), 6)
+    (0.0, 0.424264)
+    """
     pi = np.asarray(distribution, dtype=float)
     return float(np.linalg.norm(pi - 1.0 / pi.shape[-1]))
 
@@ -84,6 +116,15 @@ def sampling_probabilities(q, cell_mass, min_cell_mass: float = 0.0):
 
     Returns ``(ρ, C, acceptance)`` with acceptance rate ``1ᵀq/C``. Cells with mass at most
     ``min_cell_mass`` (always the empty ones) get ``ρ_j = 0``; they must carry no weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> rho, normaliser, acceptance = sampling_probabilities(np.array([0.428571, 0.571429]), cell_mass)
+    >>> rho.round(4).tolist(), round(acceptance, 4)
+    ([0.3214, 1.0], 0.525)
     """
     q = np.asarray(q, dtype=float)
     r_hat = np.asarray(cell_mass, dtype=float)
@@ -100,7 +141,17 @@ def sampling_probabilities(q, cell_mass, min_cell_mass: float = 0.0):
 
 
 def filtered_distribution(A, cell_mass, rho) -> tuple[np.ndarray, float]:
-    """Group distribution of the kept sample and the acceptance rate under Algorithm 2."""
+    """Group distribution of the kept sample and the acceptance rate under Algorithm 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> pi, acceptance = filtered_distribution(A, cell_mass, np.array([0.321429, 1.0]))
+    >>> pi.round(4).tolist(), round(acceptance, 4)
+    ([0.5, 0.5], 0.525)
+    """
     keep = np.asarray(cell_mass, dtype=float) * np.asarray(rho, dtype=float)
     rate = float(keep.sum())
     if rate <= 0:
@@ -113,6 +164,15 @@ def interpolate_proxy(A, cell_mass, prior, eta: float):
 
     ``r̂′ = (1 − η)r̂ + η/ℓ`` and ``A′_j = [(1 − η)r̂_j a_j + (η/ℓ)r]/r̂′_j``, so that
     ``A′_j − r = (1 − η)(r̂_j/r̂′_j)(a_j − r)``: disclosure shrinks to 0 at η = 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
+    >>> cell_mass = np.array([0.7, 0.3])
+    >>> out = interpolate_proxy(A, cell_mass, cell_mass @ A, 0.0)    # eta = 0: the proxy itself
+    >>> np.allclose(out[0], A)
+    True
     """
     if not 0.0 <= eta <= 1.0:
         raise DataValidationError(f"eta must lie in [0, 1], got {eta}.")

@@ -31,7 +31,14 @@ INF = float("inf")
 
 
 class Distortion(abc.ABC):
-    """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``."""
+    """Base class: ``cost(domain, old, new)`` with ``old``/``new`` integer codes ``(n, k)``.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.tv_repair import AdultDistortion, as_distortion
+    >>> isinstance(as_distortion("adult"), Distortion), isinstance(AdultDistortion(), Distortion)
+    (True, True)
+    """
 
     @abc.abstractmethod
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -65,11 +72,37 @@ def _unchanged_elsewhere(domain: Domain, old, new, used: set[str]) -> np.ndarray
 @dataclass
 class CallableDistortion(Distortion):
     """A user function ``f(old, new) -> array of n costs`` on two DataFrames of level values
-    (one column per attribute of ``X × Y``; row i is one move). Must be vectorised."""
+    (one column per attribute of ``X × Y``; row i is one move). Must be vectorised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> old = np.array([[0, 0, 2, 3, 0]])
+    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    >>> moved = CallableDistortion(lambda before, after: (before != after).sum(axis=1))
+    >>> moved(domain, old, new).tolist()
+    [1.0]
+    """
 
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         return self.func(domain.decode(old), domain.decode(new))
 
 
@@ -84,6 +117,16 @@ class AttributeRule:
         up and ``down`` per step down the level order, at most ``max_up`` / ``max_down`` steps;
         ``change``: any change costs ``change``; ``matrix``: ``matrix[old_level][new_level]``
         (missing entries are forbidden).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> import numpy as np
+    >>> rule = AttributeRule("change", change=2.0)
+    >>> rule.cost((0, 1, 2), np.array([0, 1]), np.array([0, 2])).tolist()
+    [0.0, 2.0]
     """
 
     kind: str = "fixed"
@@ -105,6 +148,20 @@ class AttributeRule:
                 raise DataValidationError(f"attribute rule {name} must be >= 0, got {getattr(self, name)}.")
 
     def cost(self, levels: tuple, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Distortion of moving each record from ``old`` to ``new`` levels.
+
+        Parameters
+        ----------
+        levels : tuple
+            Levels of the attribute(s) the rule reads, in code order.
+        old, new : ndarray
+            Level codes before and after the move (same shape).
+
+        Returns
+        -------
+        ndarray of float
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         step = new - old
         if self.kind == "free":
             return np.zeros(len(old))
@@ -154,6 +211,20 @@ class DistortionTable(Distortion):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         unknown = set(self.rules) - set(domain.names)
         if unknown:
             raise DataValidationError(f"distortion table names attributes {sorted(unknown)} that are not "
@@ -180,6 +251,16 @@ class AdultDistortion(Distortion):
     age moved by one decade → 2; income lowered → 1; anything else → 0. Levels are read in their
     domain order (decades, education bins, income 0 < 1). Attributes the rule does not mention may
     not change, unless ``compat=True`` (then they are free, as in AIF360's helper).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.data import load_builtin
+    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+    >>> old = np.array([[0, 0, 2, 3, 0]])
+    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    >>> AdultDistortion()(domain, old, new).tolist()
+    [3.0]
     """
 
     age: str = "age_decade"
@@ -188,6 +269,20 @@ class AdultDistortion(Distortion):
     compat: bool = False
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         a, e, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.education, "education"),
                                                     (self.income, "income")))
         de, da, dy = new[:, e] - old[:, e], np.abs(new[:, a] - old[:, a]), new[:, y] - old[:, y]
@@ -208,6 +303,11 @@ class CompasDistortion(Distortion):
     1 per age step, 1 for priors lowered one bin, 1 for the label lowered, 4 for a charge-degree
     change. (The authors price "never" at 10^4 under caps of 0.3–0.4; forbidding is the exact
     limit and is flagged in ``docs/tv_repair.md``.) Unmentioned attributes may not change.
+
+    Examples
+    --------
+    >>> CompasDistortion().rule
+    'aif360'
     """
 
     rule: str = "aif360"
@@ -222,6 +322,20 @@ class CompasDistortion(Distortion):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
     def cost(self, domain, old, new):
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
         a, p, c, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.priors, "priors"),
                                                        (self.charge, "charge degree"), (self.label, "label")))
         da, dp, dy = new[:, a] - old[:, a], new[:, p] - old[:, p], new[:, y] - old[:, y]
@@ -249,7 +363,13 @@ def bank_distortion() -> DistortionTable:
     """Declarative distortion for the Bank Marketing layout of ``fairopt.formulations.tv_repair.layouts``
     (features ``education``, ``balance`` bins, ``housing``, ``loan``; label ``y``):
     education up one level 1 (never down, ``unknown`` fixed); balance one bin either way 1; housing
-    or loan flipped 1; label lowered 1, raised 2."""
+    or loan flipped 1; label lowered 1, raised 2.
+
+    Examples
+    --------
+    >>> isinstance(bank_distortion(), DistortionTable)
+    True
+    """
     edu = {"primary": {"secondary": 1.0}, "secondary": {"tertiary": 1.0}}
     return DistortionTable({
         "education": {"kind": "matrix", "matrix": edu},
@@ -270,7 +390,13 @@ BUILTIN_DISTORTIONS: dict[str, Callable[[], Distortion]] = {
 
 
 def as_distortion(spec) -> Distortion:
-    """A :class:`Distortion` from a built-in name, a rules mapping, a Distortion or a callable."""
+    """A :class:`Distortion` from a built-in name, a rules mapping, a Distortion or a callable.
+
+    Examples
+    --------
+    >>> as_distortion("adult")
+    AdultDistortion(age='age_decade', education='education_years', income='income', compat=False)
+    """
     if isinstance(spec, Distortion):
         return spec
     if isinstance(spec, str):

@@ -95,6 +95,22 @@ class OptimizedPreprocessing(EpsilonAnalysis):
     columns : {"all", "observed"}
         Candidate (x̂, ŷ): the whole X×Y product (exact) or the observed (x, y) only (an
         approximation for huge unbinned domains; flagged in results).
+
+    Examples
+    --------
+    The Adult experiment's mapping on the built-in counts (favourable label ``income = 1``):
+
+    >>> from fairopt.data import load_builtin
+    >>> adult = load_builtin("adult")
+    >>> cells, counts = adult.codes()
+    >>> model = OptimizedPreprocessing(adult.domain, cells, counts, protected="sex", label="income",
+    ...                                features=["age_decade", "education_years"], epsilon=0.05,
+    ...                                distortion="adult", clist=[0.99, 1.99, 2.99],
+    ...                                dlist=[0.1, 0.05, 0.0], utility="xy")
+    >>> result = model.solve("highs")
+    >>> after = result.rates.set_index(["sex", "income"])["after"]
+    >>> bool(after[("Female", 1)] <= 1.05 * after[("Male", 1)] + 1e-9)
+    True
     """
 
     def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str, features=None,
@@ -220,6 +236,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
 
     @property
     def n_variables(self) -> int:
+        """Number of mapping variables (nonzero candidate cells of the mapping)."""
         return int(self.var_row.size)
 
     # ------------------------------------------------------------------ constraint blocks
@@ -381,6 +398,13 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         return prog
 
     def summary(self) -> str:
+        """Describe the model: attributes, sizes, discrimination form, utility and divergence.
+
+        Returns
+        -------
+        str
+            One paragraph.
+        """
         prog = self.build()
         dense = self.n_dense
         return (f"optimized pre-processing: D={self.protected!r}, X={self.features}, Y={self.label!r}; "

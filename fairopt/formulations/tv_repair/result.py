@@ -39,9 +39,21 @@ class MappingResult:
     fairness_duals : DataFrame
         One row per discrimination constraint: groups, label, dual (``d objective / d bound``).
     price_of_fairness : DataFrame
-        Per group pair: sum of |dual| and the contribution to ``d objective / d ε``.
+        Per group pair: sum of ``|dual|`` and the contribution to ``d objective / d ε``.
     d_objective_d_epsilon : float
         ``d objective* / d ε`` (≤ 0) by the envelope theorem at the optimal basis.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.tv_repair import OptimizedPreprocessing
+    >>> adult = load_builtin("adult")
+    >>> cells, counts = adult.codes()
+    >>> result = OptimizedPreprocessing(adult.domain, cells, counts, protected="sex", label="income",
+    ...                                 features=["age_decade", "education_years"],
+    ...                                 epsilon=0.1).solve("highs")
+    >>> type(result).__name__, list(result.rates.columns)
+    ('MappingResult', ['sex', 'income', 'before', 'after'])
     """
 
     objective: float
@@ -99,7 +111,7 @@ class MappingResult:
     def test_mapping(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
         """``P(x̂ | d, x)`` for records without a label: Σ_{y,ŷ} q(d,x,y) P(x̂,ŷ|d,x,y), row-normalised.
 
-        Returns the matrix, the flat keys of its (d, x) rows (``dxy_domain`` index // |Y|) and
+        Returns the matrix, the flat keys of its (d, x) rows (``dxy_domain index // |Y|``) and
         the x̂ codes of its columns.
         """
         n_y = self.xy_domain.cardinalities[-1]   # the label is the last (least significant) digit

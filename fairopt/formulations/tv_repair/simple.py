@@ -22,8 +22,10 @@ this baseline. ``form="full"`` builds the enumerated per-cell LP (domains up to
 ``MAX_FULL_CELLS`` cells) and exists to verify the aggregation.
 
 **Price of fairness.** The duals of the ``statistical_rate`` rows are the marginal TV cost of
-tightening each pairwise constraint. The result reports their sum as ``d TV*/d tau`` (ratio form)
-or ``d TV*/d eps`` (difference form).
+tightening each pairwise row's bound. The result reports ``d TV*/d tau`` (ratio form: each
+pair's |dual| times the repaired favourable rate of its reference group, summed over pairs, since
+the bound of ``rate_a >= tau * rate_b`` moves with ``rate_b``) or ``d TV*/d eps`` (difference
+form: the sum of the |duals|).
 """
 from __future__ import annotations
 
@@ -76,6 +78,17 @@ class TVRepairResult:
         Dual of each pairwise statistical-rate row, indexed by the pair.
     solution : Solution
         The raw named solution of the program.
+
+    Examples
+    --------
+    >>> from fairopt.data import load_builtin
+    >>> from fairopt.formulations.tv_repair import TVRepair
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> result = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
+    ...                   favourable_label=0, statistical_rate=0.9).solve("highs")
+    >>> type(result).__name__, round(result.statistical_rate["after"], 6)
+    ('TVRepairResult', 0.9)
     """
 
     tv: float
@@ -143,6 +156,22 @@ class TVRepair:
         Solve over (group, label) blocks (exact, any domain size) or over every cell.
     name : str
         Program name.
+
+    Examples
+    --------
+    Repair the built-in COMPAS counts to exact statistical parity by race (favourable label
+    ``two_year_recid = 0``):
+
+    >>> from fairopt.data import load_builtin
+    >>> compas = load_builtin("compas")
+    >>> cells, counts = compas.codes()
+    >>> model = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
+    ...                  favourable_label=0, statistical_rate=1.0)
+    >>> result = model.solve("highs")
+    >>> round(result.tv, 5), round(result.statistical_rate["after"], 6)
+    (0.03308, 1.0)
+    >>> round(result.price_of_fairness, 4)
+    0.1742
     """
 
     def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str,
