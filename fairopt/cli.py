@@ -64,7 +64,7 @@ def _callback(bar):
 
 
 def cmd_run(args) -> int:
-    from fairopt.config import load_card
+    from fairopt.runs.card import load_card
     from fairopt.runs.execute import execute, exit_code, solver_label
     from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
     console, err = _console(), _console(stderr=True)
@@ -139,7 +139,7 @@ def cmd_solvers(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from fairopt.config import load_card
+    from fairopt.runs.card import load_card
     from fairopt.errors import ConfigError
     console = _console()
     card = load_card(args.card, args.set, None)

@@ -17,7 +17,7 @@ PKG = ROOT / "fairopt"
 #: the layers of docs/design.md, top to bottom; a file may import only from its own layer or below
 LAYERS = [
     ("cli", ["cli.py", "_cli_output.py"]),
-    ("runs", ["runs/", "config.py"]),
+    ("runs", ["runs/"]),
     ("estimators", ["preprocessing/", "inprocessing/", "postprocessing/", "filtering.py", "ranking/"]),
     ("orchestration", ["reductions/"]),
     ("formulations", ["formulations/"]),

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fairopt.cli import main
-from fairopt.config import load_card
+from fairopt.runs.card import load_card
 from fairopt.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

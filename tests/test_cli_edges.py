@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from fairopt.cli import _rich_table, format_column, main
-from fairopt.config import load_card
+from fairopt.runs.card import load_card
 from fairopt.errors import ConfigError, OutputError
 
 ROOT = Path(__file__).resolve().parents[1]

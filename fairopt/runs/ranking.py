@@ -22,7 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.modeling import SolverSpec
-from fairopt.runs.base import Progress, RunOutput, Table
+from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 
 class Data(BaseModel):
@@ -63,9 +63,7 @@ def candidate_lists(data: Data, params: Parameters) -> tuple[np.ndarray, np.ndar
     X = df[["lsat", "ugpa"]].to_numpy(float)
     y = df["zfya"].to_numpy(float)
     rng = np.random.default_rng(data.random_state)
-    perm = rng.permutation(len(df))
-    cut = round(len(df) * data.train_fraction)
-    train, pool = perm[:cut], perm[cut:]
+    train, pool = split_rows(len(df), [data.train_fraction], rng)
     model = Ridge(alpha=1.0).fit(X[train], y[train])
     score = model.predict(X[pool])
     relevance = score - score.min()          # nonnegative, in grade units

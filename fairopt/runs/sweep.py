@@ -62,7 +62,7 @@ def resolve_key(key: str, runner) -> str:
     """
     import difflib
 
-    from fairopt.config import SolverTable
+    from fairopt.runs.card import SolverTable
     key = key.strip()
     if "." in key:
         return key
@@ -109,7 +109,7 @@ def _value_key(value):
 
 def _distinct(key: str, values: list[str]) -> list[str]:
     """Drop grid values equal to an earlier one once read as TOML: ``0.9,0.90`` is one task."""
-    from fairopt.config import parse_override
+    from fairopt.runs.card import parse_override
     seen, out = set(), []
     for text in values:
         k = _value_key(parse_override(f"{key}={text}")[1])
@@ -151,7 +151,7 @@ def _slug(values: dict[str, Any], fold: int | None) -> str:
 
 def expand(grid: dict[str, list[str]], folds: int | None = None) -> list[Task]:
     """The Cartesian product of the grid (times ``folds`` reseeded splits) as tasks with stable ids."""
-    from fairopt.config import parse_override
+    from fairopt.runs.card import parse_override
     keys = list(grid)
     tasks = []
     for combo in itertools.product(*(grid[k] for k in keys)):
@@ -175,7 +175,7 @@ def run_task(payload: dict) -> dict:
     Any exception becomes a record with ``status = "error"``, the error and its traceback, so one
     failing task never stops a sweep.
     """
-    from fairopt.config import load_card
+    from fairopt.runs.card import load_card
     from fairopt.runs.execute import execute, json_safe
     t0 = time.perf_counter()
     task = payload["task"]
@@ -316,7 +316,7 @@ def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "ser
     -------
     SweepSummary
     """
-    from fairopt.config import apply_overrides, load_card, read_card
+    from fairopt.runs.card import apply_overrides, load_card, read_card
     card_path = Path(card_path)
     raw = apply_overrides(read_card(card_path), list(overrides or []))
     # the base card must be valid; validated from the file so that errors say what came from --set
