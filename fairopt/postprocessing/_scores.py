@@ -35,6 +35,29 @@ def scores_from_logits(z) -> np.ndarray:
     return np.tanh(0.5 * np.asarray(z, dtype=float))
 
 
+
+def map_scores(raw: np.ndarray, kind: str) -> np.ndarray:
+    """Raw scores of ``score_map`` kind ``kind`` ("proba", "logit" or scores already in [-1, 1])
+    mapped to the paper's [-1, 1] scores; module level so that it can be shipped to Dask workers.
+
+    Examples
+    --------
+    >>> map_scores(np.array([0.0, 0.25, 1.0]), "proba").tolist()
+    [-1.0, -0.5, 1.0]
+    """
+    if kind == "proba":
+        if raw.size and (raw.min() < 0 or raw.max() > 1):
+            raise DataValidationError("score_map='proba' needs probabilities in [0, 1].")
+        return scores_from_proba(raw)
+    if kind == "logit":
+        return scores_from_logits(raw)
+    if raw.size and (raw.min() < -1 - 1e-12 or raw.max() > 1 + 1e-12):
+        raise DataValidationError(
+            f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities "
+            "with 2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
+    # clip only when needed: a copy of 10^7 scores costs more than the rest of the fit's setup
+    return np.clip(raw, -1.0, 1.0) if raw.size and (raw.min() < -1.0 or raw.max() > 1.0) else raw
+
 class _ScoreMixin:
     """Shared handling of the wrapped estimator and of the score map."""
 
@@ -92,18 +115,7 @@ class _ScoreMixin:
                                   "(predict_proba for 'proba', decision_function for 'logit').")
         if not np.isfinite(raw).all():
             raise DataValidationError("scores contain NaN or infinite values.")
-        if kind == "proba":
-            if raw.min() < 0 or raw.max() > 1:
-                raise DataValidationError("score_map='proba' needs probabilities in [0, 1].")
-            return scores_from_proba(raw)
-        if kind == "logit":
-            return scores_from_logits(raw)
-        if raw.size and (raw.min() < -1 - 1e-12 or raw.max() > 1 + 1e-12):
-            raise DataValidationError(
-                f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities "
-                "with 2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
-        # clip only when needed: a copy of 10^7 scores costs more than the rest of the fit's setup
-        return np.clip(raw, -1.0, 1.0) if raw.size and (raw.min() < -1.0 or raw.max() > 1.0) else raw
+        return map_scores(raw, kind)
 
     def _fit_groups(self, sensitive_features, X, n: int) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.postprocessing._scores import scores_from_logits, scores_from_proba
+from fairopt.postprocessing._scores import map_scores
 from fairopt.stats import (
     as_source,
     group_labels,
@@ -40,21 +40,6 @@ def check_score_bins(score_bins) -> int | None:
     if isinstance(score_bins, bool) or not isinstance(score_bins, (int, np.integer)) or score_bins < 2:
         raise ConfigError(f"score_bins must be None (exact scores) or an integer >= 2, got {score_bins!r}.")
     return int(score_bins)
-
-
-def map_scores(raw: np.ndarray, kind: str) -> np.ndarray:
-    """The ``score_map`` of one chunk of raw scores (module level: it is shipped to Dask workers)."""
-    if kind == "proba":
-        if raw.size and (raw.min() < 0 or raw.max() > 1):
-            raise DataValidationError("score_map='proba' needs probabilities in [0, 1].")
-        return scores_from_proba(raw)
-    if kind == "logit":
-        return scores_from_logits(raw)
-    if raw.size and (raw.min() < -1 - 1e-12 or raw.max() > 1 + 1e-12):
-        raise DataValidationError(
-            f"scores must lie in [-1, 1] (got [{raw.min():.4g}, {raw.max():.4g}]); map probabilities with "
-            "2p - 1 (score_map='proba') or log-odds/margins with tanh(z/2) (score_map='logit').")
-    return np.clip(raw, -1.0, 1.0)
 
 
 def fit_lazy(est, X, y, sensitive_features, subgroups, sample_weight, constraint: str):
