@@ -130,33 +130,14 @@ def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, gri
             np.concatenate([at.score, at.score]), np.concatenate([np.ones(at.n_atoms), np.zeros(at.n_atoms)]),
             np.concatenate([at.cell, at.cell]), K, np.concatenate([at.positive, np.maximum(neg, 0.0)]))
         at = merge_atoms(at.cell, est.calibrator_.transform(at.score, at.cell), at.weight, at.positive, K)
-    opts = dict(est.solver_options or {})
-    solver_name = getattr(est.solver, "backend", est.solver)
-    est.eps_ = float(est.eps)
     if constraint == "demographic_parity":
-        if solver_name == "sgd" and "random_state" not in opts:
-            opts["random_state"] = est.random_state
         form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
-        sol = form.solve(est.solver, **opts)
-        est.thresholds_, est.tie_probs_ = sol.thresholds, sol.tie_probs
-        est.gamma_, est.rho_, est.fitted_rates_ = sol.gamma, sol.rho, sol.rates
     elif constraint == "covariance":             # one subgroup: cells 2 * 0 + s are the groups
-        if solver_name == "sgd" and "random_state" not in opts:
-            opts["random_state"] = est.random_state
-        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps, atoms=at)
-        sol = form.solve(est.solver, **opts)
         est.subgroups_ = pd.Index([None])
-        est.thresholds_ = sol.thresholds.reshape(-1, 2)
-        est.gamma_, est.rho_, est.fitted_rates_ = sol.gamma, float("nan"), sol.rates
+        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps, atoms=at)
     else:
         form = ThresholdMixtureOdds(None, None, None, constraint, est.eps, atoms=at)
-        sol = form.solve("highs" if solver_name == "native" else est.solver, **opts)
-        est.rules_ = sol.rules
-        est.thresholds_ = [r.cuts for r in sol.rules]
-        est.gamma_, est.rho_, est.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr
-    est.solution_ = sol
-    est.constraint_ = constraint
-    return est
+    return est._solve_form(form, constraint, est._solver_options(constraint))
 
 
 def quantise_fitted(est, f: np.ndarray, cells: np.ndarray) -> np.ndarray:

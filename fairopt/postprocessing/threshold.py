@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, resolve
-from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
@@ -256,15 +256,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             self.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
                 f, yv, codes, len(self.groups_), sw)
             f = self.calibrator_.transform(f, codes)
-        solver_name = getattr(self.solver, "backend", self.solver)
-        self.eps_ = float(self.eps)
         if constraint == "demographic_parity":
-            if solver_name == "sgd" and "random_state" not in opts:
-                opts["random_state"] = self.random_state
             form = RandomizedThresholdParity(f, codes, self.gamma, self.eps, self.rho, sw, len(self.groups_))
-            sol = form.solve(self.solver, **opts)
-            self.thresholds_, self.tie_probs_ = sol.thresholds, sol.tie_probs
-            self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, sol.rho, sol.rates
         elif constraint == "covariance":
             if len(self.groups_) != 2:
                 raise DataValidationError(f"constraint='covariance' needs a binary sensitive attribute; got "
@@ -274,17 +267,31 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             else:
                 sub = check_groups(subgroups, n, X=X, name="subgroups")
                 sub_codes, self.subgroups_ = sub.codes, sub.labels
-            if solver_name == "sgd" and "random_state" not in opts:
-                opts["random_state"] = self.random_state
             form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps, sw, len(self.subgroups_))
-            sol = form.solve(self.solver, **opts)
-            self.thresholds_ = sol.thresholds.reshape(-1, 2)
-            self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, float("nan"), sol.rates
         else:
             if yv is None:
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
             form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
                                         n_groups=len(self.groups_))
+        return self._solve_form(form, constraint, opts)
+
+    def _solve_form(self, form, constraint: str, opts: dict):
+        """Solve a built threshold form with the estimator's solver and store the fitted rule (the
+        one tail of the in-memory and the statistics fits)."""
+        solver_name = getattr(self.solver, "backend", self.solver)
+        opts = dict(opts)
+        self.eps_ = float(self.eps)
+        if constraint in ("demographic_parity", "covariance"):
+            if solver_name == "sgd":
+                opts.setdefault("random_state", self.random_state)
+            sol = form.solve(self.solver, **opts)
+            if constraint == "demographic_parity":
+                self.thresholds_, self.tie_probs_ = sol.thresholds, sol.tie_probs
+                self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, sol.rho, sol.rates
+            else:
+                self.thresholds_ = sol.thresholds.reshape(-1, 2)
+                self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, float("nan"), sol.rates
+        else:   # the label criteria are LPs: the native choice means the registry's LP back end
             sol = form.solve(default_spec("LP") if solver_name == "native" else self.solver, **opts)
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
