@@ -145,7 +145,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
         "setup_seconds": time.perf_counter() - t0 - res.solve_seconds,
     }
     duals = Table("Dual of each statistical-rate row, per group pair (d TV*/d bound); "
-                  "their total d TV*/d tau is metrics.price_of_fairness",
+                  "d TV*/d tau (metrics.price_of_fairness) weighs each |dual| by its reference group's rate",
                   ["pair", "dual"], [[k, float(v)] for k, v in res.fairness_duals.items()])
     target = (f"statistical rate >= {params.statistical_rate:g}" if params.statistical_rate is not None else
               f"rate difference <= {params.sr_difference:g}" if params.sr_difference is not None else "none")
