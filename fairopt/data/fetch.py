@@ -276,8 +276,14 @@ def build_dataset(name: str, raw_paths: Sequence[str | os.PathLike]) -> pd.DataF
 
     Examples
     --------
-    >>> build_dataset("german", ["german.data"]).shape  # doctest: +SKIP
-    (1000, 60)
+    One record of the UCI ``german.data`` file, written to a temporary folder (the full
+    file gives 1,000 rows):
+
+    >>> import pathlib, tempfile
+    >>> raw = pathlib.Path(tempfile.mkdtemp()) / "german.data"
+    >>> _ = raw.write_bytes(b"A11 6 A34 A43 1169 A65 A75 4 A93 A101 4 A121 67 A143 A152 2 A173 1 A192 A201 1\\n")
+    >>> build_dataset("german", [raw])[["sex", "age", "credit-label"]].values.tolist()
+    [[1, 1, 0]]
     """
     _check_name(name)
     if len(raw_paths) != len(SOURCES[name]):
@@ -319,10 +325,19 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_dataset, load_german
     >>> path = fetch_dataset("german", "/tmp/fairopt-data")  # doctest: +SKIP
     >>> load_german(path).shape  # doctest: +SKIP
     (1000, 60)
+
+    A name outside :data:`SOURCES` is refused before anything is downloaded:
+
+    >>> fetch_dataset("german_credit")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: unknown data set 'german_credit'; fetchable: ['adult', 'bank', 'compas', 'credit', 'crime', 'german', 'law']
     """
     _check_name(name)
     folder = Path(dest).expanduser() if dest is not None else default_data_home()
