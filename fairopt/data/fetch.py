@@ -360,9 +360,20 @@ def fetch_adult(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pa
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_adult, load_adult
     >>> load_adult(fetch_adult()).shape  # doctest: +SKIP
     (45222, 15)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "adult.csv.gz").write_bytes(b"")
+    >>> fetch_adult(dest) == dest / "adult.csv.gz"
+    True
     """
     return fetch_dataset("adult", dest, cache_dir=cache_dir, force=force)
 
@@ -373,9 +384,20 @@ def fetch_compas(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_compas, load_compas
     >>> load_compas(fetch_compas()).shape  # doctest: +SKIP
     (6167, 13)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "compas.csv.gz").write_bytes(b"")
+    >>> fetch_compas(dest) == dest / "compas.csv.gz"
+    True
     """
     return fetch_dataset("compas", dest, cache_dir=cache_dir, force=force)
 
@@ -386,9 +408,20 @@ def fetch_law(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Path
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_law, load_law
     >>> load_law(fetch_law()).shape  # doctest: +SKIP
     (21791, 6)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "law.csv.gz").write_bytes(b"")
+    >>> fetch_law(dest) == dest / "law.csv.gz"
+    True
     """
     return fetch_dataset("law", dest, cache_dir=cache_dir, force=force)
 
@@ -399,9 +432,20 @@ def fetch_crime(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pa
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_crime, load_crime
     >>> load_crime(fetch_crime()).shape  # doctest: +SKIP
     (1993, 150)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "crime.csv.gz").write_bytes(b"")
+    >>> fetch_crime(dest) == dest / "crime.csv.gz"
+    True
     """
     return fetch_dataset("crime", dest, cache_dir=cache_dir, force=force)
 
@@ -412,9 +456,20 @@ def fetch_credit(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_credit, load_credit
     >>> load_credit(fetch_credit()).shape  # doctest: +SKIP
     (30000, 25)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "credit.csv.gz").write_bytes(b"")
+    >>> fetch_credit(dest) == dest / "credit.csv.gz"
+    True
     """
     return fetch_dataset("credit", dest, cache_dir=cache_dir, force=force)
 
@@ -425,9 +480,20 @@ def fetch_bank(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pat
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_bank, load_bank
     >>> load_bank(fetch_bank()).shape  # doctest: +SKIP
     (45211, 17)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "bank.csv.gz").write_bytes(b"")
+    >>> fetch_bank(dest) == dest / "bank.csv.gz"
+    True
     """
     return fetch_dataset("bank", dest, cache_dir=cache_dir, force=force)
 
@@ -438,9 +504,20 @@ def fetch_german(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_german, load_german
     >>> load_german(fetch_german()).shape  # doctest: +SKIP
     (1000, 60)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "german.csv.gz").write_bytes(b"")
+    >>> fetch_german(dest) == dest / "german.csv.gz"
+    True
     """
     return fetch_dataset("german", dest, cache_dir=cache_dir, force=force)
 
