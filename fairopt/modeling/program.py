@@ -326,10 +326,6 @@ class Program:
             ``solution.relaxation`` (its ``dual`` prices the rows); ``solution.dual`` of the MIP
             itself stays empty.
 
-        A program with no variable entries is a constant: on every back end it is optimal with
-        objective equal to its constant (zero duals; no solver is called), or infeasible when a
-        row's bounds exclude the activity 0.
-
         Raises
         ------
         SolverLimitError
@@ -345,6 +341,12 @@ class Program:
             The back end or solver is not installed; the message lists installed alternatives.
         SolverError
             The solver failed numerically.
+
+        Notes
+        -----
+        A program with no variable entries is a constant: on every back end it is optimal with
+        objective equal to its constant (zero duals; no solver is called), or infeasible when a
+        row's bounds exclude the activity 0.
         """
         spec = check_spec(SolverSpec.parse(solver, time_limit=time_limit, verbose=verbose,
                                            options=dict(options) if options else None),

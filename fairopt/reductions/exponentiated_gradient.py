@@ -446,6 +446,11 @@ class ExponentiatedGradient:
         ``SolverSpec`` carries its time limit and options to every solve).
     eta0 : float, optional
         Practical mode: initial EG step (default ``2 / B``).
+    min_iter : int, default=1
+        Practical mode: iterations played before the gap test may stop the game. With heuristic
+        oracles the gap is an estimate that can reach 0 early; more EG steps add diverse columns.
+    progress : callable, optional
+        ``progress(done, total, description)`` after each iteration.
     step_rule : {"auto", "stall", "halve"}, default="auto"
         Practical mode: how the EG step shrinks. ``"stall"`` shrinks it by 0.8 at rounds 5, 8,
         13, ... when the best EG gap has not fallen by 20% since the previous check;
@@ -454,11 +459,6 @@ class ExponentiatedGradient:
         of multipliers, so that halving froze the multipliers before new hypotheses appeared
         (on fairlearn's smoke data the DP error stayed 4-5 points above fairlearn's), and
         ``"halve"`` for the regression moments, whose benchmarks were tuned with it.
-    min_iter : int, default=1
-        Practical mode: iterations played before the gap test may stop the game. With heuristic
-        oracles the gap is an estimate that can reach 0 early; more EG steps add diverse columns.
-    progress : callable, optional
-        ``progress(done, total, description)`` after each iteration.
 
     Examples
     --------

@@ -70,6 +70,7 @@ class ScoreHistogram:
 
     @property
     def bins(self) -> int:
+        """Number of equal bins per group (the second axis of ``counts``)."""
         return int(self.counts.shape[1])
 
     def centres(self) -> np.ndarray:
