@@ -29,7 +29,7 @@ from fairopt.data.loaders import DATA_HOME_ENV, DATASETS, data_home, load_datase
 from fairopt.errors import DataNotFoundError, DataValidationError, FairoptError
 
 __all__ = [
-    "SOURCES", "DataChecksumError", "DataDownloadError", "RawFile", "add_data_parser", "build_dataset",
+    "SOURCES", "DataChecksumError", "DataDownloadError", "RawFile", "build_dataset",
     "default_data_home", "download_raw", "fetch_adult", "fetch_bank", "fetch_compas", "fetch_credit", "fetch_crime",
     "fetch_dataset", "fetch_german", "fetch_law", "raw_cache_dir",
 ]
