@@ -32,6 +32,13 @@ Parameters (``fairopt._param_validation``)
 Data edge cases (``fairopt._data_checks``)
     :func:`check_group_weights` (a group whose weights are all 0), :func:`check_dense`,
     :func:`check_numeric_columns`, :func:`check_levels` (``MAX_LEVELS``), :func:`check_two_valued`.
+Dataframe libraries
+    :func:`to_native` -- a polars / pyarrow (any narwhals-supported eager) frame or series becomes
+    pandas once, at the edge (one copy); numpy, scipy sparse, pandas and unknown array types (Dask,
+    memmap) pass through untouched. Every check below calls it first, so every estimator, metric
+    and constraint builder accepts the same frame libraries. :func:`as_numeric_array` is the
+    one-copy float array the numeric fast paths fit on. :func:`frame_kind` and
+    :func:`to_frame_kind` give a result back in the caller's frame library.
 Low-level
     :func:`as_1d`, :func:`as_float`.
 
@@ -71,10 +78,101 @@ from fairopt._param_validation import (RANDOM_STATE, ParameterError, check_numbe
 from fairopt.errors import DataValidationError, NotFittedError
 
 __all__ = ["MAX_LEVELS", "RANDOM_STATE", "Groups", "ParameterError", "align_features", "as_1d", "as_float",
-           "as_groups", "check_X", "check_dense", "check_group_weights", "check_groups", "check_int",
+           "as_groups", "as_numeric_array", "frame_kind", "to_frame_kind", "to_native", "check_X",
+           "check_dense", "check_group_weights", "check_groups", "check_int",
            "check_is_fitted", "check_levels", "check_numbers", "check_numeric_columns", "check_options",
            "check_target", "check_two_valued", "check_weights", "num_rows", "parameter_error",
            "record_features", "sensitive_columns", "validate_params"]
+
+
+# ------------------------------------------------------------------------------- frame libraries
+#: top-level modules whose eager frames / series narwhals reads (checked by name, so none is imported)
+_FOREIGN_MODULES = frozenset({"polars", "pyarrow", "modin", "cudf"})
+
+
+def _is_foreign(obj) -> bool:
+    if isinstance(obj, (np.ndarray, pd.DataFrame, pd.Series, pd.Index, list, tuple, str)) or sp.issparse(obj):
+        return False
+    return (type(obj).__module__.split(".")[0] in _FOREIGN_MODULES
+            or hasattr(obj, "__narwhals_dataframe__") or hasattr(obj, "__narwhals_series__"))
+
+
+def frame_kind(obj) -> str:
+    """``"polars"``, ``"pyarrow"``, ``"pandas"`` or ``"default"`` (anything else): the frame library of
+    ``obj``, read from its type without importing any library.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame_kind(pd.DataFrame({"a": [1]})), frame_kind([1, 2])
+    ('pandas', 'default')
+    """
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        return "pandas"
+    mod = type(obj).__module__.split(".")[0]
+    return mod if mod in ("polars", "pyarrow") else "default"
+
+
+def to_native(obj):
+    """A pandas DataFrame / Series for a polars, pyarrow (or other narwhals-supported eager) frame or
+    series, converted once through narwhals; everything else is returned untouched (numpy, scipy
+    sparse, pandas, lists, and array types fairopt does not know, such as Dask collections).
+
+    Column names, string and categorical dtypes (pandas 3's ``str`` dtype for polars/pyarrow
+    strings) and missing values (``NaN``/``None``) come out as pandas would hold them, so the
+    checks that follow treat every library the same.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> to_native(pl.DataFrame({"age": [30, 40], "sex": ["f", "m"]})).columns.tolist()
+    ['age', 'sex']
+    """
+    if obj is None or not _is_foreign(obj):
+        return obj
+    import narwhals as nw   # lazily: ``import fairopt`` loads no dataframe library
+    try:
+        native = nw.from_native(obj, eager_only=True, allow_series=True)
+    except TypeError:      # a type narwhals does not read: leave it to numpy as before
+        return obj
+    return native.to_pandas()
+
+
+def as_numeric_array(X):
+    """``X`` as one C-contiguous float64 numpy array when it is a DataFrame of numeric / boolean
+    columns (one copy), so estimators fitted many times (the reductions' oracles) validate a plain
+    array instead of re-checking a frame on every call; other inputs are returned unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> as_numeric_array(pd.DataFrame({"a": [1, 2], "b": [True, False]}))
+    array([[1., 1.],
+           [2., 0.]])
+    """
+    if isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
+                                           for t in X.dtypes):
+        return X.to_numpy(dtype=float)
+    return X
+
+
+def to_frame_kind(frame: pd.DataFrame, kind: str):
+    """``frame`` (pandas) in the library ``kind`` names (``"polars"``, ``"pyarrow"``; ``"pandas"``
+    and ``"default"`` return it unchanged): resamplers return the frame type they were given.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> type(to_frame_kind(pd.DataFrame({"a": [1]}), "polars")).__name__
+    'DataFrame'
+    """
+    if kind == "polars":
+        import polars as pl
+        return pl.from_pandas(frame)
+    if kind == "pyarrow":
+        import pyarrow as pa
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    return frame
 
 
 # ------------------------------------------------------------------------------- 1-D arrays
@@ -95,6 +193,7 @@ def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np
     """Return ``x`` as a 1-D numpy array, checking its length against ``n`` and for missing values."""
     if x is None:
         raise DataValidationError(f"{name} is required but was None.")
+    x = to_native(x)
     if isinstance(x, pd.DataFrame):
         if x.shape[1] != 1:
             raise DataValidationError(
@@ -147,6 +246,7 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
     """
     if X is None:
         raise DataValidationError(f"{name}: X is required but was None.")
+    X = to_native(X)
     if not isinstance(X, pd.DataFrame) and not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
@@ -316,6 +416,7 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
     from the number of rows; a list with one entry per row is always read as row labels (so
     ``["a", "b", "a", ...]`` is one attribute even when ``X`` has columns ``a`` and ``b``).
     """
+    X = to_native(X)
     if isinstance(sensitive_features, str):
         cols = [sensitive_features]
     elif (isinstance(sensitive_features, (list, tuple)) and sensitive_features
@@ -339,6 +440,7 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
 
 def _columns(sensitive_features) -> tuple[list[np.ndarray], list]:
     """Split group input into a list of 1-D columns and their names."""
+    sensitive_features = to_native(sensitive_features)
     if isinstance(sensitive_features, Mapping):
         sensitive_features = pd.DataFrame(dict(sensitive_features))
     if isinstance(sensitive_features, pd.DataFrame):
@@ -395,6 +497,8 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
     if sensitive_features is None:
         raise DataValidationError(f"{name} is required: pass the group of every row (array, Series, "
                                   "DataFrame for intersectional groups, or the name(s) of columns of X).")
+    X = to_native(X)
+    sensitive_features = to_native(sensitive_features)
     if n is None and X is not None:
         n = num_rows(X)
     cols_of_X = sensitive_columns(sensitive_features, X, n) if X is not None else None

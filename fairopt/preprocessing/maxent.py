@@ -202,4 +202,4 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         their original values.
         """
         codes = self.sample_codes(n, random_state, distribution)
-        return _decode(self.domain_, codes, self.dtypes_)
+        return self._output(_decode(self.domain_, codes, self.dtypes_))
