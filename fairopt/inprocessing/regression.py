@@ -5,7 +5,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
@@ -36,7 +36,7 @@ def _fmt(value) -> str:
     return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
 
 
-class FairRegressor(RandomizedMixture, BaseEstimator):
+class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     """Fair regression by reductions (Agarwal, Dudík & Wu 2019).
 
     Parameters
