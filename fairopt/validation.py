@@ -251,10 +251,16 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
         X = np.asarray(X)
         if X.ndim != 2:
             raise DataValidationError(f"{name}: X must be 2-D (rows x features), got shape {X.shape}; "
-                                      "reshape a single feature with X.reshape(-1, 1).")
+                                      "Reshape your data, e.g. a single feature with X.reshape(-1, 1).")
     n = num_rows(X)
     if n < min_rows:
         raise DataValidationError(f"{name}: X has {n} rows; at least {min_rows} needed.")
+    if X.shape[1] == 0:      # worded as scikit-learn's check_array, which its estimator checks match
+        raise DataValidationError(f"{name}: X has 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                                  "required; pass at least one feature column.")
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and dtype.kind == "c":
+        raise DataValidationError(f"{name}: Complex data not supported (X has dtype {dtype}); pass real numbers.")
     if ensure_finite:
         if isinstance(X, pd.DataFrame):
             num = X.select_dtypes(include=["number", "bool"])
@@ -264,7 +270,8 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
                 raise DataValidationError(f"{name}: X has NaN/inf or missing values in column(s) "
                                           f"{(bad_num + bad_other)[:10]}; impute or drop those rows.")
         else:
-            data = X.data if sp.issparse(X) else X
+            # lil / dok hold Python lists or a dict, not a flat ``data`` array
+            data = (X if X.format in ("csr", "csc", "coo", "bsr", "dia") else X.tocsr()).data if sp.issparse(X) else X
             if data.dtype.kind in "biuf":
                 finite = np.isfinite(data)
                 if not finite.all():
@@ -306,8 +313,8 @@ def align_features(estimator, X, name: str = "X"):
     n_features = getattr(estimator, "n_features_in_", None)
     d = X.shape[1] if getattr(X, "ndim", 2) == 2 else 1
     if n_features is not None and d != n_features:
-        raise DataValidationError(f"{name} has {d} feature(s) but {type(estimator).__name__} was fitted "
-                                  f"with {n_features}.")
+        raise DataValidationError(f"{name}: X has {d} features, but {type(estimator).__name__} is expecting "
+                                  f"{n_features} features as input (it was fitted with {n_features}).")
     return X
 
 
@@ -320,6 +327,14 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
     rejected, never clipped). ``kind="binary"``: labels in {0, 1} (booleans allowed); other labels
     (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1.
     """
+    if y is None:   # scikit-learn's wording, which its estimator checks look for
+        raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
+    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      f"({name}) to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
     arr = as_1d(y, name, n)
     if kind == "binary":
         if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
@@ -328,7 +343,12 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
                 "label), e.g. (y == 'yes').astype(int).")
         out = as_float(arr, name)
         if not np.isin(out, (0.0, 1.0)).all():
-            raise DataValidationError(f"{name} must hold binary labels 0/1, got {np.unique(out)[:5].tolist()}; "
+            seen = np.unique(out)
+            # scikit-learn's wording for the target type, then the fix
+            kind_of = ("Unknown label type: continuous" if not np.equal(np.mod(seen, 1), 0).all() else
+                       "Only binary classification is supported. The type of the target is multiclass"
+                       if seen.size > 2 else "labels other than 0/1")
+            raise DataValidationError(f"{name} must hold binary labels 0/1, got {seen[:5].tolist()} ({kind_of}); "
                                       "encode the favourable label as 1 and the other as 0.")
         return out
     if kind != "continuous":
@@ -354,7 +374,7 @@ def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndar
             f"{name} has {int((w < 0).sum())} negative value(s) (first at position {first}); weights must be "
             ">= 0.")
     if n and not w.sum() > 0:
-        raise DataValidationError(f"{name} sums to 0; at least one row needs a positive weight.")
+        raise DataValidationError(f"{name} sums to 0 (every weight is zero); at least one row needs a positive weight.")
     return w
 
 
@@ -525,8 +545,8 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
         labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels)], names=names)
     if len(labels) < min_groups:
         count = "a single group" if len(labels) == 1 else f"{len(labels)} groups"
-        raise DataValidationError(f"{name} has {count} {list(labels)[:5]}; at least {min_groups} are needed "
-                                  "(a fairness constraint compares groups).")
+        raise DataValidationError(f"{name} has {count} {list(labels)[:5]} in {m} sample(s); at least {min_groups} "
+                                  "are needed (a fairness constraint compares groups).")
     if groups is not None:
         declared = groups if isinstance(groups, pd.Index) else pd.Index(list(groups))
         if declared.has_duplicates:

@@ -112,6 +112,12 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.mode = mode
         self.min_iter = min_iter
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False     # labels 0/1, 1 = favourable
+        tags.input_tags.sparse = self.estimator is None   # the default LogisticRegression takes sparse X
+        return tags
+
     def _B(self) -> float:
         if self.B is not None:
             return self.B
@@ -135,7 +141,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         check_game_params(self, B=self_B)
         self.classes_ = np.unique(y)
         if not np.array_equal(self.classes_, [0.0, 1.0]):
-            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.tolist()}.")
+            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.size} "
+                                      f"class {self.classes_.tolist()}.")
         self.classes_ = np.array([0, 1])
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
         game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
@@ -170,6 +177,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """Probability that the randomized classifier predicts each class."""
+        self._check_fitted()
         p1 = self.weights_ @ self.predict_components(X)
         return np.column_stack([1.0 - p1, p1])
 

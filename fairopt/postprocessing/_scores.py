@@ -26,6 +26,15 @@ def scores_from_logits(z) -> np.ndarray:
 class _ScoreMixin:
     """Shared handling of the wrapped estimator and of the score map."""
 
+    def __sklearn_tags__(self):
+        # binary 0/1 labels; without a wrapped estimator X is a 1-D array of scores
+        tags = super().__sklearn_tags__()
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = False
+        if self.estimator is None:
+            tags.input_tags.one_d_array, tags.input_tags.two_d_array = True, False
+        return tags
+
     def _check_score_map(self):
         if self.score_map not in SCORE_MAPS:
             raise ConfigError(f"score_map must be one of {SCORE_MAPS}, got {self.score_map!r}.")
