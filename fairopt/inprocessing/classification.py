@@ -39,7 +39,9 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Selection rates (DP), true-positive rates (EO) or both true- and false-positive rates
         (equalized odds) of each group may differ from the overall rate by at most ``eps``.
     eps : float, sequence or dict, default=0.01
-        Allowed difference per group.
+        Allowed difference per group: the constraint bound itself. In fairlearn the bound is the
+        moment's ``difference_bound`` and ``ExponentiatedGradient(eps=...)`` sets the game's
+        tolerance and multiplier bound ``1/eps``; see ``docs/fairlearn_differences.md``.
     solver : str or SolverSpec, default="highs"
         LP back end of the best-mixture LP.
     max_iter : int, default=50
