@@ -71,18 +71,56 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._data_checks import (MAX_LEVELS, check_dense, check_group_weights, check_levels,
-                                  check_numeric_columns, check_two_valued)
-from fairopt._param_validation import (RANDOM_STATE, ParameterError, check_numbers, check_options,
-                                       parameter_error, validate_params)
+from fairopt._data_checks import (
+    MAX_LEVELS,
+    check_dense,
+    check_group_weights,
+    check_levels,
+    check_numeric_columns,
+    check_two_valued,
+)
+from fairopt._param_validation import (
+    RANDOM_STATE,
+    ParameterError,
+    check_numbers,
+    check_options,
+    parameter_error,
+    validate_params,
+)
 from fairopt.errors import DataValidationError, NotFittedError
 
-__all__ = ["MAX_LEVELS", "RANDOM_STATE", "Groups", "ParameterError", "align_features", "as_1d", "as_float",
-           "as_groups", "as_numeric_array", "frame_kind", "to_frame_kind", "to_native", "check_X",
-           "check_dense", "check_group_weights", "check_groups", "check_int",
-           "check_is_fitted", "check_levels", "check_numbers", "check_numeric_columns", "check_options",
-           "check_target", "check_two_valued", "check_weights", "num_rows", "parameter_error",
-           "record_features", "sensitive_columns", "validate_params"]
+__all__ = [
+    "MAX_LEVELS",
+    "RANDOM_STATE",
+    "Groups",
+    "ParameterError",
+    "align_features",
+    "as_1d",
+    "as_float",
+    "as_groups",
+    "as_numeric_array",
+    "check_X",
+    "check_dense",
+    "check_group_weights",
+    "check_groups",
+    "check_int",
+    "check_is_fitted",
+    "check_levels",
+    "check_numbers",
+    "check_numeric_columns",
+    "check_options",
+    "check_target",
+    "check_two_valued",
+    "check_weights",
+    "frame_kind",
+    "num_rows",
+    "parameter_error",
+    "record_features",
+    "sensitive_columns",
+    "to_frame_kind",
+    "to_native",
+    "validate_params",
+]
 
 
 # ------------------------------------------------------------------------------- frame libraries
@@ -130,7 +168,7 @@ def to_native(obj):
     """
     if obj is None or not _is_foreign(obj):
         return obj
-    import narwhals as nw   # lazily: ``import fairopt`` loads no dataframe library
+    import narwhals as nw  # lazily: ``import fairopt`` loads no dataframe library
     try:
         native = nw.from_native(obj, eager_only=True, allow_series=True)
     except TypeError:      # a type narwhals does not read: leave it to numpy as before

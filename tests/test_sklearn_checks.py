@@ -22,7 +22,7 @@ import fairopt.postprocessing as post
 import fairopt.preprocessing as pre
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _sklearn_adapters import with_groups  # noqa: E402  (test helper next to this file)
+from _sklearn_adapters import with_groups  # the test helper next to this file
 
 ZERO_ONE = "labels must be 0/1 with 1 the favourable label (fairness rates need to know it); the check passes {1, 2} or strings"
 OBJECT = "an object column holding a dict is refused as non-numeric with DataValidationError (a ValueError) naming the column"

@@ -12,13 +12,24 @@ import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import (
-    binary_truth, check_weights, factorize_groups, group_means, prediction_expectation, require_groups,
+    binary_truth,
+    check_weights,
+    factorize_groups,
+    group_means,
+    prediction_expectation,
+    require_groups,
 )
 
 __all__ = [
-    "group_rates", "group_summary", "statistical_rate", "representation_rate",
-    "demographic_parity_difference", "demographic_parity_ratio",
-    "equal_opportunity_difference", "equalized_odds_difference", "MetricSignatureError",
+    "MetricSignatureError",
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "group_rates",
+    "group_summary",
+    "representation_rate",
+    "statistical_rate",
 ]
 
 _RATES = ("selection", "share", "base_rate", "tpr", "fpr")
@@ -371,8 +382,8 @@ def equalized_odds_difference(y_true, y_pred=_MISSING, *legacy, sensitive_featur
     sf = _fairlearn_form("equalized_odds_difference", y_pred, legacy, sensitive_features)
     if agg not in ("worst_case", "mean", "sum"):
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")
-    kw = dict(y_pred=y_pred, y_true=y_true, sample_weight=sample_weight, pos_label=pos_label,
-              metric="equalized_odds_difference")
+    kw = {"y_pred": y_pred, "y_true": y_true, "sample_weight": sample_weight, "pos_label": pos_label,
+          "metric": "equalized_odds_difference"}
     d_tpr = _difference(*_rates("tpr", sf, **kw)[:2], method)
     d_fpr = _difference(*_rates("fpr", sf, **kw)[:2], method)
     if agg == "worst_case":
