@@ -259,6 +259,8 @@ def as_float(arr: np.ndarray, name: str) -> np.ndarray:
     """Convert to float64, requiring numeric (or boolean) finite values."""
     if arr.dtype == bool:
         return arr.astype(float)
+    if arr.dtype.kind == "c":
+        raise DataValidationError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass real numbers.")
     if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
         raise DataValidationError(f"{name} must be numeric; got values of dtype {arr.dtype} "
                                   f"(e.g. {arr.ravel()[:3].tolist()}); encode them as numbers first.")

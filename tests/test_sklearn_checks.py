@@ -28,7 +28,6 @@ ZERO_ONE = "labels must be 0/1 with 1 the favourable label (fairness rates need 
 OBJECT = "an object column holding a dict is refused as non-numeric with DataValidationError (a ValueError) naming the column"
 RANDOMIZED = "predict is one seeded draw per row from the randomized mixture, so it depends on the row's position"
 FRAME = "takes a DataFrame of categorical columns (their product domain is the model); the check passes a numeric ndarray"
-POSTPROC_Y = "the post-processor's own label check (0/1, one per row) runs before sklearn-style target checks"
 
 _FRAME_CHECKS = [
     "check_all_zero_sample_weights_error", "check_complex_data", "check_dict_unchanged",
@@ -83,13 +82,10 @@ _POST_COMMON = {
     **dict.fromkeys(["check_classifier_data_not_an_array", "check_sample_weights_not_an_array"],
                     "the wrapped-estimator path takes len() of X, which _NotAnArray lacks"),
     **dict.fromkeys(["check_classifiers_classes", "check_estimators_dtypes", "check_sample_weights_not_overwritten",
-                     "check_sample_weights_shape", "check_sample_weights_pandas_series", "check_fit2d_1feature",
-                     "check_complex_data", "check_classifiers_regression_target", "check_requires_y_none",
-                     "check_classifier_not_supporting_multiclass", "check_supervised_y_2d"], POSTPROC_Y),
+                     "check_sample_weights_shape", "check_sample_weights_pandas_series", "check_fit2d_1feature"],
+                    ZERO_ONE),
     "check_classifiers_one_label_sample_weights": "a group whose weights are all 0 is refused first, naming the group",
     "check_estimator_sparse_tag": "sparse X goes to the wrapped estimator, which accepts it; the tag reflects the default",
-    **dict.fromkeys(["check_n_features_in", "check_n_features_in_after_fitting"],
-                    "n_features_in_ belongs to the wrapped estimator (estimator_.n_features_in_)"),
 }
 EXPECTED_FAILURES["ShiftInference"] = dict(_POST_COMMON)
 EXPECTED_FAILURES["ThresholdDebiaser"] = {

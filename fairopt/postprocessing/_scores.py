@@ -51,10 +51,15 @@ class _ScoreMixin:
             self.estimator_ = self.estimator
         else:
             if y is None:
-                raise DataValidationError("y is required to fit the wrapped estimator (prefit=False).")
+                raise DataValidationError("y is required to fit the wrapped estimator (prefit=False): it requires y "
+                                          "to be passed, but the target y is None.")
             self.estimator_ = clone(self.estimator)
             kw = {} if sample_weight is None else {"sample_weight": sample_weight}
             self.estimator_.fit(X, y, **kw)
+        # the feature count (and names) the wrapped estimator saw, as scikit-learn's meta-estimators do
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.estimator_, attr):
+                setattr(self, attr, getattr(self.estimator_, attr))
 
     def _scores(self, X, drop=None) -> np.ndarray:
         """Scores on ``[-1, 1]`` for the rows of ``X`` (see the module docstring)."""
