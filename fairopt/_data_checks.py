@@ -134,5 +134,5 @@ def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str)
     if seen.size < 2:
         vals = [labels[i] for i in seen] if len(labels) else []
         need = "groups to compare" if role.startswith("sensitive") else "classes (a fairness rate compares them)"
-        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data; at least "
-                                  f"two {need} are needed.")
+        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data "
+                                  f"({len(codes)} sample(s)); at least two {need} are needed.")

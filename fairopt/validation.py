@@ -224,7 +224,10 @@ def num_rows(X) -> int:
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) > 0:
         return int(shape[0])
-    return len(X)
+    try:
+        return len(X)
+    except TypeError:       # array-likes with only __array__ (no shape, no len)
+        return int(np.asarray(X).shape[0])
 
 
 def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:

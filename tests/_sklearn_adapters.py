@@ -17,7 +17,8 @@ import numpy as np
 
 
 def row_groups(X) -> np.ndarray:
-    """Group 0/1 of every row from its first feature (parity of ``floor(1000.5 x)``)."""
+    """Group 0/1 of every row from its first feature (parity of ``floor(1001.5 x)``: mixed for small
+    integer codes and for floats alike)."""
     X = X.to_numpy() if hasattr(X, "to_numpy") else X
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
     try:
@@ -25,7 +26,7 @@ def row_groups(X) -> np.ndarray:
     except (TypeError, ValueError, IndexError):
         return np.arange(len(X)) % 2
     first = np.nan_to_num(first, nan=0.0, posinf=0.0, neginf=0.0)
-    return (np.floor(first * 1000.5) % 2).astype(int)
+    return (np.floor(first * 1001.5) % 2).astype(int)
 
 
 def _supply(method):

@@ -26,10 +26,19 @@ from _sklearn_adapters import with_groups  # the test helper next to this file
 
 ZERO_ONE = "labels must be 0/1 with 1 the favourable label (fairness rates need to know it); the check passes {1, 2} or strings"
 OBJECT = "an object column holding a dict is refused as non-numeric with DataValidationError (a ValueError) naming the column"
-RANDOMIZED = "predict is one seeded draw per row from the randomized mixture, so it depends on the row's position"
-FRAME = "takes a DataFrame of categorical columns (their product domain is the model); the check passes a numeric ndarray"
+LEVELS = "a dict in a categorical column is refused by the level encoder (unhashable), not with the check's TypeError wording"
+RANDOMIZED = "predict is one seeded draw per row from the randomized rule, so it depends on the row's position"
+GAP = "the game stops at a duality-gap tolerance, so weights and repeated rows agree to that tolerance, not 1e-9"
+NAMES = "columns name the domain's attributes, so integer column names (this check's DataFrame) are refused"
+CELLS = "Algorithm 1's reweighted prior needs every (label, group) cell observed; the check's small data leaves one empty"
+FRAME = "takes a DataFrame of categorical columns (its mapping is keyed by column name); the check passes an ndarray"
 
-_FRAME_CHECKS = [
+_LABEL_CHECKS = ["check_classifier_data_not_an_array", "check_classifiers_classes", "check_estimators_dtypes",
+                 "check_fit2d_1feature", "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+                 "check_sample_weights_pandas_series", "check_sample_weights_shape"]
+_POSITION = ["check_methods_sample_order_invariance", "check_methods_subset_invariance"]
+_RESAMPLER = {"check_dtype_object": LEVELS, "check_sample_weights_pandas_series": NAMES}
+_TV_REPAIR_CHECKS = [
     "check_all_zero_sample_weights_error", "check_complex_data", "check_dict_unchanged",
     "check_dont_overwrite_parameters", "check_dtype_object", "check_estimator_sparse_array",
     "check_estimator_sparse_matrix", "check_estimator_sparse_tag", "check_estimators_dtypes",
@@ -41,58 +50,40 @@ _FRAME_CHECKS = [
     "check_pipeline_consistency", "check_positive_only_tag_during_fit", "check_readonly_memmap_input",
     "check_sample_weight_equivalence_on_dense_data", "check_sample_weights_list",
     "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
-    "check_sample_weights_pandas_series", "check_sample_weights_shape",
+    "check_sample_weights_pandas_series", "check_sample_weights_shape", "check_transformer_data_not_an_array",
+    "check_transformer_general", "check_transformer_preserve_dtypes",
 ]
 
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "FairClassifier": {
-        **dict.fromkeys(["check_classifier_data_not_an_array", "check_classifiers_classes", "check_estimators_dtypes",
-                         "check_fit2d_1feature", "check_sample_weights_not_an_array",
-                         "check_sample_weights_not_overwritten", "check_sample_weights_pandas_series",
-                         "check_sample_weights_shape"], ZERO_ONE),
-        "check_classifiers_one_label_sample_weights": "a group whose weights are all 0 is refused first, naming the group",
-        "check_classifiers_train": "a DP-constrained randomized mixture after 5 rounds stays under the check's 0.83 accuracy",
+        **dict.fromkeys(_LABEL_CHECKS, ZERO_ONE),
+        **dict.fromkeys(_POSITION, RANDOMIZED),
+        "check_classifiers_train": "predict is a seeded draw from the mixture, so it is not argmax(predict_proba)",
         "check_dtype_object": OBJECT,
-        "check_sample_weight_equivalence_on_dense_data": "the game stops at a gap tolerance, so weights and repeated rows "
-                                                         "agree to that tolerance, not 1e-9",
-        "check_sample_weight_equivalence_on_sparse_data": "as on dense data: agreement up to the game's gap tolerance",
+        "check_sample_weight_equivalence_on_dense_data": GAP,
+        "check_sample_weight_equivalence_on_sparse_data": GAP,
     },
-    "FairRegressor": {
-        "check_dtype_object": OBJECT,
-        "check_methods_sample_order_invariance": RANDOMIZED,
-        "check_methods_subset_invariance": RANDOMIZED,
-        "check_sample_weight_equivalence_on_dense_data": "the game stops at a gap tolerance, so weights and repeated rows "
-                                                         "agree to that tolerance, not 1e-9",
-    },
-    "SEORegressor": {
-        "check_dtype_object": OBJECT,
-        "check_sample_weights_shape": "a fit on two rows per group leaves the group-centred design singular",
-    },
+    "FairRegressor": {**dict.fromkeys(_POSITION, RANDOMIZED), "check_dtype_object": OBJECT,
+                      "check_sample_weight_equivalence_on_dense_data": GAP},
+    "SEORegressor": {"check_dtype_object": OBJECT},
     "FairLogLossClassifier": {},
+    "ThresholdDebiaser": {**dict.fromkeys(_LABEL_CHECKS, ZERO_ONE), **dict.fromkeys(_POSITION, RANDOMIZED)},
+    "ShiftInference": dict.fromkeys(_LABEL_CHECKS, ZERO_ONE),
     "BalancedFilter": {
         "check_dtype_object": OBJECT,
         "check_fit_score_takes_y": "an unsupervised filter: fit(X, sensitive) takes the groups, not y, second",
     },
-    **{name: dict.fromkeys(_FRAME_CHECKS, FRAME)
-       for name in ("Reweighing", "RepresentationReweighing", "MaxEntResampler", "TVRepairResampler")},
-    "TVRepair": dict.fromkeys(_FRAME_CHECKS + ["check_transformer_data_not_an_array", "check_transformer_general",
-                                               "check_transformer_preserve_dtypes"], FRAME),
-}
-_POST_COMMON = {
-    **dict.fromkeys(["check_classifier_data_not_an_array", "check_sample_weights_not_an_array"],
-                    "the wrapped-estimator path takes len() of X, which _NotAnArray lacks"),
-    **dict.fromkeys(["check_classifiers_classes", "check_estimators_dtypes", "check_sample_weights_not_overwritten",
-                     "check_sample_weights_shape", "check_sample_weights_pandas_series", "check_fit2d_1feature"],
-                    ZERO_ONE),
-    "check_classifiers_one_label_sample_weights": "a group whose weights are all 0 is refused first, naming the group",
-    "check_estimator_sparse_tag": "sparse X goes to the wrapped estimator, which accepts it; the tag reflects the default",
-}
-EXPECTED_FAILURES["ShiftInference"] = dict(_POST_COMMON)
-EXPECTED_FAILURES["ThresholdDebiaser"] = {
-    **_POST_COMMON,
-    "check_classifiers_train": "predict randomizes at the group thresholds, so it is not argmax(predict_proba)",
-    "check_methods_sample_order_invariance": RANDOMIZED,
-    "check_methods_subset_invariance": RANDOMIZED,
+    "Reweighing": dict(_RESAMPLER),
+    "RepresentationReweighing": dict(_RESAMPLER),
+    "TVRepairResampler": dict(_RESAMPLER),
+    "MaxEntResampler": {
+        **dict.fromkeys(["check_dict_unchanged", "check_dont_overwrite_parameters", "check_estimators_pickle",
+                         "check_f_contiguous_array_estimator", "check_fit2d_1feature", "check_fit2d_predict1d",
+                         "check_pipeline_consistency", "check_sample_weight_equivalence_on_dense_data",
+                         "check_sample_weights_not_an_array", *_POSITION], CELLS),
+        **_RESAMPLER,
+    },
+    "TVRepair": dict.fromkeys(_TV_REPAIR_CHECKS, FRAME),
 }
 
 _LR = LogisticRegression()

@@ -33,6 +33,9 @@ class _ScoreMixin:
             tags.classifier_tags.multi_class = False
         if self.estimator is None:
             tags.input_tags.one_d_array, tags.input_tags.two_d_array = True, False
+        else:   # X goes to the wrapped estimator: it decides about sparse input
+            from sklearn.utils import get_tags
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
         return tags
 
     def _check_score_map(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError
@@ -41,6 +42,19 @@ def _assemble(X, y, sensitive_features):
         raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
                                   "categorical or pre-binned columns.")
     X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
+    if sp.issparse(X):
+        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported: pass a DataFrame (or a 2-D "
+                                  f"array) of categorical or pre-binned columns (shape {X.shape}).")
+    if y is None:
+        raise DataValidationError("this estimator requires y to be passed, but the target y is None; pass the label "
+                                  "column.")
+    if (not isinstance(X, (pd.DataFrame, np.ndarray)) and hasattr(X, "__array__")
+            and not type(X).__module__.startswith("dask")):   # array-likes; Dask collections are left alone
+        X = np.asarray(X)
+    if isinstance(X, np.ndarray):   # a 2-D array of level codes: columns x0, x1, ... (scikit-learn's names)
+        X = check_X(X, "X")
+        sensitive_columns(sensitive_features, X, len(X))   # names need a DataFrame: raises, saying so
+        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])], copy=False)
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
             f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or pre-binned columns, got "
@@ -118,6 +132,12 @@ def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: s
 class _FrameMixin:
     """Common fit-time bookkeeping of the resamplers."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True    # columns are levels of a product domain
+        tags.target_tags.required = True
+        return tags
+
     def set_output(self, *, transform=None):
         """Frame library of :meth:`sample`: ``"pandas"``, ``"polars"``, or ``"default"`` (the library of
         the ``X`` given to ``fit``); ``None`` keeps the current choice.
@@ -154,7 +174,7 @@ class _FrameMixin:
         self.label_name_, self.sensitive_name_ = y_name, z_name
         self.columns_ = list(frame.columns)
         self.dtypes_ = frame.dtypes
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = int(X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1])
         return frame, codes, dom.index(y_name), dom.index(z_name)
 
     def _check_fitted(self):

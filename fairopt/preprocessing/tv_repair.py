@@ -116,6 +116,10 @@ class TVRepair(TransformerMixin, BaseEstimator):
 
     def _frame(self, X, y, sensitive_features):
         from fairopt.preprocessing import _assemble
+        if X is not None and not isinstance(X, pd.DataFrame):
+            # the mapping is keyed by column name and transform returns X's own frame: a frame is needed
+            raise DataValidationError(f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or "
+                                      f"pre-binned columns, got {type(X).__name__}.")
         return _assemble(X, y, sensitive_features)
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
