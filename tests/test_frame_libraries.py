@@ -236,3 +236,14 @@ def test_constraint_builders_read_every_frame_library(lib):
     np.testing.assert_array_equal(selection_rate_parity(_to(lib, g), eps=0.1).A.toarray(), ref)
     ref = equal_opportunity(g, y, eps=0.1).A.toarray()
     np.testing.assert_array_equal(equal_opportunity(_to(lib, g), _to(lib, y), eps=0.1).A.toarray(), ref)
+
+
+def test_float_frames_are_copied_at_most_once_on_the_fast_path():
+    from fairopt.validation import as_numeric_array, check_X, to_native
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 4)), columns=list("abcd"))
+    # pandas: the float array is a view of the frame (no copy)
+    assert np.shares_memory(as_numeric_array(check_X(X)), X["a"].to_numpy())
+    for lib in ("polars", "pyarrow"):
+        native = to_native(_to(lib, X))                 # the one copy
+        assert np.shares_memory(as_numeric_array(check_X(native)), native["a"].to_numpy()), lib
+        np.testing.assert_array_equal(as_numeric_array(native), X.to_numpy())
