@@ -54,11 +54,12 @@ class MetricFrame:
         yt, yp = as_1d(y_true, "y_true", n), as_1d(y_pred, "y_pred", n)
         grp = check_groups(sensitive_features, n)
         single = callable(metrics)
-        funcs = {getattr(metrics, "__name__", "metric"): metrics} if single else dict(metrics)  # type: ignore[arg-type]
+        funcs: dict[str, Callable[..., Any]] = (
+            {getattr(metrics, "__name__", "metric"): metrics} if callable(metrics) else dict(metrics))
         if not funcs or not all(callable(f) for f in funcs.values()):
             raise DataValidationError("metrics must be a callable or a non-empty dict of callables.")
         params = self._params(sample_params, funcs, single, n)
-        rows = {}
+        rows: dict[str, tuple[Any, list[Any]]] = {}
         for name, f in funcs.items():
             p = params[name]
             per_group = []
