@@ -53,7 +53,9 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         A :class:`fairopt.reductions.Moment` instance is used as given (``eps``, ``grid_size``
         and ``loss`` then come from it).
     eps : float, sequence or dict
-        SP slack :math:`\\hat\\varepsilon_a` or BGL bound :math:`\\hat\\zeta_a` (per group allowed).
+        SP slack :math:`\\hat\\varepsilon_a` or BGL bound :math:`\\hat\\zeta_a` (per group allowed): the
+        constraint bound itself, not fairlearn's ``ExponentiatedGradient(eps=...)`` (see
+        ``docs/fairlearn_differences.md``).
     grid_size : int, default=40
         Number of thresholds ``N`` of the SP discretisation (predictions are rounded down to
         multiples of ``1/N``).
