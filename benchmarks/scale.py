@@ -145,7 +145,7 @@ def dask_sections(sizes: dict) -> dict:
         h = est.predict_proba(f, sensitive_features=g)[:, 1]
         t0 = time.perf_counter()
         sr = statistical_rate(h, g)
-        dpd = demographic_parity_difference(h, g)
+        dpd = demographic_parity_difference(None, h, sensitive_features=g)
         out["dask_metrics"] = {"rows": n, "seconds": time.perf_counter() - t0, "statistical_rate": sr,
                                "demographic_parity_difference": dpd,
                                "note": "on the debiased rule's probabilities, a Dask array computed on the workers",

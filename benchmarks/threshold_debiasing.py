@@ -118,9 +118,9 @@ def evaluate(h: np.ndarray, y: np.ndarray, s: np.ndarray, seed: int = 0) -> dict
     h = np.asarray(h, dtype=float)
     draw = (np.random.default_rng(seed).random(h.shape[0]) < h).astype(float)
     return {"accuracy": float(np.mean(h * y + (1 - h) * (1 - y))),
-            "dp_gap": float(demographic_parity_difference(h, s)),
+            "dp_gap": float(demographic_parity_difference(None, h, sensitive_features=s)),
             "accuracy_sampled": float(np.mean(draw == y)),
-            "dp_gap_sampled": float(demographic_parity_difference(draw, s)),
+            "dp_gap_sampled": float(demographic_parity_difference(None, draw, sensitive_features=s)),
             "positive_rate": float(h.mean())}
 
 

@@ -73,6 +73,10 @@ def check_numeric_columns(X, name: str = "X", hint: str = "") -> None:
     if isinstance(X, pd.DataFrame):
         bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
     else:
+        if sp.issparse(X):     # every format (lil and dok hold no flat data array) has a dtype
+            if X.dtype.kind not in "OUS":
+                return
+            X = X.tocsr()
         arr = X.data if sp.issparse(X) else np.asarray(X)
         if arr.dtype.kind not in "OUS":
             return
@@ -130,5 +134,5 @@ def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str)
     if seen.size < 2:
         vals = [labels[i] for i in seen] if len(labels) else []
         need = "groups to compare" if role.startswith("sensitive") else "classes (a fairness rate compares them)"
-        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data; at least "
-                                  f"two {need} are needed.")
+        raise DataValidationError(f"{what}: the {role} {name!r} takes a single value {vals} in the data "
+                                  f"({len(codes)} sample(s)); at least two {need} are needed.")

@@ -40,7 +40,7 @@ from fairopt.formulations.proxy_weights import (
 from fairopt.reductions.proxy_tree import ProxyTree
 from fairopt.modeling import SolverSpec
 from fairopt.validation import (RANDOM_STATE, check_dense, check_groups, check_is_fitted, check_numeric_columns,
-                                check_X, num_rows, validate_params)
+                                check_X, num_rows, to_native, validate_params)
 
 __all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
 
@@ -90,6 +90,17 @@ def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
     return {"disclosivity": disclosivity(A, r_hat, prior), "imbalance": imbalance(dist),
             "acceptance_rate": rate, "distribution": dist, "prior": prior,
             "conditional_matrix": A, "cell_mass": r_hat}
+
+
+def _one_of(sensitive, sensitive_features):
+    """The groups passed positionally (``sensitive``) or as ``sensitive_features=`` (the name every
+    other estimator takes); both or neither is an error."""
+    if sensitive is not None and sensitive_features is not None:
+        raise DataValidationError("pass the groups once: either positionally or as sensitive_features=, not both.")
+    if sensitive is None and sensitive_features is None:
+        raise DataValidationError("sensitive is required (positionally, or as sensitive_features=): pass the group "
+                                  "of every row (array, Series, DataFrame) or the name(s) of columns of X.")
+    return sensitive if sensitive is not None else sensitive_features
 
 
 class _ClassifierProxy:
@@ -197,6 +208,7 @@ class BalancedFilter(BaseEstimator):
 
     # ---- features ---------------------------------------------------------------------------
     def _encode(self, X, fit: bool) -> np.ndarray:
+        X = to_native(X)
         check_dense(X, "BalancedFilter: X")
         if isinstance(X, pd.DataFrame):
             if X.isna().to_numpy().any():
@@ -276,23 +288,25 @@ class BalancedFilter(BaseEstimator):
             raise DataValidationError(f"alpha must lie in [0, 1], got {self.alpha}.")
 
     # ---- fit --------------------------------------------------------------------------------
-    def fit(self, X, sensitive, progress=None) -> "BalancedFilter":
+    def fit(self, X, sensitive=None, *, sensitive_features=None, progress=None) -> "BalancedFilter":
         """Fit the proxy and its acceptance probabilities on a sample with known groups.
 
-        ``sensitive`` holds each row's group (array-like) or names a column of ``X``, which is
-        then excluded from the proxy's features. BLAS runs on one thread during the fit (thin
+        ``sensitive_features`` (or, positionally, ``sensitive``) holds each row's group (array,
+        Series, DataFrame for intersectional groups) or names column(s) of ``X``, which are then
+        excluded from the proxy's features. BLAS runs on one thread during the fit (thin
         matrix products; two threads slowed them several-fold on a loaded 2-core machine).
         """
         from threadpoolctl import threadpool_limits
         with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Found unknown categories")
-            return self._fit(X, sensitive, progress)
+            return self._fit(X, _one_of(sensitive, sensitive_features), progress)
 
     def _fit(self, X, sensitive, progress) -> "BalancedFilter":
         self._check_params()
         if X is None:
             raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "
                                       "labelled sample.")
+        X = to_native(X)
         n = num_rows(X)
         grp = check_groups(sensitive, n, X=X, min_groups=2, name="sensitive")
         if grp.columns is not None:
@@ -345,6 +359,7 @@ class BalancedFilter(BaseEstimator):
             return self.proxy_.membership(self._encode(self._drop_sensitive(X), fit=False))
 
     def _drop_sensitive(self, X):
+        X = to_native(X)
         if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
             return X[self._fitted_columns(X)]
         return X
@@ -359,10 +374,13 @@ class BalancedFilter(BaseEstimator):
         seed = self.random_state if random_state is None else random_state
         return as_generator(seed).random(p.shape[0]) < p
 
-    def evaluate(self, X, sensitive) -> dict:
-        """Disclosivity, imbalance and acceptance of the fitted filter on labelled data (e.g. test)."""
+    def evaluate(self, X, sensitive=None, *, sensitive_features=None) -> dict:
+        """Disclosivity, imbalance and acceptance of the fitted filter on labelled data (e.g. test);
+        the groups are given as in :meth:`fit`."""
+        sensitive = _one_of(sensitive, sensitive_features)
+        X = to_native(X)
         M = self.membership(X)
-        codes = check_groups(sensitive, M.shape[0], X=X if isinstance(sensitive, str) else None,
+        codes = check_groups(sensitive, M.shape[0], X=X if isinstance(X, pd.DataFrame) else None,
                              name="sensitive")
         pos = self.groups_.get_indexer(codes.labels)
         if (pos < 0).any():

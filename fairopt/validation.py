@@ -32,6 +32,13 @@ Parameters (``fairopt._param_validation``)
 Data edge cases (``fairopt._data_checks``)
     :func:`check_group_weights` (a group whose weights are all 0), :func:`check_dense`,
     :func:`check_numeric_columns`, :func:`check_levels` (``MAX_LEVELS``), :func:`check_two_valued`.
+Dataframe libraries
+    :func:`to_native` -- a polars / pyarrow (any narwhals-supported eager) frame or series becomes
+    pandas once, at the edge (one copy); numpy, scipy sparse, pandas and unknown array types (Dask,
+    memmap) pass through untouched. Every check below calls it first, so every estimator, metric
+    and constraint builder accepts the same frame libraries. :func:`as_numeric_array` is the
+    one-copy float array the numeric fast paths fit on. :func:`frame_kind` and
+    :func:`to_frame_kind` give a result back in the caller's frame library.
 Low-level
     :func:`as_1d`, :func:`as_float`.
 
@@ -64,17 +71,146 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._data_checks import (MAX_LEVELS, check_dense, check_group_weights, check_levels,
-                                  check_numeric_columns, check_two_valued)
-from fairopt._param_validation import (RANDOM_STATE, ParameterError, check_numbers, check_options,
-                                       parameter_error, validate_params)
+from fairopt._data_checks import (
+    MAX_LEVELS,
+    check_dense,
+    check_group_weights,
+    check_levels,
+    check_numeric_columns,
+    check_two_valued,
+)
+from fairopt._param_validation import (
+    RANDOM_STATE,
+    ParameterError,
+    check_numbers,
+    check_options,
+    parameter_error,
+    validate_params,
+)
 from fairopt.errors import DataValidationError, NotFittedError
 
-__all__ = ["MAX_LEVELS", "RANDOM_STATE", "Groups", "ParameterError", "align_features", "as_1d", "as_float",
-           "as_groups", "check_X", "check_dense", "check_group_weights", "check_groups", "check_int",
-           "check_is_fitted", "check_levels", "check_numbers", "check_numeric_columns", "check_options",
-           "check_target", "check_two_valued", "check_weights", "num_rows", "parameter_error",
-           "record_features", "sensitive_columns", "validate_params"]
+__all__ = [
+    "MAX_LEVELS",
+    "RANDOM_STATE",
+    "Groups",
+    "ParameterError",
+    "align_features",
+    "as_1d",
+    "as_float",
+    "as_groups",
+    "as_numeric_array",
+    "check_X",
+    "check_dense",
+    "check_group_weights",
+    "check_groups",
+    "check_int",
+    "check_is_fitted",
+    "check_levels",
+    "check_numbers",
+    "check_numeric_columns",
+    "check_options",
+    "check_target",
+    "check_two_valued",
+    "check_weights",
+    "frame_kind",
+    "num_rows",
+    "parameter_error",
+    "record_features",
+    "sensitive_columns",
+    "to_frame_kind",
+    "to_native",
+    "validate_params",
+]
+
+
+# ------------------------------------------------------------------------------- frame libraries
+#: top-level modules whose eager frames / series narwhals reads (checked by name, so none is imported)
+_FOREIGN_MODULES = frozenset({"polars", "pyarrow", "modin", "cudf"})
+
+
+def _is_foreign(obj) -> bool:
+    if isinstance(obj, (np.ndarray, pd.DataFrame, pd.Series, pd.Index, list, tuple, str)) or sp.issparse(obj):
+        return False
+    return (type(obj).__module__.split(".")[0] in _FOREIGN_MODULES
+            or hasattr(obj, "__narwhals_dataframe__") or hasattr(obj, "__narwhals_series__"))
+
+
+def frame_kind(obj) -> str:
+    """``"polars"``, ``"pyarrow"``, ``"pandas"`` or ``"default"`` (anything else): the frame library of
+    ``obj``, read from its type without importing any library.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame_kind(pd.DataFrame({"a": [1]})), frame_kind([1, 2])
+    ('pandas', 'default')
+    """
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        return "pandas"
+    mod = type(obj).__module__.split(".")[0]
+    return mod if mod in ("polars", "pyarrow") else "default"
+
+
+def to_native(obj):
+    """A pandas DataFrame / Series for a polars, pyarrow (or other narwhals-supported eager) frame or
+    series, converted once through narwhals; everything else is returned untouched (numpy, scipy
+    sparse, pandas, lists, and array types fairopt does not know, such as Dask collections).
+
+    Column names, string and categorical dtypes (pandas 3's ``str`` dtype for polars/pyarrow
+    strings) and missing values (``NaN``/``None``) come out as pandas would hold them, so the
+    checks that follow treat every library the same.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> to_native(pl.DataFrame({"age": [30, 40], "sex": ["f", "m"]})).columns.tolist()
+    ['age', 'sex']
+    """
+    if obj is None or not _is_foreign(obj):
+        return obj
+    import narwhals as nw  # lazily: ``import fairopt`` loads no dataframe library
+    try:
+        native = nw.from_native(obj, eager_only=True, allow_series=True)
+    except TypeError:      # a type narwhals does not read: leave it to numpy as before
+        return obj
+    return native.to_pandas()
+
+
+def as_numeric_array(X):
+    """``X`` as one C-contiguous float64 numpy array when it is a DataFrame of numeric / boolean
+    columns (one copy), so estimators fitted many times (the reductions' oracles) validate a plain
+    array instead of re-checking a frame on every call; other inputs are returned unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> as_numeric_array(pd.DataFrame({"a": [1, 2], "b": [True, False]}))
+    array([[1., 1.],
+           [2., 0.]])
+    """
+    if isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
+                                           for t in X.dtypes):
+        return X.to_numpy(dtype=float)
+    return X
+
+
+def to_frame_kind(frame: pd.DataFrame, kind: str):
+    """``frame`` (pandas) in the library ``kind`` names (``"polars"``, ``"pyarrow"``; ``"pandas"``
+    and ``"default"`` return it unchanged): resamplers return the frame type they were given.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> type(to_frame_kind(pd.DataFrame({"a": [1]}), "polars")).__name__
+    'DataFrame'
+    """
+    if kind == "polars":
+        import polars as pl
+        return pl.from_pandas(frame)
+    if kind == "pyarrow":
+        import pyarrow as pa
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    return frame
 
 
 # ------------------------------------------------------------------------------- 1-D arrays
@@ -96,7 +232,10 @@ def num_rows(X) -> int:
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) > 0:
         return int(shape[0])
-    return len(X)
+    try:
+        return len(X)
+    except TypeError:       # array-likes with only __array__ (no shape, no len)
+        return int(np.asarray(X).shape[0])
 
 
 def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:
@@ -115,6 +254,7 @@ def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np
     """
     if x is None:
         raise DataValidationError(f"{name} is required but was None.")
+    x = to_native(x)
     if isinstance(x, pd.DataFrame):
         if x.shape[1] != 1:
             raise DataValidationError(
@@ -149,6 +289,8 @@ def as_float(arr: np.ndarray, name: str) -> np.ndarray:
     """
     if arr.dtype == bool:
         return arr.astype(float)
+    if arr.dtype.kind == "c":
+        raise DataValidationError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass real numbers.")
     if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr.ravel()):
         raise DataValidationError(f"{name} must be numeric; got values of dtype {arr.dtype} "
                                   f"(e.g. {arr.ravel()[:3].tolist()}); encode them as numbers first.")
@@ -180,14 +322,21 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
     """
     if X is None:
         raise DataValidationError(f"{name}: X is required but was None.")
+    X = to_native(X)
     if not isinstance(X, pd.DataFrame) and not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
             raise DataValidationError(f"{name}: X must be 2-D (rows x features), got shape {X.shape}; "
-                                      "reshape a single feature with X.reshape(-1, 1).")
+                                      "Reshape your data, e.g. a single feature with X.reshape(-1, 1).")
     n = num_rows(X)
     if n < min_rows:
         raise DataValidationError(f"{name}: X has {n} rows; at least {min_rows} needed.")
+    if X.shape[1] == 0:      # worded as scikit-learn's check_array, which its estimator checks match
+        raise DataValidationError(f"{name}: X has 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                                  "required; pass at least one feature column.")
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and dtype.kind == "c":
+        raise DataValidationError(f"{name}: Complex data not supported (X has dtype {dtype}); pass real numbers.")
     if ensure_finite:
         if isinstance(X, pd.DataFrame):
             num = X.select_dtypes(include=["number", "bool"])
@@ -197,7 +346,8 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
                 raise DataValidationError(f"{name}: X has NaN/inf or missing values in column(s) "
                                           f"{(bad_num + bad_other)[:10]}; impute or drop those rows.")
         else:
-            data = X.data if sp.issparse(X) else X
+            # lil / dok hold Python lists or a dict, not a flat ``data`` array
+            data = (X if X.format in ("csr", "csc", "coo", "bsr", "dia") else X.tocsr()).data if sp.issparse(X) else X
             if data.dtype.kind in "biuf":
                 finite = np.isfinite(data)
                 if not finite.all():
@@ -263,8 +413,8 @@ def align_features(estimator, X, name: str = "X"):
     n_features = getattr(estimator, "n_features_in_", None)
     d = X.shape[1] if getattr(X, "ndim", 2) == 2 else 1
     if n_features is not None and d != n_features:
-        raise DataValidationError(f"{name} has {d} feature(s) but {type(estimator).__name__} was fitted "
-                                  f"with {n_features}.")
+        raise DataValidationError(f"{name}: X has {d} features, but {type(estimator).__name__} is expecting "
+                                  f"{n_features} features as input (it was fitted with {n_features}).")
     return X
 
 
@@ -288,6 +438,14 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
     ...     print(str(err).split(";")[0])
     y must lie in [0, 1] (got [1.5, 1.5])
     """
+    if y is None:   # scikit-learn's wording, which its estimator checks look for
+        raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
+    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      f"({name}) to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
     arr = as_1d(y, name, n)
     if kind == "binary":
         if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
@@ -296,7 +454,12 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
                 "label), e.g. (y == 'yes').astype(int).")
         out = as_float(arr, name)
         if not np.isin(out, (0.0, 1.0)).all():
-            raise DataValidationError(f"{name} must hold binary labels 0/1, got {np.unique(out)[:5].tolist()}; "
+            seen = np.unique(out)
+            # scikit-learn's wording for the target type, then the fix
+            kind_of = ("Unknown label type: continuous" if not np.equal(np.mod(seen, 1), 0).all() else
+                       "Only binary classification is supported. The type of the target is multiclass"
+                       if seen.size > 2 else "labels other than 0/1")
+            raise DataValidationError(f"{name} must hold binary labels 0/1, got {seen[:5].tolist()} ({kind_of}); "
                                       "encode the favourable label as 1 and the other as 0.")
         return out
     if kind != "continuous":
@@ -334,7 +497,7 @@ def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndar
             f"{name} has {int((w < 0).sum())} negative value(s) (first at position {first}); weights must be "
             ">= 0.")
     if n and not w.sum() > 0:
-        raise DataValidationError(f"{name} sums to 0; at least one row needs a positive weight.")
+        raise DataValidationError(f"{name} sums to 0 (every weight is zero); at least one row needs a positive weight.")
     return w
 
 
@@ -421,6 +584,7 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
     >>> sensitive_columns("sex", pd.DataFrame({"sex": [1], "x": [2]}))
     ['sex']
     """
+    X = to_native(X)
     if isinstance(sensitive_features, str):
         cols = [sensitive_features]
     elif (isinstance(sensitive_features, (list, tuple)) and sensitive_features
@@ -444,6 +608,7 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
 
 def _columns(sensitive_features) -> tuple[list[np.ndarray], list]:
     """Split group input into a list of 1-D columns and their names."""
+    sensitive_features = to_native(sensitive_features)
     if isinstance(sensitive_features, Mapping):
         sensitive_features = pd.DataFrame(dict(sensitive_features))
     if isinstance(sensitive_features, pd.DataFrame):
@@ -505,6 +670,8 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
     if sensitive_features is None:
         raise DataValidationError(f"{name} is required: pass the group of every row (array, Series, "
                                   "DataFrame for intersectional groups, or the name(s) of columns of X).")
+    X = to_native(X)
+    sensitive_features = to_native(sensitive_features)
     if n is None and X is not None:
         n = num_rows(X)
     cols_of_X = sensitive_columns(sensitive_features, X, n) if X is not None else None
@@ -531,8 +698,8 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
         labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels)], names=names)
     if len(labels) < min_groups:
         count = "a single group" if len(labels) == 1 else f"{len(labels)} groups"
-        raise DataValidationError(f"{name} has {count} {list(labels)[:5]}; at least {min_groups} are needed "
-                                  "(a fairness constraint compares groups).")
+        raise DataValidationError(f"{name} has {count} {list(labels)[:5]} in {m} sample(s); at least {min_groups} "
+                                  "are needed (a fairness constraint compares groups).")
     if groups is not None:
         declared = groups if isinstance(groups, pd.Index) else pd.Index(list(groups))
         if declared.has_duplicates:

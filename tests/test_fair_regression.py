@@ -241,7 +241,7 @@ def test_fair_classifier_demographic_parity(rng):
     proba = fc.predict_proba(X)
     assert np.allclose(proba.sum(axis=1), 1) and fc.decision_scores(X).shape == comps.shape
     unconstrained = LogisticRegression(max_iter=1000).fit(X, yb).predict(X)
-    assert demographic_parity_difference(unconstrained, a) > 0.3
+    assert demographic_parity_difference(None, unconstrained, sensitive_features=a) > 0.3
 
 
 # ---- evaluation helpers -------------------------------------------------------------------------------------

@@ -33,14 +33,14 @@ G2 = np.array(["a", "a", "a", "b", "b", "b"])
 def test_rates_hand_computed():
     y = [1, 0, 1, 1, 0, 0]  # P(1|a) = 2/3, P(1|b) = 1/3
     assert statistical_rate(y, G2) == pytest.approx(0.5)
-    assert demographic_parity_difference(y, G2) == pytest.approx(1 / 3)
-    assert demographic_parity_ratio(y, G2) == pytest.approx(0.5)
+    assert demographic_parity_difference(None, y, sensitive_features=G2) == pytest.approx(1 / 3)
+    assert demographic_parity_ratio(None, y, sensitive_features=G2) == pytest.approx(0.5)
     # overall rate 1/2: to_overall difference 1/6, ratio min(1/2 / 2/3, 1/3 / 1/2) = 2/3
-    assert demographic_parity_difference(y, G2, method="to_overall") == pytest.approx(1 / 6)
-    assert demographic_parity_ratio(y, G2, method="to_overall") == pytest.approx(2 / 3)
+    assert demographic_parity_difference(None, y, sensitive_features=G2, method="to_overall") == pytest.approx(1 / 6)
+    assert demographic_parity_ratio(None, y, sensitive_features=G2, method="to_overall") == pytest.approx(2 / 3)
     w = [1, 1, 1, 1, 1, 3]  # P(1|b) = 1 / 5
     assert statistical_rate(y, G2, w) == pytest.approx(0.2 / (2 / 3))
-    assert demographic_parity_difference(y, G2, w) == pytest.approx(2 / 3 - 1 / 5)
+    assert demographic_parity_difference(None, y, sensitive_features=G2, sample_weight=w) == pytest.approx(2 / 3 - 1 / 5)
     assert representation_rate(G2) == 1.0
     assert representation_rate(G2, w) == pytest.approx((3 / 8) / (5 / 8))
     pd.testing.assert_series_equal(group_rates(y, G2), pd.Series([2 / 3, 1 / 3], index=["a", "b"], name="selection"))
@@ -50,34 +50,34 @@ def test_three_groups_and_labels():
     g = ["x", "y", "z", "x", "y", "z", "z"]
     y = ["yes", "no", "yes", "yes", "yes", "no", "no"]  # x: 1, y: 1/2, z: 1/3
     assert statistical_rate(y, g, pos_label="yes") == pytest.approx(1 / 3)
-    assert demographic_parity_difference(y, g, pos_label="yes") == pytest.approx(2 / 3)
+    assert demographic_parity_difference(None, y, sensitive_features=g, pos_label="yes") == pytest.approx(2 / 3)
     assert representation_rate(g) == pytest.approx(2 / 3)
     # pos_label=0 on hard labels: rates of the other class
     assert statistical_rate([1, 0, 1, 1, 0, 0], G2, pos_label=0) == pytest.approx((1 / 3) / (2 / 3))
     # {-1, +1} labels
-    assert demographic_parity_difference([1, -1, 1, 1, -1, -1], G2) == pytest.approx(1 / 3)
+    assert demographic_parity_difference(None, [1, -1, 1, 1, -1, -1], sensitive_features=G2) == pytest.approx(1 / 3)
 
 
 def test_soft_predictions_are_expectations():
     y = [0.2, 0.4, 0.9, 0.1]  # a: 0.3, b: 0.5
     g = ["a", "a", "b", "b"]
     assert statistical_rate(y, g) == pytest.approx(0.6)
-    assert demographic_parity_difference(y, g) == pytest.approx(0.2)
-    assert demographic_parity_difference(y, g, pos_label=0) == pytest.approx(0.2)
+    assert demographic_parity_difference(None, y, sensitive_features=g) == pytest.approx(0.2)
+    assert demographic_parity_difference(None, y, sensitive_features=g, pos_label=0) == pytest.approx(0.2)
     # expected TPR with soft predictions: y_true = [1, 0, 1, 0] -> TPR a 0.2, b 0.9
-    assert equal_opportunity_difference([1, 0, 1, 0], y, g) == pytest.approx(0.7)
+    assert equal_opportunity_difference([1, 0, 1, 0], y, sensitive_features=g) == pytest.approx(0.7)
 
 
 def test_equal_opportunity_and_odds_hand_computed():
     y_true = [1, 1, 0, 1, 1, 0]
     y_pred = [1, 0, 1, 1, 1, 0]  # TPR a 1/2, b 1; FPR a 1, b 0
-    assert equal_opportunity_difference(y_true, y_pred, G2) == pytest.approx(0.5)
-    assert equalized_odds_difference(y_true, y_pred, G2) == pytest.approx(1.0)
-    assert equalized_odds_difference(y_true, y_pred, G2, agg="mean") == pytest.approx(0.75)
-    assert equalized_odds_difference(y_true, y_pred, G2, agg="sum") == pytest.approx(1.5)
+    assert equal_opportunity_difference(y_true, y_pred, sensitive_features=G2) == pytest.approx(0.5)
+    assert equalized_odds_difference(y_true, y_pred, sensitive_features=G2) == pytest.approx(1.0)
+    assert equalized_odds_difference(y_true, y_pred, sensitive_features=G2, agg="mean") == pytest.approx(0.75)
+    assert equalized_odds_difference(y_true, y_pred, sensitive_features=G2, agg="sum") == pytest.approx(1.5)
     # weight 3 on row 0 (a, positive, predicted 1): TPR a = 3/4
     w = [3, 1, 1, 1, 1, 1]
-    assert equal_opportunity_difference(y_true, y_pred, G2, w) == pytest.approx(0.25)
+    assert equal_opportunity_difference(y_true, y_pred, sensitive_features=G2, sample_weight=w) == pytest.approx(0.25)
     tab = group_summary(G2, y_pred=y_pred, y_true=y_true)
     np.testing.assert_allclose(tab["tpr"], [0.5, 1.0])
     np.testing.assert_allclose(tab["fpr"], [1.0, 0.0])
@@ -92,24 +92,26 @@ def test_intersectional_groups_from_dataframe():
     assert list(rates.index) == [("F", 0), ("F", 1), ("M", 0), ("M", 1)]
     np.testing.assert_allclose(rates.to_numpy(), [0.5, 0.0, 0.5, 1.0])
     assert rates.index.names == ["sex", "race"]
-    assert demographic_parity_difference(y, sf) == 1.0
+    assert demographic_parity_difference(None, y, sensitive_features=sf) == 1.0
     assert statistical_rate(y, sf) == 0.0
     assert representation_rate(sf) == pytest.approx(0.5)
     # a dict of columns and a 2-D array give the same groups
-    assert demographic_parity_difference(y, {"s": sf["sex"], "r": sf["race"]}) == 1.0
+    assert demographic_parity_difference(None, y, sensitive_features={"s": sf["sex"], "r": sf["race"]}) == 1.0
     assert representation_rate(sf.to_numpy()) == pytest.approx(0.5)
 
 
 def test_single_group_and_degenerate_rates():
     g = ["a"] * 4
     # issue 22: a fairness metric over one group is an error, not a perfect score (was 1.0 / 0.0)
-    for metric, args in [(statistical_rate, ([1, 0, 1, 1], g)), (demographic_parity_difference, ([1, 0, 1, 1], g)),
-                         (demographic_parity_ratio, ([1, 0, 1, 1], g)), (representation_rate, (g,)),
-                         (ks_statistical_parity, ([0.1, 0.2, 0.3, 0.9], g)),
-                         (equal_opportunity_difference, ([1, 0, 1, 1], [1, 0, 1, 1], g)),
-                         (equalized_odds_difference, ([1, 0, 1, 1], [1, 0, 1, 1], g))]:
+    sf = {"sensitive_features": g}
+    for metric, args, kw in [(statistical_rate, ([1, 0, 1, 1], g), {}),
+                             (demographic_parity_difference, (None, [1, 0, 1, 1]), sf),
+                             (demographic_parity_ratio, (None, [1, 0, 1, 1]), sf), (representation_rate, (g,), {}),
+                             (ks_statistical_parity, ([0.1, 0.2, 0.3, 0.9], g), {}),
+                             (equal_opportunity_difference, ([1, 0, 1, 1], [1, 0, 1, 1]), sf),
+                             (equalized_odds_difference, ([1, 0, 1, 1], [1, 0, 1, 1]), sf)]:
         with pytest.raises(DataValidationError, match=f"{metric.__name__} compares groups.*single group"):
-            metric(*args)
+            metric(*args, **kw)
     # descriptive per-group tables still report one group
     assert group_rates([1, 0, 1, 1], g).tolist() == [0.75]
     # all-zero selection: equal rates, ratio 1 by convention
@@ -207,14 +209,14 @@ def test_agreement_with_fairlearn(seed):
         for sw in (None, w):
             for method in ("between_groups", "to_overall"):
                 kw = dict(sensitive_features=sf, sample_weight=sw, method=method)
-                assert demographic_parity_difference(yhat, sf, sw, method=method) == pytest.approx(
+                assert demographic_parity_difference(None, yhat, sensitive_features=sf, sample_weight=sw, method=method) == pytest.approx(
                     flm.demographic_parity_difference(y, yhat, **kw), abs=1e-12)
-                assert demographic_parity_ratio(yhat, sf, sw, method=method) == pytest.approx(
+                assert demographic_parity_ratio(None, yhat, sensitive_features=sf, sample_weight=sw, method=method) == pytest.approx(
                     flm.demographic_parity_ratio(y, yhat, **kw), abs=1e-12)
-                assert equal_opportunity_difference(y, yhat, sf, sw, method=method) == pytest.approx(
+                assert equal_opportunity_difference(y, yhat, sensitive_features=sf, sample_weight=sw, method=method) == pytest.approx(
                     flm.equal_opportunity_difference(y, yhat, **kw), abs=1e-12)
                 for agg in ("worst_case", "mean"):
-                    assert equalized_odds_difference(y, yhat, sf, sw, method=method, agg=agg) == pytest.approx(
+                    assert equalized_odds_difference(y, yhat, sensitive_features=sf, sample_weight=sw, method=method, agg=agg) == pytest.approx(
                         flm.equalized_odds_difference(y, yhat, agg=agg, **kw), abs=1e-12)
             assert statistical_rate(yhat, sf, sw) == pytest.approx(
                 flm.demographic_parity_ratio(y, yhat, sensitive_features=sf, sample_weight=sw), abs=1e-12)
@@ -279,9 +281,9 @@ def test_weights_equal_repeated_rows(rng):
     soft = rng.random(n)
     cases = [
         (lambda *a: statistical_rate(a[1], a[2], a[3])),
-        (lambda *a: demographic_parity_difference(soft[a[4]], a[2], a[3])),
-        (lambda *a: equal_opportunity_difference(a[0], a[1], a[2], a[3])),
-        (lambda *a: equalized_odds_difference(a[0], a[1], a[2], a[3])),
+        (lambda *a: demographic_parity_difference(None, soft[a[4]], sensitive_features=a[2], sample_weight=a[3])),
+        (lambda *a: equal_opportunity_difference(a[0], a[1], sensitive_features=a[2], sample_weight=a[3])),
+        (lambda *a: equalized_odds_difference(a[0], a[1], sensitive_features=a[2], sample_weight=a[3])),
         (lambda *a: representation_rate(a[2], a[3])),
         (lambda *a: ks_statistical_parity(soft[a[4]], a[2], a[3])),
     ]
@@ -321,11 +323,11 @@ def test_errors_are_typed_and_say_what_to_fix():
     with pytest.raises(DataValidationError, match="'b'"):  # zero-weight group named
         statistical_rate([1, 0, 1, 1, 0, 0], G2, [1, 1, 1, 0, 0, 0])
     with pytest.raises(DataValidationError, match="true positive rate.*'b'"):
-        equal_opportunity_difference([1, 1, 0, 0, 0, 0], [1, 0, 1, 1, 0, 0], G2)
+        equal_opportunity_difference([1, 1, 0, 0, 0, 0], [1, 0, 1, 1, 0, 0], sensitive_features=G2)
     with pytest.raises(DataValidationError, match="false positive rate"):
-        equalized_odds_difference([1, 0, 0, 1, 1, 1], [1, 0, 1, 1, 0, 0], G2)
+        equalized_odds_difference([1, 0, 0, 1, 1, 1], [1, 0, 1, 1, 0, 0], sensitive_features=G2)
     with pytest.raises(DataValidationError, match="binary"):
-        equal_opportunity_difference([0, 1, 2, 0, 1, 2], [1, 0, 1, 1, 0, 0], G2)
+        equal_opportunity_difference([0, 1, 2, 0, 1, 2], [1, 0, 1, 1, 0, 0], sensitive_features=G2)
     with pytest.raises(DataValidationError, match="ks_statistical_parity"):
         statistical_rate([-1.5, 0.2, 3.0, 1, 0, 2], G2)
     with pytest.raises(DataValidationError, match="pos_label"):
@@ -333,9 +335,9 @@ def test_errors_are_typed_and_say_what_to_fix():
     with pytest.raises(DataValidationError, match="pos_label"):
         statistical_rate([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], G2, pos_label=2)
     with pytest.raises(DataValidationError, match="method"):
-        demographic_parity_difference([1, 0, 1, 1, 0, 0], G2, method="pairwise")
+        demographic_parity_difference(None, [1, 0, 1, 1, 0, 0], sensitive_features=G2, method="pairwise")
     with pytest.raises(DataValidationError, match="agg"):
-        equalized_odds_difference([1, 0] * 3, [1, 0] * 3, G2, agg="max")
+        equalized_odds_difference([1, 0] * 3, [1, 0] * 3, sensitive_features=G2, agg="max")
     with pytest.raises(DataValidationError, match="not in the declared groups"):
         representation_rate(G2, groups=["a"])
     with pytest.raises(DataValidationError, match="non-finite"):
@@ -361,3 +363,65 @@ def test_errors_are_typed_and_say_what_to_fix():
         covariance_difference_norm(pd.DataFrame({"c": ["x", "y"]}), pd.DataFrame({"c": ["x", "y"]}))
     with pytest.raises(DataValidationError, match="ddof"):
         covariance_difference_norm([[1.0, 2.0]], [[1.0, 2.0], [0.0, 0.0]], ddof=1)
+
+
+# --------------------------------------------------------------------------- fairlearn's signatures (issue 24)
+def test_fairlearn_call_gives_fairlearn_number():
+    flm = pytest.importorskip("fairlearn.metrics")
+    from fairopt import metrics as fm
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 300)
+    yhat = rng.integers(0, 2, 300)
+    s = rng.choice(["a", "b", "c"], 300)
+    w = rng.uniform(0.5, 2.0, 300)
+    # the very call a fairlearn user writes, on both packages
+    for name in ("demographic_parity_difference", "demographic_parity_ratio", "equal_opportunity_difference",
+                 "equalized_odds_difference"):
+        if not hasattr(flm, name):
+            continue
+        for kw in ({}, {"sample_weight": w}, {"method": "to_overall"}):
+            ours = getattr(fm, name)(y, yhat, sensitive_features=s, **kw)
+            theirs = getattr(flm, name)(y, yhat, sensitive_features=s, **kw)
+            assert ours == pytest.approx(theirs, abs=1e-12), (name, kw)
+    assert fm.demographic_parity_difference(y, yhat, sensitive_features=s) > 0.01   # not a vacuous 0 == 0
+
+
+def test_old_positional_form_raises_instead_of_misreading():
+    from fairopt.metrics import MetricSignatureError
+    y, g = [1, 0, 1, 1, 0, 0], G2
+    with pytest.raises(MetricSignatureError, match="sensitive_features="):
+        demographic_parity_difference(y, g)              # old (y_pred, sensitive_features): g would be y_pred
+    with pytest.raises(TypeError, match="old fairopt form"):
+        demographic_parity_ratio(y, sensitive_features=g)
+    with pytest.raises(MetricSignatureError, match="keyword-only"):
+        equal_opportunity_difference(y, y, g)
+    with pytest.raises(MetricSignatureError, match="keyword-only"):
+        demographic_parity_difference(None, y, g, [1] * 6)
+
+
+def test_metric_frame_matches_fairlearn():
+    fl = pytest.importorskip("fairlearn.metrics")
+    from sklearn.metrics import accuracy_score, recall_score
+
+    from fairopt.metrics import MetricFrame
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 200)
+    yhat = rng.integers(0, 2, 200)
+    sf = pd.DataFrame({"sex": rng.choice(["f", "m"], 200), "race": rng.choice(["x", "y"], 200)})
+    w = rng.uniform(0.5, 2.0, 200)
+    metrics = {"acc": accuracy_score, "rec": recall_score}
+    params = {"acc": {"sample_weight": w}, "rec": {"sample_weight": w}}
+    ours = MetricFrame(metrics=metrics, y_true=y, y_pred=yhat, sensitive_features=sf, sample_params=params)
+    theirs = fl.MetricFrame(metrics=metrics, y_true=y, y_pred=yhat, sensitive_features=sf, sample_params=params)
+    np.testing.assert_allclose(ours.by_group.to_numpy(), theirs.by_group.to_numpy(), atol=1e-12)
+    assert list(ours.by_group.index) == list(theirs.by_group.index)
+    np.testing.assert_allclose(ours.overall.to_numpy(), theirs.overall.to_numpy(), atol=1e-12)
+    for method in ("between_groups", "to_overall"):
+        np.testing.assert_allclose(ours.difference(method).to_numpy(), theirs.difference(method=method).to_numpy(),
+                                   atol=1e-12)
+        np.testing.assert_allclose(ours.ratio(method).to_numpy(), theirs.ratio(method=method).to_numpy(), atol=1e-12)
+    one = MetricFrame(metrics=accuracy_score, y_true=y, y_pred=yhat, sensitive_features=sf["sex"])
+    ref = fl.MetricFrame(metrics=accuracy_score, y_true=y, y_pred=yhat, sensitive_features=sf["sex"])
+    assert one.overall == pytest.approx(ref.overall) and one.difference() == pytest.approx(ref.difference())
+    with pytest.raises(DataValidationError, match="method"):
+        one.ratio("pairwise")

@@ -19,10 +19,10 @@ def data():
 
 CASES = [
     ("statistical_rate", lambda m, g, y, p, w: m.statistical_rate(p, g, sample_weight=w)),
-    ("dp_difference", lambda m, g, y, p, w: m.demographic_parity_difference(p, g, sample_weight=w)),
-    ("dp_ratio", lambda m, g, y, p, w: m.demographic_parity_ratio(p, g, method="to_overall")),
-    ("eo", lambda m, g, y, p, w: m.equal_opportunity_difference(y, p, g, sample_weight=w)),
-    ("eodds", lambda m, g, y, p, w: m.equalized_odds_difference(y, (p > 0.5).astype(int), g)),
+    ("dp_difference", lambda m, g, y, p, w: m.demographic_parity_difference(None, p, sensitive_features=g, sample_weight=w)),
+    ("dp_ratio", lambda m, g, y, p, w: m.demographic_parity_ratio(None, p, sensitive_features=g, method="to_overall")),
+    ("eo", lambda m, g, y, p, w: m.equal_opportunity_difference(y, p, sensitive_features=g, sample_weight=w)),
+    ("eodds", lambda m, g, y, p, w: m.equalized_odds_difference(y, (p > 0.5).astype(int), sensitive_features=g)),
     ("representation", lambda m, g, y, p, w: m.representation_rate(g, sample_weight=w)),
     ("rates_fpr", lambda m, g, y, p, w: m.group_rates(p, g, y_true=y, rate="fpr").to_numpy()),
     ("rates_base", lambda m, g, y, p, w: m.group_rates(None, g, y_true=y, rate="base_rate").to_numpy()),

@@ -40,7 +40,9 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Selection rates (DP), true-positive rates (EO) or both true- and false-positive rates
         (equalized odds) of each group may differ from the overall rate by at most ``eps``.
     eps : float, sequence or dict, default=0.01
-        Allowed difference per group.
+        Allowed difference per group: the constraint bound itself. In fairlearn the bound is the
+        moment's ``difference_bound`` and ``ExponentiatedGradient(eps=...)`` sets the game's
+        tolerance and multiplier bound ``1/eps``; see ``docs/fairlearn_differences.md``.
     solver : str or SolverSpec, default="highs"
         LP back end of the best-mixture LP.
     max_iter : int, default=50
@@ -113,6 +115,12 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.mode = mode
         self.min_iter = min_iter
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False     # labels 0/1, 1 = favourable
+        tags.input_tags.sparse = self.estimator is None   # the default LogisticRegression takes sparse X
+        return tags
+
     def _B(self) -> float:
         if self.B is not None:
             return self.B
@@ -136,7 +144,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         check_game_params(self, B=self_B)
         self.classes_ = np.unique(y)
         if not np.array_equal(self.classes_, [0.0, 1.0]):
-            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.tolist()}.")
+            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.size} "
+                                      f"class {self.classes_.tolist()}.")
         self.classes_ = np.array([0, 1])
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
         game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
@@ -183,6 +192,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """Probability that the randomized classifier predicts each class."""
+        self._check_fitted()
         p1 = self.weights_ @ self.predict_components(X)
         return np.column_stack([1.0 - p1, p1])
 

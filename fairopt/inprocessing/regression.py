@@ -5,7 +5,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
@@ -37,7 +37,7 @@ def _fmt(value) -> str:
     return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
 
 
-class FairRegressor(RandomizedMixture, BaseEstimator):
+class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     """Fair regression by reductions (Agarwal, Dudík & Wu 2019).
 
     Parameters
@@ -54,7 +54,9 @@ class FairRegressor(RandomizedMixture, BaseEstimator):
         A :class:`fairopt.reductions.Moment` instance is used as given (``eps``, ``grid_size``
         and ``loss`` then come from it).
     eps : float, sequence or dict
-        SP slack :math:`\\hat\\varepsilon_a` or BGL bound :math:`\\hat\\zeta_a` (per group allowed).
+        SP slack :math:`\\hat\\varepsilon_a` or BGL bound :math:`\\hat\\zeta_a` (per group allowed): the
+        constraint bound itself, not fairlearn's ``ExponentiatedGradient(eps=...)`` (see
+        ``docs/fairlearn_differences.md``).
     grid_size : int, default=40
         Number of thresholds ``N`` of the SP discretisation (predictions are rounded down to
         multiples of ``1/N``).

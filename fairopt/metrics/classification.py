@@ -18,9 +18,15 @@ from fairopt.metrics._validation import (
 from fairopt.validation import check_groups
 
 __all__ = [
-    "group_rates", "group_summary", "statistical_rate", "representation_rate",
-    "demographic_parity_difference", "demographic_parity_ratio",
-    "equal_opportunity_difference", "equalized_odds_difference",
+    "MetricSignatureError",
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "group_rates",
+    "group_summary",
+    "representation_rate",
+    "statistical_rate",
 ]
 
 _RATES = ("selection", "share", "base_rate", "tpr", "fpr")
@@ -232,24 +238,6 @@ def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1
     return _ratio(rates, overall, "between_groups")
 
 
-def demographic_parity_ratio(y_pred, sensitive_features, sample_weight=None, pos_label=1,
-                             method="between_groups") -> float:
-    """Demographic parity ratio; with the default ``method`` it equals :func:`statistical_rate`.
-
-    ``method="to_overall"`` returns ``min_g min(r_g, r) / max(r_g, r)`` where ``r`` is the overall
-    selection rate (fairlearn's option of the same name). Unlike fairlearn, ``y_true`` is not
-    taken, and all-zero rates give 1.0 instead of NaN.
-
-    Examples
-    --------
-    >>> demographic_parity_ratio([1, 0, 1, 1], ["a", "a", "b", "b"])
-    0.5
-    """
-    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred,
-                               sample_weight=sample_weight, pos_label=pos_label, metric="demographic_parity_ratio")
-    return _ratio(rates, overall, method)
-
-
 def representation_rate(sensitive_features, sample_weight=None, groups=None) -> float:
     """Representation rate ``min_g P(g) / max_g P(g)`` of the (weighted) group shares.
 
@@ -282,49 +270,120 @@ def representation_rate(sensitive_features, sample_weight=None, groups=None) -> 
     return float(shares.min() / shares.max())
 
 
-def demographic_parity_difference(y_pred, sensitive_features, sample_weight=None, pos_label=1,
-                                  method="between_groups") -> float:
-    """Demographic (statistical) parity difference ``max_g P(y_hat=1|g) - min_g P(y_hat=1|g)``.
-
-    0 means parity. ``method="to_overall"`` gives ``max_g |r_g - r|`` against the overall rate
-    ``r``. Soft predictions in [0, 1] are averaged as expectations (fairlearn instead counts
-    ``y_pred == 1``); with hard labels the value equals fairlearn's
-    ``demographic_parity_difference`` (which also takes a ``y_true`` it ignores). A single
-    group raises :class:`DataValidationError`. Used by Alabdulmohsin & Lucic (2021) (Definition 1, ``<= eps``) and as the
-    DP violation of Rezaei et al. (2020).
+class MetricSignatureError(DataValidationError, TypeError):
+    """A fairlearn-named metric was called in fairopt's old ``(y_pred, sensitive_features)`` form (or
+    with ``sensitive_features`` / ``sample_weight`` passed positionally); the message shows the
+    fairlearn form ``(y_true, y_pred, *, sensitive_features=..., sample_weight=...)``.
 
     Examples
     --------
-    >>> demographic_parity_difference([1, 0, 1, 1], ["a", "a", "b", "b"])
+    >>> issubclass(MetricSignatureError, TypeError)
+    True
+    """
+
+
+_MISSING = object()
+
+
+def _fairlearn_form(metric: str, y_pred, legacy: tuple, sensitive_features):
+    """The groups of a fairlearn-form call; the old forms raise :class:`MetricSignatureError`
+    instead of being misread (``metric(y_pred, s)`` would otherwise take ``s`` for the predictions)."""
+    form = (f"{metric}(y_true, y_pred, *, sensitive_features=..., sample_weight=None) (fairlearn's form; "
+            "y_true may be None where the metric does not read it)")
+    if legacy:
+        raise MetricSignatureError(f"{metric} got {2 + len(legacy)} positional arguments; sensitive_features and "
+                                   f"sample_weight are keyword-only now: call {form}.")
+    if y_pred is _MISSING:
+        raise MetricSignatureError(f"{metric} got one array; the old fairopt form {metric}(y_pred, "
+                                   f"sensitive_features) is gone: call {form}.")
+    if sensitive_features is _MISSING:
+        raise MetricSignatureError(f"{metric} needs sensitive_features=...; passing the groups as the second "
+                                   f"positional argument was fairopt's old form: call {form}.")
+    return sensitive_features
+
+
+def demographic_parity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
+                                  method="between_groups", sample_weight=None, pos_label=1) -> float:
+    """Demographic (statistical) parity difference ``max_g P(y_hat=1|g) - min_g P(y_hat=1|g)``.
+
+    fairlearn's signature; ``y_true`` is not read (pass it or ``None``). 0 means parity.
+    ``method="to_overall"`` gives ``max_g |r_g - r|`` against the overall rate ``r``. Soft
+    predictions in [0, 1] are averaged as expectations (fairlearn counts ``y_pred == 1``); with
+    hard labels the value equals fairlearn's. A single group raises
+    :class:`DataValidationError`; the old form ``(y_pred, sensitive_features)`` raises
+    :class:`MetricSignatureError`. Used by Alabdulmohsin & Lucic (2021) (Definition 1,
+    ``<= eps``) and as the DP violation of Rezaei et al. (2020).
+
+    Parameters
+    ----------
+    y_true : array-like or None
+        Ground truth (not read).
+    y_pred : array-like of shape (n,)
+        0/1 labels, probabilities of class 1, or labels compared with ``pos_label``.
+    sensitive_features : array-like, Series, DataFrame, dict of columns
+        Group membership; several columns give intersectional groups.
+    method : {"between_groups", "to_overall"}
+    sample_weight : array-like of shape (n,), optional
+    pos_label : scalar, default 1
+        fairopt's addition: the favourable label.
+
+    Examples
+    --------
+    >>> from fairopt.metrics import demographic_parity_difference
+    >>> demographic_parity_difference([0, 1, 0, 1], [1, 1, 0, 1], sensitive_features=["a", "a", "b", "b"])
     0.5
     """
-    rates, overall, _ = _rates("selection", sensitive_features, y_pred=y_pred, sample_weight=sample_weight,
+    sf = _fairlearn_form("demographic_parity_difference", y_pred, legacy, sensitive_features)
+    rates, overall, _ = _rates("selection", sf, y_pred=y_pred, sample_weight=sample_weight,
                                pos_label=pos_label, metric="demographic_parity_difference")
     return _difference(rates, overall, method)
 
 
-def equal_opportunity_difference(y_true, y_pred, sensitive_features, sample_weight=None, pos_label=1,
-                                 method="between_groups") -> float:
-    """Equal opportunity difference: ``max_g TPR_g - min_g TPR_g``, ``TPR_g = P(y_hat=1 | y=1, g)``.
+def demographic_parity_ratio(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
+                             method="between_groups", sample_weight=None, pos_label=1) -> float:
+    """Demographic parity ratio ``min_g r_g / max_g r_g``; with the default ``method`` it equals
+    :func:`statistical_rate`.
 
-    Soft predictions give expected TPRs. Equals fairlearn's ``equal_opportunity_difference`` on
-    hard labels. A group without positive labels makes the TPR undefined and raises
-    :class:`DataValidationError`.
+    fairlearn's signature (``y_true`` is not read). ``method="to_overall"`` returns
+    ``min_g min(r_g, r) / max(r_g, r)`` where ``r`` is the overall selection rate. Unlike
+    fairlearn, all-zero rates give 1.0 instead of NaN.
 
     Examples
     --------
-    >>> equal_opportunity_difference([1, 1, 1, 0], [1, 0, 1, 1], ["a", "a", "b", "b"])
+    >>> from fairopt.metrics import demographic_parity_ratio
+    >>> demographic_parity_ratio(None, [1, 1, 0, 1], sensitive_features=["a", "a", "b", "b"])
     0.5
     """
-    rates, overall, _ = _rates("tpr", sensitive_features, y_pred=y_pred, y_true=y_true,
-                               sample_weight=sample_weight, pos_label=pos_label,
-                               metric="equal_opportunity_difference")
+    sf = _fairlearn_form("demographic_parity_ratio", y_pred, legacy, sensitive_features)
+    rates, overall, _ = _rates("selection", sf, y_pred=y_pred, sample_weight=sample_weight,
+                               pos_label=pos_label, metric="demographic_parity_ratio")
+    return _ratio(rates, overall, method)
+
+
+def equal_opportunity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
+                                 method="between_groups", sample_weight=None, pos_label=1) -> float:
+    """Equal opportunity difference: ``max_g TPR_g - min_g TPR_g``, ``TPR_g = P(y_hat=1 | y=1, g)``.
+
+    fairlearn's signature. Soft predictions give expected TPRs; equals fairlearn's
+    ``equal_opportunity_difference`` on hard labels. A group without positive labels makes the
+    TPR undefined and raises :class:`DataValidationError`.
+
+    Examples
+    --------
+    >>> from fairopt.metrics import equal_opportunity_difference
+    >>> equal_opportunity_difference([1, 1, 1, 1], [1, 1, 0, 1], sensitive_features=["a", "a", "b", "b"])
+    0.5
+    """
+    sf = _fairlearn_form("equal_opportunity_difference", y_pred, legacy, sensitive_features)
+    rates, overall, _ = _rates("tpr", sf, y_pred=y_pred, y_true=y_true, sample_weight=sample_weight,
+                               pos_label=pos_label, metric="equal_opportunity_difference")
     return _difference(rates, overall, method)
 
 
-def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=None, pos_label=1,
-                              method="between_groups", agg="worst_case") -> float:
-    """Equalized odds difference over the TPR and FPR group gaps.
+def equalized_odds_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
+                              method="between_groups", sample_weight=None, pos_label=1,
+                              agg="worst_case") -> float:
+    """Equalized odds difference over the TPR and FPR group gaps (fairlearn's signature).
 
     With ``D_TPR = max_g TPR_g - min_g TPR_g`` and ``D_FPR`` likewise for
     ``FPR_g = P(y_hat=1 | y=0, g)``:
@@ -332,23 +391,23 @@ def equalized_odds_difference(y_true, y_pred, sensitive_features, sample_weight=
     - ``agg="worst_case"`` (default, fairlearn's default): ``max(D_TPR, D_FPR)``;
     - ``agg="mean"``: ``(D_TPR + D_FPR) / 2`` (fairlearn's ``agg="mean"``);
     - ``agg="sum"``: ``D_TPR + D_FPR``, the EOdd violation ``sum_y |...|`` reported by Rezaei et
-      al. (2020) for two groups.
+      al. (2020) for two groups (fairopt's addition).
 
     Groups lacking positive or negative labels raise :class:`DataValidationError`.
 
     Examples
     --------
-    >>> y_true = [1, 0, 1, 0]
-    >>> y_pred = [1, 0, 1, 1]
-    >>> equalized_odds_difference(y_true, y_pred, ["a", "a", "b", "b"])
+    >>> from fairopt.metrics import equalized_odds_difference
+    >>> equalized_odds_difference([1, 0, 1, 0], [1, 0, 0, 1], sensitive_features=["a", "a", "b", "b"])
     1.0
     """
+    sf = _fairlearn_form("equalized_odds_difference", y_pred, legacy, sensitive_features)
     if agg not in ("worst_case", "mean", "sum"):
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")
-    kw = dict(y_pred=y_pred, y_true=y_true, sample_weight=sample_weight, pos_label=pos_label,
-              metric="equalized_odds_difference")
-    d_tpr = _difference(*_rates("tpr", sensitive_features, **kw)[:2], method)
-    d_fpr = _difference(*_rates("fpr", sensitive_features, **kw)[:2], method)
+    kw = {"y_pred": y_pred, "y_true": y_true, "sample_weight": sample_weight, "pos_label": pos_label,
+          "metric": "equalized_odds_difference"}
+    d_tpr = _difference(*_rates("tpr", sf, **kw)[:2], method)
+    d_fpr = _difference(*_rates("fpr", sf, **kw)[:2], method)
     if agg == "worst_case":
         return max(d_tpr, d_fpr)
     return (d_tpr + d_fpr) / 2.0 if agg == "mean" else d_tpr + d_fpr

@@ -61,6 +61,18 @@ def map_scores(raw: np.ndarray, kind: str) -> np.ndarray:
 class _ScoreMixin:
     """Shared handling of the wrapped estimator and of the score map."""
 
+    def __sklearn_tags__(self):
+        # binary 0/1 labels; without a wrapped estimator X is a 1-D array of scores
+        tags = super().__sklearn_tags__()
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = False
+        if self.estimator is None:
+            tags.input_tags.one_d_array, tags.input_tags.two_d_array = True, False
+        else:   # X goes to the wrapped estimator: it decides about sparse input
+            from sklearn.utils import get_tags
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
+
     def _check_score_map(self):
         if self.score_map not in SCORE_MAPS:
             raise ConfigError(f"score_map must be one of {SCORE_MAPS}, got {self.score_map!r}.")
@@ -77,10 +89,15 @@ class _ScoreMixin:
             self.estimator_ = self.estimator
         else:
             if y is None:
-                raise DataValidationError("y is required to fit the wrapped estimator (prefit=False).")
+                raise DataValidationError("y is required to fit the wrapped estimator (prefit=False): it requires y "
+                                          "to be passed, but the target y is None.")
             self.estimator_ = clone(self.estimator)
             kw = {} if sample_weight is None else {"sample_weight": sample_weight}
             self.estimator_.fit(X, y, **kw)
+        # the feature count (and names) the wrapped estimator saw, as scikit-learn's meta-estimators do
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.estimator_, attr):
+                setattr(self, attr, getattr(self.estimator_, attr))
 
     def _scores(self, X, drop=None) -> np.ndarray:
         """Scores on ``[-1, 1]`` for the rows of ``X`` (see the module docstring)."""

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
-from fairopt.validation import as_1d, check_dense, check_weights, validate_params
+from fairopt.validation import check_dense, check_target, check_weights, validate_params
 
 __all__ = ["ShiftInference"]
 
@@ -65,9 +65,7 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         n = self._n_rows(X)
         if self.estimator is None:   # X is the score array: refuse what predict could not read
             check_dense(X, "X (the scores)")
-        yv = as_1d(y, "ShiftInference.fit: y", n)
-        if not np.isin(yv, (0, 1)).all():
-            raise DataValidationError("y must be 0/1 labels, one per row of X.")
+        yv = check_target(y, n, kind="binary", name="ShiftInference.fit: y").astype(int)
         w = check_weights(sample_weight, n)
         self.classes_ = np.array([0, 1])
         codes = self._fit_groups(sensitive_features, X, n)

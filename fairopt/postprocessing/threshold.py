@@ -17,8 +17,8 @@ from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
 from fairopt.stats import is_dask
-from fairopt.validation import (RANDOM_STATE, Groups, as_1d, check_group_weights, check_groups, check_options,
-                                check_weights, validate_params)
+from fairopt.validation import (RANDOM_STATE, Groups, check_group_weights, check_groups, check_options,
+                                check_target, check_weights, validate_params)
 
 __all__ = ["ThresholdDebiaser"]
 
@@ -228,9 +228,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else check_weights(sample_weight, n)
         yv = None
         if y is not None:
-            yv = as_1d(y, "ThresholdDebiaser.fit: y", n)
-            if not np.isin(yv, (0, 1)).all():
-                raise DataValidationError(f"y must be binary 0/1 labels, got classes {pd.unique(yv)[:5].tolist()}.")
+            yv = check_target(y, n, kind="binary", name="ThresholdDebiaser.fit: y").astype(int)
         self.classes_ = np.array([0, 1])
         codes = self._fit_groups(sensitive_features, X, n)
         if sw is not None:

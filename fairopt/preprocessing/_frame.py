@@ -3,11 +3,27 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError
 from fairopt.validation import (Groups, as_1d, check_group_weights, check_int, check_is_fitted, check_two_valued,
-                                check_weights, check_X, sensitive_columns)
+                                check_weights, check_X, frame_kind, sensitive_columns, to_frame_kind,
+                                to_native)
+
+
+_OUTPUTS = ("default", "pandas", "polars")
+
+
+def output_kind(estimator, X=None) -> str:
+    """Frame library of an estimator's output: the ``set_output(transform=...)`` choice, else the
+    library of ``X`` (``"default"``: the library the estimator was fitted with)."""
+    config = getattr(estimator, "_sklearn_output_config", {}).get("transform", "default")
+    if config != "default":
+        # "pandas": returned as is; other choices: scikit-learn's set_output wrapper converts the pandas
+        # frame of a transformer, the resamplers convert it themselves
+        return "pandas" if hasattr(estimator, "transform") else config
+    return frame_kind(X) if X is not None else getattr(estimator, "input_frame_kind_", "pandas")
 
 
 def _n_samples(n) -> int:
@@ -23,11 +39,26 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
 def _assemble(X, y, sensitive_features):
     """Frame of all columns, plus the names of the label and protected columns."""
     if X is None:
-        raise DataValidationError("X is required but was None; pass a pandas DataFrame of categorical or "
-                                  "pre-binned columns.")
+        raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
+                                  "categorical or pre-binned columns.")
+    X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
+    if sp.issparse(X):
+        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported: pass a DataFrame (or a 2-D "
+                                  f"array) of categorical or pre-binned columns (shape {X.shape}).")
+    if y is None:
+        raise DataValidationError("this estimator requires y to be passed, but the target y is None; pass the label "
+                                  "column.")
+    if (not isinstance(X, (pd.DataFrame, np.ndarray)) and hasattr(X, "__array__")
+            and not type(X).__module__.startswith("dask")):   # array-likes; Dask collections are left alone
+        X = np.asarray(X)
+    if isinstance(X, np.ndarray):   # a 2-D array of level codes: columns x0, x1, ... (scikit-learn's names)
+        X = check_X(X, "X")
+        sensitive_columns(sensitive_features, X, len(X))   # names need a DataFrame: raises, saying so
+        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])], copy=False)
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
-            f"X must be a pandas DataFrame of categorical or pre-binned columns, got {type(X).__name__}.")
+            f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or pre-binned columns, got "
+            f"{type(X).__name__}.")
     check_X(X, "X", ensure_finite=False)
     frame = X.copy()
     n = len(frame)
@@ -101,7 +132,35 @@ def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: s
 class _FrameMixin:
     """Common fit-time bookkeeping of the resamplers."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True    # columns are levels of a product domain
+        tags.target_tags.required = True
+        return tags
+
+    def set_output(self, *, transform=None):
+        """Frame library of :meth:`sample`: ``"pandas"``, ``"polars"``, or ``"default"`` (the library of
+        the ``X`` given to ``fit``); ``None`` keeps the current choice.
+
+        Examples
+        --------
+        >>> from fairopt.preprocessing import Reweighing
+        >>> Reweighing().set_output(transform="polars")._sklearn_output_config
+        {'transform': 'polars'}
+        """
+        if transform is None:
+            return self
+        if transform not in _OUTPUTS:
+            raise DataValidationError(f"set_output(transform={transform!r}); use one of {list(_OUTPUTS)}.")
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def _output(self, frame: pd.DataFrame):
+        """``frame`` (pandas) in the frame library :meth:`set_output` asks for."""
+        return to_frame_kind(frame, output_kind(self))
+
     def _prepare(self, X, y, sensitive_features, domain=None):
+        self.input_frame_kind_ = frame_kind(X)
         frame, y_name, z_name = _assemble(X, y, sensitive_features)
         dom = domain if domain is not None else Domain.from_frame(frame)
         if isinstance(dom, Domain):
@@ -115,7 +174,7 @@ class _FrameMixin:
         self.label_name_, self.sensitive_name_ = y_name, z_name
         self.columns_ = list(frame.columns)
         self.dtypes_ = frame.dtypes
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = int(X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1])
         return frame, codes, dom.index(y_name), dom.index(z_name)
 
     def _check_fitted(self):

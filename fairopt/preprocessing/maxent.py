@@ -221,7 +221,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         their original values.
         """
         codes = self.sample_codes(n, random_state, distribution)
-        return _decode(self.domain_, codes, self.dtypes_)
+        return self._output(_decode(self.domain_, codes, self.dtypes_))
+
 
 
 def _collapse_if_lazy(X, y, sensitive_features, sample_weight):

@@ -122,7 +122,7 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
     def sample(self, n: int, random_state=None) -> pd.DataFrame:
         """Draw ``n`` rows of the reweighted empirical distribution."""
         codes = self.sample_codes(n, random_state)
-        return _decode(self.domain_, codes, self.dtypes_)
+        return self._output(_decode(self.domain_, codes, self.dtypes_))
 
 
 class Reweighing(_WeightedResampler):

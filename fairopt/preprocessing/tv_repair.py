@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt.data import Domain
@@ -22,10 +22,12 @@ from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
 from fairopt.modeling import SolverSpec
 from fairopt.preprocessing._frame import check_data_codes, check_sample_weight
-from fairopt.validation import RANDOM_STATE, check_is_fitted, check_levels, check_weights, validate_params
+from fairopt.preprocessing._frame import output_kind
+from fairopt.validation import (RANDOM_STATE, check_is_fitted, check_levels, check_weights, to_frame_kind, to_native,
+                                validate_params)
 
 
-class TVRepair(BaseEstimator):
+class TVRepair(TransformerMixin, BaseEstimator):
     """Optimized pre-processing (Calmon, Wei, Vinzamuri, Ramamurthy & Varshney, NeurIPS 2017).
 
     Learns a randomised mapping of features and label, P(x̂, ŷ | d, x, y), that keeps the
@@ -128,6 +130,10 @@ class TVRepair(BaseEstimator):
 
     def _frame(self, X, y, sensitive_features):
         from fairopt.preprocessing._frame import _assemble
+        if X is not None and not isinstance(X, pd.DataFrame):
+            # the mapping is keyed by column name and transform returns X's own frame: a frame is needed
+            raise DataValidationError(f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or "
+                                      f"pre-binned columns, got {type(X).__name__}.")
         return _assemble(X, y, sensitive_features)
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
@@ -142,6 +148,7 @@ class TVRepair(BaseEstimator):
         X, y, sensitive_features, sample_weight = _collapse_if_lazy(X, y, sensitive_features, sample_weight)
         t0 = time.perf_counter()
         validate_params(self)
+        X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
         frame, y_name, z_name = self._frame(X, y, sensitive_features)
         features = [c for c in X.columns if c != z_name]
         if not features:
@@ -171,6 +178,7 @@ class TVRepair(BaseEstimator):
         self.features_, self.label_name_, self.sensitive_name_ = features, y_name, z_name
         self.sensitive_in_X_ = isinstance(sensitive_features, str)
         self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         self.mapping_ = result.to_frame()
         self.objective_ = result.objective
         self.rates_ = result.rates
@@ -187,6 +195,8 @@ class TVRepair(BaseEstimator):
         kept unchanged (with a warning). ``sensitive_features`` defaults to the fitted column of X.
         """
         check_is_fitted(self, "result_")
+        kind = output_kind(self, X)
+        X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
         if sensitive_features is None:
             if not self.sensitive_in_X_:
                 raise DataValidationError("the sensitive feature was passed as an array at fit time; pass "
@@ -210,12 +220,32 @@ class TVRepair(BaseEstimator):
         for c in self.features_:
             # pandas casts to extension dtypes too (pandas 3's default ``str``, categoricals)
             X_new[c] = pd.Series(decoded[c].to_numpy(), index=X.index).astype(X[c].dtype)
+        X_new = to_frame_kind(X_new, kind)
         if not y_given:
             return X_new
         y_new = decoded[self.label_name_].to_numpy()
         if isinstance(y, pd.Series):
             y_new = pd.Series(y_new, index=y.index, name=y.name).astype(y.dtype)
         return X_new, y_new
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of the transformed columns: those of ``X`` at fit, in order (the mapping changes
+        values, never columns).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairopt.preprocessing import TVRepair
+        >>> X = pd.DataFrame({"sex": ["f", "m"] * 20, "edu": ["lo", "hi", "hi", "lo"] * 10})
+        >>> y = pd.Series([0, 1, 1, 1] * 10, name="y")
+        >>> TVRepair(epsilon=0.1).fit(X, y, "sex").get_feature_names_out().tolist()
+        ['sex', 'edu']
+        """
+        check_is_fitted(self, "result_")
+        if input_features is not None and list(input_features) != list(self.feature_names_in_):
+            raise DataValidationError(f"input_features {list(input_features)} differ from the columns seen at fit "
+                                      f"{list(self.feature_names_in_)}.")
+        return np.asarray(self.feature_names_in_, dtype=object)
 
     def fit_transform(self, X, y, sensitive_features=None, sample_weight=None, random_state=None):
         """``fit`` then ``transform`` the training records; returns ``(X_new, y_new)``."""

@@ -79,8 +79,8 @@ def violations(prob: np.ndarray, y: np.ndarray, group: np.ndarray) -> dict:
     out = {}
     for kind, pred in (("", (prob > 0.5).astype(float)), ("expected_", prob)):
         out[f"{kind}error"] = float(np.mean(np.abs(pred - y)))
-        out[f"{kind}dp_violation"] = float(demographic_parity_difference(pred, group))
-        out[f"{kind}eodd_violation"] = float(equalized_odds_difference(y, pred, group, agg="sum"))
+        out[f"{kind}dp_violation"] = float(demographic_parity_difference(None, pred, sensitive_features=group))
+        out[f"{kind}eodd_violation"] = float(equalized_odds_difference(y, pred, sensitive_features=group, agg="sum"))
     return out
 
 

@@ -157,10 +157,11 @@ def _debiaser(params: Parameters, estimator, solver):
 
 def _metrics(h: np.ndarray, y, groups) -> dict:
     from fairopt.metrics import demographic_parity_difference, equalized_odds_difference
-    out = {"dp_gap": float(demographic_parity_difference(h, groups)), "positive_rate": float(np.mean(h))}
+    out = {"dp_gap": float(demographic_parity_difference(None, h, sensitive_features=groups)),
+           "positive_rate": float(np.mean(h))}
     if y is not None:
         out["accuracy"] = float(np.mean(h * y + (1 - h) * (1 - y)))
-        out["eo_gap"] = float(equalized_odds_difference(y, h, groups))
+        out["eo_gap"] = float(equalized_odds_difference(y, h, sensitive_features=groups))
     return out
 
 

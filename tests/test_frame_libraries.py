@@ -1,0 +1,249 @@
+"""pandas, polars and pyarrow inputs give identical fits (issue 24 §1-2, §5): one conversion at the
+edge (fairopt.validation.to_native), outputs in the caller's frame library."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import fairopt.filtering as filt
+import fairopt.inprocessing as inp
+import fairopt.postprocessing as post
+import fairopt.preprocessing as pre
+from fairopt.validation import frame_kind
+
+pl = pytest.importorskip("polars")
+pa = pytest.importorskip("pyarrow")
+
+LIBS = ["pandas", "polars", "pyarrow"]
+
+
+def _to(lib, obj):
+    """``obj`` (pandas DataFrame or Series) in frame library ``lib``."""
+    if lib == "pandas":
+        return obj
+    if isinstance(obj, pd.Series):
+        return pl.Series(obj.name, obj.to_numpy()) if lib == "polars" else pa.chunked_array([obj.to_numpy()])
+    return pl.from_pandas(obj) if lib == "polars" else pa.Table.from_pandas(obj, preserve_index=False)
+
+
+def _numeric(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["f", "m"], n)
+    X = pd.DataFrame({"x0": rng.normal(size=n) + (s == "f"), "x1": rng.normal(size=n)})
+    y = pd.Series((X["x0"] + X["x1"] + 0.5 * rng.normal(size=n) > 0.5).astype(int), name="y")
+    return X, y, pd.Series(s, name="sex")
+
+
+def _categorical(n=400, seed=1):
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["f", "m"], n)
+    edu = np.where(rng.random(n) < np.where(s == "f", 0.3, 0.6), "hi", "lo")
+    y = ((edu == "hi") & (rng.random(n) < 0.8)) | (rng.random(n) < 0.2)
+    X = pd.DataFrame({"sex": s, "edu": edu, "age": rng.choice(["young", "old"], n)})
+    return X, pd.Series(y.astype(int), name="y")
+
+
+def _fit_numeric(make, method, lib, target=None, groups_as="series"):
+    X, y, s = _numeric()
+    if target is not None:
+        y = target(X)
+    if groups_as == "column":     # a 0/1 column (FairLogLossClassifier keeps it as a feature)
+        Xs = X.assign(sex=(s == "f").astype(int))
+        est = make().fit(_to(lib, Xs), _to(lib, y), sensitive_features="sex")
+        return np.asarray(getattr(est, method)(_to(lib, Xs)))
+    est = make().fit(_to(lib, X), _to(lib, y), sensitive_features=_to(lib, s))
+    takes_groups = "sensitive_features" in inspect.signature(getattr(est, method)).parameters
+    kw = {"sensitive_features": _to(lib, s)} if takes_groups else {}
+    return np.asarray(getattr(est, method)(_to(lib, X), **kw))
+
+
+NUMERIC = {
+    "FairClassifier": (lambda: inp.FairClassifier(eps=0.05, max_iter=10, random_state=0), "predict_proba", None),
+    "FairRegressor": (lambda: inp.FairRegressor(eps=0.05, max_iter=10, random_state=0), "predict_mean",
+                      lambda X: pd.Series(1 / (1 + np.exp(-X["x0"])), name="y")),
+    "SEORegressor": (lambda: inp.SEORegressor(), "predict", lambda X: pd.Series(1 / (1 + np.exp(-X["x0"])), name="y")),
+    "FairLogLossClassifier": (lambda: inp.FairLogLossClassifier(), "predict_proba", None),
+    "ShiftInference": (lambda: post.ShiftInference(estimator=LogisticRegression()), "predict_proba", None),
+    "ThresholdDebiaser": (lambda: post.ThresholdDebiaser(estimator=LogisticRegression(), random_state=0),
+                          "predict_proba", None),
+}
+
+
+@pytest.mark.parametrize("groups_as", ["series", "column"])
+@pytest.mark.parametrize("name", list(NUMERIC))
+def test_numeric_estimators_fit_identically_on_every_frame_library(name, groups_as):
+    make, method, target = NUMERIC[name]
+    ref = _fit_numeric(make, method, "pandas", target, groups_as)
+    for lib in ("polars", "pyarrow"):
+        np.testing.assert_array_equal(_fit_numeric(make, method, lib, target, groups_as), ref, err_msg=lib)
+    assert np.ptp(ref) > 0      # a real fit, not a constant
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_balanced_filter_takes_every_frame_library_and_sensitive_features(lib):
+    X, _, s = _numeric()
+    ref = filt.BalancedFilter(proxy="regression", random_state=0).fit(X, s).acceptance_probability(X)
+    f = filt.BalancedFilter(proxy="regression", random_state=0).fit(_to(lib, X), sensitive_features=_to(lib, s))
+    np.testing.assert_array_equal(f.acceptance_probability(_to(lib, X)), ref)
+    # a column name of X, like every other estimator
+    g = filt.BalancedFilter(proxy="regression", random_state=0).fit(_to(lib, X.assign(sex=s)), sensitive_features="sex")
+    np.testing.assert_array_equal(g.acceptance_probability(_to(lib, X.assign(sex=s))), ref)
+
+
+RESAMPLERS = {
+    "Reweighing": lambda: pre.Reweighing(random_state=0),
+    "RepresentationReweighing": lambda: pre.RepresentationReweighing(random_state=0),
+    "MaxEntResampler": lambda: pre.MaxEntResampler(random_state=0),
+    "TVRepairResampler": lambda: pre.TVRepairResampler(random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", list(RESAMPLERS))
+def test_resamplers_fit_identically_and_return_the_frame_type_given(name):
+    X, y = _categorical()
+    ref = RESAMPLERS[name]().fit(X, y, "sex").sample(200, random_state=3)
+    assert isinstance(ref, pd.DataFrame)
+    for lib, typ in (("polars", pl.DataFrame), ("pyarrow", pa.Table)):
+        est = RESAMPLERS[name]().fit(_to(lib, X), _to(lib, y), "sex")
+        out = est.sample(200, random_state=3)
+        assert isinstance(out, typ), lib
+        back = out.to_pandas()
+        np.testing.assert_array_equal(back.to_numpy().astype(str), ref.to_numpy().astype(str))
+        assert list(back.columns) == list(ref.columns)
+        # set_output overrides the input's library
+        assert isinstance(est.set_output(transform="pandas").sample(5, random_state=0), pd.DataFrame)
+        assert isinstance(est.set_output(transform="polars").sample(5, random_state=0), pl.DataFrame)
+
+
+def test_tv_repair_is_a_transformer_in_every_frame_library():
+    from sklearn.base import TransformerMixin
+    X, y = _categorical()
+    est = pre.TVRepair(epsilon=0.05, random_state=0)
+    assert isinstance(est, TransformerMixin)
+    ref = est.fit(X, y, "sex").transform(X, random_state=1)
+    assert list(est.get_feature_names_out()) == ["sex", "edu", "age"]
+    for lib, typ in (("polars", pl.DataFrame), ("pyarrow", pa.Table)):
+        est_l = pre.TVRepair(epsilon=0.05, random_state=0).fit(_to(lib, X), _to(lib, y), "sex")
+        out = est_l.transform(_to(lib, X), random_state=1)
+        assert isinstance(out, typ), lib
+        np.testing.assert_array_equal(out.to_pandas().to_numpy().astype(str), ref.to_numpy().astype(str))
+        np.testing.assert_allclose(est_l.objective_, est.objective_, rtol=0, atol=0)
+    polars_out = pre.TVRepair(epsilon=0.05, random_state=0).set_output(transform="polars").fit(X, y, "sex") \
+        .transform(X, random_state=1)
+    assert isinstance(polars_out, pl.DataFrame)
+    np.testing.assert_array_equal(polars_out.to_pandas().to_numpy().astype(str), ref.to_numpy().astype(str))
+    pandas_out = pre.TVRepair(epsilon=0.05, random_state=0).set_output(transform="pandas") \
+        .fit(_to("polars", X), _to("polars", y), "sex").transform(_to("polars", X), random_state=1)
+    assert isinstance(pandas_out, pd.DataFrame)
+
+
+def test_metrics_and_groups_read_every_frame_library():
+    from fairopt.metrics import MetricFrame, demographic_parity_difference
+    X, y, s = _numeric()
+    yhat = (X["x0"] > 0.3).astype(int)
+    ref = demographic_parity_difference(y, yhat, sensitive_features=s)
+    for lib in ("polars", "pyarrow"):
+        assert demographic_parity_difference(_to(lib, y), _to(lib, yhat), sensitive_features=_to(lib, s)) == ref
+        sf_frame = _to(lib, pd.DataFrame({"sex": s}))
+        assert demographic_parity_difference(y, yhat, sensitive_features=sf_frame) == ref
+    from sklearn.metrics import accuracy_score
+    mf = MetricFrame(metrics=accuracy_score, y_true=_to("polars", y), y_pred=_to("polars", yhat),
+                     sensitive_features=_to("polars", s))
+    assert list(mf.by_group.index) == ["f", "m"] and mf.difference() > 0
+
+
+def test_string_categorical_and_missing_values_read_the_same():
+    from fairopt.errors import DataValidationError
+    from fairopt.validation import check_groups, check_X
+    s = pd.Series(["a", "b", "a", "b"], dtype="str")       # pandas 3's default string dtype
+    cat = s.astype("category")
+    for obj in (s, cat, pl.Series("s", ["a", "b", "a", "b"]), pl.Series("s", ["a", "b", "a", "b"]).cast(pl.Categorical),
+                pa.chunked_array([["a", "b", "a", "b"]]), pa.chunked_array([["a", "b", "a", "b"]]).dictionary_encode()):
+        g = check_groups(obj, 4)
+        assert list(g.labels) == ["a", "b"] and g.codes.tolist() == [0, 1, 0, 1], type(obj)
+    for missing in (pd.Series(["a", None, "b", "a"]), pl.Series("s", ["a", None, "b", "a"]),
+                    pa.chunked_array([["a", None, "b", "a"]])):
+        with pytest.raises(DataValidationError, match="missing"):
+            check_groups(missing, 4)
+    for frame in (pd.DataFrame({"x": [1.0, None]}), pl.DataFrame({"x": [1.0, None]}), pa.table({"x": [1.0, None]})):
+        with pytest.raises(DataValidationError, match="NaN/inf or missing values in column"):
+            check_X(frame)
+    assert frame_kind(pl.DataFrame({"x": [1]})) == "polars" and frame_kind(pa.table({"x": [1]})) == "pyarrow"
+
+
+def test_fair_classifier_takes_the_numpy_fast_path_for_a_dataframe(monkeypatch):
+    """§6: the default LogisticRegression's fast path (WarmLogistic, numpy only) is taken for
+    every frame library, because the frame is converted once at the edge."""
+    from fairopt.reductions.logistic import WarmLogistic
+    seen = []
+    orig = WarmLogistic.__init__
+
+    def spy(self, estimator, X, *args, **kwargs):
+        seen.append(type(X))
+        orig(self, estimator, X, *args, **kwargs)
+    monkeypatch.setattr(WarmLogistic, "__init__", spy)
+    X, y, s = _numeric()
+    for lib in LIBS:
+        seen.clear()
+        inp.FairClassifier(max_iter=5, random_state=0).fit(_to(lib, X), _to(lib, y), sensitive_features=_to(lib, s))
+        assert seen == [np.ndarray], (lib, seen)
+
+
+def test_import_fairopt_loads_no_dataframe_library():
+    import subprocess
+    import sys
+    code = ("import sys, fairopt, fairopt.validation, fairopt.metrics; "
+            "print(sorted(m for m in ('polars',) if m in sys.modules))")   # pandas 3 itself loads pyarrow
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+@pytest.mark.parametrize("name", list(NUMERIC))
+def test_every_estimator_takes_the_groups_in_the_same_forms(name):
+    """Array, list, Series, one-column DataFrame (any library) and column name of X: one fit."""
+    make, method, target = NUMERIC[name]
+    X, y, s = _numeric()
+    if target is not None:
+        y = target(X)
+    code = pd.Series((s == "f").astype(int), name="sex")
+    Xs = X.assign(sex=code)
+
+    def run(sf, X_fit):
+        est = make().fit(X_fit, y, sensitive_features=sf)
+        takes = "sensitive_features" in inspect.signature(getattr(est, method)).parameters
+        kw = {"sensitive_features": sf} if takes and not isinstance(sf, str) else {}
+        return np.asarray(getattr(est, method)(X_fit, **kw))
+    forms = [code.to_numpy(), code.tolist(), code, code.to_frame(), _to("polars", code), _to("pyarrow", code),
+             _to("polars", code.to_frame())]
+    # a column of X is a feature for FairLogLossClassifier and the wrapped estimators: compare like with like
+    keeps_column = name in ("FairLogLossClassifier", "ShiftInference", "ThresholdDebiaser")
+    X_fit = Xs if keeps_column else X
+    ref = run(forms[0], X_fit)
+    for sf in forms[1:] + ["sex"]:
+        np.testing.assert_array_equal(run(sf, Xs if isinstance(sf, str) else X_fit), ref, err_msg=repr(type(sf)))
+
+
+@pytest.mark.parametrize("lib", ["polars", "pyarrow"])
+def test_constraint_builders_read_every_frame_library(lib):
+    from fairopt.constraints.builders import equal_opportunity, selection_rate_parity
+    g = pd.Series(["a", "b", "b", "a"] * 10, name="g")
+    y = pd.Series([0, 1, 1, 1, 0] * 8, name="y")
+    ref = selection_rate_parity(g, eps=0.1).A.toarray()
+    np.testing.assert_array_equal(selection_rate_parity(_to(lib, g), eps=0.1).A.toarray(), ref)
+    ref = equal_opportunity(g, y, eps=0.1).A.toarray()
+    np.testing.assert_array_equal(equal_opportunity(_to(lib, g), _to(lib, y), eps=0.1).A.toarray(), ref)
+
+
+def test_float_frames_are_copied_at_most_once_on_the_fast_path():
+    from fairopt.validation import as_numeric_array, check_X, to_native
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 4)), columns=list("abcd"))
+    # pandas: the float array is a view of the frame (no copy)
+    assert np.shares_memory(as_numeric_array(check_X(X)), X["a"].to_numpy())
+    for lib in ("polars", "pyarrow"):
+        native = to_native(_to(lib, X))                 # the one copy
+        assert np.shares_memory(as_numeric_array(check_X(native)), native["a"].to_numpy()), lib
+        np.testing.assert_array_equal(as_numeric_array(native), X.to_numpy())

@@ -1,0 +1,121 @@
+"""scikit-learn's estimator checks on every public estimator (issue 24 §3).
+
+The fairness estimators need ``sensitive_features`` at fit (as fairlearn's do); the checks call
+``fit(X, y)``, so each runs on :func:`tests._sklearn_adapters.with_groups`, which supplies a group
+per row read off the row itself and changes nothing else. Small iteration budgets keep the suite
+fast. Every check passes or is listed below with the reason it cannot; the lists are strict
+(``xfail_strict``): a check that starts passing must leave its list.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import fairopt.filtering as filt
+import fairopt.inprocessing as inp
+import fairopt.postprocessing as post
+import fairopt.preprocessing as pre
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _sklearn_adapters import with_groups  # the test helper next to this file
+
+ZERO_ONE = "labels must be 0/1 with 1 the favourable label (fairness rates need to know it); the check passes {1, 2} or strings"
+OBJECT = "an object column holding a dict is refused as non-numeric with DataValidationError (a ValueError) naming the column"
+LEVELS = "a dict in a categorical column is refused by the level encoder (unhashable), not with the check's TypeError wording"
+RANDOMIZED = "predict is one seeded draw per row from the randomized rule, so it depends on the row's position"
+GAP = "the game stops at a duality-gap tolerance, so weights and repeated rows agree to that tolerance, not 1e-9"
+NAMES = "columns name the domain's attributes, so integer column names (this check's DataFrame) are refused"
+CELLS = "Algorithm 1's reweighted prior needs every (label, group) cell observed; the check's small data leaves one empty"
+FRAME = "takes a DataFrame of categorical columns (its mapping is keyed by column name); the check passes an ndarray"
+
+_LABEL_CHECKS = ["check_classifier_data_not_an_array", "check_classifiers_classes", "check_estimators_dtypes",
+                 "check_fit2d_1feature", "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+                 "check_sample_weights_pandas_series", "check_sample_weights_shape"]
+_POSITION = ["check_methods_sample_order_invariance", "check_methods_subset_invariance"]
+_RESAMPLER = {"check_dtype_object": LEVELS, "check_sample_weights_pandas_series": NAMES}
+_TV_REPAIR_CHECKS = [
+    "check_all_zero_sample_weights_error", "check_complex_data", "check_dict_unchanged",
+    "check_dont_overwrite_parameters", "check_dtype_object", "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix", "check_estimator_sparse_tag", "check_estimators_dtypes",
+    "check_estimators_empty_data_messages", "check_estimators_fit_returns_self", "check_estimators_nan_inf",
+    "check_estimators_overwrite_params", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+    "check_fit2d_1feature", "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
+    "check_fit_idempotent", "check_fit_score_takes_y", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_n_features_in", "check_n_features_in_after_fitting",
+    "check_pipeline_consistency", "check_positive_only_tag_during_fit", "check_readonly_memmap_input",
+    "check_sample_weight_equivalence_on_dense_data", "check_sample_weights_list",
+    "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series", "check_sample_weights_shape", "check_transformer_data_not_an_array",
+    "check_transformer_general", "check_transformer_preserve_dtypes",
+]
+
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "FairClassifier": {
+        **dict.fromkeys(_LABEL_CHECKS, ZERO_ONE),
+        **dict.fromkeys(_POSITION, RANDOMIZED),
+        "check_classifiers_train": "predict is a seeded draw from the mixture, so it is not argmax(predict_proba)",
+        "check_dtype_object": OBJECT,
+        "check_sample_weight_equivalence_on_dense_data": GAP,
+        "check_sample_weight_equivalence_on_sparse_data": GAP,
+    },
+    "FairRegressor": {**dict.fromkeys(_POSITION, RANDOMIZED), "check_dtype_object": OBJECT,
+                      "check_sample_weight_equivalence_on_dense_data": GAP},
+    "SEORegressor": {"check_dtype_object": OBJECT},
+    "FairLogLossClassifier": {},
+    "ThresholdDebiaser": {**dict.fromkeys(_LABEL_CHECKS, ZERO_ONE), **dict.fromkeys(_POSITION, RANDOMIZED)},
+    "ShiftInference": dict.fromkeys(_LABEL_CHECKS, ZERO_ONE),
+    "BalancedFilter": {
+        "check_dtype_object": OBJECT,
+        "check_fit_score_takes_y": "an unsupervised filter: fit(X, sensitive) takes the groups, not y, second",
+    },
+    "Reweighing": dict(_RESAMPLER),
+    "RepresentationReweighing": dict(_RESAMPLER),
+    "TVRepairResampler": dict(_RESAMPLER),
+    "MaxEntResampler": {
+        **dict.fromkeys(["check_dict_unchanged", "check_dont_overwrite_parameters", "check_estimators_pickle",
+                         "check_f_contiguous_array_estimator", "check_fit2d_1feature", "check_fit2d_predict1d",
+                         "check_pipeline_consistency", "check_sample_weight_equivalence_on_dense_data",
+                         "check_sample_weights_not_an_array", *_POSITION], CELLS),
+        **_RESAMPLER,
+    },
+    "TVRepair": dict.fromkeys(_TV_REPAIR_CHECKS, FRAME),
+}
+
+_LR = LogisticRegression()
+INSTANCES = [
+    with_groups(inp.FairClassifier)(max_iter=5, min_iter=1, random_state=0),
+    with_groups(inp.FairRegressor, unit_target=True)(max_iter=5, random_state=0),
+    with_groups(inp.SEORegressor, unit_target=True)(),
+    with_groups(inp.FairLogLossClassifier)(),
+    # without a wrapped estimator X is a 1-D score (tagged one_d_array, which the checks skip)
+    with_groups(post.ThresholdDebiaser)(estimator=_LR, random_state=0),
+    with_groups(post.ShiftInference)(estimator=_LR),
+    filt.BalancedFilter(random_state=0),       # fit(X, y) reads y as the groups
+    with_groups(pre.Reweighing)(random_state=0),
+    with_groups(pre.RepresentationReweighing)(random_state=0),
+    with_groups(pre.MaxEntResampler)(random_state=0),
+    with_groups(pre.TVRepairResampler)(random_state=0),
+    with_groups(pre.TVRepair)(random_state=0),
+]
+
+
+def _expected(estimator) -> dict[str, str]:
+    return EXPECTED_FAILURES[type(estimator).__name__]
+
+
+def test_every_estimator_is_checked_and_every_entry_has_a_reason():
+    public = {c.__name__ for mod in (pre, inp, post, filt) for name, c in inspect.getmembers(mod, inspect.isclass)
+              if issubclass(c, BaseEstimator) and not name.startswith("_")
+              and (c.__module__ == mod.__name__ or c.__module__.startswith(mod.__name__ + "."))}
+    assert public == {type(e).__name__ for e in INSTANCES} == set(EXPECTED_FAILURES)
+    assert all(reason.strip() for table in EXPECTED_FAILURES.values() for reason in table.values())
+
+
+@parametrize_with_checks(INSTANCES, expected_failed_checks=_expected, xfail_strict=True)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
