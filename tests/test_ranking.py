@@ -92,10 +92,10 @@ def _block_program(u, g, eps, criterion="parity", k=None):
     return prog, ds, fair
 
 
-# every LP back end with an exact (simplex / interior point with crossover) solver; the
-# first-order ones (osqp, cvxpy:SCS) reach the optimum only to about 1e-5 here, not 1e-7
-LP_BACKENDS = ["highs", "scipy", "scipy:highs-ipm", "cvxpy:HIGHS", "cvxpy:CLARABEL", "cvxpy:GLOP",
-               "cvxpy:PDLP", "pyomo:appsi_highs"]
+# every LP back end the registry declares exact (simplex, interior point with crossover, and
+# OSQP polished to 1e-9); cvxpy:SCS at its default tolerances reaches only about 1e-5 here
+LP_BACKENDS = ["highs", "osqp", "scipy", "scipy:highs-ipm", "cvxpy:HIGHS", "cvxpy:CLARABEL", "cvxpy:GLOP",
+               "cvxpy:PDLP", "pyomo:appsi_highs", "ortools:GLOP"]
 
 
 @pytest.mark.parametrize("solver", LP_BACKENDS)

@@ -265,10 +265,25 @@ def _solve_lp(u, codes, labels, v, eps, criterion, solver, q):
         probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)])
         tight = probe.solve_fair(eps).tightest
         raise _infeasible(criterion, eps, tight, np.array([q])) from None
-    P = sol.primal["P"].reshape(n, m)
+    P = _round_off(sol.primal["P"].reshape(n, m))
     price = block.price_of_fairness(sol).parameters["eps"] if block is not None else 0.0
-    dec = birkhoff_decomposition(np.clip(P, 0.0, 1.0))  # the solver's round-off below 0 / above 1
-    return P, float(sol.objective), float(price), dec, {"method": "lp", "backend": sol.backend}
+    return P, float(sol.objective), float(price), birkhoff_decomposition(P), {"method": "lp", "backend": sol.backend}
+
+
+def _round_off(P: np.ndarray, sweeps: int = 20) -> np.ndarray:
+    """Remove a solver's round-off from a (sub-)doubly stochastic ``P``: entries below 1e-9 become 0
+    and the rest are clipped to 1, then columns are scaled to sum 1 and rows to sum at most 1 (a
+    few Sinkhorn sweeps). A first-order solver's point (OSQP, PDLP) moves by about its tolerance;
+    a simplex point does not move."""
+    P = np.where(P < 1e-9, 0.0, np.minimum(P, 1.0))
+    for _ in range(sweeps):
+        P = P / np.maximum(P.sum(axis=0, keepdims=True), 1e-300)
+        rows = P.sum(axis=1, keepdims=True)
+        over = rows > 1.0 if P.shape[1] < P.shape[0] else np.ones_like(rows, dtype=bool)
+        P = np.where(over, P / np.maximum(rows, 1e-300), P)
+        if np.abs(P.sum(axis=0) - 1).max() <= 1e-13 and (P.sum(axis=1) <= 1 + 1e-13).all():
+            break
+    return P
 
 
 def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingResult:
