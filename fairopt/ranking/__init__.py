@@ -270,20 +270,34 @@ def _solve_lp(u, codes, labels, v, eps, criterion, solver, q):
     return P, float(sol.objective), float(price), birkhoff_decomposition(P), {"method": "lp", "backend": sol.backend}
 
 
-def _round_off(P: np.ndarray, sweeps: int = 20) -> np.ndarray:
-    """Remove a solver's round-off from a (sub-)doubly stochastic ``P``: entries below 1e-9 become 0
-    and the rest are clipped to 1, then columns are scaled to sum 1 and rows to sum at most 1 (a
-    few Sinkhorn sweeps). A first-order solver's point (OSQP, PDLP) moves by about its tolerance;
-    a simplex point does not move."""
-    P = np.where(P < 1e-9, 0.0, np.minimum(P, 1.0))
+def _round_off(P: np.ndarray, sweeps: int = 500) -> np.ndarray:
+    """Remove a solver's round-off from a (sub-)doubly stochastic ``P``, for the Birkhoff-von
+    Neumann decomposition: entries below 1e-9 become 0 and the rest are clipped to 1, then columns
+    are scaled to sum 1 and rows to sum at most 1 (Sinkhorn sweeps). Where the dropped entries
+    leave no doubly stochastic scaling, only the clipping is kept. A first-order solver's point
+    (OSQP, PDLP) moves by about its tolerance; a simplex point does not move."""
+    clipped = np.clip(P, 0.0, 1.0)
+    for start in (np.where(clipped < 1e-9, 0.0, clipped), clipped):
+        Q = _sinkhorn(start, sweeps)
+        if Q is not None:
+            return Q
+    return clipped
+
+
+def _sinkhorn(P: np.ndarray, sweeps: int) -> np.ndarray | None:
+    """Columns to sum 1, rows to sum (at most, for top-k) 1; ``None`` if that is not reached to 1e-12."""
+    square = P.shape[0] == P.shape[1]
     for _ in range(sweeps):
-        P = P / np.maximum(P.sum(axis=0, keepdims=True), 1e-300)
+        cols = P.sum(axis=0, keepdims=True)
+        if (cols <= 0).any():
+            return None
+        P = P / cols
         rows = P.sum(axis=1, keepdims=True)
-        over = rows > 1.0 if P.shape[1] < P.shape[0] else np.ones_like(rows, dtype=bool)
-        P = np.where(over, P / np.maximum(rows, 1e-300), P)
-        if np.abs(P.sum(axis=0) - 1).max() <= 1e-13 and (P.sum(axis=1) <= 1 + 1e-13).all():
-            break
-    return P
+        over = np.ones_like(rows, dtype=bool) if square else rows > 1.0
+        P = np.where(over & (rows > 0), P / np.where(rows > 0, rows, 1.0), P)
+        if np.abs(P.sum(axis=0) - 1).max() <= 1e-12 and (P.sum(axis=1) <= 1 + 1e-12).all():
+            return P
+    return None
 
 
 def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingResult:
