@@ -27,7 +27,7 @@ from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_
 )
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
-from fairopt.runs.export import _check_export_path, export_program  # noqa: F401 - public from here too
+from fairopt.runs.export import _check_export_path, export_program
 
 
 def _json_safe(obj):
@@ -139,8 +139,8 @@ def cmd_solvers(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from fairopt.runs.card import load_card
     from fairopt.errors import ConfigError
+    from fairopt.runs.card import load_card
     console = _console()
     card = load_card(args.card, args.set, None)
     if args.export:

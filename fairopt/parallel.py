@@ -20,9 +20,10 @@ shut down with the executor.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from fairopt.errors import ConfigError
 
@@ -65,7 +66,7 @@ class Executor:
     def close(self) -> None:
         """Release workers (no-op for the serial executor)."""
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -85,7 +86,7 @@ class SerialExecutor(Executor):
         for i, item in enumerate(items):
             try:
                 value = _call(fn, item, shared, shared is not None)
-            except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
+            except Exception as exc:
                 value = exc
             yield i, value
 

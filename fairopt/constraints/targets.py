@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
-                            UnboundedError)
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 
 
 def check_size(block, size: int, where: str) -> None:

@@ -5,8 +5,9 @@ Split from :mod:`fairopt.data.domain`, which re-exports :class:`Attribute`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -14,10 +14,11 @@ calls :func:`make_builtin_counts` and :func:`counts_to_csv`; see ``builtin/CITAT
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,9 +26,20 @@ import pandas as pd
 from fairopt.data.domain import Attribute, Domain
 from fairopt.errors import DataValidationError
 
-__all__ = ["BuiltinSpec", "BuiltinData", "BUILTIN_SPECS", "COMPAS_SPEC", "ADULT_SPEC", "COMPAS_DOMAIN",
-           "ADULT_DOMAIN", "COUNT_COLUMN", "load_builtin", "make_builtin_counts", "counts_to_csv",
-           "builtin_citation"]
+__all__ = [
+    "ADULT_DOMAIN",
+    "ADULT_SPEC",
+    "BUILTIN_SPECS",
+    "COMPAS_DOMAIN",
+    "COMPAS_SPEC",
+    "COUNT_COLUMN",
+    "BuiltinData",
+    "BuiltinSpec",
+    "builtin_citation",
+    "counts_to_csv",
+    "load_builtin",
+    "make_builtin_counts",
+]
 
 COUNT_COLUMN = "count"
 _INF = float("inf")

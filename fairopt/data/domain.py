@@ -11,7 +11,7 @@ semantics); use ``-inf`` / ``inf`` as the first / last edge for open-ended bins.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -69,7 +69,7 @@ class Domain:
     def from_frame(cls, df: pd.DataFrame, columns: Sequence[str] | None = None, *,
                    bins: Mapping[str, Sequence[float]] | None = None,
                    labels: Mapping[str, Sequence] | None = None,
-                   levels: Mapping[str, Sequence] | None = None) -> "Domain":
+                   levels: Mapping[str, Sequence] | None = None) -> Domain:
         """Build a domain from the columns of a frame.
 
         Parameters
@@ -188,7 +188,7 @@ class Domain:
         parts = ", ".join(f"{a.name}[{a.cardinality}]" for a in self.attributes)
         return f"Domain({parts}; size={self.size})"
 
-    def subdomain(self, names: Iterable[str]) -> "Domain":
+    def subdomain(self, names: Iterable[str]) -> Domain:
         """The marginal domain over ``names`` (in the given order)."""
         return Domain([self[n] for n in names])
 
@@ -200,7 +200,7 @@ class Domain:
              **({"source": a.source} if a.source else {})} for a in self.attributes]}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Domain":
+    def from_dict(cls, d: Mapping) -> Domain:
         """Rebuild a domain from the dictionary written by :meth:`to_dict`.
 
         Parameters

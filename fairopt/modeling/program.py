@@ -12,15 +12,15 @@ The objective is ``1/2 z'Pz + c'z + constant`` where ``z`` stacks all blocks. A 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, InfeasibleError
-from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
-                                        check_convex, to_solution)
+from fairopt.modeling.canonical import Canonical, as_bound, as_matrix, check_coefficients, check_convex, to_solution
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, check_spec, compile_program
 from fairopt.modeling.solution import Solution
@@ -365,7 +365,7 @@ class Program:
                                                      options=options, require_optimal=require_optimal)
         return sol
 
-    def relaxation(self) -> "Program":
+    def relaxation(self) -> Program:
         """A copy of this program with every integer block made continuous (the LP relaxation);
         blocks, bounds, rows and objective are shared, not copied."""
         import copy
@@ -393,7 +393,7 @@ class Program:
         from fairopt.modeling.backends.highs_backend import write_model
         write_model(self.canonical(), str(path))
 
-    def summary(self) -> "ProgramSummary":
+    def summary(self) -> ProgramSummary:
         """Blocks, sizes, nonzeros and problem class."""
         canon = self.canonical()
         return ProgramSummary(

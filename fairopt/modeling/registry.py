@@ -13,13 +13,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from functools import lru_cache, partial
+from functools import cache, partial
 from typing import Any
 
-from fairopt.errors import (ConfigError, SolverNotAvailableError, UnknownSolverError,
-                            WrongProblemClassError)
-from fairopt.modeling.spec import (DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec,
-                                   reject_unknown_options)
+from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
+from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
 __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
            "available_backends", "backend_info", "backend_installed", "backends_for",
@@ -98,13 +96,13 @@ def backends_for(problem_class: str) -> list[str]:
     return [b.name for b in BACKENDS.values() if problem_class in b.problem_classes]
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_installed(name: str) -> bool:
     """Whether the Python package behind back end ``name`` can be imported."""
     return importlib.util.find_spec(backend_info(name).module) is not None
 
 
-@lru_cache(maxsize=None)
+@cache
 def inner_solvers(backend: str) -> tuple[str, ...]:
     """Inner solvers of ``backend`` available on this machine."""
     info = backend_info(backend)

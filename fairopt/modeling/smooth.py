@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import abc
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla

@@ -31,7 +31,7 @@ class Status(str, enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls, value) -> "Status":
+    def parse(cls, value) -> Status:
         """Read a status from its value or from the words other loops use: a game that
         ``"converged"`` is optimal, one stopped at ``"max_iter"`` hit its iteration limit."""
         if isinstance(value, cls):
@@ -110,7 +110,7 @@ class Solution:
     program: str = ""
     mip_gap: float | None = None
     objective_bound: float | None = None
-    relaxation: "Solution | None" = None
+    relaxation: Solution | None = None
 
     @property
     def is_optimal(self) -> bool:
@@ -127,7 +127,7 @@ class RawResult:
     """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
     minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
 
-    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective", "mip_gap", "bound")
+    __slots__ = ("bound", "iterations", "log", "mip_gap", "objective", "status", "x", "y", "z")
 
     def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
                  objective: float | None = None, mip_gap: float | None = None,

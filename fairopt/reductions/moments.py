@@ -27,8 +27,14 @@ import numpy as np
 
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
-from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
-                                               snap_labels, survival_by_group)
+from fairopt.reductions.discretization import (
+    Grid,
+    cost_table,
+    label_cover,
+    prefix_table,
+    snap_labels,
+    survival_by_group,
+)
 from fairopt.reductions.losses import Loss, get_loss
 from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem, SampleWeights
 from fairopt.validation import as_groups, check_weights
@@ -159,7 +165,7 @@ class StatisticalParity(Moment):
         self.grid_size = grid_size
         self.loss = loss
 
-    def fit(self, y, sensitive, sample_weight=None) -> "StatisticalParity":
+    def fit(self, y, sensitive, sample_weight=None) -> StatisticalParity:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters
@@ -326,7 +332,7 @@ class BoundedGroupLoss(Moment):
         self.bound_param = bound
         self.loss = loss
 
-    def fit(self, y, sensitive, sample_weight=None) -> "BoundedGroupLoss":
+    def fit(self, y, sensitive, sample_weight=None) -> BoundedGroupLoss:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters
@@ -429,7 +435,7 @@ class _ClassificationMoment(Moment):
     def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise AttributeError
 
-    def fit(self, y, sensitive, sample_weight=None) -> "_ClassificationMoment":
+    def fit(self, y, sensitive, sample_weight=None) -> _ClassificationMoment:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters

@@ -119,7 +119,7 @@ class ProxyTree:
             p = p / p.sum()
         return A, r_hat, p, float(np.linalg.norm(p - 1.0 / K))
 
-    def fit(self, X, groups, n_groups: int | None = None, progress=None) -> "ProxyTree":
+    def fit(self, X, groups, n_groups: int | None = None, progress=None) -> ProxyTree:
         """Grow the tree on numeric features ``X`` (n, d) and integer group codes.
 
         BLAS runs on one thread: the game's thin matrix–vector products slowed ≈8× with two
@@ -129,7 +129,7 @@ class ProxyTree:
         with threadpool_limits(limits=1, user_api="blas"):
             return self._fit(X, groups, n_groups, progress)
 
-    def _fit(self, X, groups, n_groups, progress) -> "ProxyTree":
+    def _fit(self, X, groups, n_groups, progress) -> ProxyTree:
         t0 = time.perf_counter()
         X = np.ascontiguousarray(X, dtype=float)   # row-major: fast X @ β in every oracle call
         groups = np.asarray(groups)

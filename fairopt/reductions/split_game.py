@@ -144,7 +144,7 @@ class PairedRegressionLearner:
     def __init__(self, ridge: float = 1e-8):
         self.ridge = float(ridge)
 
-    def prepare(self, moment: SplitMoment, X) -> "PairedRegressionLearner":
+    def prepare(self, moment: SplitMoment, X) -> PairedRegressionLearner:
         from scipy.linalg import cho_factor
         self.moment = moment
         self.rows = np.flatnonzero(moment.w > 0)
@@ -166,7 +166,7 @@ class EstimatorLearner:
     def __init__(self, estimator):
         self.estimator = estimator
 
-    def prepare(self, moment: SplitMoment, X) -> "EstimatorLearner":
+    def prepare(self, moment: SplitMoment, X) -> EstimatorLearner:
         self.moment, self.X = moment, X
         return self
 

@@ -125,8 +125,7 @@ def prepare_data(dataset: str, path=None, subsample: int | None = None, random_s
 
 
 def _estimator(params: Parameters, loss: str, solver):
-    from fairopt.reductions.oracles import (HingeLPOracle, LeastSquaresOracle,
-                                            RiskMinimizationOracle)
+    from fairopt.reductions.oracles import HingeLPOracle, LeastSquaresOracle, RiskMinimizationOracle
     base = LogisticRegression(max_iter=2000) if loss == "logistic" else LinearRegression()
     oracle = params.oracle
     if oracle == "auto":

@@ -13,8 +13,8 @@ import errno
 import json
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from fairopt.errors import OutputError
 

@@ -21,10 +21,11 @@ import os
 import re
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fairopt.errors import ConfigError
 from fairopt.runs.base import Progress, no_progress
@@ -182,7 +183,7 @@ def run_task(payload: dict) -> dict:
     try:
         card = load_card(payload["card_path"], task["overrides"], payload.get("solver"), raw=payload["raw"])
         result = execute(card)
-    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+    except Exception as exc:
         result = {"card": payload["raw"].get("card", {}).get("name"), "card_path": payload["card_path"],
                   "formulation": payload["raw"].get("formulation", {}).get("name"), "status": "error",
                   "backend": None, "solver": None, "metrics": {}, "parameters": {},

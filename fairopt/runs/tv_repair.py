@@ -17,7 +17,6 @@ from fairopt.formulations.tv_repair import OptimizedPreprocessing, TVRepair
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
 
-
 #: what `fairopt frontier` plots: moved mass against the fairness reached
 FRONTIER = FrontierSpec("tv_distance", "min", {"statistical_rate_after": "max", "representation_rate_after": "max"})
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from fairopt.errors import DataValidationError
 
-
 #: rows per chunk read from an in-memory or memory-mapped source (2**21 float64 rows = 16 MiB per column)
 CHUNK_ROWS = 1 << 21
 

@@ -42,10 +42,15 @@ from scipy.special import expit
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification import logloss_forms as forms
 from fairopt.formulations.constrained_classification.logloss_fairness import (
-    FairnessRows, approximator, exact_lambda, fairness_rows, no_truncation_interval, truncate)
+    FairnessRows,
+    approximator,
+    exact_lambda,
+    fairness_rows,
+    no_truncation_interval,
+    truncate,
+)
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
-from fairopt.modeling.smooth import (NativeResult, SmoothProblem, SmoothSolution, lbfgs,
-                                     solve_smooth)
+from fairopt.modeling.smooth import NativeResult, SmoothProblem, SmoothSolution, lbfgs, solve_smooth
 from fairopt.modeling.solution import Status
 
 #: training gap of group means the Newton polish drives below
@@ -243,7 +248,7 @@ class FairLogLoss:
             return self.to_problem().to_pyomo().model
         raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
 
-    def to_problem(self) -> "FairLogLossProblem":
+    def to_problem(self) -> FairLogLossProblem:
         """Wrap the model as a smooth problem for :func:`fairopt.modeling.smooth.solve_smooth`.
 
         Returns
@@ -378,7 +383,7 @@ class FairLogLoss:
         it = 0
         for it in range(1, max_iter + 1):
             gap = np.max(np.abs(Fz[d:]), initial=0.0)     # the polish drives gaps to GAP_TOL
-            if self.certified(np.max(np.abs(Fz[:d])), gap, tol) and gap <= GAP_TOL \
+            if (self.certified(np.max(np.abs(Fz[:d])), gap, tol) and gap <= GAP_TOL) \
                     or (deadline is not None and time.perf_counter() >= deadline):
                 return theta, lam, Fz, it - 1
             untr = ~t.truncated

@@ -106,7 +106,7 @@ class ThresholdSGD:
         if self._win[1] >= max(1, self._prev[1]) and self._win[1] >= self.n_steps // 2:
             self._prev, self._win = self._win, [np.zeros(self.n_cells), 0]
 
-    def partial_fit(self, scores, cells, z=None, batch_size: int = 256) -> "ThresholdSGD":
+    def partial_fit(self, scores, cells, z=None, batch_size: int = 256) -> ThresholdSGD:
         """Consume a chunk of a stream in order, ``batch_size`` rows per step."""
         scores = np.asarray(scores, dtype=float).reshape(-1)
         cells = np.asarray(cells, dtype=np.int64).reshape(-1)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairopt.data import (ADULT_SPEC, COMPAS_SPEC, Attribute, Domain, data_home, load_adult,
-                          load_builtin, load_compas)
+from fairopt.data import ADULT_SPEC, COMPAS_SPEC, Attribute, Domain, data_home, load_adult, load_builtin, load_compas
 from fairopt.errors import ConfigError
 
 _INF = float("inf")

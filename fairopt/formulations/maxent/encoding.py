@@ -55,7 +55,7 @@ class Encoding:
     _phis: tuple = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> "Encoding":
+    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> Encoding:
         """Validate and build an encoding (``kinds`` may be one string for all attributes)."""
         n_levels = tuple(int(k) for k in n_levels)
         F = len(n_levels)

@@ -21,7 +21,7 @@ protected block replaced by equal shares.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -8,8 +8,13 @@ import numpy as np
 
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights.programs import (
-    check_conditional_matrix, hull_distance_l1, max_acceptance_weights, p1_program, solve_p1,
-    uniform_target)
+    check_conditional_matrix,
+    hull_distance_l1,
+    max_acceptance_weights,
+    p1_program,
+    solve_p1,
+    uniform_target,
+)
 from fairopt.formulations.proxy_weights.sampling import imbalance, sampling_probabilities
 from fairopt.modeling import Solution
 

@@ -18,8 +18,9 @@ costs.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -26,8 +26,8 @@ restrictions are exact. Everything is assembled from index arrays, with no loop 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from itertools import combinations, permutations
-from typing import Mapping
 
 import numpy as np
 import pandas as pd

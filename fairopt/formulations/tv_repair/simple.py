@@ -186,7 +186,7 @@ class TVRepair:
 
     @classmethod
     def from_frame(cls, data: pd.DataFrame, domain: Domain, *, count_column: str | None = None,
-                   **kwargs) -> "TVRepair":
+                   **kwargs) -> TVRepair:
         """Build from records (one row each) or a counts table (``count_column`` given)."""
         weights = None
         if count_column is not None:

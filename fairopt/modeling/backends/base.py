@@ -10,18 +10,17 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import sys
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
-                            UnboundedError)
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
 from fairopt.modeling.certify import certify, reference_solve
-from fairopt.modeling.spec import SolverSpec
 from fairopt.modeling.solution import RawResult, Solution, Status
+from fairopt.modeling.spec import SolverSpec
 
 
 class CompiledModel:

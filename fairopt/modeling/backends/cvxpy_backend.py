@@ -235,7 +235,7 @@ class CvxpyModel(CompiledModel):
         return RawResult(status, x, y, z, iters, log)
 
 
-def compile(program, spec) -> CvxpyModel:  # noqa: A001
+def compile(program, spec) -> CvxpyModel:
     return CvxpyModel(program, spec)
 
 

@@ -179,7 +179,7 @@ class HighsModel(CompiledModel):
         return RawResult(status, iterations=iterations, log=log)
 
 
-def compile(program, spec) -> HighsModel:  # noqa: A001 - back-end entry point
+def compile(program, spec) -> HighsModel:
     return HighsModel(program, spec)
 
 

@@ -12,7 +12,7 @@ status, as on every back end, is certified by :mod:`fairopt.modeling.certify`.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -68,14 +68,14 @@ def check_options(solver: str, options: dict) -> None:
     _params_proto(options)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _installed() -> tuple[str, ...]:
     """Inner solvers this OR-Tools build can run (each is asked to solve an empty model)."""
     found = []
     for name in SOLVER_TYPES:
         try:
             _solve_proto(_model_proto(None), name, _params_proto({}))
-        except Exception:  # noqa: BLE001, S112 - a solver left out of this build is "not installed"
+        except Exception:
             continue
         found.append(name)
     return tuple(found)
@@ -170,7 +170,7 @@ class OrtoolsModel(CompiledModel):
         solver = self.spec.solver
         try:
             res = _solve_proto(self.model, solver, self._params())
-        except Exception as exc:  # noqa: BLE001 - MathOpt raises many types; report, never leak
+        except Exception as exc:
             return RawResult(Status.ERROR, log=f"ortools/{solver}: {exc}")
         reason = result_pb2.TerminationReasonProto.Name(res.termination.reason)
         status = STATUS_MAP.get(reason, Status.ERROR)

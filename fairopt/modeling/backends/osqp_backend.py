@@ -123,5 +123,5 @@ class OsqpModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y_all[:m], z, int(res.info.iter), log)
 
 
-def compile(program, spec) -> OsqpModel:  # noqa: A001
+def compile(program, spec) -> OsqpModel:
     return OsqpModel(program, spec)

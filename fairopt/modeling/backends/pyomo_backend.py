@@ -184,7 +184,7 @@ def _num(v) -> float:
     return np.nan if v is None else float(v)
 
 
-def compile(program, spec) -> PyomoModel:  # noqa: A001
+def compile(program, spec) -> PyomoModel:
     return PyomoModel(program, spec)
 
 

@@ -10,7 +10,7 @@ gradient (and Hessian for the trust-region methods), keeping the best certified 
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -96,7 +96,7 @@ class ScipyModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y, z, int(getattr(res, "nit", 0)), log)
 
 
-def compile(program, spec) -> ScipyModel:  # noqa: A001
+def compile(program, spec) -> ScipyModel:
     return ScipyModel(program, spec)
 
 
