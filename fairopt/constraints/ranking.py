@@ -146,7 +146,7 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=Non
         parts.append(sp.csr_matrix((np.ones(it.size), (np.arange(it.size), it * m + pos)),
                                    shape=(it.size, n * m)))
         sense += [1] * it.size
-        labels += [f"P[{i}, {j}] >= 1" for i, j in zip(it, pos)]
+        labels += [f"P[{i}, {j}] >= 1" for i, j in zip(it, pos, strict=False)]
     A = sp.vstack(parts, format="csr")
     bound = np.ones(A.shape[0])
     return FairnessBlock(name=name, kind="doubly_stochastic", groups=pd.Index([]), A=A,

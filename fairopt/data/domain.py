@@ -10,6 +10,7 @@ semantics); use ``-inf`` / ``inf`` as the first / last edge for open-ended bins.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -104,7 +105,7 @@ class Domain:
                 edges = [float(e) for e in bins[c]]
                 lab = labels.get(c)
                 if lab is None:
-                    lab = [f"[{_fmt_edge(a)}, {_fmt_edge(b)})" for a, b in zip(edges, edges[1:])]
+                    lab = [f"[{_fmt_edge(a)}, {_fmt_edge(b)})" for a, b in itertools.pairwise(edges)]
                 attrs.append(Attribute(c, tuple(lab), bins=tuple(edges)))
                 continue
             if c in labels:

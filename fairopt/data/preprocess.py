@@ -146,7 +146,7 @@ def preprocess_adult(train: RawSource, test: RawSource) -> pd.DataFrame:
     """
     opts = {"header": None, "skipinitialspace": True, "na_values": "?", "keep_default_na": False}
     frames = [pd.read_csv(_source(train), **opts), pd.read_csv(_source(test), skiprows=1, **opts)]
-    for f, what in zip(frames, ("adult.data", "adult.test")):
+    for f, what in zip(frames, ("adult.data", "adult.test"), strict=False):
         _check_width(f, len(ADULT_RAW_COLUMNS), what)
         f.columns = list(ADULT_RAW_COLUMNS)
     df = pd.concat(frames, ignore_index=True).dropna()
@@ -310,7 +310,7 @@ def preprocess_credit(sheet: pd.DataFrame) -> pd.DataFrame:
             f"header=1 (its first row holds X1..X23 labels). Columns seen: {list(sheet.columns)[:8]}...")
     df = sheet.rename(columns={target: "default"})
     _require(df, _CREDIT_ORDER, "the credit sheet")
-    out = df[list(_CREDIT_ORDER)].astype({c: np.int64 for c in _CREDIT_ORDER if c not in _CREDIT_AMOUNTS + ("SEX",)})
+    out = df[list(_CREDIT_ORDER)].astype({c: np.int64 for c in _CREDIT_ORDER if c not in (*_CREDIT_AMOUNTS, "SEX")})
     out = out.astype({c: np.float64 for c in _CREDIT_AMOUNTS})
     out["SEX"] = _codes_to_labels(df["SEX"], {1: "Male", 2: "Female"}, "SEX", "the credit sheet")
     return out.reset_index(drop=True)

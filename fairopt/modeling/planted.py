@@ -65,7 +65,7 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     prog = Program(name)
     cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else []
     var_sl, start = {}, 0
-    for k, stop in enumerate(list(cuts) + [n]):
+    for k, stop in enumerate([*cuts, n]):
         size = stop - start
         shape = (2, size // 2) if size % 2 == 0 and size >= 4 and rng.random() < 0.5 else (size,)
         prog.add_variables(f"x{k}", shape=shape, lb=xl[start:stop].reshape(shape),
@@ -76,7 +76,7 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     if m:
         rcuts = np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else []
         start = 0
-        for k, stop in enumerate(list(rcuts) + [m]):
+        for k, stop in enumerate([*rcuts, m]):
             sub = A[start:stop]
             coeffs = {v: sub[:, s] for v, s in var_sl.items() if np.any(sub[:, s])}
             if not coeffs:  # an all-zero row block still needs a block to refer to
@@ -168,9 +168,9 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
     y, z = y * obj_scale, z * obj_scale
     c = A.T @ y + z - (P @ x if P is not None else 0.0)
     f = float(c @ x + (0.5 * x @ P @ x if P is not None else 0.0))
-    grads = np.vstack([A[act_rows]] + [np.eye(n)[act_cols]]) if act_rows or act_cols else np.zeros((0, n))
+    grads = np.vstack([A[act_rows], np.eye(n)[act_cols]]) if act_rows or act_cols else np.zeros((0, n))
     unique = np.linalg.matrix_rank(grads) == grads.shape[0] if grads.size else True
-    prog, var_sl, con_sl = _to_program("planted_optimal", A, rl, ru, xl, xu, c, P, sense, rng)
+    prog, _, con_sl = _to_program("planted_optimal", A, rl, ru, xl, xu, c, P, sense, rng)
     s = 1.0 if sense == "minimize" else -1.0
     duals = {k: s * y[sl] for k, sl in con_sl.items()}
     kind = "QP" + ("-singular-free" if free_null else "") if quadratic else "LP"

@@ -276,7 +276,7 @@ class Program:
         if row_blocks:
             data = np.concatenate([coo.data for parts in row_blocks for coo, _ in parts])
             rows = np.concatenate([coo.row + con_slices[k].start
-                                   for k, parts in zip(self.constraints, row_blocks)
+                                   for k, parts in zip(self.constraints, row_blocks, strict=False)
                                    for coo, _ in parts])
             cols = np.concatenate([coo.col + off for parts in row_blocks for coo, off in parts])
             A = sp.csr_matrix((data, (rows, cols)), shape=(m, n))

@@ -101,7 +101,7 @@ def _queries(relevance, groups):
         raise DataValidationError(f"{len(rel)} queries of relevances but {len(grp)} of group labels.")
     rel = [np.asarray(r, dtype=float).reshape(-1) for r in rel]
     grp = [np.asarray(g).reshape(-1) for g in grp]
-    for q, (r, g) in enumerate(zip(rel, grp)):
+    for q, (r, g) in enumerate(zip(rel, grp, strict=False)):
         if r.shape != g.shape:
             raise DataValidationError(f"query {q}: {r.size} relevances but {g.size} group labels.")
         if r.size < 2 or not np.isfinite(r).all():

@@ -212,7 +212,9 @@ class BatchMaster:
         # start from the unconstrained optimum of every query (items sorted by relevance)
         queries = np.arange(self.Q)
         self.add(np.argsort(-self.R, axis=1, kind="stable"), queries, phase=2)
-        cols = lambda: np.concatenate(self.col_utility)
+        def cols() -> np.ndarray:
+            return np.concatenate(self.col_utility)
+
         # phase one: minimise the band width w of the queries that violate eps
         wcols = np.arange(self.Q, 2 * self.Q, dtype=np.int32)
         h.changeColsCost(self.Q, wcols, np.ones(self.Q))

@@ -215,7 +215,7 @@ class FaithfulEG(_EGPlayer):
         bool
             ``True`` when the stopping rule holds.
         """
-        g_t, cost_hat, g_hat, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
+        g_t, _, _, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
         self.gap = max(upper, L_hat - L_resp)
         if t % 100 == 0 or t == 1:
@@ -498,8 +498,8 @@ class ExponentiatedGradient:
     def iteration_bound(self) -> int:
         """Theorem 4 / Algorithm 2 bound ``2 kappa B^2 ln(M + 1) / nu^2`` (``M`` rows)."""
         nu = self._nu()
-        return int(math.ceil(2 * self.moment.eta_divisor * self.B ** 2
-                             * math.log(self.moment.n_rows + 1) / nu ** 2))
+        return math.ceil(2 * self.moment.eta_divisor * self.B ** 2
+                         * math.log(self.moment.n_rows + 1) / nu ** 2)
 
     def _nu(self) -> float:
         if self.nu is not None:

@@ -139,7 +139,7 @@ class ProxyTree:
         learner = PairedRegressionLearner() if self.learner is None else self.learner
         state = ProxyTreeState()
         weights = {0: np.ones(n)}
-        A, r_hat, p, dist = self._hull(np.column_stack([weights[0]]), groups, K)
+        _, _, p, dist = self._hull(np.column_stack([weights[0]]), groups, K)
         self.history_ = [dist]
         self.records_, failed, n_games, next_id = [], set(), 0, 1
         target = self.alpha - self.epsilon
@@ -162,7 +162,7 @@ class ProxyTree:
                 failed.add(v)
             if accepted is None:
                 break
-            v, game, w0, w1, A, r_hat, p, d2, child_disc, margin = accepted
+            v, game, w0, w1, _, _, p, d2, child_disc, margin = accepted
             c0, c1 = next_id, next_id + 1
             next_id += 2
             state.splits[v] = (game.hypotheses, np.asarray(game.weights), c0, c1)
@@ -190,14 +190,14 @@ class ProxyTree:
                            learner=learner,
                            auditor=DisclosureAuditor(n_ascent=self.n_ascent, max_iter=self.max_iter,
                                                      solver=self.lp_solver))
-        h = sum(wt * hyp.predict(X) for hyp, wt in zip(game.hypotheses, game.weights))
+        h = sum(wt * hyp.predict(X) for hyp, wt in zip(game.hypotheses, game.weights, strict=False))
         w1 = weights[v] * h
         w0 = weights[v] - w1
         n = X.shape[0]
         if w1.sum() <= 1e-12 * n or w0.sum() <= 1e-12 * n:
             return None
         others = [weights[u] for u in state.leaves if u != v]
-        A2, r2, p2, d2 = self._hull(np.column_stack(others + [w0, w1]), groups, K)
+        A2, r2, p2, d2 = self._hull(np.column_stack([*others, w0, w1]), groups, K)
         child_disc = disclosivity(A2[-2:], r2[-2:], prior)
         if d2 <= (1.0 - self.gamma) * dist and child_disc <= self.alpha + DISCLOSURE_TOL:
             return (v, game, w0, w1, A2, r2, p2, d2, child_disc, margin)
@@ -210,7 +210,7 @@ class ProxyTree:
         w = {0: np.ones(X.shape[0])}
         for v in sorted(self.state_.splits):   # parents have smaller ids than children
             hyps, pi, c0, c1 = self.state_.splits[v]
-            h = sum(wt * hyp.predict(X) for hyp, wt in zip(hyps, pi))
+            h = sum(wt * hyp.predict(X) for hyp, wt in zip(hyps, pi, strict=False))
             w[c1] = w[v] * h
             w[c0] = w[v] - w[c1]
         return np.column_stack([w[u] for u in self.state_.leaves])

@@ -171,7 +171,7 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
         inner = [typing.get_args(o)[0] for o in options if typing.get_origin(o) in (list, tuple, set)
                  and typing.get_args(o)]
         if inner:
-            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]  # noqa: UP007 -- a Union built at run time
             return [e for i, v in enumerate(value) for e in _bool_errors(v, elem, f"{loc}[{i}]")]
     if isinstance(value, dict):
         models = [o for o in options if isinstance(o, type) and issubclass(o, BaseModel)]
@@ -181,7 +181,7 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
                                                                                       f"{loc}.{k}")]
         inner = [typing.get_args(o)[1] for o in options if typing.get_origin(o) is dict and typing.get_args(o)]
         if inner:
-            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]  # noqa: UP007 -- a Union built at run time
             return [e for k, v in value.items() for e in _bool_errors(v, elem, f"{loc}.{k}")]
     return []
 

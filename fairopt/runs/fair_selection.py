@@ -16,6 +16,7 @@ price of fairness (profit lost, and d profit / d eps from the duals of the parit
 """
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from typing import Literal
@@ -89,7 +90,7 @@ def score_applicants(data: Data, params: Parameters) -> pd.DataFrame:
         col = df[c]
         if c == "AGE" and data.age_bins:
             edges = [-np.inf, *sorted(data.age_bins), np.inf]
-            names = [f"<{edges[1]:g}"] + [f"{a:g}-{b:g}" for a, b in zip(edges[1:-2], edges[2:-1])] \
+            names = [f"<{edges[1]:g}"] + [f"{a:g}-{b:g}" for a, b in itertools.pairwise(edges[1:-1])] \
                 + [f">={edges[-2]:g}"]
             col = pd.cut(col, edges, right=False, labels=names).astype(str)
         parts.append(col.astype(str))

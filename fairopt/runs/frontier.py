@@ -184,7 +184,7 @@ def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpe
     y = f"metrics.{spec.objective}"
     other = tasks[tasks["status"] != "optimal"]
     folds = "n_folds" in points and len(points) and int(np.nanmax(points["n_folds"].to_numpy(float))) > 1
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes[0], metrics, strict=False):
         x = f"metrics.{metric}"
         xs = points[x].to_numpy(float)
         finite = xs[np.isfinite(xs)]

@@ -156,8 +156,8 @@ def expand(grid: dict[str, list[str]], folds: int | None = None) -> list[Task]:
     keys = list(grid)
     tasks = []
     for combo in itertools.product(*(grid[k] for k in keys)):
-        overrides = [f"{k}={v}" for k, v in zip(keys, combo)]
-        values = {k: parse_override(o)[1] for k, o in zip(keys, overrides)}
+        overrides = [f"{k}={v}" for k, v in zip(keys, combo, strict=False)]
+        values = {k: parse_override(o)[1] for k, o in zip(keys, overrides, strict=False)}
         for fold in (range(folds) if folds else [None]):
             extra = [f"data.random_state={fold}"] if fold is not None else []
             tasks.append(Task(_slug(values, fold), values, overrides + extra, fold))

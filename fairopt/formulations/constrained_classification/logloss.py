@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -440,7 +441,7 @@ class FairLogLossProblem(SmoothProblem):
     certifies = False
     #: gradient norm at which L-BFGS hands over to the Newton polish: early while a Newton step
     #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
-    switch_tol = {True: 3e-2, False: 1e-6}
+    switch_tol: ClassVar[dict[bool, float]] = {True: 3e-2, False: 1e-6}
 
     def __init__(self, model: FairLogLoss):
         self.model = model

@@ -183,7 +183,7 @@ class DualOracle:
         d = enc.dim
         if self.has_u:
             lse = np.array([logsumexp(a) for a in scores])
-            P = [np.exp(a - l) for a, l in zip(scores, lse)]
+            P = [np.exp(a - z) for a, z in zip(scores, lse, strict=True)]
             log_zu = float(np.sum(lse - self._log_k))
             mean_u = enc.moments_from_level_probs(P)
         else:
@@ -375,7 +375,7 @@ def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
     for k in n_levels:
         total *= int(k)
     if total < 2 ** 62:
-        radix = np.cumprod([1] + [int(k) for k in n_levels[::-1]][:-1])[::-1].astype(np.int64)
+        radix = np.cumprod([1, *[int(k) for k in n_levels[::-1]][:-1]])[::-1].astype(np.int64)
         return codes.astype(np.int64) @ radix
     view = np.ascontiguousarray(codes.astype(np.int64))
     return view.view(np.dtype((np.void, view.dtype.itemsize * view.shape[1]))).reshape(-1)

@@ -137,7 +137,7 @@ def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max
     True
     """
     A = check_conditional_matrix(A)
-    ell, K = A.shape
+    ell = A.shape[0]
     r_hat = np.asarray(cell_mass, dtype=float)
     p_star = np.asarray(p_star, dtype=float)
     prog = Program(name)

@@ -108,4 +108,4 @@ class EpsilonAnalysis:
         g = self.dxy_domain.levels[self.protected]
         ylev = self.xy_domain.levels[self.label]
         return [f"{g[self.groups[i]]} vs {'target' if j < 0 else g[self.groups[j]]} ({self.label}={ylev[y]})"
-                for (i, j, y), s in zip(self._disc_meta, slack) if s > 1e-9]
+                for (i, j, y), s in zip(self._disc_meta, slack, strict=False) if s > 1e-9]

@@ -215,7 +215,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             new = np.tile(cand, (U, 1))
             delta = self.distortion(self.xy_domain, old, new).reshape(U, C)
         forbidden = ~np.isfinite(delta)
-        for c, b in zip(self.clist, self.dlist):
+        for c, b in zip(self.clist, self.dlist, strict=False):
             if b == 0:
                 forbidden |= delta >= c
         if forbidden[np.arange(U), uxy].any():
@@ -311,7 +311,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             if M.shape[0]:
                 prog.add_constraints("expected_distortion", {"mapping": M}, ub=self._kappa(cells))
         blocks, ubs = [], []
-        for i, (c, b) in enumerate(zip(self.clist, self.dlist)):
+        for i, (c, b) in enumerate(zip(self.clist, self.dlist, strict=False)):
             if b == 0:
                 continue   # those cells were never created
             M, cells = self._pooled(np.ones(self.n_variables), self.var_delta >= c)
@@ -512,7 +512,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         table = pd.DataFrame({"group": np.asarray(g_levels, dtype=object)[i], "other": other,
                               self.label: y_levels[y], "dual": dual})
         pair = [f"{a} vs {b}" if self.discrimination != "ratio" else f"{a} <= (1+eps) {b}"
-                for a, b in zip(table["group"], table["other"])]
+                for a, b in zip(table["group"], table["other"], strict=False)]
         price = (pd.DataFrame({"pair": pair, "sum_abs_dual": np.abs(dual), "d_objective_d_epsilon": contrib})
                  .groupby("pair", sort=False, as_index=False).sum())
         return table, price, float(contrib.sum())

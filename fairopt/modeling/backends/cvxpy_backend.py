@@ -58,7 +58,7 @@ def _solver_options(solver: str) -> list[str] | None:
         return [a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_")]
     if solver == "OSQP":
         from fairopt.modeling.backends.osqp_backend import _settings_names
-        return _settings_names() + ["max_iter", "eps_abs", "eps_rel"]
+        return [*_settings_names(), "max_iter", "eps_abs", "eps_rel"]
     if solver == "SCS":
         return ["max_iters", "eps_abs", "eps_rel", "eps_infeas", "alpha", "time_limit_secs",
                 "normalize", "scale", "adaptive_scale", "rho_x", "acceleration_lookback",

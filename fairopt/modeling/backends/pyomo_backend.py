@@ -114,7 +114,7 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
         upper = sp.triu(canon.P, format="coo")
         weight = np.where(upper.row == upper.col, 0.5, 1.0) * upper.data * sign
         obj = obj + pyo.quicksum(float(w) * flat[i] * flat[j]
-                                 for w, i, j in zip(weight, upper.row, upper.col))
+                                 for w, i, j in zip(weight, upper.row, upper.col, strict=False))
     maximize = user_sense and canon.sense < 0
     model.objective = pyo.Objective(expr=obj, sense=pyo.maximize if maximize else pyo.minimize)
     return model
