@@ -63,7 +63,8 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     """Split stacked arrays into 1-3 variable blocks (one may be 2-D) and 1-3 row blocks."""
     n, m = c.size, A.shape[0]
     prog = Program(name)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else []
+    cuts: np.ndarray | list[int] = (
+        np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else [])
     var_sl, start = {}, 0
     for k, stop in enumerate([*cuts, n]):
         size = stop - start
@@ -74,7 +75,8 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
         start = stop
     con_sl = {}
     if m:
-        rcuts = np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else []
+        rcuts: np.ndarray | list[int] = (
+            np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else [])
         start = 0
         for k, stop in enumerate([*rcuts, m]):
             sub = A[start:stop]
@@ -295,7 +297,7 @@ class Check:
         return self.status == self.truth.value
 
 
-def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check | None:
+def check(inst: PlantedInstance, spec: str, time_limit: float | None = 30.0) -> Check | None:
     """Solve ``inst`` on ``spec`` and compare with the planted truth (None: the back end does
     not take the problem class)."""
     import time
@@ -306,6 +308,7 @@ def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check |
     t0 = time.perf_counter()
     try:
         resolved = check_spec(SolverSpec.parse(spec), inst.program.problem_class)
+        assert resolved.solver is not None  # check_spec fills in the default solver
         # a solver that cannot honour a time limit (cvxpy:GLOP, say) runs without one
         if BACKENDS[resolved.backend].time_limit_option(resolved.solver, inst.program.problem_class) is None:
             time_limit = None

@@ -143,7 +143,7 @@ class Program:
             if np.any(np.asarray(lb, dtype=float) < 0) or np.any(np.asarray(ub, dtype=float) > 1):
                 raise DataValidationError(f"variable {name!r}: a binary block needs bounds within [0, 1].")
         self._check_new_name(name)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         if len(shape) not in (1, 2) or min(shape) < 0:
             raise DataValidationError(f"variable {name!r}: shape must be 1-D or 2-D, got {shape}.")
         size = int(np.prod(shape))
@@ -168,13 +168,15 @@ class Program:
         self._check_new_name(name)
         if not coeffs:
             raise DataValidationError(f"constraint {name!r}: needs at least one variable block.")
-        mats, rows = {}, None
+        mats: dict[str, Any] = {}
+        rows: int | None = None
         for v, mat in coeffs.items():
             if v not in self.variables:
                 raise DataValidationError(f"constraint {name!r} refers to unknown variable {v!r}; "
                                           f"known: {list(self.variables)}.")
             mats[v] = as_matrix(mat, rows, self.variables[v].size, f"constraint {name!r}, block {v!r}")
             rows = mats[v].shape[0]
+        assert rows is not None  # coeffs is not empty
         lo = as_bound(lb, rows, f"constraint {name!r} lb", -np.inf, "lb")
         hi = as_bound(ub, rows, f"constraint {name!r} ub", np.inf, "ub")
         if (lo > hi).any():

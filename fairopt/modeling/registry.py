@@ -22,8 +22,8 @@ from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo
 __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
            "available_backends", "backend_info", "backend_installed", "backends_for",
            "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
-           "inner_solvers",
-           "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options", "reject_unknown_options", "solve_own", "takes"]
+           "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
+           "reject_unknown_options", "solve_own", "takes"]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
@@ -207,6 +207,8 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
         solver = info.default_solver.get(problem_class)
         if solver not in installed:  # e.g. cvxpy without CLARABEL: first installed that fits
             solver = next((s for s in installed if problem_class in info.solvers.get(s, ())), solver)
+        if solver is None:
+            raise wrong_class(f"{spec.backend} names no default solver for {problem_class} problems.")
     else:
         solver = info.canonical_solver(str(spec.solver))
         if solver is None:
@@ -229,9 +231,9 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
                           f"{problem_class} problems ({spec.backend}:{solver}); {hint}, or choose "
                           f"a back end that honours it ({', '.join(takes)}).")
     if solver not in installed:
-        hint = info.install_hint.get(solver)
+        how = info.install_hint.get(solver)
         raise unavailable(f"{spec.backend} solver {solver!r} is not installed on this machine"
-                          + (f" ({hint})." if hint else "."))
+                          + (f" ({how})." if how else "."))
     if spec.options and info.check_options is not None:
         info.check_options(solver, dict(spec.options))
     if solver != spec.solver:
@@ -263,6 +265,7 @@ def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
     {'mip_rel_gap': 0.0001}
     """
     spec = check_spec(SolverSpec.parse(spec), "MILP")
+    assert spec.solver is not None  # check_spec fills in the default solver
     key = BACKENDS[spec.backend].mip_gap_key.get(spec.solver)
     return {key: float(gap)} if key else {}
 

@@ -215,6 +215,7 @@ class CompiledModel:
 def singular_free_hessian(canon: Canonical) -> bool:
     """True when some direction moving only free variables lies in the null space of ``P``
     (HiGHS's active-set QP solver then iterates until its time limit)."""
+    assert canon.P is not None, "only asked of QP problems"
     free = np.flatnonzero(~np.isfinite(canon.xl) & ~np.isfinite(canon.xu))
     if free.size == 0:
         return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,7 +30,7 @@ SMOOTH_METHODS = ("trust-exact", "trust-krylov", "Newton-CG", "L-BFGS-B", "BFGS"
 HESSIAN_METHODS = SMOOTH_METHODS[:3]
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     if solver not in LP_METHODS:
         return  # smooth methods: scipy.optimize.minimize reports unknown options itself
     import inspect
