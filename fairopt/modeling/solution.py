@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,6 +82,9 @@ class Solution:
     relaxation : Solution or None
         The LP relaxation's solution (with its duals), when requested with
         ``Program.solve(relaxation_duals=True)``; a MIP itself has no duals.
+    info : dict
+        Diagnostics of a solve path that is not a single solver call (for example the column
+        counts and residuals of column generation); empty otherwise.
 
     Examples
     --------
@@ -111,6 +115,7 @@ class Solution:
     mip_gap: float | None = None
     objective_bound: float | None = None
     relaxation: Solution | None = None
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_optimal(self) -> bool:

@@ -177,6 +177,7 @@ class AttributeRule:
         k = len(levels)
         table = np.full((k, k), INF)
         np.fill_diagonal(table, 0.0)
+        assert self.matrix is not None  # kind "matrix", checked in __post_init__
         for a, row in self.matrix.items():
             for b, c in row.items():
                 if a not in levels or b not in levels:

@@ -322,8 +322,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             prog.add_constraints("excess_distortion", {"mapping": sp.vstack(blocks, format="csr")},
                                  ub=np.concatenate(ubs))
 
-    def _utility_keys(self) -> tuple[np.ndarray, np.ndarray]:
-        """Key of each variable and the empirical key masses t (keys with t > 0 only)."""
+    def _utility_keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Keys with data mass, their empirical masses t, and the key of each variable."""
         C = len(self.candidates)
         if self.utility == "xy":
             key_v, key_r = self.var_col, self.own_column
@@ -501,7 +501,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         cols = ["group", "other", self.label, "dual"]
         if not meta or dual is None or len(dual) != len(meta):
             nan = float("nan") if meta else 0.0
-            return pd.DataFrame(columns=cols), pd.DataFrame(columns=["pair", "sum_abs_dual", "d_objective_d_epsilon"]), nan
+            pairs = pd.DataFrame(columns=["pair", "sum_abs_dual", "d_objective_d_epsilon"])
+            return pd.DataFrame(columns=cols), pairs, nan
         i = np.array([m[0] for m in meta])
         j = np.array([m[1] for m in meta])
         y = np.array([m[2] for m in meta])
