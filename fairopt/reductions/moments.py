@@ -90,7 +90,9 @@ class Moment:
     """
 
     #: row weights with mean 1 (``None``: unweighted), set by ``fit``
-    sample_weight = None
+    sample_weight: np.ndarray | None = None
+    #: the bound ``b`` of every constraint row, set by ``fit``
+    bound: np.ndarray
     #: the learner problem this moment produces (see :meth:`learner_problem`)
     problem: type[LearnerProblem] = LearnerProblem
     #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation

@@ -98,7 +98,8 @@ class ProxyTree:
 
     def __init__(self, alpha: float, *, relaxed: bool = False, gamma: float = 0.1,
                  max_height: int = 20, stop_distance: float = 0.1, epsilon: float = 0.0,
-                 margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40, n_ascent: int = 15,
+                 margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40,
+                 n_ascent: int = 15,
                  min_leaf_mass: float = 0.005, solver="highs", lp_solver="highs"):
         if not 0.0 <= alpha <= 1.0:
             raise DataValidationError(f"alpha must lie in [0, 1], got {alpha}.")
@@ -106,7 +107,9 @@ class ProxyTree:
             raise DataValidationError(f"gamma must lie in (0, 1), got {gamma}.")
         self.alpha, self.relaxed, self.gamma = float(alpha), bool(relaxed), float(gamma)
         self.max_height, self.stop_distance, self.epsilon = int(max_height), float(stop_distance), float(epsilon)
-        self.margins, self.alpha_fractions, self.learner, self.max_iter, self.n_ascent = tuple(float(m) for m in margins), tuple(float(f) for f in alpha_fractions), learner, int(max_iter), int(n_ascent)
+        self.margins = tuple(float(m) for m in margins)
+        self.alpha_fractions = tuple(float(f) for f in alpha_fractions)
+        self.learner, self.max_iter, self.n_ascent = learner, int(max_iter), int(n_ascent)
         self.min_leaf_mass, self.solver, self.lp_solver = float(min_leaf_mass), solver, lp_solver
 
     # ---- P1 on the current leaves ------------------------------------------------------------
@@ -141,7 +144,9 @@ class ProxyTree:
         weights = {0: np.ones(n)}
         _, _, p, dist = self._hull(np.column_stack([weights[0]]), groups, K)
         self.history_ = [dist]
-        self.records_, failed, n_games, next_id = [], set(), 0, 1
+        self.records_: list[SplitRecord] = []
+        failed: set[int] = set()
+        n_games, next_id = 0, 1
         target = self.alpha - self.epsilon
         while dist >= self.stop_distance and dist > 1e-9:
             candidates = [v for v in state.leaves if v not in failed and state.depth[v] < self.max_height
