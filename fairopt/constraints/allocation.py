@@ -91,6 +91,7 @@ class AlphaFairObjective:
         if self.alpha == 0:
             program.set_objective(linear={var: np.asarray(self.weights @ self.U).ravel()}, sense="maximize")
             return None
+        assert self.epigraph is not None  # built for alpha = inf, the other linear case
         self.epigraph.add_to(program, var)
         program.set_objective(linear={self.epigraph.aux_name: [1.0]}, sense="maximize")
         return self.epigraph
@@ -112,6 +113,7 @@ class AlphaFairObjective:
                                 sense=pyo.maximize)
             model.add_component(name, obj)
             return obj
+        assert self.epigraph is not None  # built for alpha = inf, the other linear case
         blk = self.epigraph.to_pyomo(var, name=name, index=index)
         blk.objective = pyo.Objective(expr=blk.aux[0], sense=pyo.maximize)
         return blk

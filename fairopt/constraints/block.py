@@ -117,6 +117,8 @@ class FairnessBlock:
     parameters: dict[str, float]
     sensitivity: dict[str, Sensitivity] = field(default_factory=dict)
     _program_var: str | None = field(default=None, repr=False)
+    #: cells left out of the rows (intersectional parity: too few members), else ``None``
+    excluded: pd.DataFrame | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- sizes and bounds
     @property

@@ -121,7 +121,9 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=Non
                                   f"n_positions={m}.")
     items = sp.kron(sp.eye(n), np.ones((1, m)), format="csr")    # row i: sum_j P[i, j]
     slots = sp.kron(np.ones((1, n)), sp.eye(m), format="csr")    # row j: sum_i P[i, j]
-    parts, sense, bound, labels = [], [], [], []
+    parts: list[sp.csr_matrix] = []
+    sense: list[int] = []
+    labels: list[str] = []
     if m == n:
         parts += [items, items]
         sense += [1] * n + [-1] * n
@@ -165,9 +167,15 @@ def _exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | No
     merit = np.bincount(codes, weights=relevance, minlength=K) / size
     if (merit <= 0).any():
         a = int(np.argmax(merit <= 0))
-        raise DataValidationError(f"group number {a} (in sorted label order) has zero merit (mean relevance), so exposure per unit of merit "
-                                  "is undefined; use criterion='parity' or give positive relevances.")
-    c = np.ones(codes.shape[0]) if criterion == "merit" else relevance
+        raise DataValidationError(f"group number {a} (in sorted label order) has zero merit (mean relevance), "
+                                  "so exposure per unit of merit is undefined; use criterion='parity' or give "
+                                  "positive relevances.")
+    if criterion == "merit":
+        c = np.ones(codes.shape[0])
+    elif relevance is None:
+        raise DataValidationError(f"criterion={criterion!r} needs the items' relevance.")
+    else:
+        c = relevance
     return c, 1.0 / (size * merit)
 
 

@@ -165,9 +165,9 @@ def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k:
     codes = [codes_all[bounds[q]:bounds[q + 1]] for q in range(len(rel))]
     K = len(labels)
     if criterion != "parity":
-        for q, r in enumerate(rel):
-            if (r < 0).any():
-                raise DataValidationError(f"query {q}: criterion={criterion!r} needs nonnegative relevances.")
+        for query, scores in enumerate(rel):
+            if (scores < 0).any():
+                raise DataValidationError(f"query {query}: criterion={criterion!r} needs nonnegative relevances.")
     results: list[RankingResult | None] = [None] * len(rel)
     sizes = np.array([r.size for r in rel])
     for n in np.unique(sizes):  # queries of equal length share one vectorised master

@@ -49,11 +49,8 @@ class ColgenResult:
 
 def _highs(tol: float):
     import highspy
-    try:
-        from fairopt.modeling.backends.base import quiet
-    except ImportError:  # pragma: no cover - only the banner would show
-        import contextlib
-        quiet = contextlib.nullcontext
+
+    from fairopt.modeling.backends.base import quiet
     with quiet():  # the HiGHS banner on the first instance
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -182,7 +179,8 @@ class BatchMaster:
         sol = h.getSolution()
         return np.asarray(sol.col_value), np.asarray(sol.row_dual)
 
-    def run_phase(self, phase: int, active: np.ndarray, eps: float, max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
+    def run_phase(self, phase: int, active: np.ndarray, eps: float,
+                  max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Generate columns for the ``active`` queries until none improves (phase one stops a
         query as soon as its band width is within ``eps``)."""
         rounds = 0
