@@ -121,8 +121,11 @@ class ProcessExecutor(Executor):
             self._pool.shutdown(wait=True)
             self._pool = None
         if self._pool is None:
-            init = (_set_worker_shared, (shared,)) if shared is not None else (None, ())
-            self._pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=init[0], initargs=init[1])
+            if shared is not None:
+                self._pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=_set_worker_shared,
+                                                 initargs=(shared,))
+            else:
+                self._pool = ProcessPoolExecutor(max_workers=self.n_workers)
             self._shared_id = id(shared)
         return self._pool
 
@@ -217,8 +220,8 @@ def parse_executor(text: str) -> tuple[str, str | None]:
     ``dask://HOST:PORT`` means the scheduler at ``tcp://HOST:PORT``; ``dask://tls://...`` keeps the
     given protocol.
     """
-    kind, sep, address = str(text).partition("://")
-    kind = _ALIASES.get(kind.strip().lower())
+    name, sep, address = str(text).partition("://")
+    kind = _ALIASES.get(name.strip().lower())
     if kind is None or (sep and kind != "dask") or (sep and not address):
         raise ConfigError(f"executor {text!r}: use local (= serial), processes, dask, or dask://HOST:PORT "
                           "for a running Dask scheduler.")

@@ -119,7 +119,7 @@ class BuiltinSpec:
     source_dataset: str
     n_records: int
     citation: str
-    prepare: Callable[[pd.DataFrame], pd.DataFrame] = field(repr=False, compare=False, default=None)
+    prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = field(repr=False, compare=False, default=None)
 
     @property
     def filename(self) -> str:
@@ -272,7 +272,8 @@ def load_builtin(name: str) -> BuiltinData:
     (144, 6167)
     """
     spec = _spec(name)
-    ref = resources.files("fairopt.data").joinpath("builtin", spec.filename)
+    # one name per joinpath: Python 3.10's Traversable takes a single child
+    ref = resources.files("fairopt.data").joinpath("builtin").joinpath(spec.filename)
     with resources.as_file(ref) as file:
         if not Path(file).is_file():
             raise DataValidationError(f"built-in table {spec.filename} is missing from the installed package "
@@ -289,7 +290,7 @@ def builtin_citation() -> str:
     >>> "COMPAS" in builtin_citation()
     True
     """
-    return resources.files("fairopt.data").joinpath("builtin", "CITATION.md").read_text(encoding="utf-8")
+    return resources.files("fairopt.data").joinpath("builtin").joinpath("CITATION.md").read_text(encoding="utf-8")
 
 
 def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:

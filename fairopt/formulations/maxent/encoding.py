@@ -71,7 +71,7 @@ class Encoding:
         names = tuple(names) if names is not None else tuple(f"x{f}" for f in range(F))
         if len(names) != F:
             raise DataValidationError("names must have one entry per attribute.")
-        vals = []
+        vals: list[np.ndarray | None] = []
         for f in range(F):
             if kinds[f] == "scalar":
                 v = (np.arange(n_levels[f], dtype=float) if values is None or values[f] is None
@@ -88,7 +88,9 @@ class Encoding:
                 phi = np.zeros((n_levels[f], n_levels[f] - 1))
                 phi[np.arange(1, n_levels[f]), np.arange(n_levels[f] - 1)] = 1.0
             else:
-                phi = vals[f][:, None].copy()
+                level_values = vals[f]
+                assert level_values is not None  # every scalar attribute got its values above
+                phi = level_values[:, None].copy()
             phi.setflags(write=False)
             phis.append(phi)
         return cls(n_levels, kinds, tuple(vals), names, tuple(phis))

@@ -169,9 +169,9 @@ class DualOracle:
             for f in range(F - 1):      # pairs (f, g > f); the diagonal is the level histogram
                 keys = flat[f] * L + flat[f + 1:]
                 J += np.bincount(keys.ravel(), weights=np.tile(r, F - f - 1), minlength=L * L)
-        J = J.reshape(L, L)
-        J = J + J.T + np.diag(self.support_level_histogram(rho))
-        return self._phi_full.T @ J @ self._phi_full
+        pairs = J.reshape(L, L)
+        pairs = pairs + pairs.T + np.diag(self.support_level_histogram(rho))
+        return self._phi_full.T @ pairs @ self._phi_full
 
     # ------------------------------------------------------------------ state
     def state(self, lam: np.ndarray) -> MixtureState:
