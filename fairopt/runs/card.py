@@ -186,7 +186,7 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
     return []
 
 
-def _refuse_bools(table: dict, model, prefix: str, source: str) -> None:
+def _refuse_bools(table: dict | None, model, prefix: str, source: str) -> None:
     fields = model.model_fields
     bad = [e for k, v in (table or {}).items() if k in fields
            for e in _bool_errors(v, fields[k].annotation, f"{prefix}.{k}")]

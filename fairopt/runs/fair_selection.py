@@ -173,7 +173,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
         metrics[f"realized_profit_{key}"] = float(realized @ x)
         metrics[f"approval_rate_{key}"] = float(x.mean())
         metrics[f"parity_gap_{key}"] = float(rates[key].max() - rates[key].min())
-        if getattr(sol, "mip_gap", None) is not None:
+        if sol.mip_gap is not None:
             metrics[f"mip_gap_{key}"] = float(sol.mip_gap)
     for mode in ("lp", "mip"):
         if f"after_{mode}" in solves:

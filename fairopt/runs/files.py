@@ -28,7 +28,8 @@ _REASONS = {errno.ENOSPC: "the disk is full", errno.EFBIG: "the file-size limit 
 
 
 def _reason(exc: OSError) -> str:
-    return _REASONS.get(exc.errno, exc.strerror or str(exc))
+    known = _REASONS.get(exc.errno) if exc.errno is not None else None
+    return known or exc.strerror or str(exc)
 
 
 def _check_target(path: Path) -> None:

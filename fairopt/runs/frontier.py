@@ -106,7 +106,7 @@ def resolve_spec(records: list[dict], objective: str | None = None,
                  fairness: list[str] | None = None) -> FrontierSpec:
     """The runner's :class:`FrontierSpec`, with ``objective`` / ``fairness`` (``NAME[:min|max]``) overriding it."""
     from fairopt.runs import get_runner
-    formulations = {r.get("formulation") for r in records if r.get("formulation")}
+    formulations = {name for r in records if (name := r.get("formulation"))}
     spec = None
     if len(formulations) == 1:
         spec = getattr(get_runner(formulations.pop()), "FRONTIER", None)
