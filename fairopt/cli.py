@@ -295,14 +295,15 @@ def make_parser() -> argparse.ArgumentParser:
     swp = sub.add_parser("sweep", help="run a card over a grid of settings (resumable; serial, processes or Dask)")
     swp.add_argument("card", help="model card (TOML)")
     swp.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
-                     help="values of one card key, e.g. parameters.statistical_rate=0.8,0.9 or statistical_rate=0.8,0.9 "
-                          "(repeatable: the sweep is the Cartesian product)")
+                     help="values of one card key, e.g. parameters.statistical_rate=0.8,0.9 or "
+                          "statistical_rate=0.8,0.9 (repeatable: the sweep is the Cartesian product)")
     swp.add_argument("--folds", type=int, help="run each setting on K reseeded train/test splits (data.random_state)")
     swp.add_argument("--executor", default="local", metavar="local|processes|dask[://ADDRESS]",
                      help="where tasks run (default local = this process; dask alone starts a local cluster)")
     swp.add_argument("--workers", type=int, help="pool size for processes or a local Dask cluster")
     swp.add_argument("--out", help="sweep folder (default fairopt-results/<card name>-sweep)")
-    swp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a card key in every task")
+    swp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a card key in every task")
     swp.add_argument("--solver", help="back end for every task: BACKEND[:SOLVER]")
     swp.add_argument("--quiet", action="store_true", help="no progress bar")
     swp.set_defaults(func=cmd_sweep)

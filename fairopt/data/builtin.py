@@ -191,14 +191,45 @@ class BuiltinData:
     spec: BuiltinSpec
     counts: pd.DataFrame
 
-    name = property(lambda self: self.spec.name, doc="Name of the data set (``compas`` or ``adult``).")
-    domain = property(lambda self: self.spec.domain, doc="The product domain of the counts table.")
-    label = property(lambda self: self.spec.label, doc="Name of the label column.")
-    favourable_label = property(lambda self: self.spec.favourable_label, doc="Label value that is the favourable outcome.")
-    protected = property(lambda self: self.spec.protected, doc="Default protected attribute.")
-    protected_attributes = property(lambda self: self.spec.protected_attributes, doc="Every attribute that can be used as protected.")
-    privileged = property(lambda self: self.spec.privileged, doc="Privileged level of each protected attribute.")
-    citation = property(lambda self: self.spec.citation, doc="Source and preprocessing of the counts, as a citation string.")
+    @property
+    def name(self) -> str:
+        """Name of the data set (``compas`` or ``adult``)."""
+        return self.spec.name
+
+    @property
+    def domain(self) -> Domain:
+        """The product domain of the counts table."""
+        return self.spec.domain
+
+    @property
+    def label(self) -> str:
+        """Name of the label column."""
+        return self.spec.label
+
+    @property
+    def favourable_label(self) -> Any:
+        """Label value that is the favourable outcome."""
+        return self.spec.favourable_label
+
+    @property
+    def protected(self) -> str:
+        """Default protected attribute."""
+        return self.spec.protected
+
+    @property
+    def protected_attributes(self) -> tuple:
+        """Every attribute that can be used as protected."""
+        return self.spec.protected_attributes
+
+    @property
+    def privileged(self) -> dict:
+        """Privileged level of each protected attribute."""
+        return self.spec.privileged
+
+    @property
+    def citation(self) -> str:
+        """Source and preprocessing of the counts, as a citation string."""
+        return self.spec.citation
 
     @property
     def n_records(self) -> int:

@@ -139,8 +139,10 @@ def preprocess_adult(train: RawSource, test: RawSource) -> pd.DataFrame:
 
     Examples
     --------
-    >>> raw = b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K\\n"
-    >>> test = b"|1x3 Cross validator\\n25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, 0, 0, 40, United-States, >50K.\\n"
+    >>> raw = (b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
+    ...        b"Male, 2174, 0, 40, United-States, <=50K\\n")
+    >>> test = (b"|1x3 Cross validator\\n25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, "
+    ...         b"Own-child, Black, Male, 0, 0, 40, United-States, >50K.\\n")
     >>> preprocess_adult(raw, test)["income"].tolist()
     [1, 0]
     """
@@ -341,7 +343,8 @@ def preprocess_bank(raw: RawSource, *, duplicate_row: bool = True) -> pd.DataFra
     --------
     >>> raw = (b'"age";"job";"marital";"education";"default";"balance";"housing";"loan";"contact";"day";'
     ...        b'"month";"duration";"campaign";"pdays";"previous";"poutcome";"y"\\n'
-    ...        b'58;"management";"married";"tertiary";"no";2143;"yes";"no";"unknown";5;"may";261;1;-1;0;"unknown";"no"\\n')
+    ...        b'58;"management";"married";"tertiary";"no";2143;"yes";"no";"unknown";5;"may";261;1;-1;0;'
+    ...        b'"unknown";"no"\\n')
     >>> preprocess_bank(raw, duplicate_row=False)[["age", "y"]].values.tolist()
     [[58, 0]]
     """

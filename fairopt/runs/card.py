@@ -305,9 +305,10 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
         same = base.backend == parsed.backend
         dropped = sorted(k for k in overridden if k.startswith("solver.options.")) if not same else []
         if dropped and spec is not None:
-            raise ConfigError(f"{path}: {dropped[0]} (from --set) is an option of the card's {base.backend!r} back end, "
-                              f"which --solver {solver} replaces, so it would be dropped. To give {parsed.backend!r} options, "
-                              f"choose it with --set solver.backend={parsed.backend} instead of --solver.")
+            raise ConfigError(f"{path}: {dropped[0]} (from --set) is an option of the card's {base.backend!r} "
+                              f"back end, which --solver {solver} replaces, so it would be dropped. To give "
+                              f"{parsed.backend!r} options, choose it with --set solver.backend={parsed.backend} "
+                              "instead of --solver.")
         spec = SolverSpec(parsed.backend, parsed.solver, base.options if same else {},
                           base.time_limit, base.verbose)
     return Card(path=path, name=schema.card.name, description=schema.card.description,

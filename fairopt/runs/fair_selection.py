@@ -198,6 +198,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     not_optimal = [str(s.status) for s in solves.values() if not s.is_optimal]
     main = solves.get("after_mip", solves["after_lp"])
     return RunOutput(backend=main.backend, solver=main.solver,
-                     status=not_optimal[0] if not_optimal else "optimal", metrics=metrics, build_seconds=t1 - t0, solve_seconds=solve_s, tables=tables,
+                     status=not_optimal[0] if not_optimal else "optimal", metrics=metrics,
+                     build_seconds=t1 - t0, solve_seconds=solve_s, tables=tables,
                      extra={"groups": [str(g) for g in groups], "units": UNITS,
                             "tolerance": dict(block.parameters)})

@@ -238,7 +238,8 @@ def record_problem(rec, task_id: str | None = None, digest: str | None = None) -
     if bad:
         return f"metric {bad[0]!r} is not a number"
     task = rec.get("task")
-    if not isinstance(task, dict) or not isinstance(task.get("id"), str) or not isinstance(task.get("values", {}), dict):
+    if (not isinstance(task, dict) or not isinstance(task.get("id"), str)
+            or not isinstance(task.get("values", {}), dict)):
         return "no 'task' object"
     if task_id is not None and task["id"] != task_id:
         return f"it belongs to task {task['id']!r}"
@@ -514,5 +515,6 @@ def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "seri
         return out
     with get_executor(executor, n_workers=n_workers) as ex:
         out += ex.map(fn, points[start:], shared=shared,
-                      progress=lambda d, t, s: progress((start + d) * steps, total, f"{start + d}/{len(points)} points"))
+                      progress=lambda d, t, s: progress((start + d) * steps, total,
+                                                        f"{start + d}/{len(points)} points"))
     return out

@@ -213,7 +213,8 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
         metrics["objective"] = sol.objective
         metrics["n_atoms"] = float(sol.q.shape[0])
         if np.allclose(deb.thresholds_, sol.theta):     # the paper's rule: the threshold is the dual
-            rows = [[str(g), float(t), float(r)] for g, t, r in zip(deb.groups_, deb.thresholds_, deb.fitted_rates_, strict=False)]
+            rows = [[str(g), float(t), float(r)]
+                    for g, t, r in zip(deb.groups_, deb.thresholds_, deb.fitted_rates_, strict=False)]
             cols = ["group", "threshold = theta (price of fairness)", "fitted positive rate"]
         else:
             rows = [[str(g), float(t), float(th), float(r)] for g, t, th, r in
