@@ -14,16 +14,13 @@ import sys
 from pathlib import Path
 
 from fairopt import __version__
-from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_table are used by tests
+from fairopt._cli_output import (
     _PIPE,
     _console,
     _echo,
-    _fmt,
     _print_table,
-    _rich_table,
     _silence,
     escape,
-    format_column,
 )
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from fairopt._progress import Progress, no_progress  # noqa: F401  (re-exported names)
+from fairopt._progress import Progress
+from fairopt._progress import no_progress as no_progress  # the shared helper, named here for callers
 from fairopt.errors import ConfigError
 from fairopt.reductions.game import Game, GameResult, RunningAverages
 from fairopt.reductions.problems import ExampleCosts

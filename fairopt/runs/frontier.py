@@ -255,7 +255,7 @@ def frontier(directory, objective: str | None = None, fairness: list[str] | None
     write_json_atomic(result.files["json"], payload)
     if plot:
         try:
-            import matplotlib  # noqa: F401
+            import matplotlib  # noqa: F401 -- only probes that the plot extra is installed
         except ImportError as exc:
             raise ConfigError("the frontier PNG needs matplotlib: pip install \"fairopt[plot]\" "
                               "(frontier.csv and frontier.json are written).") from exc
