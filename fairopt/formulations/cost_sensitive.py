@@ -33,12 +33,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling import Program
+
+if TYPE_CHECKING:
+    from fairopt.modeling.backends.base import CompiledModel
+    from fairopt.modeling.diagnose import ConstantModel
 
 
 # ---- best-response mixture LP ------------------------------------------------------------------
@@ -173,7 +178,7 @@ class WeightedHingeLP:
         self.z = np.asarray(z, dtype=float)
         self.alpha = float(alpha)
         self.form = form
-        self._compiled = None
+        self._compiled: CompiledModel | ConstantModel | None = None
         self._compiled_solver = None
         self.set_costs(W, Y)
         if form not in ("auto", "primal", "dual"):
