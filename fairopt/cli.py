@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fairopt import __version__
 from fairopt._cli_output import (
@@ -26,13 +28,16 @@ from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program
 
+if TYPE_CHECKING:
+    from fairopt.runs.card import Card
+
 
 def _json_safe(obj):
     from fairopt.runs.execute import json_safe
     return json_safe(obj)
 
 
-def default_out_dir(card, solver: str | None) -> Path:
+def default_out_dir(card: Card, solver: str | None) -> Path:
     """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
     each other silently."""
     from fairopt.errors import ConfigError
@@ -60,7 +65,7 @@ def _callback(bar):
     return progress
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     from fairopt.runs.card import load_card
     from fairopt.runs.execute import execute, exit_code, solver_label
     from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
@@ -121,7 +126,7 @@ def _previous_solver(path: Path) -> str | None:
     return solver_label(old.get("backend"), old.get("solver"))
 
 
-def cmd_solvers(args) -> int:
+def cmd_solvers(args: argparse.Namespace) -> int:
     from fairopt.modeling import available_backends
     rows = available_backends()
     if args.json:
@@ -135,7 +140,7 @@ def cmd_solvers(args) -> int:
     return 0
 
 
-def cmd_inspect(args) -> int:
+def cmd_inspect(args: argparse.Namespace) -> int:
     from fairopt.errors import ConfigError
     from fairopt.runs.card import load_card
     console = _console()
@@ -184,7 +189,7 @@ def _spawn_safe_main() -> None:
         main.__spec__ = importlib.util.find_spec("fairopt.cli")
 
 
-def cmd_sweep(args) -> int:
+def cmd_sweep(args: argparse.Namespace) -> int:
     from fairopt.runs.sweep import run_sweep
     console = _console()
     if not args.grid:
@@ -241,7 +246,7 @@ def _print_sweep(console, summary) -> None:
                   f"next: fairopt frontier {summary.out}")
 
 
-def cmd_frontier(args) -> int:
+def cmd_frontier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from fairopt.runs.frontier import frontier
@@ -341,7 +346,7 @@ def _error_message(exc: FairoptError) -> str:
     return text
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (see ``docs/cli.md``).
 
     0 optimal; 1 infeasible or the solver failed; 2 invalid input or an output that cannot be
