@@ -21,10 +21,11 @@ import os
 import re
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from fairopt.errors import ConfigError
@@ -55,7 +56,7 @@ def split_values(text: str) -> list[str]:
     return [v for v in out if v != ""]
 
 
-def resolve_key(key: str, runner) -> str:
+def resolve_key(key: str, runner: ModuleType) -> str:
     """Full card key of a grid key: ``statistical_rate`` -> ``parameters.statistical_rate``.
 
     A key without a table is looked up in the formulation's ``[parameters]``, then ``[data]``,
@@ -78,7 +79,7 @@ def resolve_key(key: str, runner) -> str:
     raise ConfigError(f"--grid {key}: not a key of this card's parameters, data or solver{hint}")
 
 
-def parse_grid(texts: list[str] | dict[str, list], runner) -> dict[str, list[str]]:
+def parse_grid(texts: list[str] | dict[str, list], runner: ModuleType) -> dict[str, list[str]]:
     """``["statistical_rate=0.8,0.9"]`` (or a mapping) -> ``{"parameters.statistical_rate": ["0.8", "0.9"]}``.
 
     Values stay TOML text (``0.9``, ``"text"``, ``[1, 2]``) and are read like ``--set`` values.
@@ -210,7 +211,7 @@ def read_record(path: Path) -> dict | None:
     return rec if isinstance(rec, dict) else None
 
 
-def record_problem(rec, task_id: str | None = None, digest: str | None = None) -> str | None:
+def record_problem(rec: Any, task_id: str | None = None, digest: str | None = None) -> str | None:
     """Why ``rec`` is not a usable task record (``None`` if it is one).
 
     A record is a JSON object with a text ``status``, a ``metrics`` object of numbers (or null),
@@ -289,7 +290,8 @@ def plan_executor(executor: str, n_tasks: int, n_workers: int | None) -> tuple[s
     return executor, ""
 
 
-def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "serial", out=None,
+def run_sweep(card_path: str | os.PathLike[str], grid: list[str] | dict[str, list], *, folds: int | None = None,
+              executor: str = "serial", out: str | os.PathLike[str] | None = None,
               overrides: list[str] | None = None, solver: str | None = None, n_workers: int | None = None,
               progress: Progress = no_progress, processes: bool = True) -> SweepSummary:
     """Run (or resume) the sweep of ``card_path`` over ``grid``.
@@ -418,7 +420,7 @@ LOCK_NAME = ".sweep.lock"
 
 
 @contextmanager
-def sweep_lock(out: Path):
+def sweep_lock(out: Path) -> Iterator[Path]:
     """Hold ``OUT/.sweep.lock`` while a sweep writes into ``out``; a second sweep is refused.
 
     The lock is an exclusive ``flock`` on the file, which the system releases when its process
