@@ -159,7 +159,7 @@ class FairnessBlock:
         """Name of the auxiliary variable block in a :class:`~fairopt.modeling.Program`."""
         return f"{self.name}_aux"
 
-    def activity(self, x, t=None) -> np.ndarray:
+    def activity(self, x: ArrayLike, t: ArrayLike | None = None) -> np.ndarray:
         """Row activities ``A x + T t``."""
         x = np.asarray(x, dtype=float).reshape(-1)
         act = self.A @ x
@@ -167,7 +167,7 @@ class FairnessBlock:
             act = act + self.T @ np.asarray(t, dtype=float).reshape(-1)
         return act
 
-    def violation(self, x, t=None) -> float:
+    def violation(self, x: ArrayLike, t: ArrayLike | None = None) -> float:
         """Largest violation of the rows at ``(x, t)`` (0 when they hold)."""
         if self.m == 0:
             return 0.0

@@ -26,6 +26,7 @@ replace them (top-k truncation, items pinned to positions, a different ranking p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ import scipy.sparse as sp
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _vector, encode_groups
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 CRITERIA = ("parity", "merit", "impact")
 
@@ -60,7 +64,7 @@ def position_weights(n_positions: int, k: int | None = None) -> np.ndarray:
     return v
 
 
-def check_position_weights(v, m: int | None = None) -> np.ndarray:
+def check_position_weights(v: ArrayLike, m: int | None = None) -> np.ndarray:
     """Validate a click model: finite, nonnegative, one weight per position.
 
     Examples
@@ -79,7 +83,7 @@ def check_position_weights(v, m: int | None = None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ ranking polytope
-def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=None,
+def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed: Mapping[int, int] | None = None,
                       name: str = "doubly_stochastic") -> FairnessBlock:
     """Rows making ``P`` (``n_items x n_positions``) a probabilistic ranking.
 
@@ -179,7 +183,8 @@ def _exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | No
     return c, 1.0 / (size * merit)
 
 
-def exposure_block(groups, eps: float, *, criterion: str = "parity", relevance=None, v=None,
+def exposure_block(groups: ArrayLike, eps: float, *, criterion: str = "parity",
+                   relevance: ArrayLike | None = None, v: ArrayLike | None = None,
                    n_positions: int | None = None, name: str | None = None) -> FairnessBlock:
     """Group fairness of exposure over ``vec(P)``: ``max_a f_a - min_a f_a <= eps``.
 
@@ -263,7 +268,7 @@ def exposure_block(groups, eps: float, *, criterion: str = "parity", relevance=N
                          sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.ones(K)])})
 
 
-def exposure_parity(groups, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_parity(groups: ArrayLike, eps: float, *, v: ArrayLike | None = None, n_positions: int | None = None,
                     name: str = "exposure_parity") -> FairnessBlock:
     """Demographic parity of exposure: mean exposure per group within ``eps``
     (:func:`exposure_block` with ``criterion="parity"``).
@@ -276,7 +281,8 @@ def exposure_parity(groups, eps: float, *, v=None, n_positions: int | None = Non
     return exposure_block(groups, eps, criterion="parity", v=v, n_positions=n_positions, name=name)
 
 
-def exposure_merit(groups, relevance, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_merit(groups: ArrayLike, relevance: ArrayLike, eps: float, *,
+                   v: ArrayLike | None = None, n_positions: int | None = None,
                    name: str = "exposure_merit") -> FairnessBlock:
     """Exposure proportional to merit: ``E_a / M_a`` within ``eps`` across groups
     (:func:`exposure_block` with ``criterion="merit"``).
@@ -290,7 +296,8 @@ def exposure_merit(groups, relevance, eps: float, *, v=None, n_positions: int | 
                           n_positions=n_positions, name=name)
 
 
-def exposure_impact(groups, relevance, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_impact(groups: ArrayLike, relevance: ArrayLike, eps: float, *,
+                    v: ArrayLike | None = None, n_positions: int | None = None,
                     name: str = "exposure_impact") -> FairnessBlock:
     """Disparate impact of exposure: click-through per unit of merit ``CTR_a / M_a`` within
     ``eps`` across groups (:func:`exposure_block` with ``criterion="impact"``).
