@@ -24,6 +24,7 @@ from fairopt._cli_output import (
     _silence,
     escape,
 )
+from fairopt._cli_output import format_column as format_column  # public here (see its example)
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program
