@@ -89,7 +89,7 @@ class CallableDistortion(Distortion):
 
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -212,7 +212,7 @@ class DistortionTable(Distortion):
         if self.default not in ("fixed", "free"):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -270,7 +270,7 @@ class AdultDistortion(Distortion):
     income: str = "income"
     compat: bool = False
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -323,7 +323,7 @@ class CompasDistortion(Distortion):
         if self.rule not in ("aif360", "authors"):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
