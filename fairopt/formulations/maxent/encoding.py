@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 
@@ -196,7 +197,7 @@ class Encoding:
         return sp.csr_matrix((v[order], c[order].astype(np.int32 if self.dim < 2**31 else np.int64),
                               indptr), shape=(n, self.dim))
 
-    def check_codes(self, codes: np.ndarray) -> np.ndarray:
+    def check_codes(self, codes: ArrayLike) -> np.ndarray:
         """Return ``codes`` as a C-contiguous int64 array after integrality and range checks.
 
         Float codes are accepted only when every entry is a whole number (never truncated).

@@ -23,6 +23,7 @@ from itertools import product
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from fairopt.errors import DataValidationError
@@ -332,7 +333,7 @@ class DualOracle:
             J = J + (1.0 - st.pi) * np.bincount(cell, weights=st.rho, minlength=kf * kg).reshape(kf, kg)
         return J
 
-    def log_prob(self, st: MixtureState, codes: np.ndarray) -> np.ndarray:
+    def log_prob(self, st: MixtureState, codes: ArrayLike) -> np.ndarray:
         """``log p_λ(x)`` of arbitrary code rows, using a hash of the support."""
         enc = self.enc
         codes = enc.check_codes(codes)
