@@ -82,7 +82,7 @@ class SerialExecutor(Executor):
 
     name = "serial"
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         for i, item in enumerate(items):
             try:
                 value = _call(fn, item, shared, shared is not None)
@@ -129,7 +129,7 @@ class ProcessExecutor(Executor):
             self._shared_id = id(shared)
         return self._pool
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         pool = self._get_pool(shared)
         if shared is not None:
             futures = {pool.submit(_call_with_worker_shared, fn, item): i for i, item in enumerate(items)}
@@ -191,7 +191,7 @@ class DaskExecutor(Executor):
     def n_workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         from dask.distributed import as_completed as dask_completed
         items = list(items)
         if shared is not None:

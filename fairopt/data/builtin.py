@@ -245,7 +245,8 @@ class BuiltinData:
         """Sufficient statistics ``(cells (M, F) int64 codes, counts (M,) int64)``."""
         return self.domain.encode(self.counts), self.counts[COUNT_COLUMN].to_numpy(dtype=np.int64)
 
-    def expand(self, *, shuffle: bool = False, random_state=None) -> pd.DataFrame:
+    def expand(self, *, shuffle: bool = False,
+               random_state: int | np.random.Generator | None = None) -> pd.DataFrame:
         """One row per record (cells repeated by their counts with ``np.repeat``).
 
         Parameters
