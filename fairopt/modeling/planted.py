@@ -97,7 +97,7 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     return prog, var_sl, con_sl
 
 
-def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | None = None,
+def planted_optimal(rng: np.random.Generator, quadratic: bool, sense: str = "minimize", rank: int | None = None,
                     free_null: bool = False, degenerate: float = 0.15) -> PlantedInstance:
     """An instance with a planted KKT point (see the module docstring); each active row or bound
     has a zero multiplier with probability ``degenerate``."""
@@ -180,7 +180,7 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
                            duals=duals, duals_unique=bool(unique))
 
 
-def planted_infeasible(rng, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
+def planted_infeasible(rng: np.random.Generator, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
     """Rows and bounds that a planted Farkas certificate ``(y, z)`` proves inconsistent."""
     n = int(rng.integers(2, 8))
     m = int(rng.integers(1, 8))
@@ -223,7 +223,7 @@ def planted_infeasible(rng, quadratic: bool, sense: str = "minimize") -> Planted
     return PlantedInstance(prog, Status.INFEASIBLE, f"infeasible {'QP' if quadratic else 'LP'} {sense}")
 
 
-def planted_unbounded(rng, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
+def planted_unbounded(rng: np.random.Generator, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
     """A feasible point and a planted descent ray (in the null space of ``P`` for a QP)."""
     n = int(rng.integers(2, 8))
     m = int(rng.integers(0, 8))

@@ -134,9 +134,10 @@ class RawResult:
 
     __slots__ = ("bound", "iterations", "log", "mip_gap", "objective", "status", "x", "y", "z")
 
-    def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
+    def __init__(self, status: Status, x: np.ndarray | None = None, y: np.ndarray | None = None,
+                 z: np.ndarray | None = None, iterations: int | None = None, log: str = "",
                  objective: float | None = None, mip_gap: float | None = None,
-                 bound: float | None = None):
+                 bound: float | None = None) -> None:
         self.status, self.x, self.y, self.z = status, x, y, z
         self.iterations, self.log, self.objective = iterations, log, objective
         self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound

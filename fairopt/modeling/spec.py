@@ -9,7 +9,7 @@ for. :class:`SolverSpec` is the only parser of ``"backend[:solver]"`` strings an
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,7 +223,7 @@ class SolverSpec:
         return self.backend + (f":{self.solver}" if self.solver else "")
 
 
-def reject_unknown_options(where: str, options: Mapping[str, Any], valid) -> None:
+def reject_unknown_options(where: str, options: Mapping[str, Any], valid: Iterable[str]) -> None:
     """:class:`ConfigError` naming the unknown option(s), close matches and the valid names."""
     import difflib
     valid = sorted(set(valid))
