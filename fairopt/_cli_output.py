@@ -6,6 +6,7 @@ import itertools
 import math
 import os
 import sys
+from typing import IO, cast
 
 
 def escape(text: str) -> str:
@@ -76,9 +77,10 @@ def _console(stderr: bool = False):
             self.quiet = True
             _silence(stream)
 
-    console = _Console(file=_SafeStream(stream), highlight=False)
+    safe = cast(IO[str], _SafeStream(stream))   # a text stream by delegation
+    console = _Console(file=safe, highlight=False)
     if not console.is_terminal:  # files and pipes: do not squeeze tables into 80 columns
-        console = _Console(file=_SafeStream(stream), highlight=False, width=140)
+        console = _Console(file=safe, highlight=False, width=140)
     return console
 
 

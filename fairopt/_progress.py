@@ -6,7 +6,7 @@ both names.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 #: progress callback: ``progress(done, total, description)``
 Progress = Callable[[int, int, str], None]

@@ -11,23 +11,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fairopt import __version__
-from fairopt._cli_output import (  # noqa: F401 - format_column, _fmt and _rich_table are used by tests
+from fairopt._cli_output import (
     _PIPE,
     _console,
     _echo,
-    _fmt,
     _print_table,
-    _rich_table,
     _silence,
     escape,
-    format_column,
 )
+from fairopt._cli_output import format_column as format_column  # public here (see its example)
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
-from fairopt.runs.export import _check_export_path, export_program  # noqa: F401 - public from here too
+from fairopt.runs.export import _check_export_path, export_program
+
+if TYPE_CHECKING:
+    from fairopt.runs.card import Card
 
 
 def _json_safe(obj):
@@ -35,7 +38,7 @@ def _json_safe(obj):
     return json_safe(obj)
 
 
-def default_out_dir(card, solver: str | None) -> Path:
+def default_out_dir(card: Card, solver: str | None) -> Path:
     """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
     each other silently."""
     from fairopt.errors import ConfigError
@@ -63,7 +66,7 @@ def _callback(bar):
     return progress
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     from fairopt.runs.card import load_card
     from fairopt.runs.execute import execute, exit_code, solver_label
     from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
@@ -124,7 +127,7 @@ def _previous_solver(path: Path) -> str | None:
     return solver_label(old.get("backend"), old.get("solver"))
 
 
-def cmd_solvers(args) -> int:
+def cmd_solvers(args: argparse.Namespace) -> int:
     from fairopt.modeling import available_backends
     rows = available_backends()
     if args.json:
@@ -138,9 +141,9 @@ def cmd_solvers(args) -> int:
     return 0
 
 
-def cmd_inspect(args) -> int:
-    from fairopt.runs.card import load_card
+def cmd_inspect(args: argparse.Namespace) -> int:
     from fairopt.errors import ConfigError
+    from fairopt.runs.card import load_card
     console = _console()
     card = load_card(args.card, args.set, None)
     if args.export:
@@ -187,7 +190,7 @@ def _spawn_safe_main() -> None:
         main.__spec__ = importlib.util.find_spec("fairopt.cli")
 
 
-def cmd_sweep(args) -> int:
+def cmd_sweep(args: argparse.Namespace) -> int:
     from fairopt.runs.sweep import run_sweep
     console = _console()
     if not args.grid:
@@ -244,7 +247,7 @@ def _print_sweep(console, summary) -> None:
                   f"next: fairopt frontier {summary.out}")
 
 
-def cmd_frontier(args) -> int:
+def cmd_frontier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from fairopt.runs.frontier import frontier
@@ -295,14 +298,15 @@ def make_parser() -> argparse.ArgumentParser:
     swp = sub.add_parser("sweep", help="run a card over a grid of settings (resumable; serial, processes or Dask)")
     swp.add_argument("card", help="model card (TOML)")
     swp.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
-                     help="values of one card key, e.g. parameters.statistical_rate=0.8,0.9 or statistical_rate=0.8,0.9 "
-                          "(repeatable: the sweep is the Cartesian product)")
+                     help="values of one card key, e.g. parameters.statistical_rate=0.8,0.9 or "
+                          "statistical_rate=0.8,0.9 (repeatable: the sweep is the Cartesian product)")
     swp.add_argument("--folds", type=int, help="run each setting on K reseeded train/test splits (data.random_state)")
     swp.add_argument("--executor", default="local", metavar="local|processes|dask[://ADDRESS]",
                      help="where tasks run (default local = this process; dask alone starts a local cluster)")
     swp.add_argument("--workers", type=int, help="pool size for processes or a local Dask cluster")
     swp.add_argument("--out", help="sweep folder (default fairopt-results/<card name>-sweep)")
-    swp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a card key in every task")
+    swp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a card key in every task")
     swp.add_argument("--solver", help="back end for every task: BACKEND[:SOLVER]")
     swp.add_argument("--quiet", action="store_true", help="no progress bar")
     swp.set_defaults(func=cmd_sweep)
@@ -343,7 +347,7 @@ def _error_message(exc: FairoptError) -> str:
     return text
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (see ``docs/cli.md``).
 
     0 optimal; 1 infeasible or the solver failed; 2 invalid input or an output that cannot be

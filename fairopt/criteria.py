@@ -11,6 +11,7 @@ opportunity), ``(1, 0)`` positives and negatives separately (equalized odds).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fairopt.errors import ConfigError
@@ -71,7 +72,7 @@ def canonical(name: str) -> str | None:
     return _NAMES.get(name) if isinstance(name, str) else None
 
 
-def accepted_names(allowed) -> set[str]:
+def accepted_names(allowed: Iterable[str]) -> set[str]:
     """Every name (canonical or alias) that :func:`resolve` accepts for the criteria ``allowed``;
     for declaring a parameter's options.
 
@@ -96,7 +97,7 @@ def criterion(name: str) -> Criterion:
     return CRITERIA[resolve(name)]
 
 
-def resolve(name, allowed=None, what: str = "constraint") -> str:
+def resolve(name: str, allowed: Iterable[str] | None = None, what: str = "constraint") -> str:
     """Canonical name of criterion ``name``, checked against ``allowed`` (canonical names or
     aliases; default every criterion).
 

@@ -5,6 +5,8 @@ status and the solver log so that callers can inspect them programmatically.
 """
 from __future__ import annotations
 
+from typing import Any
+
 
 class FairoptError(Exception):
     """Base class of every error raised by fairopt."""
@@ -58,7 +60,7 @@ class WrongProblemClassError(ConfigError, SolverNotAvailableError):
 class SolverError(FairoptError, RuntimeError):
     """The solver failed (numerical trouble, crash, unexpected status)."""
 
-    def __init__(self, message: str, status=None, log: str = ""):
+    def __init__(self, message: str, status: Any = None, log: str = "") -> None:
         self.status = status
         self.log = log
         super().__init__(message)
@@ -88,8 +90,8 @@ class InfeasibleError(SolverError):
     """
 
     def __init__(self, message: str, program: str = "", constraint: str | None = None,
-                 tightest: dict | None = None, status=None, log: str = "", row: int | None = None,
-                 row_label: str | None = None):
+                 tightest: dict | None = None, status: Any = None, log: str = "", row: int | None = None,
+                 row_label: str | None = None) -> None:
         self.program = program
         self.constraint = constraint
         self.tightest = tightest
@@ -101,7 +103,7 @@ class InfeasibleError(SolverError):
 class UnboundedError(SolverError):
     """The program is unbounded (a modelling error: a missing bound or constraint)."""
 
-    def __init__(self, message: str, program: str = "", status=None, log: str = ""):
+    def __init__(self, message: str, program: str = "", status: Any = None, log: str = "") -> None:
         self.program = program
         super().__init__(message, status=status, log=log)
 

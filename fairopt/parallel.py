@@ -20,9 +20,10 @@ shut down with the executor.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from fairopt.errors import ConfigError
 
@@ -65,7 +66,7 @@ class Executor:
     def close(self) -> None:
         """Release workers (no-op for the serial executor)."""
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -81,11 +82,11 @@ class SerialExecutor(Executor):
 
     name = "serial"
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         for i, item in enumerate(items):
             try:
                 value = _call(fn, item, shared, shared is not None)
-            except Exception as exc:  # noqa: BLE001 - handed to the caller, which decides
+            except Exception as exc:
                 value = exc
             yield i, value
 
@@ -120,12 +121,15 @@ class ProcessExecutor(Executor):
             self._pool.shutdown(wait=True)
             self._pool = None
         if self._pool is None:
-            init = (_set_worker_shared, (shared,)) if shared is not None else (None, ())
-            self._pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=init[0], initargs=init[1])
+            if shared is not None:
+                self._pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=_set_worker_shared,
+                                                 initargs=(shared,))
+            else:
+                self._pool = ProcessPoolExecutor(max_workers=self.n_workers)
             self._shared_id = id(shared)
         return self._pool
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         pool = self._get_pool(shared)
         if shared is not None:
             futures = {pool.submit(_call_with_worker_shared, fn, item): i for i, item in enumerate(items)}
@@ -187,7 +191,7 @@ class DaskExecutor(Executor):
     def n_workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
-    def as_completed(self, fn, items, shared=None):
+    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
         from dask.distributed import as_completed as dask_completed
         items = list(items)
         if shared is not None:
@@ -216,8 +220,8 @@ def parse_executor(text: str) -> tuple[str, str | None]:
     ``dask://HOST:PORT`` means the scheduler at ``tcp://HOST:PORT``; ``dask://tls://...`` keeps the
     given protocol.
     """
-    kind, sep, address = str(text).partition("://")
-    kind = _ALIASES.get(kind.strip().lower())
+    name, sep, address = str(text).partition("://")
+    kind = _ALIASES.get(name.strip().lower())
     if kind is None or (sep and kind != "dask") or (sep and not address):
         raise ConfigError(f"executor {text!r}: use local (= serial), processes, dask, or dask://HOST:PORT "
                           "for a running Dask scheduler.")

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from fairopt.cli import _rich_table, format_column, main
+from fairopt._cli_output import _rich_table, format_column
+from fairopt.cli import main
 
 if sys.version_info >= (3, 11):
     import tomllib

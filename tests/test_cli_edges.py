@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairopt.cli import _rich_table, format_column, main
+from fairopt._cli_output import _rich_table, format_column
+from fairopt.cli import main
 from fairopt.runs.card import load_card
 from fairopt.errors import ConfigError, OutputError
 

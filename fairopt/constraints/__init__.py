@@ -30,13 +30,25 @@ objective's units, together with the derivative of the optimum with respect to e
 """
 from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
-from fairopt.constraints.builders import (encode_groups, equal_opportunity, equalized_odds,
-                                          group_cost_bounds, rate_parity, representation_bounds,
-                                          selection_rate_parity)
+from fairopt.constraints.builders import (
+                                          encode_groups,
+                                          equal_opportunity,
+                                          equalized_odds,
+                                          group_cost_bounds,
+                                          rate_parity,
+                                          representation_bounds,
+                                          selection_rate_parity,
+)
 from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy
 from fairopt.constraints.mip import incumbent_lp
-from fairopt.constraints.ranking import (doubly_stochastic, exposure_block, exposure_impact,
-                                         exposure_merit, exposure_parity, position_weights)
+from fairopt.constraints.ranking import (
+                                          doubly_stochastic,
+                                          exposure_block,
+                                          exposure_impact,
+                                          exposure_merit,
+                                          exposure_parity,
+                                          position_weights,
+)
 from fairopt.constraints.relative import group_cost_parity
 
 __all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportunity", "equalized_odds",

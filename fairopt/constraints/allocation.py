@@ -14,7 +14,9 @@ As ``alpha`` grows the α-fair group utilities converge to the max-min ones.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +30,11 @@ from fairopt.constraints.builders import (
     encode_groups,
 )
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import Program
 
 
 @dataclass(eq=False)
@@ -62,11 +69,11 @@ class AlphaFairObjective:
         """Whether the objective is an LP (``alpha`` is 0 or ``inf``)."""
         return self.alpha == 0 or np.isinf(self.alpha)
 
-    def group_utilities(self, x) -> pd.Series:
+    def group_utilities(self, x: ArrayLike) -> pd.Series:
         """``U_a(x)`` per group."""
         return pd.Series(self.U @ np.asarray(x, dtype=float).reshape(-1), index=self.groups)
 
-    def welfare(self, x) -> float:
+    def welfare(self, x: ArrayLike) -> float:
         """The α-fair welfare at ``x``."""
         Ua = self.group_utilities(x).to_numpy()
         if self.alpha == 0:
@@ -83,7 +90,7 @@ class AlphaFairObjective:
                                       "is a conic objective: use to_cvxpy.")
 
     # ------------------------------------------------------------------ targets
-    def add_to(self, program, var: str):
+    def add_to(self, program: Program, var: str) -> FairnessBlock | None:
         """Set the program's objective to the welfare (``alpha`` 0 or ``inf``); for max-min also
         add the epigraph block (rows ``name``, level ``name + "_aux"``). Returns the epigraph block
         (``None`` for ``alpha = 0``)."""
@@ -91,11 +98,12 @@ class AlphaFairObjective:
         if self.alpha == 0:
             program.set_objective(linear={var: np.asarray(self.weights @ self.U).ravel()}, sense="maximize")
             return None
+        assert self.epigraph is not None  # built for alpha = inf, the other linear case
         self.epigraph.add_to(program, var)
         program.set_objective(linear={self.epigraph.aux_name: [1.0]}, sense="maximize")
         return self.epigraph
 
-    def to_pyomo(self, var, name: str | None = None, index=None):
+    def to_pyomo(self, var: Any, name: str | None = None, index: Any = None) -> Any:
         """Add the objective (``alpha`` 0 or ``inf``) to the pyomo model of ``var``; returns the
         epigraph block (its ``aux[0]`` is the max-min level) or the ``Objective``."""
         import pyomo.environ as pyo
@@ -112,11 +120,12 @@ class AlphaFairObjective:
                                 sense=pyo.maximize)
             model.add_component(name, obj)
             return obj
+        assert self.epigraph is not None  # built for alpha = inf, the other linear case
         blk = self.epigraph.to_pyomo(var, name=name, index=index)
         blk.objective = pyo.Objective(expr=blk.aux[0], sense=pyo.maximize)
         return blk
 
-    def to_cvxpy(self, x):
+    def to_cvxpy(self, x: Any) -> tuple[Any, list[Any]]:
         """``(objective, constraints)`` for a cvxpy problem on the user's ``x`` (a Variable or an
         affine expression of ``n`` entries): ``cp.Problem(objective, constraints + yours)``."""
         import cvxpy as cp
@@ -130,6 +139,7 @@ class AlphaFairObjective:
         if self.alpha == 0:
             return cp.Maximize(w @ Ua), []
         if np.isinf(self.alpha):
+            assert self.epigraph is not None  # built for alpha = inf
             cons = self.epigraph.to_cvxpy(xv)
             return cp.Maximize(cons.aux[0]), cons
         if self.alpha == 1:
@@ -149,7 +159,8 @@ def _power(expr, p: float):
         return cp.power(expr, p)
 
 
-def alpha_fairness(groups, utility, alpha: float, *, weights=None, normalize: str = "mean",
+def alpha_fairness(groups: ArrayLike, utility: ArrayLike | sp.spmatrix, alpha: float, *,
+                   weights: ArrayLike | Mapping[Any, float] | None = None, normalize: str = "mean",
                    name: str = "alpha_fair") -> AlphaFairObjective:
     """α-fair welfare over group utilities ``U_a(x)`` (see the module docstring).
 

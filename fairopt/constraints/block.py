@@ -20,6 +20,7 @@ theorem::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,13 @@ from fairopt.constraints.parametric import _build_cvxpy_parametric, _build_pyomo
 from fairopt.constraints.slicing import _add_over
 from fairopt.constraints.targets import add_to_program, build_cvxpy_block, build_pyomo_block, read_duals
 from fairopt.errors import SolverError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.constraints.targets import CvxpyBlock
+    from fairopt.modeling import Program
+    from fairopt.modeling.program import Constraint
 
 
 @dataclass
@@ -117,6 +125,8 @@ class FairnessBlock:
     parameters: dict[str, float]
     sensitivity: dict[str, Sensitivity] = field(default_factory=dict)
     _program_var: str | None = field(default=None, repr=False)
+    #: cells left out of the rows (intersectional parity: too few members), else ``None``
+    excluded: pd.DataFrame | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- sizes and bounds
     @property
@@ -149,7 +159,7 @@ class FairnessBlock:
         """Name of the auxiliary variable block in a :class:`~fairopt.modeling.Program`."""
         return f"{self.name}_aux"
 
-    def activity(self, x, t=None) -> np.ndarray:
+    def activity(self, x: ArrayLike, t: ArrayLike | None = None) -> np.ndarray:
         """Row activities ``A x + T t``."""
         x = np.asarray(x, dtype=float).reshape(-1)
         act = self.A @ x
@@ -157,7 +167,7 @@ class FairnessBlock:
             act = act + self.T @ np.asarray(t, dtype=float).reshape(-1)
         return act
 
-    def violation(self, x, t=None) -> float:
+    def violation(self, x: ArrayLike, t: ArrayLike | None = None) -> float:
         """Largest violation of the rows at ``(x, t)`` (0 when they hold)."""
         if self.m == 0:
             return 0.0
@@ -165,7 +175,7 @@ class FairnessBlock:
         return float(max(0.0, gap.max()))
 
     # ---------------------------------------------------------------- targets
-    def add_to(self, program, var: str, over=None):
+    def add_to(self, program: Program, var: str, over: ArrayLike | sp.spmatrix | None = None) -> Constraint:
         """Add the rows (constraint block ``name``) and the auxiliary variables (block
         ``name + "_aux"``) to a :class:`~fairopt.modeling.Program` whose variable ``var``
         holds the decisions, one entry per candidate in the order of the group labels.
@@ -182,20 +192,20 @@ class FairnessBlock:
         self._program_var = var
         return con
 
-    def to_pyomo(self, var, name: str | None = None, index=None):
+    def to_pyomo(self, var: Any, name: str | None = None, index: Any = None) -> Any:
         """Attach the rows as a pyomo ``Block`` (named ``name``, default the block's name) to
         the model that owns the indexed variable ``var``. ``index`` lists the keys of ``var``
         in candidate order (default: ``var``'s own index order). The block holds ``aux``
         (auxiliary variables) and ``rows`` (indexed constraints)."""
         return build_pyomo_block(self, var, name or self.name, index)
 
-    def to_cvxpy(self, x):
+    def to_cvxpy(self, x: Any) -> CvxpyBlock:
         """Return the rows as a list of cvxpy constraints on the user's ``Variable`` ``x``
         (shape ``(n,)``); the list's ``aux`` attribute holds the auxiliary variable."""
         return build_cvxpy_block(self, x)
 
     # ---------------------------------------------------------------- parametric tolerances
-    def to_cvxpy_parametric(self, x):
+    def to_cvxpy_parametric(self, x: Any) -> CvxpyBlock:
         """Like :meth:`to_cvxpy`, with every tolerance a cvxpy ``Parameter`` (the list's
         ``parameters`` dict); :meth:`set_tolerance` changes them, so a sweep over ``eps``
         re-solves the same ``cp.Problem`` without rebuilding. ``x`` may be a Variable or an
@@ -217,7 +227,7 @@ class FairnessBlock:
         """
         return _build_cvxpy_parametric(self, x)
 
-    def to_pyomo_parametric(self, var, name: str | None = None, index=None):
+    def to_pyomo_parametric(self, var: Any, name: str | None = None, index: Any = None) -> Any:
         """Like :meth:`to_pyomo`, with the tolerances a mutable ``Param`` ``tolerance[key]`` of
         the block, updated by :meth:`set_tolerance` (the block is not rebuilt)."""
         return _build_pyomo_parametric(self, var, name or self.name, index)

@@ -13,6 +13,7 @@ vectorised pass as sparse matrices.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,9 @@ import scipy.sparse as sp
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 # ------------------------------------------------------------------------ inputs
@@ -154,8 +158,8 @@ def _rate_parity(name: str, kind: str, groups, rates: list[tuple[str, np.ndarray
                          sensitivity={param: sens})
 
 
-def selection_rate_parity(groups, *, eps: float | None = None, ratio: float | None = None,
-                          weights=None, name: str = "selection_rate_parity") -> FairnessBlock:
+def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio: float | None = None,
+                          weights: ArrayLike | None = None, name: str = "selection_rate_parity") -> FairnessBlock:
     """Statistical (demographic) parity of selection rates across K groups.
 
     Difference form (``eps``): ``max_a r_a(x) - min_a r_a(x) <= eps``. Ratio form (``ratio``):
@@ -209,7 +213,8 @@ def _qualification(y, scores, n: int) -> np.ndarray:
     return _labels01(y, n) if y is not None else _vector(scores, n, "scores", lo=0.0, hi=1.0)
 
 
-def equal_opportunity(groups, y=None, *, scores=None, eps: float | None = None,
+def equal_opportunity(groups: ArrayLike, y: ArrayLike | None = None, *,
+                      scores: ArrayLike | None = None, eps: float | None = None,
                       ratio: float | None = None, name: str = "equal_opportunity") -> FairnessBlock:
     """Parity of true positive rates: among qualified candidates, each group is selected at the
     same rate up to ``eps`` (or ``ratio``).
@@ -243,7 +248,8 @@ def equal_opportunity(groups, y=None, *, scores=None, eps: float | None = None,
                         [("tpr", q, "qualified members (y = 1 or score > 0)")], eps, ratio)
 
 
-def equalized_odds(groups, y=None, *, scores=None, eps: float | None = None,
+def equalized_odds(groups: ArrayLike, y: ArrayLike | None = None, *,
+                   scores: ArrayLike | None = None, eps: float | None = None,
                    ratio: float | None = None, name: str = "equalized_odds") -> FairnessBlock:
     """Parity of true positive rates *and* of false positive rates across groups, each up to
     ``eps`` (or ``ratio``); see :func:`equal_opportunity` for ``y`` / ``scores``. The false
@@ -270,7 +276,8 @@ def equalized_odds(groups, y=None, *, scores=None, eps: float | None = None,
 
 
 # ------------------------------------------------------------------------ representation
-def representation_bounds(groups, lower=0.0, upper=1.0, *, weights=None,
+def representation_bounds(groups: ArrayLike, lower: ArrayLike | Mapping[Any, float] = 0.0,
+                          upper: ArrayLike | Mapping[Any, float] = 1.0, *, weights: ArrayLike | None = None,
                           name: str = "representation") -> FairnessBlock:
     """Each group's share of the selection lies in ``[lower_a, upper_a]``.
 
@@ -335,7 +342,8 @@ def representation_bounds(groups, lower=0.0, upper=1.0, *, weights=None,
 
 
 # ------------------------------------------------------------------------ group cost
-def group_cost_bounds(groups, cost, lower=None, upper=None, *, normalize: str = "sum",
+def group_cost_bounds(groups: ArrayLike, cost: ArrayLike, lower: ArrayLike | Mapping[Any, float] | None = None,
+                      upper: ArrayLike | Mapping[Any, float] | None = None, *, normalize: str = "sum",
                       name: str = "group_cost") -> FairnessBlock:
     """Bound each group's cost ``C_a(x) = sum_{i in a} c_i x_i`` (``normalize="sum"``) or its
     mean over the group's members (``normalize="mean"``) to ``[lower_a, upper_a]``.
@@ -410,7 +418,8 @@ def group_cost_bounds(groups, cost, lower=None, upper=None, *, normalize: str = 
 
 
 # ------------------------------------------------------------------------ by criterion name
-def rate_parity(criterion: str, groups, y=None, *, scores=None, eps: float | None = None,
+def rate_parity(criterion: str, groups: ArrayLike, y: ArrayLike | None = None, *,
+                scores: ArrayLike | None = None, eps: float | None = None,
                 ratio: float | None = None, name: str | None = None) -> FairnessBlock:
     """The block of a rate criterion named as everywhere else in fairopt (aliases resolved by
     :mod:`fairopt.criteria`): ``demographic_parity`` (alias ``statistical_parity``) is

@@ -114,7 +114,7 @@ class LazySolution:
     rounds: int
     full_rows: int
     seconds: float
-    generated: np.ndarray = field(repr=False, default=None)
+    generated: np.ndarray | None = field(repr=False, default=None)
     log: list = field(repr=False, default_factory=list)
 
     def price_of_fairness(self, block: FairnessBlock, var: str):
@@ -161,11 +161,8 @@ def _add_rows(h, block, A, viol, s, canon, inf) -> None:
 
 def _highs_lp(canon, n_aux: int):
     import highspy
-    try:
-        from fairopt.modeling.backends.base import quiet
-    except ImportError:  # pragma: no cover
-        import contextlib
-        quiet = contextlib.nullcontext
+
+    from fairopt.modeling.backends.base import quiet
     with quiet():
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)

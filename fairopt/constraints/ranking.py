@@ -26,6 +26,7 @@ replace them (top-k truncation, items pinned to positions, a different ranking p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ import scipy.sparse as sp
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _vector, encode_groups
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 CRITERIA = ("parity", "merit", "impact")
 
@@ -60,7 +64,7 @@ def position_weights(n_positions: int, k: int | None = None) -> np.ndarray:
     return v
 
 
-def check_position_weights(v, m: int | None = None) -> np.ndarray:
+def check_position_weights(v: ArrayLike, m: int | None = None) -> np.ndarray:
     """Validate a click model: finite, nonnegative, one weight per position.
 
     Examples
@@ -79,7 +83,7 @@ def check_position_weights(v, m: int | None = None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ ranking polytope
-def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=None,
+def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed: Mapping[int, int] | None = None,
                       name: str = "doubly_stochastic") -> FairnessBlock:
     """Rows making ``P`` (``n_items x n_positions``) a probabilistic ranking.
 
@@ -121,7 +125,9 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=Non
                                   f"n_positions={m}.")
     items = sp.kron(sp.eye(n), np.ones((1, m)), format="csr")    # row i: sum_j P[i, j]
     slots = sp.kron(np.ones((1, n)), sp.eye(m), format="csr")    # row j: sum_i P[i, j]
-    parts, sense, bound, labels = [], [], [], []
+    parts: list[sp.csr_matrix] = []
+    sense: list[int] = []
+    labels: list[str] = []
     if m == n:
         parts += [items, items]
         sense += [1] * n + [-1] * n
@@ -146,7 +152,7 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed=Non
         parts.append(sp.csr_matrix((np.ones(it.size), (np.arange(it.size), it * m + pos)),
                                    shape=(it.size, n * m)))
         sense += [1] * it.size
-        labels += [f"P[{i}, {j}] >= 1" for i, j in zip(it, pos)]
+        labels += [f"P[{i}, {j}] >= 1" for i, j in zip(it, pos, strict=False)]
     A = sp.vstack(parts, format="csr")
     bound = np.ones(A.shape[0])
     return FairnessBlock(name=name, kind="doubly_stochastic", groups=pd.Index([]), A=A,
@@ -165,13 +171,20 @@ def _exposure_coefficients(codes: np.ndarray, K: int, relevance: np.ndarray | No
     merit = np.bincount(codes, weights=relevance, minlength=K) / size
     if (merit <= 0).any():
         a = int(np.argmax(merit <= 0))
-        raise DataValidationError(f"group number {a} (in sorted label order) has zero merit (mean relevance), so exposure per unit of merit "
-                                  "is undefined; use criterion='parity' or give positive relevances.")
-    c = np.ones(codes.shape[0]) if criterion == "merit" else relevance
+        raise DataValidationError(f"group number {a} (in sorted label order) has zero merit (mean relevance), "
+                                  "so exposure per unit of merit is undefined; use criterion='parity' or give "
+                                  "positive relevances.")
+    if criterion == "merit":
+        c = np.ones(codes.shape[0])
+    elif relevance is None:
+        raise DataValidationError(f"criterion={criterion!r} needs the items' relevance.")
+    else:
+        c = relevance
     return c, 1.0 / (size * merit)
 
 
-def exposure_block(groups, eps: float, *, criterion: str = "parity", relevance=None, v=None,
+def exposure_block(groups: ArrayLike, eps: float, *, criterion: str = "parity",
+                   relevance: ArrayLike | None = None, v: ArrayLike | None = None,
                    n_positions: int | None = None, name: str | None = None) -> FairnessBlock:
     """Group fairness of exposure over ``vec(P)``: ``max_a f_a - min_a f_a <= eps``.
 
@@ -255,7 +268,7 @@ def exposure_block(groups, eps: float, *, criterion: str = "parity", relevance=N
                          sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.ones(K)])})
 
 
-def exposure_parity(groups, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_parity(groups: ArrayLike, eps: float, *, v: ArrayLike | None = None, n_positions: int | None = None,
                     name: str = "exposure_parity") -> FairnessBlock:
     """Demographic parity of exposure: mean exposure per group within ``eps``
     (:func:`exposure_block` with ``criterion="parity"``).
@@ -268,7 +281,8 @@ def exposure_parity(groups, eps: float, *, v=None, n_positions: int | None = Non
     return exposure_block(groups, eps, criterion="parity", v=v, n_positions=n_positions, name=name)
 
 
-def exposure_merit(groups, relevance, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_merit(groups: ArrayLike, relevance: ArrayLike, eps: float, *,
+                   v: ArrayLike | None = None, n_positions: int | None = None,
                    name: str = "exposure_merit") -> FairnessBlock:
     """Exposure proportional to merit: ``E_a / M_a`` within ``eps`` across groups
     (:func:`exposure_block` with ``criterion="merit"``).
@@ -282,7 +296,8 @@ def exposure_merit(groups, relevance, eps: float, *, v=None, n_positions: int | 
                           n_positions=n_positions, name=name)
 
 
-def exposure_impact(groups, relevance, eps: float, *, v=None, n_positions: int | None = None,
+def exposure_impact(groups: ArrayLike, relevance: ArrayLike, eps: float, *,
+                    v: ArrayLike | None = None, n_positions: int | None = None,
                     name: str = "exposure_impact") -> FairnessBlock:
     """Disparate impact of exposure: click-through per unit of merit ``CTR_a / M_a`` within
     ``eps`` across groups (:func:`exposure_block` with ``criterion="impact"``).

@@ -8,12 +8,13 @@ it, and it reads blocks only through their attributes.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
-                            UnboundedError)
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 
 
 def check_size(block, size: int, where: str) -> None:
@@ -169,7 +170,10 @@ class CvxpyBlock(list):
     """The cvxpy constraints of a fairness block (a plain list for ``cp.Problem``), with the
     block's auxiliary variable ``aux`` and the decision variable ``x`` attached."""
 
-    def __init__(self, block, x, aux, parts: list[tuple[np.ndarray, object]]):
+    #: cvxpy parameters of a parametric block (set by its builder)
+    parameters: dict[str, Any]
+
+    def __init__(self, block, x, aux, parts: list[tuple[np.ndarray, Any]]):
         super().__init__(con for _, con in parts)
         self.block, self.x, self.aux, self.parts = block, x, aux, parts
 

@@ -4,9 +4,11 @@ Split from :mod:`fairopt.data.domain`, which re-exports :class:`Attribute`.
 """
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -98,7 +100,7 @@ class Attribute:
         object.__setattr__(self, "levels", levels)
         if self.bins is not None:
             edges = tuple(float(e) for e in self.bins)
-            if any(math.isnan(e) for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+            if any(math.isnan(e) for e in edges) or any(b <= a for a, b in itertools.pairwise(edges)):
                 raise DataValidationError(
                     f"bins of attribute {self.name!r} must be strictly increasing numbers, got {edges}")
             if len(edges) != len(levels) + 1:

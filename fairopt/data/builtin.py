@@ -14,10 +14,11 @@ calls :func:`make_builtin_counts` and :func:`counts_to_csv`; see ``builtin/CITAT
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,9 +26,20 @@ import pandas as pd
 from fairopt.data.domain import Attribute, Domain
 from fairopt.errors import DataValidationError
 
-__all__ = ["BuiltinSpec", "BuiltinData", "BUILTIN_SPECS", "COMPAS_SPEC", "ADULT_SPEC", "COMPAS_DOMAIN",
-           "ADULT_DOMAIN", "COUNT_COLUMN", "load_builtin", "make_builtin_counts", "counts_to_csv",
-           "builtin_citation"]
+__all__ = [
+    "ADULT_DOMAIN",
+    "ADULT_SPEC",
+    "BUILTIN_SPECS",
+    "COMPAS_DOMAIN",
+    "COMPAS_SPEC",
+    "COUNT_COLUMN",
+    "BuiltinData",
+    "BuiltinSpec",
+    "builtin_citation",
+    "counts_to_csv",
+    "load_builtin",
+    "make_builtin_counts",
+]
 
 COUNT_COLUMN = "count"
 _INF = float("inf")
@@ -107,7 +119,7 @@ class BuiltinSpec:
     source_dataset: str
     n_records: int
     citation: str
-    prepare: Callable[[pd.DataFrame], pd.DataFrame] = field(repr=False, compare=False, default=None)
+    prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = field(repr=False, compare=False, default=None)
 
     @property
     def filename(self) -> str:
@@ -179,14 +191,45 @@ class BuiltinData:
     spec: BuiltinSpec
     counts: pd.DataFrame
 
-    name = property(lambda self: self.spec.name, doc="Name of the data set (``compas`` or ``adult``).")
-    domain = property(lambda self: self.spec.domain, doc="The product domain of the counts table.")
-    label = property(lambda self: self.spec.label, doc="Name of the label column.")
-    favourable_label = property(lambda self: self.spec.favourable_label, doc="Label value that is the favourable outcome.")
-    protected = property(lambda self: self.spec.protected, doc="Default protected attribute.")
-    protected_attributes = property(lambda self: self.spec.protected_attributes, doc="Every attribute that can be used as protected.")
-    privileged = property(lambda self: self.spec.privileged, doc="Privileged level of each protected attribute.")
-    citation = property(lambda self: self.spec.citation, doc="Source and preprocessing of the counts, as a citation string.")
+    @property
+    def name(self) -> str:
+        """Name of the data set (``compas`` or ``adult``)."""
+        return self.spec.name
+
+    @property
+    def domain(self) -> Domain:
+        """The product domain of the counts table."""
+        return self.spec.domain
+
+    @property
+    def label(self) -> str:
+        """Name of the label column."""
+        return self.spec.label
+
+    @property
+    def favourable_label(self) -> Any:
+        """Label value that is the favourable outcome."""
+        return self.spec.favourable_label
+
+    @property
+    def protected(self) -> str:
+        """Default protected attribute."""
+        return self.spec.protected
+
+    @property
+    def protected_attributes(self) -> tuple:
+        """Every attribute that can be used as protected."""
+        return self.spec.protected_attributes
+
+    @property
+    def privileged(self) -> dict:
+        """Privileged level of each protected attribute."""
+        return self.spec.privileged
+
+    @property
+    def citation(self) -> str:
+        """Source and preprocessing of the counts, as a citation string."""
+        return self.spec.citation
 
     @property
     def n_records(self) -> int:
@@ -202,7 +245,8 @@ class BuiltinData:
         """Sufficient statistics ``(cells (M, F) int64 codes, counts (M,) int64)``."""
         return self.domain.encode(self.counts), self.counts[COUNT_COLUMN].to_numpy(dtype=np.int64)
 
-    def expand(self, *, shuffle: bool = False, random_state=None) -> pd.DataFrame:
+    def expand(self, *, shuffle: bool = False,
+               random_state: int | np.random.Generator | None = None) -> pd.DataFrame:
         """One row per record (cells repeated by their counts with ``np.repeat``).
 
         Parameters
@@ -260,7 +304,8 @@ def load_builtin(name: str) -> BuiltinData:
     (144, 6167)
     """
     spec = _spec(name)
-    ref = resources.files("fairopt.data").joinpath("builtin", spec.filename)
+    # one name per joinpath: Python 3.10's Traversable takes a single child
+    ref = resources.files("fairopt.data").joinpath("builtin").joinpath(spec.filename)
     with resources.as_file(ref) as file:
         if not Path(file).is_file():
             raise DataValidationError(f"built-in table {spec.filename} is missing from the installed package "
@@ -277,7 +322,7 @@ def builtin_citation() -> str:
     >>> "COMPAS" in builtin_citation()
     True
     """
-    return resources.files("fairopt.data").joinpath("builtin", "CITATION.md").read_text(encoding="utf-8")
+    return resources.files("fairopt.data").joinpath("builtin").joinpath("CITATION.md").read_text(encoding="utf-8")
 
 
 def make_builtin_counts(name: str, raw: pd.DataFrame) -> pd.DataFrame:

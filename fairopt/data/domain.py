@@ -10,12 +10,15 @@ semantics); use ``-inf`` / ``inf`` as the first / last edge for open-ended bins.
 """
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.data.attribute import Attribute, _as_attribute, _check_row_weights, _fmt_edge, _level_codes, _py
 from fairopt.errors import DataValidationError
@@ -52,7 +55,7 @@ class Domain:
     (4, [3])
     """
 
-    def __init__(self, attributes):
+    def __init__(self, attributes: Iterable[Any] | Mapping[str, Any]) -> None:
         if isinstance(attributes, Mapping):
             attributes = list(attributes.items())
         attrs = tuple(_as_attribute(a) for a in attributes)
@@ -69,7 +72,7 @@ class Domain:
     def from_frame(cls, df: pd.DataFrame, columns: Sequence[str] | None = None, *,
                    bins: Mapping[str, Sequence[float]] | None = None,
                    labels: Mapping[str, Sequence] | None = None,
-                   levels: Mapping[str, Sequence] | None = None) -> "Domain":
+                   levels: Mapping[str, Sequence] | None = None) -> Domain:
         """Build a domain from the columns of a frame.
 
         Parameters
@@ -104,7 +107,7 @@ class Domain:
                 edges = [float(e) for e in bins[c]]
                 lab = labels.get(c)
                 if lab is None:
-                    lab = [f"[{_fmt_edge(a)}, {_fmt_edge(b)})" for a, b in zip(edges, edges[1:])]
+                    lab = [f"[{_fmt_edge(a)}, {_fmt_edge(b)})" for a, b in itertools.pairwise(edges)]
                 attrs.append(Attribute(c, tuple(lab), bins=tuple(edges)))
                 continue
             if c in labels:
@@ -188,7 +191,7 @@ class Domain:
         parts = ", ".join(f"{a.name}[{a.cardinality}]" for a in self.attributes)
         return f"Domain({parts}; size={self.size})"
 
-    def subdomain(self, names: Iterable[str]) -> "Domain":
+    def subdomain(self, names: Iterable[str]) -> Domain:
         """The marginal domain over ``names`` (in the given order)."""
         return Domain([self[n] for n in names])
 
@@ -200,7 +203,7 @@ class Domain:
              **({"source": a.source} if a.source else {})} for a in self.attributes]}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Domain":
+    def from_dict(cls, d: Mapping) -> Domain:
         """Rebuild a domain from the dictionary written by :meth:`to_dict`.
 
         Parameters
@@ -295,7 +298,7 @@ class Domain:
             codes[:, j] = c
         return codes
 
-    def check_codes(self, codes) -> np.ndarray:
+    def check_codes(self, codes: ArrayLike) -> np.ndarray:
         """Validate an ``(n, F)`` integer code array and return it as int64."""
         arr = np.asarray(codes)
         if arr.ndim == 1 and self.n_attributes == 1:
@@ -316,7 +319,7 @@ class Domain:
                 f"(valid codes 0..{k[j] - 1})")
         return arr
 
-    def decode(self, codes, *, categorical: bool = False) -> pd.DataFrame:
+    def decode(self, codes: ArrayLike, *, categorical: bool = False) -> pd.DataFrame:
         """Frame of level values for integer ``codes`` ``(n, F)``; the inverse of :meth:`encode`.
 
         With ``categorical=True`` every column is an ordered ``pd.Categorical`` with the domain's levels.
@@ -333,7 +336,7 @@ class Domain:
         return pd.DataFrame(out)
 
     # ------------------------------------------------------------------ flat index
-    def ravel(self, codes) -> np.ndarray:
+    def ravel(self, codes: ArrayLike) -> np.ndarray:
         """Mixed-radix flat index of each row of ``codes`` (first attribute most significant).
 
         Returns int64 when ``size < 2**63``; otherwise an object array of exact Python ints.
@@ -346,7 +349,7 @@ class Domain:
             flat = flat + codes[:, j].astype(object) * s
         return flat
 
-    def unravel(self, flat) -> np.ndarray:
+    def unravel(self, flat: ArrayLike) -> np.ndarray:
         """Codes ``(n, F)`` of flat indices (int64 or object arrays of Python ints); inverse of :meth:`ravel`."""
         arr = np.asarray(flat)
         if arr.ndim == 0:
@@ -378,7 +381,7 @@ class Domain:
         return codes
 
     # ------------------------------------------------------------------ one-hot and counts
-    def one_hot(self, codes) -> sp.csr_matrix:
+    def one_hot(self, codes: ArrayLike) -> sp.csr_matrix:
         """Sparse one-hot matrix ``(n, Σ k_f)`` (float64 CSR), one 1 per attribute and row.
 
         Columns follow :attr:`one_hot_offsets` / :attr:`one_hot_names`.
@@ -392,7 +395,8 @@ class Domain:
     def _to_codes(self, data) -> np.ndarray:
         return self.encode(data) if isinstance(data, pd.DataFrame) else self.check_codes(data)
 
-    def unique_codes(self, data, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
+    def unique_codes(self, data: pd.DataFrame | ArrayLike,
+                     sample_weight: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Collapse records to the distinct cells they occupy.
 
         Parameters
@@ -421,7 +425,8 @@ class Domain:
             return cells, counts.astype(np.int64)
         return cells, np.bincount(inverse.ravel(), weights=w, minlength=len(cells))
 
-    def counts(self, data, sample_weight=None, *, name: str = "count") -> pd.DataFrame:
+    def counts(self, data: pd.DataFrame | ArrayLike, sample_weight: ArrayLike | None = None, *,
+               name: str = "count") -> pd.DataFrame:
         """Sufficient statistics: one row per observed cell with its level values and a count column.
 
         Rows are sorted by flat index (lexicographic order of codes). See :meth:`unique_codes`.

@@ -335,10 +335,11 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
 
     A name outside :data:`SOURCES` is refused before anything is downloaded:
 
-    >>> fetch_dataset("german_credit")
-    Traceback (most recent call last):
-    ...
-    fairopt.errors.DataValidationError: unknown data set 'german_credit'; fetchable: ['adult', 'bank', 'compas', 'credit', 'crime', 'german', 'law']
+    >>> try:
+    ...     fetch_dataset("german_credit")
+    ... except DataValidationError as exc:
+    ...     print(exc)
+    unknown data set 'german_credit'; fetchable: ['adult', 'bank', 'compas', 'credit', 'crime', 'german', 'law']
     """
     _check_name(name)
     folder = Path(dest).expanduser() if dest is not None else default_data_home()
@@ -351,7 +352,8 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
         load_dataset(name, target)
     except DataValidationError as exc:
         target.unlink(missing_ok=True)
-        raise DataValidationError(f"the {name} file built from the raw source fails the loader's checks: {exc}") from exc
+        raise DataValidationError(
+            f"the {name} file built from the raw source fails the loader's checks: {exc}") from exc
     return target
 
 

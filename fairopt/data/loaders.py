@@ -25,9 +25,22 @@ from fairopt.data._file_checks import _F, _I, _S, _check_protected, _check_schem
 from fairopt.errors import DataNotFoundError, DataValidationError
 
 __all__ = [
-    "DATA_HOME_ENV", "DATASETS", "DatasetInfo", "CRIME_DERIVED_COLUMNS", "CRIME_RACE_COLUMNS",
-    "data_home", "dataset_path", "load_dataset", "load_adult", "load_compas", "load_law", "load_crime",
-    "load_credit", "load_bank", "load_german", "crime_majority_white",
+    "CRIME_DERIVED_COLUMNS",
+    "CRIME_RACE_COLUMNS",
+    "DATASETS",
+    "DATA_HOME_ENV",
+    "DatasetInfo",
+    "crime_majority_white",
+    "data_home",
+    "dataset_path",
+    "load_adult",
+    "load_bank",
+    "load_compas",
+    "load_credit",
+    "load_crime",
+    "load_dataset",
+    "load_german",
+    "load_law",
 ]
 
 DATA_HOME_ENV = "FAIROPT_DATA_HOME"

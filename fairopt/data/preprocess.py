@@ -139,14 +139,16 @@ def preprocess_adult(train: RawSource, test: RawSource) -> pd.DataFrame:
 
     Examples
     --------
-    >>> raw = b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K\\n"
-    >>> test = b"|1x3 Cross validator\\n25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, 0, 0, 40, United-States, >50K.\\n"
+    >>> raw = (b"39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
+    ...        b"Male, 2174, 0, 40, United-States, <=50K\\n")
+    >>> test = (b"|1x3 Cross validator\\n25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, "
+    ...         b"Own-child, Black, Male, 0, 0, 40, United-States, >50K.\\n")
     >>> preprocess_adult(raw, test)["income"].tolist()
     [1, 0]
     """
     opts = {"header": None, "skipinitialspace": True, "na_values": "?", "keep_default_na": False}
     frames = [pd.read_csv(_source(train), **opts), pd.read_csv(_source(test), skiprows=1, **opts)]
-    for f, what in zip(frames, ("adult.data", "adult.test")):
+    for f, what in zip(frames, ("adult.data", "adult.test"), strict=False):
         _check_width(f, len(ADULT_RAW_COLUMNS), what)
         f.columns = list(ADULT_RAW_COLUMNS)
     df = pd.concat(frames, ignore_index=True).dropna()
@@ -310,7 +312,7 @@ def preprocess_credit(sheet: pd.DataFrame) -> pd.DataFrame:
             f"header=1 (its first row holds X1..X23 labels). Columns seen: {list(sheet.columns)[:8]}...")
     df = sheet.rename(columns={target: "default"})
     _require(df, _CREDIT_ORDER, "the credit sheet")
-    out = df[list(_CREDIT_ORDER)].astype({c: np.int64 for c in _CREDIT_ORDER if c not in _CREDIT_AMOUNTS + ("SEX",)})
+    out = df[list(_CREDIT_ORDER)].astype({c: np.int64 for c in _CREDIT_ORDER if c not in (*_CREDIT_AMOUNTS, "SEX")})
     out = out.astype({c: np.float64 for c in _CREDIT_AMOUNTS})
     out["SEX"] = _codes_to_labels(df["SEX"], {1: "Male", 2: "Female"}, "SEX", "the credit sheet")
     return out.reset_index(drop=True)
@@ -341,7 +343,8 @@ def preprocess_bank(raw: RawSource, *, duplicate_row: bool = True) -> pd.DataFra
     --------
     >>> raw = (b'"age";"job";"marital";"education";"default";"balance";"housing";"loan";"contact";"day";'
     ...        b'"month";"duration";"campaign";"pdays";"previous";"poutcome";"y"\\n'
-    ...        b'58;"management";"married";"tertiary";"no";2143;"yes";"no";"unknown";5;"may";261;1;-1;0;"unknown";"no"\\n')
+    ...        b'58;"management";"married";"tertiary";"no";2143;"yes";"no";"unknown";5;"may";261;1;-1;0;'
+    ...        b'"unknown";"no"\\n')
     >>> preprocess_bank(raw, duplicate_row=False)[["age", "y"]].values.tolist()
     [[58, 0]]
     """

@@ -33,16 +33,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling import Program
+from fairopt.modeling import Program, SolverSpec
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling.backends.base import CompiledModel
+    from fairopt.modeling.diagnose import ConstantModel
 
 
 # ---- best-response mixture LP ------------------------------------------------------------------
-def best_mixture_program(costs, G, bound, B: float, name: str = "best_mixture") -> Program:
+def best_mixture_program(costs: ArrayLike, G: ArrayLike, bound: ArrayLike,
+                         B: float, name: str = "best_mixture") -> Program:
     """Build the restricted best-mixture LP over ``K`` hypotheses (``G`` has shape ``(K, M)``).
 
     The weights ``q`` are the last variable block, so a compiled copy can grow by one column per
@@ -68,12 +76,14 @@ class BestMixtureLP:
     instead of rebuilding the model each game iteration.
     """
 
-    def __init__(self, bound, solver="highs"):
+    def __init__(self, bound: ArrayLike, solver: str | SolverSpec = "highs") -> None:
         self.bound = np.asarray(bound, dtype=float)
         self.solver = solver
-        self._compiled, self._k, self._B = None, 0, None
+        self._compiled: CompiledModel | ConstantModel | None = None
+        self._k = 0
+        self._B: float | None = None
 
-    def solve(self, costs, G, B: float):
+    def solve(self, costs: ArrayLike, G: ArrayLike, B: float) -> tuple[np.ndarray, np.ndarray, float]:
         """Return ``(q, lambda, s)`` for the pool ``(costs, G)`` with ``lambda >= 0``."""
         costs = np.asarray(costs, dtype=float)
         G = np.atleast_2d(np.asarray(G, dtype=float))
@@ -95,7 +105,8 @@ class BestMixtureLP:
         return q, lam, float(sol.primal["s"][0])
 
 
-def solve_best_mixture(costs, G, bound, B: float, solver="highs"):
+def solve_best_mixture(costs: ArrayLike, G: ArrayLike, bound: ArrayLike, B: float,
+                       solver: str | SolverSpec = "highs") -> tuple[np.ndarray, np.ndarray, float]:
     """Solve :func:`best_mixture_program` once; return ``(q, lambda, s)`` with ``lambda >= 0``."""
     return BestMixtureLP(bound, solver).solve(costs, G, B)
 
@@ -109,7 +120,8 @@ class MinMaxGroupLoss:
     mu: np.ndarray
 
 
-def min_max_group_loss(G, solver="highs", offset=None) -> MinMaxGroupLoss:
+def min_max_group_loss(G: ArrayLike, solver: str | SolverSpec = "highs",
+                       offset: ArrayLike | None = None) -> MinMaxGroupLoss:
     r"""Smallest worst-group loss over mixtures of a pool: :math:`\min_{q\in\Delta}\max_a (G^\top q - o)_a`.
 
     ``G`` has shape ``(K, M)`` (pool members x groups); ``offset`` ``o`` (e.g. the bounds
@@ -145,7 +157,8 @@ class HingeSolution:
     backend: str
 
 
-def hinge_objective(beta, features, z, W, Y, alpha: float) -> float:
+def hinge_objective(beta: np.ndarray, features: np.ndarray, z: np.ndarray, W: np.ndarray, Y: np.ndarray,
+                    alpha: float) -> float:
     """(P)'s objective :math:`\\sum_r W_r\\max(0, \\alpha/2 - Y_r(\\langle\\beta,x_r\\rangle - z_r))`."""
     margin = Y * (features @ beta - z)
     return float(W @ np.maximum(0.0, 0.5 * alpha - margin))
@@ -168,13 +181,14 @@ class WeightedHingeLP:
         ``"auto"`` picks the dual (``2d`` rows) whenever ``m > 2d``.
     """
 
-    def __init__(self, features, z, W, Y, alpha: float, form: str = "auto"):
+    def __init__(self, features: ArrayLike, z: ArrayLike, W: ArrayLike, Y: ArrayLike, alpha: float,
+                 form: str = "auto") -> None:
         self.features = np.asarray(features, dtype=float)
         self.z = np.asarray(z, dtype=float)
         self.alpha = float(alpha)
         self.form = form
-        self._compiled = None
-        self._compiled_solver = None
+        self._compiled: CompiledModel | ConstantModel | None = None
+        self._compiled_solver: str | SolverSpec | None = None
         self.set_costs(W, Y)
         if form not in ("auto", "primal", "dual"):
             raise ConfigError(f"form={form!r}; use 'auto', 'primal' or 'dual'.")
@@ -190,7 +204,7 @@ class WeightedHingeLP:
             return self.form
         return "dual" if m > 2 * d else "primal"
 
-    def set_costs(self, W, Y) -> None:
+    def set_costs(self, W: ArrayLike, Y: ArrayLike) -> None:
         """Replace weights and labels (the only data that change across game iterations)."""
         W = np.asarray(W, dtype=float)
         Y = np.asarray(Y, dtype=float)
@@ -233,7 +247,8 @@ class WeightedHingeLP:
         return prog
 
     # -- solving ---------------------------------------------------------------------------
-    def solve(self, solver="highs", form: str | None = None, warm_start: bool = True) -> HingeSolution:
+    def solve(self, solver: str | SolverSpec = "highs", form: str | None = None,
+              warm_start: bool = True) -> HingeSolution:
         """Solve; the dual form re-uses a compiled model (warm start) when ``warm_start``."""
         form = form or self.chosen_form
         t0 = time.perf_counter()

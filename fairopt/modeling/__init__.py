@@ -5,8 +5,7 @@
 """
 from fairopt.modeling.canonical import Canonical, to_solution
 from fairopt.modeling.program import Constraint, Program, ProgramSummary, Variable
-from fairopt.modeling.registry import (BACKENDS, available_backends, check_spec, default_spec,
-                                       installed_specs)
+from fairopt.modeling.registry import BACKENDS, available_backends, check_spec, default_spec, installed_specs
 from fairopt.modeling.solution import Solution, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec
 

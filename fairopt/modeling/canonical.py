@@ -81,6 +81,10 @@ class Canonical:
         """Whether any column is integer."""
         return self.integrality is not None and bool(self.integrality.any())
 
+    def integer_mask(self) -> np.ndarray:
+        """Boolean mask of the integer columns (all ``False`` when none is integer)."""
+        return np.zeros(self.n, dtype=bool) if self.integrality is None else self.integrality
+
     def column_names(self) -> list[str]:
         """Name of every column, ``<variable>_<flat index>``.
 

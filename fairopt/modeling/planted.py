@@ -63,9 +63,10 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     """Split stacked arrays into 1-3 variable blocks (one may be 2-D) and 1-3 row blocks."""
     n, m = c.size, A.shape[0]
     prog = Program(name)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else []
+    cuts: np.ndarray | list[int] = (
+        np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else [])
     var_sl, start = {}, 0
-    for k, stop in enumerate(list(cuts) + [n]):
+    for k, stop in enumerate([*cuts, n]):
         size = stop - start
         shape = (2, size // 2) if size % 2 == 0 and size >= 4 and rng.random() < 0.5 else (size,)
         prog.add_variables(f"x{k}", shape=shape, lb=xl[start:stop].reshape(shape),
@@ -74,9 +75,10 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
         start = stop
     con_sl = {}
     if m:
-        rcuts = np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else []
+        rcuts: np.ndarray | list[int] = (
+            np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else [])
         start = 0
-        for k, stop in enumerate(list(rcuts) + [m]):
+        for k, stop in enumerate([*rcuts, m]):
             sub = A[start:stop]
             coeffs = {v: sub[:, s] for v, s in var_sl.items() if np.any(sub[:, s])}
             if not coeffs:  # an all-zero row block still needs a block to refer to
@@ -95,7 +97,7 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     return prog, var_sl, con_sl
 
 
-def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | None = None,
+def planted_optimal(rng: np.random.Generator, quadratic: bool, sense: str = "minimize", rank: int | None = None,
                     free_null: bool = False, degenerate: float = 0.15) -> PlantedInstance:
     """An instance with a planted KKT point (see the module docstring); each active row or bound
     has a zero multiplier with probability ``degenerate``."""
@@ -168,9 +170,9 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
     y, z = y * obj_scale, z * obj_scale
     c = A.T @ y + z - (P @ x if P is not None else 0.0)
     f = float(c @ x + (0.5 * x @ P @ x if P is not None else 0.0))
-    grads = np.vstack([A[act_rows]] + [np.eye(n)[act_cols]]) if act_rows or act_cols else np.zeros((0, n))
+    grads = np.vstack([A[act_rows], np.eye(n)[act_cols]]) if act_rows or act_cols else np.zeros((0, n))
     unique = np.linalg.matrix_rank(grads) == grads.shape[0] if grads.size else True
-    prog, var_sl, con_sl = _to_program("planted_optimal", A, rl, ru, xl, xu, c, P, sense, rng)
+    prog, _, con_sl = _to_program("planted_optimal", A, rl, ru, xl, xu, c, P, sense, rng)
     s = 1.0 if sense == "minimize" else -1.0
     duals = {k: s * y[sl] for k, sl in con_sl.items()}
     kind = "QP" + ("-singular-free" if free_null else "") if quadratic else "LP"
@@ -178,7 +180,7 @@ def planted_optimal(rng, quadratic: bool, sense: str = "minimize", rank: int | N
                            duals=duals, duals_unique=bool(unique))
 
 
-def planted_infeasible(rng, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
+def planted_infeasible(rng: np.random.Generator, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
     """Rows and bounds that a planted Farkas certificate ``(y, z)`` proves inconsistent."""
     n = int(rng.integers(2, 8))
     m = int(rng.integers(1, 8))
@@ -221,7 +223,7 @@ def planted_infeasible(rng, quadratic: bool, sense: str = "minimize") -> Planted
     return PlantedInstance(prog, Status.INFEASIBLE, f"infeasible {'QP' if quadratic else 'LP'} {sense}")
 
 
-def planted_unbounded(rng, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
+def planted_unbounded(rng: np.random.Generator, quadratic: bool, sense: str = "minimize") -> PlantedInstance:
     """A feasible point and a planted descent ray (in the null space of ``P`` for a QP)."""
     n = int(rng.integers(2, 8))
     m = int(rng.integers(0, 8))
@@ -295,18 +297,18 @@ class Check:
         return self.status == self.truth.value
 
 
-def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check | None:
+def check(inst: PlantedInstance, spec: str, time_limit: float | None = 30.0) -> Check | None:
     """Solve ``inst`` on ``spec`` and compare with the planted truth (None: the back end does
     not take the problem class)."""
     import time
 
-    from fairopt.errors import (FairoptError, InfeasibleError, SolverNotAvailableError,
-                                UnboundedError)
+    from fairopt.errors import FairoptError, InfeasibleError, SolverNotAvailableError, UnboundedError
     from fairopt.modeling.certify import max_violation
     from fairopt.modeling.registry import BACKENDS, SolverSpec, check_spec
     t0 = time.perf_counter()
     try:
         resolved = check_spec(SolverSpec.parse(spec), inst.program.problem_class)
+        assert resolved.solver is not None  # check_spec fills in the default solver
         # a solver that cannot honour a time limit (cvxpy:GLOP, say) runs without one
         if BACKENDS[resolved.backend].time_limit_option(resolved.solver, inst.program.problem_class) is None:
             time_limit = None
@@ -319,7 +321,7 @@ def check(inst: PlantedInstance, spec: str, time_limit: float = 30.0) -> Check |
         return Check(spec, inst.status, Status.UNBOUNDED.value, seconds=time.perf_counter() - t0)
     except FairoptError as exc:
         return Check(spec, inst.status, f"error:{type(exc).__name__}", seconds=time.perf_counter() - t0)
-    except Exception as exc:  # noqa: BLE001 - counting raw exceptions is the point
+    except Exception as exc:
         return Check(spec, inst.status, f"raw:{type(exc).__name__}: {exc}"[:200],
                      seconds=time.perf_counter() - t0)
     out = Check(spec, inst.status, sol.status.value, seconds=time.perf_counter() - t0)

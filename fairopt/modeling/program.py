@@ -12,18 +12,24 @@ The objective is ``1/2 z'Pz + c'z + constant`` where ``z`` stacks all blocks. A 
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, InfeasibleError
-from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients,
-                                        check_convex, to_solution)
+from fairopt.modeling.canonical import Canonical, as_bound, as_matrix, check_coefficients, check_convex, to_solution
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, check_spec, compile_program
 from fairopt.modeling.solution import Solution
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling.backends.base import CompiledModel
 
 __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
 
@@ -129,7 +135,8 @@ class Program:
         self._canonical: Canonical | None = None
 
     # ------------------------------------------------------------------ building
-    def add_variables(self, name: str, shape=(1,), lb=0.0, ub=None, integer: bool = False,
+    def add_variables(self, name: str, shape: int | Sequence[int] = (1,), lb: ArrayLike | None = 0.0,
+                      ub: ArrayLike | None = None, integer: bool = False,
                       binary: bool = False) -> Variable:
         """Add a block of variables (continuous unless ``integer`` or ``binary``).
 
@@ -143,7 +150,7 @@ class Program:
             if np.any(np.asarray(lb, dtype=float) < 0) or np.any(np.asarray(ub, dtype=float) > 1):
                 raise DataValidationError(f"variable {name!r}: a binary block needs bounds within [0, 1].")
         self._check_new_name(name)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = tuple(int(s) for s in np.atleast_1d(shape))
         if len(shape) not in (1, 2) or min(shape) < 0:
             raise DataValidationError(f"variable {name!r}: shape must be 1-D or 2-D, got {shape}.")
         size = int(np.prod(shape))
@@ -158,7 +165,8 @@ class Program:
         self._canonical = None
         return var
 
-    def add_constraints(self, name: str, coeffs: Mapping[str, Any], lb=None, ub=None) -> Constraint:
+    def add_constraints(self, name: str, coeffs: Mapping[str, Any], lb: ArrayLike | None = None,
+                        ub: ArrayLike | None = None) -> Constraint:
         """Add rows ``lb <= sum_v coeffs[v] @ vec(v) <= ub``.
 
         ``coeffs`` maps variable names to dense or sparse matrices with one column per entry
@@ -168,13 +176,15 @@ class Program:
         self._check_new_name(name)
         if not coeffs:
             raise DataValidationError(f"constraint {name!r}: needs at least one variable block.")
-        mats, rows = {}, None
+        mats: dict[str, Any] = {}
+        rows: int | None = None
         for v, mat in coeffs.items():
             if v not in self.variables:
                 raise DataValidationError(f"constraint {name!r} refers to unknown variable {v!r}; "
                                           f"known: {list(self.variables)}.")
             mats[v] = as_matrix(mat, rows, self.variables[v].size, f"constraint {name!r}, block {v!r}")
             rows = mats[v].shape[0]
+        assert rows is not None  # coeffs is not empty
         lo = as_bound(lb, rows, f"constraint {name!r} lb", -np.inf, "lb")
         hi = as_bound(ub, rows, f"constraint {name!r} ub", np.inf, "ub")
         if (lo > hi).any():
@@ -276,7 +286,7 @@ class Program:
         if row_blocks:
             data = np.concatenate([coo.data for parts in row_blocks for coo, _ in parts])
             rows = np.concatenate([coo.row + con_slices[k].start
-                                   for k, parts in zip(self.constraints, row_blocks)
+                                   for k, parts in zip(self.constraints, row_blocks, strict=False)
                                    for coo, _ in parts])
             cols = np.concatenate([coo.col + off for parts in row_blocks for coo, off in parts])
             A = sp.csr_matrix((data, (rows, cols)), shape=(m, n))
@@ -299,7 +309,8 @@ class Program:
         return self.canonical().problem_class
 
     # ------------------------------------------------------------------ solving
-    def compile(self, solver="highs", **overrides):
+    def compile(self, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                **overrides: Any) -> CompiledModel | ConstantModel:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
         spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
@@ -307,7 +318,8 @@ class Program:
         # no variable entries: a constant, answered the same on every back end (see diagnose)
         return ConstantModel(model) if self.canonical().n == 0 else model
 
-    def solve(self, solver="highs", time_limit: float | None = None, verbose: bool | None = None,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs", time_limit: float | None = None,
+              verbose: bool | None = None,
               options: Mapping[str, Any] | None = None, require_optimal: bool = False,
               relaxation_duals: bool = False) -> Solution:
         """Solve and return a :class:`Solution`.
@@ -365,7 +377,7 @@ class Program:
                                                      options=options, require_optimal=require_optimal)
         return sol
 
-    def relaxation(self) -> "Program":
+    def relaxation(self) -> Program:
         """A copy of this program with every integer block made continuous (the LP relaxation);
         blocks, bounds, rows and objective are shared, not copied."""
         import copy
@@ -376,24 +388,24 @@ class Program:
         return relaxed
 
     # ------------------------------------------------------------------ native objects and export
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """Return ``(problem, variables, constraints)``: a ``cvxpy.Problem`` plus dicts of its
         named ``cvxpy.Variable`` blocks and lists of constraints per block, ready to extend."""
         from fairopt.modeling.backends.cvxpy_backend import build_cvxpy
         return build_cvxpy(self.canonical(), user_sense=True)[:3]
 
-    def to_pyomo(self):
+    def to_pyomo(self) -> Any:
         """Return a pyomo ``ConcreteModel`` with one indexed ``Var`` per variable block, one
         indexed ``Constraint`` per constraint block (same names) and an ``objective``."""
         from fairopt.modeling.backends.pyomo_backend import build_pyomo
         return build_pyomo(self.canonical(), user_sense=True)
 
-    def write(self, path) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Export to MPS or LP (chosen by the file extension) through HiGHS."""
         from fairopt.modeling.backends.highs_backend import write_model
         write_model(self.canonical(), str(path))
 
-    def summary(self) -> "ProgramSummary":
+    def summary(self) -> ProgramSummary:
         """Blocks, sizes, nonzeros and problem class."""
         canon = self.canonical()
         return ProgramSummary(

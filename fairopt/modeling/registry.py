@@ -13,19 +13,17 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from functools import lru_cache, partial
+from functools import cache, partial
 from typing import Any
 
-from fairopt.errors import (ConfigError, SolverNotAvailableError, UnknownSolverError,
-                            WrongProblemClassError)
-from fairopt.modeling.spec import (DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec,
-                                   reject_unknown_options)
+from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
+from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
 __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
            "available_backends", "backend_info", "backend_installed", "backends_for",
            "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
-           "inner_solvers",
-           "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options", "reject_unknown_options", "solve_own", "takes"]
+           "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
+           "reject_unknown_options", "solve_own", "takes"]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
@@ -98,13 +96,13 @@ def backends_for(problem_class: str) -> list[str]:
     return [b.name for b in BACKENDS.values() if problem_class in b.problem_classes]
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_installed(name: str) -> bool:
     """Whether the Python package behind back end ``name`` can be imported."""
     return importlib.util.find_spec(backend_info(name).module) is not None
 
 
-@lru_cache(maxsize=None)
+@cache
 def inner_solvers(backend: str) -> tuple[str, ...]:
     """Inner solvers of ``backend`` available on this machine."""
     info = backend_info(backend)
@@ -209,6 +207,8 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
         solver = info.default_solver.get(problem_class)
         if solver not in installed:  # e.g. cvxpy without CLARABEL: first installed that fits
             solver = next((s for s in installed if problem_class in info.solvers.get(s, ())), solver)
+        if solver is None:
+            raise wrong_class(f"{spec.backend} names no default solver for {problem_class} problems.")
     else:
         solver = info.canonical_solver(str(spec.solver))
         if solver is None:
@@ -231,9 +231,9 @@ def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
                           f"{problem_class} problems ({spec.backend}:{solver}); {hint}, or choose "
                           f"a back end that honours it ({', '.join(takes)}).")
     if solver not in installed:
-        hint = info.install_hint.get(solver)
+        how = info.install_hint.get(solver)
         raise unavailable(f"{spec.backend} solver {solver!r} is not installed on this machine"
-                          + (f" ({hint})." if hint else "."))
+                          + (f" ({how})." if how else "."))
     if spec.options and info.check_options is not None:
         info.check_options(solver, dict(spec.options))
     if solver != spec.solver:
@@ -265,6 +265,7 @@ def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
     {'mip_rel_gap': 0.0001}
     """
     spec = check_spec(SolverSpec.parse(spec), "MILP")
+    assert spec.solver is not None  # check_spec fills in the default solver
     key = BACKENDS[spec.backend].mip_gap_key.get(spec.solver)
     return {key: float(gap)} if key else {}
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import abc
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -90,7 +92,7 @@ class SmoothProblem(abc.ABC):
     name = "smooth"
     description = "smooth convex problem"
     family = "smooth"
-    blocks: dict = {}
+    blocks: Mapping[str, slice] = MappingProxyType({})   # subclasses set their own
     has_hessian = False
     certifies = True
 
@@ -117,7 +119,7 @@ class SmoothProblem(abc.ABC):
         """Optimality measure (default ``‖∇f‖∞``); compared with ``tol``."""
         return float(np.max(np.abs(grad))) if grad.size else 0.0
 
-    def check_iterate(self, x: np.ndarray, log: str) -> None:
+    def check_iterate(self, x: np.ndarray, log: str) -> None:  # noqa: B027 -- optional hook, no-op by default
         """Called after each native step; raise (e.g. :class:`InfeasibleError`) to stop."""
 
     def stall_error(self, violation: float, log: str) -> Exception:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class Status(str, enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls, value) -> "Status":
+    def parse(cls, value) -> Status:
         """Read a status from its value or from the words other loops use: a game that
         ``"converged"`` is optimal, one stopped at ``"max_iter"`` hit its iteration limit."""
         if isinstance(value, cls):
@@ -81,6 +82,9 @@ class Solution:
     relaxation : Solution or None
         The LP relaxation's solution (with its duals), when requested with
         ``Program.solve(relaxation_duals=True)``; a MIP itself has no duals.
+    info : dict
+        Diagnostics of a solve path that is not a single solver call (for example the column
+        counts and residuals of column generation); empty otherwise.
 
     Examples
     --------
@@ -110,7 +114,8 @@ class Solution:
     program: str = ""
     mip_gap: float | None = None
     objective_bound: float | None = None
-    relaxation: "Solution | None" = None
+    relaxation: Solution | None = None
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_optimal(self) -> bool:
@@ -127,11 +132,12 @@ class RawResult:
     """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
     minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
 
-    __slots__ = ("status", "x", "y", "z", "iterations", "log", "objective", "mip_gap", "bound")
+    __slots__ = ("bound", "iterations", "log", "mip_gap", "objective", "status", "x", "y", "z")
 
-    def __init__(self, status: Status, x=None, y=None, z=None, iterations=None, log: str = "",
+    def __init__(self, status: Status, x: np.ndarray | None = None, y: np.ndarray | None = None,
+                 z: np.ndarray | None = None, iterations: int | None = None, log: str = "",
                  objective: float | None = None, mip_gap: float | None = None,
-                 bound: float | None = None):
+                 bound: float | None = None) -> None:
         self.status, self.x, self.y, self.z = status, x, y, z
         self.iterations, self.log, self.objective = iterations, log, objective
         self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound

@@ -9,9 +9,10 @@ for. :class:`SolverSpec` is the only parser of ``"backend[:solver]"`` strings an
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from fairopt.errors import ConfigError
 
@@ -168,8 +169,8 @@ class SolverSpec:
     verbose: bool = False
 
     @classmethod
-    def parse(cls, spec: "str | Mapping[str, Any] | SolverSpec | None", default: str = "highs",
-              **overrides) -> "SolverSpec":
+    def parse(cls, spec: str | Mapping[str, Any] | SolverSpec | None, default: str = "highs",
+              **overrides) -> SolverSpec:
         """Build a spec from ``"backend[:solver]"``, a config mapping, or another spec.
 
         ``overrides`` (``time_limit``, ``verbose``, ``options``, ...) replace the spec's fields
@@ -222,7 +223,7 @@ class SolverSpec:
         return self.backend + (f":{self.solver}" if self.solver else "")
 
 
-def reject_unknown_options(where: str, options: Mapping[str, Any], valid) -> None:
+def reject_unknown_options(where: str, options: Mapping[str, Any], valid: Iterable[str]) -> None:
     """:class:`ConfigError` naming the unknown option(s), close matches and the valid names."""
     import difflib
     valid = sorted(set(valid))

@@ -101,7 +101,7 @@ def _queries(relevance, groups):
         raise DataValidationError(f"{len(rel)} queries of relevances but {len(grp)} of group labels.")
     rel = [np.asarray(r, dtype=float).reshape(-1) for r in rel]
     grp = [np.asarray(g).reshape(-1) for g in grp]
-    for q, (r, g) in enumerate(zip(rel, grp)):
+    for q, (r, g) in enumerate(zip(rel, grp, strict=False)):
         if r.shape != g.shape:
             raise DataValidationError(f"query {q}: {r.size} relevances but {g.size} group labels.")
         if r.size < 2 or not np.isfinite(r).all():
@@ -165,9 +165,9 @@ def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k:
     codes = [codes_all[bounds[q]:bounds[q + 1]] for q in range(len(rel))]
     K = len(labels)
     if criterion != "parity":
-        for q, r in enumerate(rel):
-            if (r < 0).any():
-                raise DataValidationError(f"query {q}: criterion={criterion!r} needs nonnegative relevances.")
+        for query, scores in enumerate(rel):
+            if (scores < 0).any():
+                raise DataValidationError(f"query {query}: criterion={criterion!r} needs nonnegative relevances.")
     results: list[RankingResult | None] = [None] * len(rel)
     sizes = np.array([r.size for r in rel])
     for n in np.unique(sizes):  # queries of equal length share one vectorised master

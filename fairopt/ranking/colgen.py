@@ -49,11 +49,8 @@ class ColgenResult:
 
 def _highs(tol: float):
     import highspy
-    try:
-        from fairopt.modeling.backends.base import quiet
-    except ImportError:  # pragma: no cover - only the banner would show
-        import contextlib
-        quiet = contextlib.nullcontext
+
+    from fairopt.modeling.backends.base import quiet
     with quiet():  # the HiGHS banner on the first instance
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -182,7 +179,8 @@ class BatchMaster:
         sol = h.getSolution()
         return np.asarray(sol.col_value), np.asarray(sol.row_dual)
 
-    def run_phase(self, phase: int, active: np.ndarray, eps: float, max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
+    def run_phase(self, phase: int, active: np.ndarray, eps: float,
+                  max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Generate columns for the ``active`` queries until none improves (phase one stops a
         query as soon as its band width is within ``eps``)."""
         rounds = 0
@@ -212,7 +210,9 @@ class BatchMaster:
         # start from the unconstrained optimum of every query (items sorted by relevance)
         queries = np.arange(self.Q)
         self.add(np.argsort(-self.R, axis=1, kind="stable"), queries, phase=2)
-        cols = lambda: np.concatenate(self.col_utility)
+        def cols() -> np.ndarray:
+            return np.concatenate(self.col_utility)
+
         # phase one: minimise the band width w of the queries that violate eps
         wcols = np.arange(self.Q, 2 * self.Q, dtype=np.int32)
         h.changeColsCost(self.Q, wcols, np.ones(self.Q))

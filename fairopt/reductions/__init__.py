@@ -6,15 +6,26 @@ See :mod:`fairopt.reductions.game` (the loop and its player protocols),
 problems moments produce) and :mod:`~fairopt.reductions.oracles` (best responses).
 """
 from fairopt.reductions.discretization import Grid, label_cover
-from fairopt.reductions.exponentiated_gradient import (ExponentiatedGradient, FaithfulEG, GameResult,
-                                                       PracticalEG)
+from fairopt.reductions.exponentiated_gradient import ExponentiatedGradient, FaithfulEG, GameResult, PracticalEG
 from fairopt.reductions.game import Game, HypothesisPool, Learner, MultiplierPlayer
 from fairopt.reductions.losses import AbsoluteLoss, ScaledLogisticLoss, SquareLoss, get_loss
-from fairopt.reductions.moments import (BoundedGroupLoss, DemographicParity, EqualizedOdds,
-                                        EqualOpportunity, Moment, StatisticalParity)
-from fairopt.reductions.oracles import (CostSensitiveOracle, FiniteClassOracle, HingeLPOracle,
-                                        LeastSquaresOracle, RiskMinimizationOracle,
-                                        WeightedLossOracle, make_oracle)
+from fairopt.reductions.moments import (
+                                                       BoundedGroupLoss,
+                                                       DemographicParity,
+                                                       EqualizedOdds,
+                                                       EqualOpportunity,
+                                                       Moment,
+                                                       StatisticalParity,
+)
+from fairopt.reductions.oracles import (
+                                                       CostSensitiveOracle,
+                                                       FiniteClassOracle,
+                                                       HingeLPOracle,
+                                                       LeastSquaresOracle,
+                                                       RiskMinimizationOracle,
+                                                       WeightedLossOracle,
+                                                       make_oracle,
+)
 
 __all__ = [
     "AbsoluteLoss", "BoundedGroupLoss", "CostSensitiveOracle", "DemographicParity",

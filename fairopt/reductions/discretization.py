@@ -121,7 +121,7 @@ def prefix_table(costs: np.ndarray) -> np.ndarray:
     ``costs`` has the grid on its last axis (length ``N``); the result has length ``N + 1`` there.
     """
     n_grid = costs.shape[-1]
-    zeros = np.zeros(costs.shape[:-1] + (1,))
+    zeros = np.zeros((*costs.shape[:-1], 1))
     return np.concatenate([zeros, np.cumsum(costs, axis=-1)], axis=-1) / n_grid
 
 

@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
-from fairopt._progress import Progress, no_progress  # noqa: F401  (re-exported names)
+from fairopt._progress import Progress
+from fairopt._progress import no_progress as no_progress  # the shared helper, named here for callers
 from fairopt.errors import ConfigError
 from fairopt.reductions.game import Game, GameResult, RunningAverages
 from fairopt.reductions.problems import ExampleCosts
@@ -166,7 +168,8 @@ class _EGPlayer:
                           gap=float(gap), cost=cost_q, constraint_values=g_q, bound=m.bound.copy(),
                           n_iter=t, n_oracle_calls=self.game.n_calls, mode=self.mode,
                           B=float(self.B if B_used is None else B_used),
-                          nu=max(self.nu, getattr(self, "stop_tol", self.nu)), lp_slack=float(slack), violated_row=violated, history=history,
+                          nu=max(self.nu, getattr(self, "stop_tol", self.nu)), lp_slack=float(slack),
+                          violated_row=violated, history=history,
                           pool_costs=costs, pool_G=G, oracle_exact=exact, certificate=certificate)
 
 
@@ -215,7 +218,7 @@ class FaithfulEG(_EGPlayer):
         bool
             ``True`` when the stopping rule holds.
         """
-        g_t, cost_hat, g_hat, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
+        g_t, _, _, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
         self.gap = max(upper, L_hat - L_resp)
         if t % 100 == 0 or t == 1:
@@ -297,12 +300,15 @@ class PracticalEG(_EGPlayer):
         self.master = BestMixtureLP(self.moment.bound, solver=self.solver)  # warm-started
         self.eta_min = self.nu / (self.moment.eta_divisor * self.B)
         self.eta = 2.0 / self.B if self.eta0 is None else float(self.eta0)
-        self.best = None   # (gap, idxs, weights, lam, slack, penalised value)
+        #: (gap, idxs, weights, lam, slack, penalised value)
+        self.best: tuple[float, np.ndarray, np.ndarray, np.ndarray, float, float] | None = None
         self.B_lp = self.B  # exact-penalty bound of the LP; raised while the pool LP needs slack
-        self.history, self.status = [], "max_iter"
+        self.history: list[dict[str, Any]] = []
+        self.status = "max_iter"
         self.stop_tol = self.nu   # effective gap tolerance (see _gap_floor)
         # step-size schedule: shrink at geometrically spaced rounds when the best EG gap stalls
-        self.next_check, self.gap_at_check, self.best_eg_gap = ETA_CHECK_START, np.inf, np.inf
+        self.next_check: float = ETA_CHECK_START
+        self.gap_at_check, self.best_eg_gap = np.inf, np.inf
         self.prev_eg_gap = np.inf
         self.rule = self.step_rule if self.step_rule != "auto" else \
             ("stall" if issubclass(self.moment.problem, ExampleCosts) else "halve")
@@ -360,6 +366,7 @@ class PracticalEG(_EGPlayer):
             self.best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
         self.history.append({"iteration": t, "eg_gap": float(eg_gap), "lp_gap": float(lp_gap),
                              "eta": self.eta, "pool": len(game.pool), "oracle_calls": game.n_calls})
+        assert self.best is not None  # _better accepts any candidate while there is no best
         game.progress(t, self.max_iter, f"EG gap={self.best[0]:.3g} pool={len(game.pool)}")
         self.stop_tol = max(self.stop_tol, self._gap_floor(cost_lp, g_lp))
         if self.best[0] <= self.stop_tol and t >= self.min_iter:
@@ -411,12 +418,12 @@ class PracticalEG(_EGPlayer):
         GameResult
             The randomized predictor, multipliers, gap and status.
         """
-        if self.status == "converged" and t < self.max_iter:
-            self.game.progress(self.max_iter, self.max_iter, f"EG converged gap={self.best[0]:.3g}")
         if self.best is None:  # the cap hit right after raising B: keep the last LP iterate
             q, lam_lp, slack, lp_gap, value = self.last_lp
             keep = np.flatnonzero(q > 1e-12)
             self.best = (lp_gap, keep, q[keep] / q[keep].sum(), lam_lp, slack, value)
+        if self.status == "converged" and t < self.max_iter:
+            self.game.progress(self.max_iter, self.max_iter, f"EG converged gap={self.best[0]:.3g}")
         gap, idxs, w, lam_best, slack, _ = self.best
         return self._result(idxs, w, lam_best, gap, self.status, t, slack, self.history, self.B_lp)
 
@@ -498,8 +505,8 @@ class ExponentiatedGradient:
     def iteration_bound(self) -> int:
         """Theorem 4 / Algorithm 2 bound ``2 kappa B^2 ln(M + 1) / nu^2`` (``M`` rows)."""
         nu = self._nu()
-        return int(math.ceil(2 * self.moment.eta_divisor * self.B ** 2
-                             * math.log(self.moment.n_rows + 1) / nu ** 2))
+        return math.ceil(2 * self.moment.eta_divisor * self.B ** 2
+                         * math.log(self.moment.n_rows + 1) / nu ** 2)
 
     def _nu(self) -> float:
         if self.nu is not None:

@@ -55,7 +55,7 @@ class Learner(Protocol):
     True
     """
 
-    def prepare(self, moment, X) -> "Learner":
+    def prepare(self, moment, X) -> Learner:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -106,7 +106,7 @@ class MultiplierPlayer(Protocol):
 
     use_pool: bool
 
-    def start(self, game: "Game") -> None:
+    def start(self, game: Game) -> None:
         """Initialise the player for a new game.
 
         Parameters
@@ -148,7 +148,7 @@ class MultiplierPlayer(Protocol):
         """
         ...
 
-    def finish(self, t: int) -> "GameResult":
+    def finish(self, t: int) -> GameResult:
         """Assemble the result after the last round.
 
         Parameters

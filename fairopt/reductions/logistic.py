@@ -105,7 +105,7 @@ class WarmLogistic:
 
     def _start(self, y, s, S) -> np.ndarray:
         """Zero (scikit-learn's start) or the previous solution with the smallest objective."""
-        cands = [np.zeros(self.d + int(self.fit_intercept))] + self.solutions[-WARM_CANDIDATES:]
+        cands = [np.zeros(self.d + int(self.fit_intercept)), *self.solutions[-WARM_CANDIDATES:]]
         Theta = np.vstack(cands)
         Z = self.X @ Theta[:, :self.d].T
         if self.fit_intercept:

@@ -7,6 +7,7 @@ what makes the discretised loss ``loss(y_cover, floor(u) + alpha/2)`` well defin
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from fairopt.errors import ConfigError
 
@@ -16,7 +17,7 @@ class Loss:
 
     name = "loss"
 
-    def value(self, y, u):  # pragma: no cover - interface
+    def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
         Parameters
@@ -33,7 +34,7 @@ class Loss:
         """
         raise AttributeError("subclasses define value")
 
-    def derivative(self, y, u):  # pragma: no cover - interface
+    def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
         Parameters
@@ -68,7 +69,7 @@ class SquareLoss(Loss):
 
     name = "square"
 
-    def value(self, y, u):
+    def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
         Parameters
@@ -86,7 +87,7 @@ class SquareLoss(Loss):
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
 
-    def derivative(self, y, u):
+    def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
         Parameters
@@ -116,7 +117,7 @@ class AbsoluteLoss(Loss):
 
     name = "absolute"
 
-    def value(self, y, u):
+    def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
         Parameters
@@ -134,7 +135,7 @@ class AbsoluteLoss(Loss):
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         return np.abs(np.asarray(y, dtype=float) - u)
 
-    def derivative(self, y, u):
+    def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
         Parameters
@@ -182,7 +183,7 @@ class ScaledLogisticLoss(Loss):
         self.scale = float(scale)
         self._norm = 2.0 * np.logaddexp(0.0, self.scale)
 
-    def margin(self, y, u):
+    def margin(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Scaled margin ``C (2y - 1)(2u - 1)`` of the logistic loss.
 
         Parameters
@@ -197,10 +198,10 @@ class ScaledLogisticLoss(Loss):
         ndarray
             Elementwise margin.
         """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-        return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * u - 1.0)
+        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * score - 1.0)
 
-    def value(self, y, u):
+    def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
         Parameters
@@ -217,7 +218,7 @@ class ScaledLogisticLoss(Loss):
         """
         return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
 
-    def derivative(self, y, u):
+    def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
         Parameters
@@ -237,12 +238,12 @@ class ScaledLogisticLoss(Loss):
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
         return -2.0 * self.scale * s * sig / self._norm
 
-    def probability(self, u):
+    def probability(self, u: ArrayLike) -> np.ndarray:
         """``P(Y=1)`` implied by score ``u``: ``sigma(C(2u-1))``."""
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-        return 0.5 * (1.0 + np.tanh(0.5 * self.scale * (2.0 * u - 1.0)))
+        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return 0.5 * (1.0 + np.tanh(0.5 * self.scale * (2.0 * score - 1.0)))
 
-    def score_from_logit(self, logit):
+    def score_from_logit(self, logit: ArrayLike) -> np.ndarray:
         """Score ``u`` whose implied logit is ``logit`` (clipped into ``[0, 1]``)."""
         return np.clip((np.asarray(logit, dtype=float) / self.scale + 1.0) / 2.0, 0.0, 1.0)
 

@@ -23,15 +23,27 @@ Moments (Agarwal, Dudík & Wu 2019 for regression; Agarwal et al. 2018 for class
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
-from fairopt.reductions.discretization import (Grid, cost_table, label_cover, prefix_table,
-                                               snap_labels, survival_by_group)
+from fairopt.reductions.discretization import (
+    Grid,
+    cost_table,
+    label_cover,
+    prefix_table,
+    snap_labels,
+    survival_by_group,
+)
 from fairopt.reductions.losses import Loss, get_loss
 from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem, SampleWeights
 from fairopt.validation import as_groups, check_weights
+
+if TYPE_CHECKING:
+    from fairopt.validation import Groups
 
 
 def _row_weights(sample_weight, n: int) -> np.ndarray | None:
@@ -50,7 +62,7 @@ def _wmean(values, w) -> float:
     return float(np.mean(values if w is None else w * values))
 
 
-def per_group(value, groups: np.ndarray, what: str) -> np.ndarray:
+def per_group(value: ArrayLike | dict[Any, float], groups: np.ndarray, what: str) -> np.ndarray:
     """Broadcast a scalar, sequence (sorted group order) or ``{group: value}`` mapping."""
     if isinstance(value, dict):
         missing = [g for g in groups.tolist() if g not in value]
@@ -84,7 +96,9 @@ class Moment:
     """
 
     #: row weights with mean 1 (``None``: unweighted), set by ``fit``
-    sample_weight = None
+    sample_weight: np.ndarray | None = None
+    #: the bound ``b`` of every constraint row, set by ``fit``
+    bound: np.ndarray
     #: the learner problem this moment produces (see :meth:`learner_problem`)
     problem: type[LearnerProblem] = LearnerProblem
     #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation
@@ -101,7 +115,7 @@ class Moment:
         """Number of constraint rows."""
         return int(self.bound.size)
 
-    def lagrangian(self, cost, g, lam) -> np.ndarray:
+    def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
         """``cost + lam @ (g - b)``; ``cost``/``g`` may be stacked over hypotheses."""
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
@@ -115,7 +129,7 @@ class Moment:
         """
         raise AttributeError("subclasses define row_names")
 
-    def learner_problem(self, lam) -> LearnerProblem:  # pragma: no cover - interface
+    def learner_problem(self, lam: np.ndarray) -> LearnerProblem:  # pragma: no cover - interface
         r"""The problem whose solution is :math:`\arg\min_h L(h, \lambda)`."""
         raise AttributeError("subclasses define learner_problem")
 
@@ -154,12 +168,13 @@ class StatisticalParity(Moment):
     eta_divisor = 8.0
     name = "statistical_parity"
 
-    def __init__(self, eps=0.05, grid_size: int = 40, loss="square"):
+    def __init__(self, eps: float = 0.05, grid_size: int = 40, loss: str | Loss = "square") -> None:
         self.eps = eps
         self.grid_size = grid_size
         self.loss = loss
 
-    def fit(self, y, sensitive, sample_weight=None) -> "StatisticalParity":
+    def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> StatisticalParity:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters
@@ -199,13 +214,13 @@ class StatisticalParity(Moment):
         return self
 
     # ---- statistics of one hypothesis -------------------------------------------------------
-    def gamma(self, pred) -> np.ndarray:
+    def gamma(self, pred: ArrayLike) -> np.ndarray:
         """:math:`\\hat\\gamma_{a,z}` for the rounded predictor, shape ``(|A|, N)``."""
         k = self.grid.index(pred)
         surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
         return surv - self.p @ surv
 
-    def stats(self, pred) -> tuple[float, np.ndarray]:
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and constraint values of one predictor.
 
         Parameters
@@ -226,18 +241,18 @@ class StatisticalParity(Moment):
         gam = (surv - self.p @ surv).ravel()
         return cost, np.concatenate([gam, -gam])
 
-    def loss_from_cost(self, cost):
+    def loss_from_cost(self, cost: ArrayLike) -> np.ndarray:
         """Discretised loss :math:`\\widehat{\\mathrm{loss}}_\\alpha` from the game's cost (Lemma 1)."""
         return np.asarray(cost) + self.offset
 
     # ---- learner problem --------------------------------------------------------------------
-    def signed_lambda(self, lam) -> np.ndarray:
+    def signed_lambda(self, lam: np.ndarray) -> np.ndarray:
         """:math:`\\lambda_{a,z} = \\lambda^+_{a,z} - \\lambda^-_{a,z}`, shape ``(|A|, N)``."""
         lam = np.asarray(lam, dtype=float)
         half = self.n_groups * self.grid.size
         return (lam[:half] - lam[half:]).reshape(self.n_groups, self.grid.size)
 
-    def cost_sensitive_table(self, lam) -> np.ndarray:
+    def cost_sensitive_table(self, lam: np.ndarray) -> np.ndarray:
         r"""Eq. (12): :math:`c_\lambda(\tilde y, a, z) = c(\tilde y,z) + N\lambda_{a,z}/p_a - N\sum_{a'}\lambda_{a',z}`.
 
         Shape ``(|Y~|, |A|, N)``; the cost of augmented row ``(i, z)`` is
@@ -248,7 +263,7 @@ class StatisticalParity(Moment):
         shift = N * lam_s / self.p[:, None] - N * lam_s.sum(axis=0)[None, :]
         return self.c[:, None, :] + shift[None, :, :]
 
-    def learner_problem(self, lam) -> CostTable:
+    def learner_problem(self, lam: np.ndarray) -> CostTable:
         r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
 
         Parameters
@@ -322,11 +337,12 @@ class BoundedGroupLoss(Moment):
     may_be_infeasible = True
     name = "bounded_group_loss"
 
-    def __init__(self, bound=0.1, loss="square"):
+    def __init__(self, bound: ArrayLike | dict[Any, float] = 0.1, loss: str | Loss = "square") -> None:
         self.bound_param = bound
         self.loss = loss
 
-    def fit(self, y, sensitive, sample_weight=None) -> "BoundedGroupLoss":
+    def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> BoundedGroupLoss:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters
@@ -357,7 +373,7 @@ class BoundedGroupLoss(Moment):
         self.bound = per_group(self.bound_param, self.groups, "bound (zeta)")
         return self
 
-    def stats(self, pred) -> tuple[float, np.ndarray]:
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and constraint values of one predictor.
 
         Parameters
@@ -378,13 +394,13 @@ class BoundedGroupLoss(Moment):
         g = np.bincount(self.group, weights=losses, minlength=self.n_groups) / self.counts
         return float(losses.mean()), g
 
-    def sample_weights(self, lam) -> np.ndarray:
+    def sample_weights(self, lam: np.ndarray) -> np.ndarray:
         """:math:`W_i = w_i(1/n + \\lambda_{A_i}/n_{A_i})` (``w_i`` = 1 without sample weights)."""
         lam = np.asarray(lam, dtype=float)
         W = 1.0 / self.n + (lam / self.counts)[self.group]
         return W if self.sample_weight is None else self.sample_weight * W
 
-    def learner_problem(self, lam) -> SampleWeights:
+    def learner_problem(self, lam: np.ndarray) -> SampleWeights:
         r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
 
         Parameters
@@ -423,13 +439,14 @@ class _ClassificationMoment(Moment):
     eta_divisor = 8.0
     events_: tuple = ()
 
-    def __init__(self, eps=0.05):
+    def __init__(self, eps: float = 0.05) -> None:
         self.eps = eps
 
     def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise AttributeError
 
-    def fit(self, y, sensitive, sample_weight=None) -> "_ClassificationMoment":
+    def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> _ClassificationMoment:
         """Record the labels, groups and weights the moment's rows are computed on.
 
         Parameters
@@ -472,7 +489,7 @@ class _ClassificationMoment(Moment):
         self.bound = np.concatenate([np.repeat(eps, n_events)] * 2)
         return self
 
-    def stats(self, pred) -> tuple[float, np.ndarray]:
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and constraint values of one predictor.
 
         Parameters
@@ -501,7 +518,7 @@ class _ClassificationMoment(Moment):
         gam = np.where(self.n_ae > 0, rate_ae - rate_e[None, :], 0.0).ravel()
         return err, np.concatenate([gam, -gam])
 
-    def example_costs(self, lam) -> np.ndarray:
+    def example_costs(self, lam: np.ndarray) -> np.ndarray:
         """Per-example cost of predicting 1 rather than 0 in :math:`L(h, \\lambda)`."""
         lam = np.asarray(lam, dtype=float)
         half = self.n_groups * self.n_events
@@ -513,7 +530,7 @@ class _ClassificationMoment(Moment):
         c[has] += per_ae[self.group[has], self.event[has]]
         return c if self.sample_weight is None else self.sample_weight * c
 
-    def learner_problem(self, lam) -> ExampleCosts:
+    def learner_problem(self, lam: np.ndarray) -> ExampleCosts:
         r"""The learner's problem at ``lam``, whose solution is :math:`\arg\min_h L(h, \lambda)`.
 
         Parameters

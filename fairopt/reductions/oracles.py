@@ -102,7 +102,7 @@ class Oracle:
     #: fitted estimators minimise a surrogate, so only enumeration is exact
     exact: bool = False
 
-    def prepare(self, moment, X) -> "Oracle":
+    def prepare(self, moment, X) -> Oracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters

@@ -98,7 +98,8 @@ class ProxyTree:
 
     def __init__(self, alpha: float, *, relaxed: bool = False, gamma: float = 0.1,
                  max_height: int = 20, stop_distance: float = 0.1, epsilon: float = 0.0,
-                 margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40, n_ascent: int = 15,
+                 margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40,
+                 n_ascent: int = 15,
                  min_leaf_mass: float = 0.005, solver="highs", lp_solver="highs"):
         if not 0.0 <= alpha <= 1.0:
             raise DataValidationError(f"alpha must lie in [0, 1], got {alpha}.")
@@ -106,7 +107,9 @@ class ProxyTree:
             raise DataValidationError(f"gamma must lie in (0, 1), got {gamma}.")
         self.alpha, self.relaxed, self.gamma = float(alpha), bool(relaxed), float(gamma)
         self.max_height, self.stop_distance, self.epsilon = int(max_height), float(stop_distance), float(epsilon)
-        self.margins, self.alpha_fractions, self.learner, self.max_iter, self.n_ascent = tuple(float(m) for m in margins), tuple(float(f) for f in alpha_fractions), learner, int(max_iter), int(n_ascent)
+        self.margins = tuple(float(m) for m in margins)
+        self.alpha_fractions = tuple(float(f) for f in alpha_fractions)
+        self.learner, self.max_iter, self.n_ascent = learner, int(max_iter), int(n_ascent)
         self.min_leaf_mass, self.solver, self.lp_solver = float(min_leaf_mass), solver, lp_solver
 
     # ---- P1 on the current leaves ------------------------------------------------------------
@@ -119,7 +122,7 @@ class ProxyTree:
             p = p / p.sum()
         return A, r_hat, p, float(np.linalg.norm(p - 1.0 / K))
 
-    def fit(self, X, groups, n_groups: int | None = None, progress=None) -> "ProxyTree":
+    def fit(self, X, groups, n_groups: int | None = None, progress=None) -> ProxyTree:
         """Grow the tree on numeric features ``X`` (n, d) and integer group codes.
 
         BLAS runs on one thread: the game's thin matrix–vector products slowed ≈8× with two
@@ -129,7 +132,7 @@ class ProxyTree:
         with threadpool_limits(limits=1, user_api="blas"):
             return self._fit(X, groups, n_groups, progress)
 
-    def _fit(self, X, groups, n_groups, progress) -> "ProxyTree":
+    def _fit(self, X, groups, n_groups, progress) -> ProxyTree:
         t0 = time.perf_counter()
         X = np.ascontiguousarray(X, dtype=float)   # row-major: fast X @ β in every oracle call
         groups = np.asarray(groups)
@@ -139,9 +142,11 @@ class ProxyTree:
         learner = PairedRegressionLearner() if self.learner is None else self.learner
         state = ProxyTreeState()
         weights = {0: np.ones(n)}
-        A, r_hat, p, dist = self._hull(np.column_stack([weights[0]]), groups, K)
+        _, _, p, dist = self._hull(np.column_stack([weights[0]]), groups, K)
         self.history_ = [dist]
-        self.records_, failed, n_games, next_id = [], set(), 0, 1
+        self.records_: list[SplitRecord] = []
+        failed: set[int] = set()
+        n_games, next_id = 0, 1
         target = self.alpha - self.epsilon
         while dist >= self.stop_distance and dist > 1e-9:
             candidates = [v for v in state.leaves if v not in failed and state.depth[v] < self.max_height
@@ -162,7 +167,7 @@ class ProxyTree:
                 failed.add(v)
             if accepted is None:
                 break
-            v, game, w0, w1, A, r_hat, p, d2, child_disc, margin = accepted
+            v, game, w0, w1, _, _, p, d2, child_disc, margin = accepted
             c0, c1 = next_id, next_id + 1
             next_id += 2
             state.splits[v] = (game.hypotheses, np.asarray(game.weights), c0, c1)
@@ -190,14 +195,14 @@ class ProxyTree:
                            learner=learner,
                            auditor=DisclosureAuditor(n_ascent=self.n_ascent, max_iter=self.max_iter,
                                                      solver=self.lp_solver))
-        h = sum(wt * hyp.predict(X) for hyp, wt in zip(game.hypotheses, game.weights))
+        h = sum(wt * hyp.predict(X) for hyp, wt in zip(game.hypotheses, game.weights, strict=False))
         w1 = weights[v] * h
         w0 = weights[v] - w1
         n = X.shape[0]
         if w1.sum() <= 1e-12 * n or w0.sum() <= 1e-12 * n:
             return None
         others = [weights[u] for u in state.leaves if u != v]
-        A2, r2, p2, d2 = self._hull(np.column_stack(others + [w0, w1]), groups, K)
+        A2, r2, p2, d2 = self._hull(np.column_stack([*others, w0, w1]), groups, K)
         child_disc = disclosivity(A2[-2:], r2[-2:], prior)
         if d2 <= (1.0 - self.gamma) * dist and child_disc <= self.alpha + DISCLOSURE_TOL:
             return (v, game, w0, w1, A2, r2, p2, d2, child_disc, margin)
@@ -210,7 +215,7 @@ class ProxyTree:
         w = {0: np.ones(X.shape[0])}
         for v in sorted(self.state_.splits):   # parents have smaller ids than children
             hyps, pi, c0, c1 = self.state_.splits[v]
-            h = sum(wt * hyp.predict(X) for hyp, wt in zip(hyps, pi))
+            h = sum(wt * hyp.predict(X) for hyp, wt in zip(hyps, pi, strict=False))
             w[c1] = w[v] * h
             w[c0] = w[v] - w[c1]
         return np.column_stack([w[u] for u in self.state_.leaves])

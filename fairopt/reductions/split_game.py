@@ -36,6 +36,7 @@ Players of :class:`fairopt.reductions.game.Game`:
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
@@ -144,7 +145,7 @@ class PairedRegressionLearner:
     def __init__(self, ridge: float = 1e-8):
         self.ridge = float(ridge)
 
-    def prepare(self, moment: SplitMoment, X) -> "PairedRegressionLearner":
+    def prepare(self, moment: SplitMoment, X) -> PairedRegressionLearner:
         from scipy.linalg import cho_factor
         self.moment = moment
         self.rows = np.flatnonzero(moment.w > 0)
@@ -166,7 +167,7 @@ class EstimatorLearner:
     def __init__(self, estimator):
         self.estimator = estimator
 
-    def prepare(self, moment: SplitMoment, X) -> "EstimatorLearner":
+    def prepare(self, moment: SplitMoment, X) -> EstimatorLearner:
         self.moment, self.X = moment, X
         return self
 
@@ -226,9 +227,12 @@ class DisclosureAuditor:
         self.game = game
         self.moment = game.moment
         self.lam = np.zeros(self.moment.bound.size)
-        self.master, self.n_cols = None, 0
-        self.pi = self.duals = None
-        self.value, self.status, self.history = np.inf, "max_iter", []
+        self.master: Any = None   # the restricted LP, compiled on the first call
+        self.n_cols = 0
+        self.pi: np.ndarray | None = None
+        self.duals = None
+        self.value, self.status = np.inf, "max_iter"
+        self.history: list[dict[str, Any]] = []
         game.pool.add(ZeroSplit())            # h ≡ 0 keeps the restricted LP feasible
 
     def propose(self, t: int) -> np.ndarray:
@@ -278,6 +282,7 @@ class DisclosureAuditor:
     def finish(self, t: int) -> GameResult:
         if self.pi is None or len(self.pi) < len(self.game.pool):
             self._solve_master()
+        assert self.pi is not None  # set by _solve_master
         costs, G = self.game.pool.arrays()
         keep = np.flatnonzero(self.pi > 1e-12)
         w = self.pi[keep] / self.pi[keep].sum()

@@ -171,7 +171,7 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
         inner = [typing.get_args(o)[0] for o in options if typing.get_origin(o) in (list, tuple, set)
                  and typing.get_args(o)]
         if inner:
-            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]  # noqa: UP007 -- a Union built at run time
             return [e for i, v in enumerate(value) for e in _bool_errors(v, elem, f"{loc}[{i}]")]
     if isinstance(value, dict):
         models = [o for o in options if isinstance(o, type) and issubclass(o, BaseModel)]
@@ -181,12 +181,12 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
                                                                                       f"{loc}.{k}")]
         inner = [typing.get_args(o)[1] for o in options if typing.get_origin(o) is dict and typing.get_args(o)]
         if inner:
-            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]
+            elem = typing.Union[tuple(inner)] if len(inner) > 1 else inner[0]  # noqa: UP007 -- a Union built at run time
             return [e for k, v in value.items() for e in _bool_errors(v, elem, f"{loc}.{k}")]
     return []
 
 
-def _refuse_bools(table: dict, model, prefix: str, source: str) -> None:
+def _refuse_bools(table: dict | None, model, prefix: str, source: str) -> None:
     fields = model.model_fields
     bad = [e for k, v in (table or {}).items() if k in fields
            for e in _bool_errors(v, fields[k].annotation, f"{prefix}.{k}")]
@@ -305,9 +305,10 @@ def load_card(path, overrides: list[str] | None = None, solver: str | None = Non
         same = base.backend == parsed.backend
         dropped = sorted(k for k in overridden if k.startswith("solver.options.")) if not same else []
         if dropped and spec is not None:
-            raise ConfigError(f"{path}: {dropped[0]} (from --set) is an option of the card's {base.backend!r} back end, "
-                              f"which --solver {solver} replaces, so it would be dropped. To give {parsed.backend!r} options, "
-                              f"choose it with --set solver.backend={parsed.backend} instead of --solver.")
+            raise ConfigError(f"{path}: {dropped[0]} (from --set) is an option of the card's {base.backend!r} "
+                              f"back end, which --solver {solver} replaces, so it would be dropped. To give "
+                              f"{parsed.backend!r} options, choose it with --set solver.backend={parsed.backend} "
+                              "instead of --solver.")
         spec = SolverSpec(parsed.backend, parsed.solver, base.options if same else {},
                           base.time_limit, base.verbose)
     return Card(path=path, name=schema.card.name, description=schema.card.description,

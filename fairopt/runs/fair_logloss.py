@@ -189,12 +189,12 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
                 "saddle_residual": float(sol.kkt), "objective": float(sol.objective),
                 "n_truncated": float(sol.n_truncated), "on_kink": float(sol.on_kink),
                 "fit_predict_seconds": fit_seconds, "n_train": float(n), "n_test": float(len(te))}
-    metrics |= {f"lambda[{name}]": float(v) for name, v in zip(sol.rows, est.lambda_)}
+    metrics |= {f"lambda[{name}]": float(v) for name, v in zip(sol.rows, est.lambda_, strict=False)}
     rows = [[k, ours[k], base[k]] for k in ours]
     tables = [Table(f"Test split ({len(te)} rows): fair log-loss vs logistic regression",
                     ["metric", "fair log-loss", "logistic regression"], rows),
               Table("Fairness rows (training sample)", ["row", "lambda", "gap of P"],
-                    [[name, float(v), float(g)] for name, v, g in zip(sol.rows, est.lambda_, sol.gaps)])]
+                    [[name, float(v), float(g)] for name, v, g in zip(sol.rows, est.lambda_, sol.gaps, strict=False)])]
     progress(3, 3, "done")
     return RunOutput(backend=sol.backend, solver=sol.solver, status=str(sol.status), metrics=metrics,
                      build_seconds=build_seconds, solve_seconds=sol.solve_seconds, tables=tables,

@@ -8,7 +8,7 @@ loss against worst statistical-parity violation on train and test.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from fairopt.inprocessing import FairRegressor, SEORegressor
 from fairopt.metrics import ks_statistical_parity
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.reductions.evaluation import lower_convex_envelope
-from fairopt.reductions.losses import get_loss
+from fairopt.reductions.losses import ScaledLogisticLoss, get_loss
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 from fairopt.runs.sweep import map_points
 
@@ -125,8 +125,7 @@ def prepare_data(dataset: str, path=None, subsample: int | None = None, random_s
 
 
 def _estimator(params: Parameters, loss: str, solver):
-    from fairopt.reductions.oracles import (HingeLPOracle, LeastSquaresOracle,
-                                            RiskMinimizationOracle)
+    from fairopt.reductions.oracles import HingeLPOracle, LeastSquaresOracle, RiskMinimizationOracle
     base = LogisticRegression(max_iter=2000) if loss == "logistic" else LinearRegression()
     oracle = params.oracle
     if oracle == "auto":
@@ -197,13 +196,14 @@ def baselines(data: dict, loss_name: str) -> list[dict]:
     rows = []
     if loss_name == "logistic":
         clf = LogisticRegression(max_iter=2000).fit(data["X_train"], data["y_train"])
+        assert isinstance(loss, ScaledLogisticLoss)
         models = {"unconstrained": lambda X: loss.score_from_logit(clf.decision_function(X))}
     else:
         lr = LinearRegression().fit(data["X_train"], data["y_train"])
         seo = SEORegressor().fit(data["X_train"], data["y_train"], sensitive_features=data["a_train"])
         models = {"unconstrained": lambda X: np.clip(lr.predict(X), 0, 1), "SEO": seo.predict}
     for name, predict in models.items():
-        row = {"method": name}
+        row: dict[str, Any] = {"method": name}
         for part in ("train", "test"):
             p = predict(data[f"X_{part}"])
             row[f"{part}_loss"] = float(np.mean(loss.value(data[f"y_{part}"], p)))

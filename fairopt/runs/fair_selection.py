@@ -16,6 +16,7 @@ price of fairness (profit lost, and d profit / d eps from the duals of the parit
 """
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from typing import Literal
@@ -89,7 +90,7 @@ def score_applicants(data: Data, params: Parameters) -> pd.DataFrame:
         col = df[c]
         if c == "AGE" and data.age_bins:
             edges = [-np.inf, *sorted(data.age_bins), np.inf]
-            names = [f"<{edges[1]:g}"] + [f"{a:g}-{b:g}" for a, b in zip(edges[1:-2], edges[2:-1])] \
+            names = [f"<{edges[1]:g}"] + [f"{a:g}-{b:g}" for a, b in itertools.pairwise(edges[1:-1])] \
                 + [f">={edges[-2]:g}"]
             col = pd.cut(col, edges, right=False, labels=names).astype(str)
         parts.append(col.astype(str))
@@ -172,7 +173,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
         metrics[f"realized_profit_{key}"] = float(realized @ x)
         metrics[f"approval_rate_{key}"] = float(x.mean())
         metrics[f"parity_gap_{key}"] = float(rates[key].max() - rates[key].min())
-        if getattr(sol, "mip_gap", None) is not None:
+        if sol.mip_gap is not None:
             metrics[f"mip_gap_{key}"] = float(sol.mip_gap)
     for mode in ("lp", "mip"):
         if f"after_{mode}" in solves:
@@ -197,6 +198,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     not_optimal = [str(s.status) for s in solves.values() if not s.is_optimal]
     main = solves.get("after_mip", solves["after_lp"])
     return RunOutput(backend=main.backend, solver=main.solver,
-                     status=not_optimal[0] if not_optimal else "optimal", metrics=metrics, build_seconds=t1 - t0, solve_seconds=solve_s, tables=tables,
+                     status=not_optimal[0] if not_optimal else "optimal", metrics=metrics,
+                     build_seconds=t1 - t0, solve_seconds=solve_s, tables=tables,
                      extra={"groups": [str(g) for g in groups], "units": UNITS,
                             "tolerance": dict(block.parameters)})

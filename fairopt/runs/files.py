@@ -13,10 +13,14 @@ import errno
 import json
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, TypeAlias
 
 from fairopt.errors import OutputError
+
+#: a file-system path as the functions here accept it
+_PathArg: TypeAlias = "str | os.PathLike[str]"
 
 __all__ = ["atomic_path", "check_out_dir", "prepare_out_dir", "read_json", "remove_empty_dirs",
            "write_bytes_atomic", "write_json_atomic"]
@@ -28,7 +32,8 @@ _REASONS = {errno.ENOSPC: "the disk is full", errno.EFBIG: "the file-size limit 
 
 
 def _reason(exc: OSError) -> str:
-    return _REASONS.get(exc.errno, exc.strerror or str(exc))
+    known = _REASONS.get(exc.errno) if exc.errno is not None else None
+    return known or exc.strerror or str(exc)
 
 
 def _check_target(path: Path) -> None:
@@ -49,7 +54,8 @@ def _check_target_kind(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path, verify: Callable[[Path], None] | None = None, make_parents: bool = True) -> Iterator[Path]:
+def atomic_path(path: _PathArg, verify: Callable[[Path], None] | None = None,
+                make_parents: bool = True) -> Iterator[Path]:
     """A temporary path in ``path``'s folder (same extension) to write; renamed over ``path`` on success.
 
     The writer inside the ``with`` block must fill the yielded path. On leaving it, the file is
@@ -103,7 +109,7 @@ def atomic_path(path, verify: Callable[[Path], None] | None = None, make_parents
         raise
 
 
-def write_bytes_atomic(path, data: bytes | str) -> Path:
+def write_bytes_atomic(path: _PathArg, data: bytes | str) -> Path:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_path`); checks the size written.
 
     Examples
@@ -127,7 +133,7 @@ def write_bytes_atomic(path, data: bytes | str) -> Path:
     return Path(path)
 
 
-def write_json_atomic(path, obj) -> Path:
+def write_json_atomic(path: _PathArg, obj: Any) -> Path:
     """Write ``obj`` as indented JSON (NaN/inf as ``null``) to ``path`` atomically.
 
     Examples
@@ -142,7 +148,7 @@ def write_json_atomic(path, obj) -> Path:
     return write_bytes_atomic(path, json.dumps(json_safe(obj), indent=2, allow_nan=False) + "\n")
 
 
-def read_json(path):
+def read_json(path: _PathArg) -> Any:
     """The JSON value at ``path``, or ``None`` if the file is missing or not valid JSON.
 
     Examples
@@ -157,7 +163,7 @@ def read_json(path):
         return None
 
 
-def check_out_dir(path) -> None:
+def check_out_dir(path: _PathArg) -> None:
     """Refuse an output folder that cannot be one, before any work is done.
 
     A regular file, a path under a regular file, a dangling symbolic link, a name too long for the
@@ -209,7 +215,7 @@ def _check_out_dir(path: Path) -> None:
             break
 
 
-def prepare_out_dir(path) -> list[Path]:
+def prepare_out_dir(path: _PathArg) -> list[Path]:
     """:func:`check_out_dir`, then create the folder; returns the folders created (outermost first),
     so that a run interrupted before writing can remove them (:func:`remove_empty_dirs`).
 

@@ -12,8 +12,10 @@ Which metrics are the objective and the fairness metrics is declared by each for
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,8 +23,12 @@ import pandas as pd
 from fairopt.errors import ConfigError
 from fairopt.runs.base import FrontierSpec
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
 
-def load_records(directory, invalid: list[str] | None = None) -> list[dict]:
+
+def load_records(directory: str | os.PathLike[str], invalid: list[str] | None = None) -> list[dict]:
     """Task records of a sweep folder, in the sweep's task order (extra tasks from earlier grids last).
 
     A file that is not a task record (not JSON, ``{}``, ``[]``, ``null``, a metric that is not a
@@ -84,7 +90,7 @@ def task_table(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pareto_mask(cost, unfairness) -> np.ndarray:
+def pareto_mask(cost: ArrayLike, unfairness: ArrayLike) -> np.ndarray:
     """Points not dominated in (cost, unfairness), both minimised; NaN points never qualify.
 
     Sorted by cost (ties: by unfairness), a point is Pareto when its unfairness is strictly below
@@ -106,7 +112,7 @@ def resolve_spec(records: list[dict], objective: str | None = None,
                  fairness: list[str] | None = None) -> FrontierSpec:
     """The runner's :class:`FrontierSpec`, with ``objective`` / ``fairness`` (``NAME[:min|max]``) overriding it."""
     from fairopt.runs import get_runner
-    formulations = {r.get("formulation") for r in records if r.get("formulation")}
+    formulations = {name for r in records if (name := r.get("formulation"))}
     spec = None
     if len(formulations) == 1:
         spec = getattr(get_runner(formulations.pop()), "FRONTIER", None)
@@ -158,7 +164,7 @@ def frontier_points(tasks: pd.DataFrame, spec: FrontierSpec, grid_keys: list[str
     return points
 
 
-def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, title: str = ""):
+def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, title: str = "") -> Figure:
     """The matplotlib figure of :func:`plot_frontier` (one panel per fairness metric).
 
     A metric with the same value at every point has no trade-off to draw: its panel says so in
@@ -184,7 +190,7 @@ def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpe
     y = f"metrics.{spec.objective}"
     other = tasks[tasks["status"] != "optimal"]
     folds = "n_folds" in points and len(points) and int(np.nanmax(points["n_folds"].to_numpy(float))) > 1
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes[0], metrics, strict=False):
         x = f"metrics.{metric}"
         xs = points[x].to_numpy(float)
         finite = xs[np.isfinite(xs)]
@@ -208,7 +214,8 @@ def frontier_figure(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpe
     return fig
 
 
-def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, path, title: str = "") -> Path:
+def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec, path: str | os.PathLike[str],
+                  title: str = "") -> Path:
     """The objective against each fairness metric; Pareto points joined and marked (written atomically)."""
     import matplotlib.pyplot as plt
 
@@ -223,7 +230,7 @@ def plot_frontier(points: pd.DataFrame, tasks: pd.DataFrame, spec: FrontierSpec,
     return path
 
 
-def frontier(directory, objective: str | None = None, fairness: list[str] | None = None,
+def frontier(directory: str | os.PathLike[str], objective: str | None = None, fairness: list[str] | None = None,
              plot: bool = True) -> Frontier:
     """Aggregate the sweep in ``directory``: write ``frontier.csv``, ``frontier.json`` and ``frontier.png``.
 
@@ -255,7 +262,7 @@ def frontier(directory, objective: str | None = None, fairness: list[str] | None
     write_json_atomic(result.files["json"], payload)
     if plot:
         try:
-            import matplotlib  # noqa: F401
+            import matplotlib  # noqa: F401 -- only probes that the plot extra is installed
         except ImportError as exc:
             raise ConfigError("the frontier PNG needs matplotlib: pip install \"fairopt[plot]\" "
                               "(frontier.csv and frontier.json are written).") from exc

@@ -21,10 +21,12 @@ import os
 import re
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from types import ModuleType
+from typing import Any
 
 from fairopt.errors import ConfigError
 from fairopt.runs.base import Progress, no_progress
@@ -54,7 +56,7 @@ def split_values(text: str) -> list[str]:
     return [v for v in out if v != ""]
 
 
-def resolve_key(key: str, runner) -> str:
+def resolve_key(key: str, runner: ModuleType) -> str:
     """Full card key of a grid key: ``statistical_rate`` -> ``parameters.statistical_rate``.
 
     A key without a table is looked up in the formulation's ``[parameters]``, then ``[data]``,
@@ -77,7 +79,7 @@ def resolve_key(key: str, runner) -> str:
     raise ConfigError(f"--grid {key}: not a key of this card's parameters, data or solver{hint}")
 
 
-def parse_grid(texts: list[str] | dict[str, list], runner) -> dict[str, list[str]]:
+def parse_grid(texts: list[str] | dict[str, list], runner: ModuleType) -> dict[str, list[str]]:
     """``["statistical_rate=0.8,0.9"]`` (or a mapping) -> ``{"parameters.statistical_rate": ["0.8", "0.9"]}``.
 
     Values stay TOML text (``0.9``, ``"text"``, ``[1, 2]``) and are read like ``--set`` values.
@@ -155,8 +157,8 @@ def expand(grid: dict[str, list[str]], folds: int | None = None) -> list[Task]:
     keys = list(grid)
     tasks = []
     for combo in itertools.product(*(grid[k] for k in keys)):
-        overrides = [f"{k}={v}" for k, v in zip(keys, combo)]
-        values = {k: parse_override(o)[1] for k, o in zip(keys, overrides)}
+        overrides = [f"{k}={v}" for k, v in zip(keys, combo, strict=False)]
+        values = {k: parse_override(o)[1] for k, o in zip(keys, overrides, strict=False)}
         for fold in (range(folds) if folds else [None]):
             extra = [f"data.random_state={fold}"] if fold is not None else []
             tasks.append(Task(_slug(values, fold), values, overrides + extra, fold))
@@ -182,7 +184,7 @@ def run_task(payload: dict) -> dict:
     try:
         card = load_card(payload["card_path"], task["overrides"], payload.get("solver"), raw=payload["raw"])
         result = execute(card)
-    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+    except Exception as exc:
         result = {"card": payload["raw"].get("card", {}).get("name"), "card_path": payload["card_path"],
                   "formulation": payload["raw"].get("formulation", {}).get("name"), "status": "error",
                   "backend": None, "solver": None, "metrics": {}, "parameters": {},
@@ -209,7 +211,7 @@ def read_record(path: Path) -> dict | None:
     return rec if isinstance(rec, dict) else None
 
 
-def record_problem(rec, task_id: str | None = None, digest: str | None = None) -> str | None:
+def record_problem(rec: Any, task_id: str | None = None, digest: str | None = None) -> str | None:
     """Why ``rec`` is not a usable task record (``None`` if it is one).
 
     A record is a JSON object with a text ``status``, a ``metrics`` object of numbers (or null),
@@ -237,7 +239,8 @@ def record_problem(rec, task_id: str | None = None, digest: str | None = None) -
     if bad:
         return f"metric {bad[0]!r} is not a number"
     task = rec.get("task")
-    if not isinstance(task, dict) or not isinstance(task.get("id"), str) or not isinstance(task.get("values", {}), dict):
+    if (not isinstance(task, dict) or not isinstance(task.get("id"), str)
+            or not isinstance(task.get("values", {}), dict)):
         return "no 'task' object"
     if task_id is not None and task["id"] != task_id:
         return f"it belongs to task {task['id']!r}"
@@ -287,7 +290,8 @@ def plan_executor(executor: str, n_tasks: int, n_workers: int | None) -> tuple[s
     return executor, ""
 
 
-def run_sweep(card_path, grid, *, folds: int | None = None, executor: str = "serial", out=None,
+def run_sweep(card_path: str | os.PathLike[str], grid: list[str] | dict[str, list], *, folds: int | None = None,
+              executor: str = "serial", out: str | os.PathLike[str] | None = None,
               overrides: list[str] | None = None, solver: str | None = None, n_workers: int | None = None,
               progress: Progress = no_progress, processes: bool = True) -> SweepSummary:
     """Run (or resume) the sweep of ``card_path`` over ``grid``.
@@ -416,7 +420,7 @@ LOCK_NAME = ".sweep.lock"
 
 
 @contextmanager
-def sweep_lock(out: Path):
+def sweep_lock(out: Path) -> Iterator[Path]:
     """Hold ``OUT/.sweep.lock`` while a sweep writes into ``out``; a second sweep is refused.
 
     The lock is an exclusive ``flock`` on the file, which the system releases when its process
@@ -513,5 +517,6 @@ def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "seri
         return out
     with get_executor(executor, n_workers=n_workers) as ex:
         out += ex.map(fn, points[start:], shared=shared,
-                      progress=lambda d, t, s: progress((start + d) * steps, total, f"{start + d}/{len(points)} points"))
+                      progress=lambda d, t, s: progress((start + d) * steps, total,
+                                                        f"{start + d}/{len(points)} points"))
     return out

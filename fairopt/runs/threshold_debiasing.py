@@ -114,7 +114,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
         missing = {"score", "group"} - set(df.columns)
         if missing:
             raise DataValidationError(f"{data.path}: missing column(s) {sorted(missing)}.")
-        cut = int(round(len(df) * params.splits[1] / (params.splits[1] + params.splits[2])))
+        cut = round(len(df) * params.splits[1] / (params.splits[1] + params.splits[2]))
         post, test = split_rows(len(df), None, rng, sizes=[cut])
         parts = {"post": post, "test": test}
         lab = df["label"].to_numpy().astype(int) if "label" in df else None
@@ -214,15 +214,16 @@ def run(card, params: Parameters, data: Data, solver, progress: Progress) -> Run
         metrics["objective"] = sol.objective
         metrics["n_atoms"] = float(sol.q.shape[0])
         if np.allclose(deb.thresholds_, sol.theta):     # the paper's rule: the threshold is the dual
-            rows = [[str(g), float(t), float(r)] for g, t, r in zip(deb.groups_, deb.thresholds_, deb.fitted_rates_)]
+            rows = [[str(g), float(t), float(r)]
+                    for g, t, r in zip(deb.groups_, deb.thresholds_, deb.fitted_rates_, strict=False)]
             cols = ["group", "threshold = theta (price of fairness)", "fitted positive rate"]
         else:
             rows = [[str(g), float(t), float(th), float(r)] for g, t, th, r in
-                    zip(deb.groups_, deb.thresholds_, sol.theta, deb.fitted_rates_)]
+                    zip(deb.groups_, deb.thresholds_, sol.theta, deb.fitted_rates_, strict=False)]
             cols = ["group", "threshold", "theta (price of fairness)", "fitted positive rate"]
         tables = [Table("Per-group rule (fitting sample)", cols, rows)]
     else:
-        rows = [[str(g), float(tp), float(fp)] for g, tp, fp in zip(deb.groups_, sol.tpr, sol.fpr)]
+        rows = [[str(g), float(tp), float(fp)] for g, tp, fp in zip(deb.groups_, sol.tpr, sol.fpr, strict=False)]
         tables = [Table("Per-group fitted rates", ["group", "TPR", "FPR"], rows)]
     tables.append(Table("Test split before / after", ["metric", "before", "after"],
                         [[k, before[k], after[k]] for k in before]))

@@ -17,7 +17,6 @@ from fairopt.formulations.tv_repair import OptimizedPreprocessing, TVRepair
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
 
-
 #: what `fairopt frontier` plots: moved mass against the fairness reached
 FRONTIER = FrontierSpec("tv_distance", "min", {"statistical_rate_after": "max", "representation_rate_after": "max"})
 
@@ -166,7 +165,8 @@ def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, prog
     gap = {k: float(fav[k].max() - fav[k].min()) for k in ("before", "after")}
     share = model.q_group[model.groups]   # D is copied through: the representation rate never changes
     metrics = {"utility_loss": res.objective, "representation_rate_before": float(share.min() / share.max()),
-               "representation_rate_after": float(share.min() / share.max()), "statistical_rate_before": ratio["before"],
+               "representation_rate_after": float(share.min() / share.max()),
+               "statistical_rate_before": ratio["before"],
                "statistical_rate_after": ratio["after"], "rate_difference_before": gap["before"],
                "rate_difference_after": gap["after"], "d_objective_d_epsilon": res.d_objective_d_epsilon,
                "mapping_variables": float(model.n_variables), "dense_variables": float(model.n_dense),
@@ -181,6 +181,7 @@ def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, prog
                   ["pair", "sum |dual|", "d objective / d eps"],
                   [[r["pair"], r["sum_abs_dual"], r["d_objective_d_epsilon"]]
                    for r in res.price_of_fairness.to_dict(orient="records")])
+    assert res.solution is not None  # a solved mapping carries its solution
     return RunOutput(backend=res.solution.backend, solver=res.solution.solver, status=res.status,
                      metrics=metrics, build_seconds=res.build_seconds, solve_seconds=res.solve_seconds,
                      tables=[Table("Label rates before and after the mapping", ["quantity", "before", "after"],

@@ -10,7 +10,6 @@ import numpy as np
 
 from fairopt.errors import DataValidationError
 
-
 #: rows per chunk read from an in-memory or memory-mapped source (2**21 float64 rows = 16 MiB per column)
 CHUNK_ROWS = 1 << 21
 
@@ -172,7 +171,8 @@ def _read(a: np.ndarray, start: int, stop: int) -> np.ndarray:
     out = np.array(chunk)
     import mmap
     # byte range of the chunk inside the mapping, widened to whole pages
-    begin = chunk.__array_interface__["data"][0] - np.frombuffer(mm, dtype=np.uint8, count=1).__array_interface__["data"][0]
+    base = np.frombuffer(mm, dtype=np.uint8, count=1).__array_interface__["data"][0]
+    begin = chunk.__array_interface__["data"][0] - base
     end = begin + chunk.nbytes
     page = mmap.PAGESIZE
     lo = (begin // page) * page

@@ -20,5 +20,6 @@ from fairopt.formulations.constrained_classification.ramp import CellRamp, ramp,
 from fairopt.formulations.constrained_classification.sgd import ThresholdSGD, sgd_thresholds
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution
 
-__all__ = ["CellRamp", "FairLogLoss", "FairLogLossSolution", "IsotonicScoreMap", "RandomizedThresholdParity", "ScoreAtoms", "ThresholdSGD",
-           "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds", "smoothed_relu"]
+__all__ = ["CellRamp", "FairLogLoss", "FairLogLossSolution", "IsotonicScoreMap", "RandomizedThresholdParity",
+           "ScoreAtoms", "ThresholdSGD", "ThresholdSolution", "collapse_atoms", "ramp", "sgd_thresholds",
+           "smoothed_relu"]

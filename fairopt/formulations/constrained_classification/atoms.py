@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from fairopt.errors import DataValidationError
-from fairopt.stats._atoms import ScoreAtoms, merge_atoms
+from fairopt.stats._atoms import ScoreAtoms
+
+# merge_atoms is re-exported: the post-processing statistics import it from here
+from fairopt.stats._atoms import merge_atoms as merge_atoms
 
 
 def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None, labels=None,

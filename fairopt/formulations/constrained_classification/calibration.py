@@ -60,7 +60,7 @@ class IsotonicScoreMap:
     def __init__(self, per_group: bool = False):
         self.per_group = per_group
 
-    def fit(self, scores, y, groups, n_groups: int | None = None, sample_weight=None) -> "IsotonicScoreMap":
+    def fit(self, scores, y, groups, n_groups: int | None = None, sample_weight=None) -> IsotonicScoreMap:
         """Fit the isotonic regression(s) of ``y`` on ``scores``.
 
         Parameters

@@ -99,8 +99,7 @@ class RandomizedThresholdCovariance:
     def _finish(self, theta, backend, solver, t0, **info) -> ThresholdSolution:
         at = self.atoms
         q = np.clip((at.score - theta[self.sub] * self.z) / self.gamma, 0.0, 1.0)
-        cov = np.bincount(self.sub, weights=at.weight * self.z * q, minlength=self.n_subgroups)
-        cov /= self.subgroup_weight
+        cov = np.bincount(self.sub, weights=at.weight * self.z * q, minlength=self.n_subgroups) / self.subgroup_weight
         obj = float(np.sum(at.weight * (0.5 * self.gamma * q * q - at.score * q)) / at.weight.sum())
         th = self.cell_thresholds(theta)
         return ThresholdSolution(thresholds=th, tie_probs=np.zeros_like(th), theta=np.asarray(theta, float),

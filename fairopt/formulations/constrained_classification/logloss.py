@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,11 +43,19 @@ from scipy.special import expit
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification import logloss_forms as forms
 from fairopt.formulations.constrained_classification.logloss_fairness import (
-    FairnessRows, approximator, exact_lambda, fairness_rows, no_truncation_interval, truncate)
+    FairnessRows,
+    approximator,
+    exact_lambda,
+    fairness_rows,
+    no_truncation_interval,
+    truncate,
+)
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
-from fairopt.modeling.smooth import (NativeResult, SmoothProblem, SmoothSolution, lbfgs,
-                                     solve_smooth)
+from fairopt.modeling.smooth import NativeResult, SmoothProblem, SmoothSolution, lbfgs, solve_smooth
 from fairopt.modeling.solution import Status
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: training gap of group means the Newton polish drives below
 GAP_TOL = 1e-11
@@ -144,8 +153,9 @@ class FairLogLoss:
 
     name = "fair_logloss"
 
-    def __init__(self, X, y, group, constraint="demographic_parity", C: float = 0.01,
-                 fit_intercept: bool = True, n_groups: int | None = None):
+    def __init__(self, X: ArrayLike | sp.spmatrix, y: ArrayLike, group: ArrayLike,
+                 constraint: str | None = "demographic_parity", C: float = 0.01,
+                 fit_intercept: bool = True, n_groups: int | None = None) -> None:
         if not np.isfinite(C) or C < 0:
             raise DataValidationError(f"C must be finite and >= 0, got {C}.")
         X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -177,7 +187,8 @@ class FairLogLoss:
         return self.X.shape[1]
 
     # ----------------------------------------------------------------------- oracles
-    def terms(self, theta, lam=None, orders=None) -> tuple[RowTerms, list | None]:
+    def terms(self, theta: np.ndarray, lam: np.ndarray | None = None,
+              orders: list | None = None) -> tuple[RowTerms, list | None]:
         """Predictor and approximator at θ and λ (default: the exact λ*(θ))."""
         s = self.X @ theta
         pe, pe_bar = expit(s), expit(-s)
@@ -196,7 +207,7 @@ class FairLogLoss:
                         np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
                                  np.logaddexp(0.0, t.s))) - self.y * t.s
 
-    def regulariser(self, theta) -> float:
+    def regulariser(self, theta: np.ndarray) -> float:
         """Value of the L2 penalty ``C/2 * ||theta||^2`` on the penalised coordinates.
 
         Parameters
@@ -211,17 +222,17 @@ class FairLogLoss:
         """
         return 0.5 * self.C * float(np.sum(self.penalized * theta * theta))
 
-    def gradient(self, theta, t: RowTerms) -> np.ndarray:
+    def gradient(self, theta: np.ndarray, t: RowTerms) -> np.ndarray:
         """``Xᵀ(q − y)/n + C θ_pen`` (envelope theorem; ∇J at λ*, ∇_θ V at any fixed λ)."""
         return self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
 
-    def objective(self, theta, lam=None) -> float:
+    def objective(self, theta: np.ndarray, lam: np.ndarray | None = None) -> float:
         """``J(θ)`` (``lam=None``), or ``V(θ, λ) + (C/2)‖θ_pen‖²`` at a fixed λ."""
         t, _ = self.terms(theta, lam)
         extra = 0.0 if lam is None else float(np.mean(t.c * t.P))
         return float(np.mean(self.row_losses(t))) + extra + self.regulariser(theta)
 
-    def saddle_residual(self, theta, lam) -> tuple[float, float, RowTerms]:
+    def saddle_residual(self, theta: np.ndarray, lam: np.ndarray) -> tuple[float, float, RowTerms]:
         """``(‖∇_θ V + Cθ_pen‖∞, ‖gaps‖∞)`` at ``(θ, λ)``: both zero exactly at the saddle."""
         t, _ = self.terms(theta, lam)
         g = self.gradient(theta, t)
@@ -234,7 +245,7 @@ class FairLogLoss:
         return grad_norm <= tol and gap_norm <= tol
 
     # ----------------------------------------------------------------------- forms
-    def build(self, backend: str = "cvxpy"):
+    def build(self, backend: str = "cvxpy") -> Any:
         """The joint convex form as a ``cvxpy.Problem`` or a pyomo ``ConcreteModel``."""
         b = backend.split(":")[0].lower()
         if b == "cvxpy":
@@ -243,7 +254,7 @@ class FairLogLoss:
             return self.to_problem().to_pyomo().model
         raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
 
-    def to_problem(self) -> "FairLogLossProblem":
+    def to_problem(self) -> FairLogLossProblem:
         """Wrap the model as a smooth problem for :func:`fairopt.modeling.smooth.solve_smooth`.
 
         Returns
@@ -331,7 +342,7 @@ class FairLogLoss:
             rule=FairLogLossRule(theta.copy(), np.asarray(lam, float).copy(), self.rows.table,
                                  self.fit_intercept, any(v is not None for v in self.rows.label_value)))
 
-    def exact_fairness(self, theta, lam, tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    def exact_fairness(self, theta: np.ndarray, lam: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
         """Post-solve step for any back end: ``(θ, λ, θ moved)`` at which ℙ's training gaps are
         at most ``FAIR_TOL``, keeping the saddle's stationarity within ``max(tol, back end's)``.
 
@@ -360,7 +371,8 @@ class FairLogLoss:
         return theta, lam, False
 
     # ----------------------------------------------------------------------- native
-    def semismooth_newton(self, theta, lam, tol: float, max_iter: int = 50, deadline=None):
+    def semismooth_newton(self, theta: np.ndarray, lam: np.ndarray, tol: float, max_iter: int = 50,
+                          deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Semismooth Newton on the saddle conditions ``F(θ, λ) = 0`` (see module docstring).
 
         Returns ``(θ, λ, residual, iterations)``; backtracks on ``‖F‖₂``; stops at ``deadline``
@@ -378,7 +390,7 @@ class FairLogLoss:
         it = 0
         for it in range(1, max_iter + 1):
             gap = np.max(np.abs(Fz[d:]), initial=0.0)     # the polish drives gaps to GAP_TOL
-            if self.certified(np.max(np.abs(Fz[:d])), gap, tol) and gap <= GAP_TOL \
+            if (self.certified(np.max(np.abs(Fz[:d])), gap, tol) and gap <= GAP_TOL) \
                     or (deadline is not None and time.perf_counter() >= deadline):
                 return theta, lam, Fz, it - 1
             untr = ~t.truncated
@@ -404,7 +416,7 @@ class FairLogLoss:
             theta, lam, Fz, t = theta + a * step[:d], lam + a * step[d:], Fn, tn
         return theta, lam, Fz, it
 
-    def kink_multiplier(self, theta) -> np.ndarray:
+    def kink_multiplier(self, theta: np.ndarray) -> np.ndarray:
         """Least-squares λ on the kink: ``argmin ‖∇LR + Cθ + Σλ_r∇d_r‖`` clipped to the
         no-truncation interval (the note's step 2), used to start the Newton polish."""
         t, _ = self.terms(theta, np.zeros(self.rows.n_rows))
@@ -435,17 +447,17 @@ class FairLogLossProblem(SmoothProblem):
     certifies = False
     #: gradient norm at which L-BFGS hands over to the Newton polish: early while a Newton step
     #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
-    switch_tol = {True: 3e-2, False: 1e-6}
+    switch_tol: ClassVar[dict[bool, float]] = {True: 3e-2, False: 1e-6}
 
     def __init__(self, model: FairLogLoss):
         self.model = model
         self.blocks = {"theta": slice(0, model.dim)}
-        self._orders = None
+        self._orders: list | None = None   # sort orders of the last step, reused as a warm start
 
     def initial_point(self) -> np.ndarray:
         return np.zeros(self.model.dim)
 
-    def value_grad(self, theta):
+    def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         m = self.model
         if not m.rows.binary:
             raise ConfigError("the exact λ*(θ) step compares two groups; with more groups use "
@@ -453,7 +465,7 @@ class FairLogLossProblem(SmoothProblem):
         t, self._orders = m.terms(np.asarray(theta, float), None, self._orders)
         return float(np.mean(m.row_losses(t))) + m.regulariser(theta), m.gradient(theta, t)
 
-    def native_solve(self, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+    def native_solve(self, x0: np.ndarray, tol: float, max_iter: int, deadline: float | None) -> NativeResult:
         """L-BFGS on ``J`` (exact λ*), then the semismooth-Newton saddle polish if needed."""
         from threadpoolctl import threadpool_limits
 
@@ -462,6 +474,7 @@ class FairLogLossProblem(SmoothProblem):
             # L-BFGS to moderate accuracy; the semismooth Newton polish converges fast from there
             res = lbfgs(self, x0, max(tol, self.switch_tol[m.dim <= 300]), max_iter, deadline, maxcor=20)
             theta = res.x
+            assert theta is not None  # L-BFGS always reports its last iterate
             lam = m.terms(theta)[0].lam
             best = m.saddle_residual(theta, lam)[:2]
             log = [res.log, f"L-BFGS: {res.iterations} iterations, saddle residual {best}"]
@@ -499,10 +512,10 @@ class FairLogLossProblem(SmoothProblem):
         return NativeResult(theta, res.iterations + newton_iters, status, "\n".join(log),
                             "lbfgs+exact-lambda", primal={"lambda": lam})
 
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> Any:
         m = self.model
         return forms.build_cvxpy(m.X, m.y, m.rows.coef, m.C, m.penalized)
 
-    def to_pyomo(self):
+    def to_pyomo(self) -> Any:
         m = self.model
         return forms.build_pyomo(m.X, m.y, m.rows.coef, m.C, m.penalized)

@@ -121,6 +121,7 @@ def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
             table[k, k, :] += n / sizes[k]
         return FairnessRows([f"{constraint}:group={k}" for k in range(K - 1)], table, group, y,
                             False, [None] * (K - 1))
+    conds: list[tuple[str, tuple[int, ...], int | None]]
     if constraint == "demographic_parity":
         conds = [(constraint, (0, 1), None)]
     elif constraint == "equal_opportunity":

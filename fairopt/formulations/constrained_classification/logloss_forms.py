@@ -65,7 +65,8 @@ def build_pyomo(X, y, coef, C: float, penalized: np.ndarray) -> PyomoForm:
 
     def score(model, i):
         lo, hi = X.indptr[i], X.indptr[i + 1]
-        return pyo.quicksum(float(v) * model.theta[int(j)] for v, j in zip(X.data[lo:hi], X.indices[lo:hi]))
+        return pyo.quicksum(float(v) * model.theta[int(j)]
+                            for v, j in zip(X.data[lo:hi], X.indices[lo:hi], strict=True))
 
     m.score = pyo.Expression(m.I, rule=score)
     m.epigraph_1 = pyo.Constraint(m.I, rule=lambda mdl, i: mdl.score[i] - pyo.log(mdl.p[i]) <= mdl.t[i])

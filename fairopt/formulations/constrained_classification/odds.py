@@ -26,8 +26,8 @@ import scipy.sparse as sp
 
 from fairopt.criteria import resolve
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.registry import SolverSpec, default_backend
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
+from fairopt.modeling.registry import SolverSpec, default_backend
 
 CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
 #: increments below this are dropped from the deployed step rule

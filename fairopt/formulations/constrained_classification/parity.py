@@ -148,7 +148,7 @@ class RandomizedThresholdParity:
         self.group_weight = nk
         self._ramps: list[CellRamp] | None = None
 
-    def with_parameters(self, eps: float | None = None, rho="keep") -> "RandomizedThresholdParity":
+    def with_parameters(self, eps: float | None = None, rho="keep") -> RandomizedThresholdParity:
         """Same data and ``gamma`` with another ``eps`` / ``rho``; the sorted per-group tables
         are shared, so a sweep over ``rho`` costs ``O(K log n)`` per point."""
         other = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps if eps is None else eps,

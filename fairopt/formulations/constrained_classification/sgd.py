@@ -20,6 +20,8 @@ batch gets a full step, however rare it is), and the deployed thresholds are *ta
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fairopt.errors import ConfigError
@@ -70,8 +72,9 @@ class ThresholdSGD:
         self.mu = np.zeros(self.n_cells)
         self.n_steps = 0
         # two-window tail average: the current window and the last completed one
-        self._win = [np.zeros(self.n_cells), 0]
-        self._prev = [np.zeros(self.n_cells), 0]
+        # [sum of the iterates, their count] of the current and previous averaging windows
+        self._win: list[Any] = [np.zeros(self.n_cells), 0]
+        self._prev: list[Any] = [np.zeros(self.n_cells), 0]
 
     @property
     def theta(self) -> np.ndarray:
@@ -106,7 +109,7 @@ class ThresholdSGD:
         if self._win[1] >= max(1, self._prev[1]) and self._win[1] >= self.n_steps // 2:
             self._prev, self._win = self._win, [np.zeros(self.n_cells), 0]
 
-    def partial_fit(self, scores, cells, z=None, batch_size: int = 256) -> "ThresholdSGD":
+    def partial_fit(self, scores, cells, z=None, batch_size: int = 256) -> ThresholdSGD:
         """Consume a chunk of a stream in order, ``batch_size`` rows per step."""
         scores = np.asarray(scores, dtype=float).reshape(-1)
         cells = np.asarray(cells, dtype=np.int64).reshape(-1)

@@ -16,17 +16,37 @@ sampler    exact vectorised mixture sampler and the paper's sequential sampler
 model      the ``MaxEnt`` formulation, its solution and the fitted distribution
 """
 from fairopt.formulations.maxent.encoding import Encoding
-from fairopt.formulations.maxent.model import (MaxEnt, MaxEntDistribution, MaxEntSolution, PRIORS,
-                                               TARGETS)
+from fairopt.formulations.maxent.model import PRIORS, TARGETS, MaxEnt, MaxEntDistribution, MaxEntSolution
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState, brute_force, enumerate_domain
-from fairopt.formulations.maxent.priors import (balanced_target, collapse, data_weights,
-                                                fair_reweighting, target_from_weights,
-                                                validate_target)
+from fairopt.formulations.maxent.priors import (
+                                               balanced_target,
+                                               collapse,
+                                               data_weights,
+                                               fair_reweighting,
+                                               target_from_weights,
+                                               validate_target,
+)
 from fairopt.formulations.maxent.solvers import BACKENDS, build_cvxpy, build_pyomo, full_violation
 
 __all__ = [
-    "BACKENDS", "DualOracle", "Encoding", "MaxEnt", "MaxEntDistribution", "MaxEntSolution",
-    "MixtureState", "PRIORS", "TARGETS", "balanced_target", "brute_force", "build_cvxpy",
-    "build_pyomo", "collapse", "data_weights", "enumerate_domain", "fair_reweighting",
-    "full_violation", "target_from_weights", "validate_target",
+                                               "BACKENDS",
+                                               "PRIORS",
+                                               "TARGETS",
+                                               "DualOracle",
+                                               "Encoding",
+                                               "MaxEnt",
+                                               "MaxEntDistribution",
+                                               "MaxEntSolution",
+                                               "MixtureState",
+                                               "balanced_target",
+                                               "brute_force",
+                                               "build_cvxpy",
+                                               "build_pyomo",
+                                               "collapse",
+                                               "data_weights",
+                                               "enumerate_domain",
+                                               "fair_reweighting",
+                                               "full_violation",
+                                               "target_from_weights",
+                                               "validate_target",
 ]

@@ -14,13 +14,13 @@ built-in counts tables (rows expanded and shuffled with a fixed seed, since file
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from fairopt.data import (ADULT_SPEC, COMPAS_SPEC, Attribute, Domain, data_home, load_adult,
-                          load_builtin, load_compas)
+from fairopt.data import ADULT_SPEC, COMPAS_SPEC, Attribute, Domain, data_home, load_adult, load_builtin, load_compas
 from fairopt.errors import ConfigError
 
 _INF = float("inf")
@@ -29,8 +29,8 @@ N_CHARGE_DESCRIPTIONS = 50
 
 #: bins of the numeric COMPAS columns in the large domain (half-open [a, b))
 LARGE_BINS = {
-    "age": [18, 20] + list(range(21, 60)) + [60, 62, 64, 66, 69, 72, _INF],
-    "priors_count": list(range(0, 21)) + [21, 24, 27, _INF],
+    "age": [18, 20, *range(21, 60), 60, 62, 64, 66, 69, 72, _INF],
+    "priors_count": [*range(0, 21), 21, 24, 27, _INF],
     "juv_fel_count": [0, 1, 2, 3, 4, _INF],
     "juv_misd_count": [0, 1, 2, 3, 4, _INF],
     "juv_other_count": [0, 1, 2, 3, 4, _INF],
@@ -71,7 +71,7 @@ class PaperData:
 
 def _labels(edges) -> tuple:
     out = []
-    for a, b in zip(edges, edges[1:]):
+    for a, b in itertools.pairwise(edges):
         if b == _INF:
             out.append(f"{int(a)}+")
         elif b - a == 1:
@@ -93,7 +93,7 @@ def compas_large_domain(raw: pd.DataFrame) -> Domain:
         Attribute("decile_score", tuple(range(1, 11))),
         Attribute("age_cat", ("Less than 25", "25 - 45", "Greater than 45")),
         Attribute("c_charge_degree", ("F", "M")),
-        Attribute("c_charge_desc", tuple(sorted(top)) + ("Other",)),
+        Attribute("c_charge_desc", (*sorted(top), "Other")),
         Attribute("score_text", ("Low", "Medium", "High")),
         Attribute("two_year_recid", (0, 1)),
     ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 
@@ -55,7 +56,7 @@ class Encoding:
     _phis: tuple = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> "Encoding":
+    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> Encoding:
         """Validate and build an encoding (``kinds`` may be one string for all attributes)."""
         n_levels = tuple(int(k) for k in n_levels)
         F = len(n_levels)
@@ -71,7 +72,7 @@ class Encoding:
         names = tuple(names) if names is not None else tuple(f"x{f}" for f in range(F))
         if len(names) != F:
             raise DataValidationError("names must have one entry per attribute.")
-        vals = []
+        vals: list[np.ndarray | None] = []
         for f in range(F):
             if kinds[f] == "scalar":
                 v = (np.arange(n_levels[f], dtype=float) if values is None or values[f] is None
@@ -88,7 +89,9 @@ class Encoding:
                 phi = np.zeros((n_levels[f], n_levels[f] - 1))
                 phi[np.arange(1, n_levels[f]), np.arange(n_levels[f] - 1)] = 1.0
             else:
-                phi = vals[f][:, None].copy()
+                level_values = vals[f]
+                assert level_values is not None  # every scalar attribute got its values above
+                phi = level_values[:, None].copy()
             phi.setflags(write=False)
             phis.append(phi)
         return cls(n_levels, kinds, tuple(vals), names, tuple(phis))
@@ -194,7 +197,7 @@ class Encoding:
         return sp.csr_matrix((v[order], c[order].astype(np.int32 if self.dim < 2**31 else np.int64),
                               indptr), shape=(n, self.dim))
 
-    def check_codes(self, codes: np.ndarray) -> np.ndarray:
+    def check_codes(self, codes: ArrayLike) -> np.ndarray:
         """Return ``codes`` as a C-contiguous int64 array after integrality and range checks.
 
         Float codes are accepted only when every entry is a whole number (never truncated).

@@ -7,7 +7,9 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +23,11 @@ from fairopt.formulations.maxent.solvers import MaxEntDual, build_cvxpy, build_p
 from fairopt.metrics._validation import check_weights
 from fairopt.modeling.smooth import solve_smooth
 from fairopt.modeling.solution import Solution
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import SolverSpec
 
 PRIORS = ("reweighted", "data")
 TARGETS = ("weighted", "balanced", "data", "prior")
@@ -106,11 +113,12 @@ class MaxEntDistribution:
         """``KL(p || q) = <λ, E_p[α]> − log Z`` (equals ``−h(λ*)`` at the optimum)."""
         return float(self.lam @ self.state.mean - self.state.log_z)
 
-    def log_prob(self, codes) -> np.ndarray:
+    def log_prob(self, codes: ArrayLike) -> np.ndarray:
         """``log p(x)`` for code rows (exact; support looked up in a hash)."""
         return self.oracle.log_prob(self.state, codes)
 
-    def sample(self, n: int, random_state=None, method: str = "mixture") -> np.ndarray:
+    def sample(self, n: int, random_state: int | np.random.Generator | None = None,
+               method: str = "mixture") -> np.ndarray:
         """Draw ``n`` code rows exactly; ``method`` is ``"mixture"`` or ``"sequential"``."""
         rng = as_generator(random_state)
         if method == "mixture":
@@ -197,9 +205,10 @@ class MaxEnt:
 
     name = "maxent"
 
-    def __init__(self, codes, encoding: Encoding, *, label: int, protected: int, C: float = 0.5,
-                 prior="reweighted", target="weighted", tau=1.0, sample_weight=None,
-                 theta_smoothing: float = 0.0, level_names=None):
+    def __init__(self, codes: ArrayLike, encoding: Encoding, *, label: int, protected: int, C: float = 0.5,
+                 prior: str | ArrayLike = "reweighted", target: str | ArrayLike | Mapping[str, Any] = "weighted",
+                 tau: float | Sequence[float] = 1.0, sample_weight: ArrayLike | None = None,
+                 theta_smoothing: float = 0.0, level_names: Sequence[Sequence[Any]] | None = None) -> None:
         enc = encoding
         codes = enc.check_codes(codes)
         if codes.shape[0] == 0:
@@ -273,7 +282,7 @@ class MaxEnt:
         """The prior ``q`` as a distribution (``λ = 0``)."""
         return MaxEntDistribution(self.oracle(), np.zeros(self.encoding.dim))
 
-    def build(self, backend: str = "cvxpy"):
+    def build(self, backend: str = "cvxpy") -> Any:
         """The dual as a ``cvxpy.Problem`` (``backend="cvxpy"``) or a pyomo ``ConcreteModel``."""
         b = backend.split(":")[0].lower()
         if b == "cvxpy":
@@ -295,7 +304,7 @@ class MaxEnt:
             "blocks": {"lambda": enc.dim, "marginals": enc.dim},
         }
 
-    def solve(self, solver="native", tol: float = 1e-8, max_iter: int = 100,
+    def solve(self, solver: str | SolverSpec = "native", tol: float = 1e-8, max_iter: int = 100,
               options: dict | None = None) -> MaxEntSolution:
         """Minimise the dual and return the fitted distribution.
 
@@ -338,6 +347,7 @@ class MaxEnt:
         return {"statistical_rate": dist.statistical_rate(self.label, self.protected, pos_level),
                 "representation_rate": dist.representation_rate(self.protected)}
 
-    def sequential_reference(self, dist: MaxEntDistribution, n: int, random_state=None):
+    def sequential_reference(self, dist: MaxEntDistribution, n: int,
+                             random_state: int | np.random.Generator | None = None) -> np.ndarray:
         """Samples from the paper's sequential sampler (reference implementation)."""
         return dist.sample(n, random_state, method="sequential")

@@ -23,6 +23,7 @@ from itertools import product
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from fairopt.errors import DataValidationError
@@ -169,9 +170,9 @@ class DualOracle:
             for f in range(F - 1):      # pairs (f, g > f); the diagonal is the level histogram
                 keys = flat[f] * L + flat[f + 1:]
                 J += np.bincount(keys.ravel(), weights=np.tile(r, F - f - 1), minlength=L * L)
-        J = J.reshape(L, L)
-        J = J + J.T + np.diag(self.support_level_histogram(rho))
-        return self._phi_full.T @ J @ self._phi_full
+        pairs = J.reshape(L, L)
+        pairs = pairs + pairs.T + np.diag(self.support_level_histogram(rho))
+        return self._phi_full.T @ pairs @ self._phi_full
 
     # ------------------------------------------------------------------ state
     def state(self, lam: np.ndarray) -> MixtureState:
@@ -183,7 +184,7 @@ class DualOracle:
         d = enc.dim
         if self.has_u:
             lse = np.array([logsumexp(a) for a in scores])
-            P = [np.exp(a - l) for a, l in zip(scores, lse)]
+            P = [np.exp(a - z) for a, z in zip(scores, lse, strict=True)]
             log_zu = float(np.sum(lse - self._log_k))
             mean_u = enc.moments_from_level_probs(P)
         else:
@@ -332,7 +333,7 @@ class DualOracle:
             J = J + (1.0 - st.pi) * np.bincount(cell, weights=st.rho, minlength=kf * kg).reshape(kf, kg)
         return J
 
-    def log_prob(self, st: MixtureState, codes: np.ndarray) -> np.ndarray:
+    def log_prob(self, st: MixtureState, codes: ArrayLike) -> np.ndarray:
         """``log p_λ(x)`` of arbitrary code rows, using a hash of the support."""
         enc = self.enc
         codes = enc.check_codes(codes)
@@ -375,7 +376,7 @@ def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
     for k in n_levels:
         total *= int(k)
     if total < 2 ** 62:
-        radix = np.cumprod([1] + [int(k) for k in n_levels[::-1]][:-1])[::-1].astype(np.int64)
+        radix = np.cumprod([1, *[int(k) for k in n_levels[::-1]][:-1]])[::-1].astype(np.int64)
         return codes.astype(np.int64) @ radix
     view = np.ascontiguousarray(codes.astype(np.int64))
     return view.view(np.dtype((np.void, view.dtype.itemsize * view.shape[1]))).reshape(-1)

@@ -21,7 +21,7 @@ protected block replaced by equal shares.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def _radix(codes: np.ndarray) -> np.ndarray | None:
         total *= k
     if total >= 2 ** 62:
         return None
-    return np.cumprod([1] + sizes[::-1][:-1])[::-1].astype(np.int64)
+    return np.cumprod([1, *sizes[::-1][:-1]])[::-1].astype(np.int64)
 
 
 def _cells(points: np.ndarray, label: int, protected: int):
@@ -254,7 +254,7 @@ def target_from_user(theta, enc: Encoding) -> list[np.ndarray]:
         blocks = [np.atleast_1d(np.asarray(t, dtype=float)) for t in theta]
     else:
         flat = np.asarray(theta, dtype=float).reshape(-1)
-        sizes = [k if kind == "onehot" else 1 for k, kind in zip(enc.n_levels, enc.kinds)]
+        sizes = [k if kind == "onehot" else 1 for k, kind in zip(enc.n_levels, enc.kinds, strict=False)]
         if flat.size != sum(sizes):
             raise DataValidationError(
                 f"a flat target needs {sum(sizes)} entries (all one-hot levels and one mean per "

@@ -56,6 +56,7 @@ def sample_sequential(oracle: DualOracle, st: MixtureState, n: int, rng: np.rand
         logits_u = log_cu + prefix_score[:, None] + scores[j][None, :] + tail
         logits = logits_u
         if oracle.has_w:
+            assert log_sw is not None  # computed above when the oracle has a data branch
             lev = enc.n_levels[:j]
             skey = _row_keys(oracle.points[:, :j], lev) if j else np.zeros(len(log_sw), np.int64)
             xkey = _row_keys(out[:, :j], lev) if j else np.zeros(n, np.int64)

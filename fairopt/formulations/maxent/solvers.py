@@ -221,7 +221,7 @@ def build_pyomo(oracle: DualOracle):
             return pyo.quicksum(
                 pyo.exp(pyo.quicksum(float(c) * model.lam[int(j)]
                                      for c, j in zip(phi.data[phi.indptr[v]:phi.indptr[v + 1]],
-                                                     cols[phi.indices[phi.indptr[v]:phi.indptr[v + 1]]])))
+                                                     cols[phi.indices[phi.indptr[v]:phi.indptr[v + 1]]], strict=False)))
                 for v in range(enc.n_levels[f])) / enc.n_levels[f]
 
         m.level_sum = pyo.Expression(m.F, rule=level_sum)
@@ -237,7 +237,7 @@ def build_pyomo(oracle: DualOracle):
         def score(model, i):
             lo, hi = S.indptr[i], S.indptr[i + 1]
             return pyo.quicksum(float(c) * model.lam[int(j)]
-                                for c, j in zip(S.data[lo:hi], S.indices[lo:hi]))
+                                for c, j in zip(S.data[lo:hi], S.indices[lo:hi], strict=False))
 
         m.score = pyo.Expression(m.P, rule=score)
         parts.append((1.0 - oracle.C) * pyo.quicksum(m.weight[i] * pyo.exp(m.score[i]) for i in m.P))

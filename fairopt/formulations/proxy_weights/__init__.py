@@ -7,11 +7,24 @@ and imbalance metrics and the η-interpolation of the baselines.
 """
 from fairopt.formulations.proxy_weights.model import ProxyWeights, ProxyWeightsResult
 from fairopt.formulations.proxy_weights.programs import (
-    acceptance_program, hull_distance_l1, hull_membership_program, max_acceptance_weights,
-    p1_program, project_simplex, solve_native, solve_p1)
+    acceptance_program,
+    hull_distance_l1,
+    hull_membership_program,
+    max_acceptance_weights,
+    p1_program,
+    project_simplex,
+    solve_native,
+    solve_p1,
+)
 from fairopt.formulations.proxy_weights.sampling import (
-    conditional_matrix, disclosivity, filtered_distribution, imbalance, interpolate_proxy,
-    membership_matrix, sampling_probabilities)
+    conditional_matrix,
+    disclosivity,
+    filtered_distribution,
+    imbalance,
+    interpolate_proxy,
+    membership_matrix,
+    sampling_probabilities,
+)
 
 __all__ = ["ProxyWeights", "ProxyWeightsResult", "acceptance_program", "conditional_matrix",
            "disclosivity", "filtered_distribution", "hull_distance_l1", "hull_membership_program",

@@ -8,10 +8,16 @@ import numpy as np
 
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights.programs import (
-    check_conditional_matrix, hull_distance_l1, max_acceptance_weights, p1_program, solve_p1,
-    uniform_target)
+    check_conditional_matrix,
+    hull_distance_l1,
+    max_acceptance_weights,
+    p1_program,
+    solve_p1,
+    uniform_target,
+)
 from fairopt.formulations.proxy_weights.sampling import imbalance, sampling_probabilities
-from fairopt.modeling import Solution
+from fairopt.modeling import Program, Solution, SolverSpec
+from fairopt.modeling.program import ProgramSummary
 
 
 @dataclass
@@ -111,11 +117,11 @@ class ProxyWeights:
         if not self.live.any():
             raise DataValidationError(f"every cell has mass ≤ min_cell_mass = {self.min_cell_mass}.")
 
-    def build(self, form: str = "lifted"):
+    def build(self, form: str = "lifted") -> Program:
         """The P1/P1′ :class:`~fairopt.modeling.Program` over the live cells."""
         return p1_program(self.A[self.live], relaxed=self.relaxed, form=form, name=self.name)
 
-    def summary(self):
+    def summary(self) -> ProgramSummary:
         """Describe the built program (blocks, sizes, problem class).
 
         Returns
@@ -125,11 +131,11 @@ class ProxyWeights:
         """
         return self.build().summary()
 
-    def hull_distance_l1(self, solver="highs") -> float:
+    def hull_distance_l1(self, solver: str | SolverSpec = "highs") -> float:
         """P3 optimum: ℓ₁ distance of U from C(A) over live cells (0 iff U ∈ C(A))."""
         return hull_distance_l1(self.A[self.live], solver)
 
-    def solve(self, solver="highs") -> ProxyWeightsResult:
+    def solve(self, solver: str | SolverSpec = "highs") -> ProxyWeightsResult:
         """Solve for the proxy weights and the sampling probabilities.
 
         Parameters

@@ -26,13 +26,14 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, SolverSpec, Status
 from fairopt.modeling.solution import Solution
 
 
-def check_conditional_matrix(A) -> np.ndarray:
+def check_conditional_matrix(A: ArrayLike) -> np.ndarray:
     """Return ``A`` as a float (ℓ, K) array after checking that its rows are distributions."""
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 2:
@@ -61,7 +62,7 @@ def default_form(backend: str) -> str:
     return "condensed" if backend in ("highs", "pyomo") else "lifted"
 
 
-def p1_program(A, relaxed: bool = False, target=None, form: str = "lifted",
+def p1_program(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None = None, form: str = "lifted",
                name: str = "proxy_weights") -> Program:
     """P1 (or P1′ if ``relaxed``); the objective equals ``‖Aᵀq − u‖²`` in both forms.
 
@@ -98,7 +99,7 @@ def p1_program(A, relaxed: bool = False, target=None, form: str = "lifted",
     return prog
 
 
-def hull_membership_program(A, target=None, name: str = "hull_membership") -> Program:
+def hull_membership_program(A: ArrayLike, target: ArrayLike | None = None, name: str = "hull_membership") -> Program:
     """P3 as a phase-I LP; optimum 0 iff the target lies in the convex hull of A's rows.
 
     Examples
@@ -123,7 +124,8 @@ def hull_membership_program(A, target=None, name: str = "hull_membership") -> Pr
     return prog
 
 
-def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max_acceptance") -> Program:
+def acceptance_program(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike, tol: float = 1e-7,
+                       name: str = "max_acceptance") -> Program:
     """The LP ``min t`` over optimal q (``|Aᵀq − p*| ≤ tol``) with ``q_j ≤ t·r̂_j``.
 
     Examples
@@ -137,7 +139,7 @@ def acceptance_program(A, cell_mass, p_star, tol: float = 1e-7, name: str = "max
     True
     """
     A = check_conditional_matrix(A)
-    ell, K = A.shape
+    ell = A.shape[0]
     r_hat = np.asarray(cell_mass, dtype=float)
     p_star = np.asarray(p_star, dtype=float)
     prog = Program(name)
@@ -169,7 +171,7 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     return np.maximum(v - css[rho - 1] / rho, 0.0)
 
 
-def solve_native(A, relaxed: bool = False, target=None, tol: float = 1e-13,
+def solve_native(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None = None, tol: float = 1e-13,
                  max_iter: int = 200_000) -> tuple[np.ndarray, int, bool]:
     """Accelerated projected gradient on the condensed form ``f(q) = ‖Aᵀq − u‖²``.
 
@@ -211,7 +213,8 @@ def solve_native(A, relaxed: bool = False, target=None, tol: float = 1e-13,
     return q, max_iter, False
 
 
-def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
+def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec = "highs",
+             target: ArrayLike | None = None,
              form: str | None = None) -> tuple[np.ndarray, Solution]:
     """Solve P1/P1′ with any QP back end or ``"native"``; return ``(q, solution)``.
 
@@ -255,7 +258,7 @@ def solve_p1(A, relaxed: bool = False, solver="highs", target=None,
     return q, sol
 
 
-def hull_distance_l1(A, solver="highs", target=None) -> float:
+def hull_distance_l1(A: ArrayLike, solver: str | SolverSpec = "highs", target: ArrayLike | None = None) -> float:
     """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside).
 
     Examples
@@ -269,7 +272,8 @@ def hull_distance_l1(A, solver="highs", target=None) -> float:
     return float(hull_membership_program(A, target).solve(solver, require_optimal=True).objective)
 
 
-def max_acceptance_weights(A, cell_mass, p_star, solver="highs", tol: float = 1e-9) -> np.ndarray:
+def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike,
+                           solver: str | SolverSpec = "highs", tol: float = 1e-9) -> np.ndarray:
     """q on the optimal face of P1/P1′ that minimises ``max_j q_j/r̂_j`` (acceptance LP).
 
     HiGHS runs with primal feasibility tolerance ``tol/10`` so the face is kept to ``tol``.

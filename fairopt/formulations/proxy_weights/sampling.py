@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 
 
-def membership_matrix(cells, n_cells: int | None = None) -> np.ndarray | sp.csr_matrix:
+def membership_matrix(cells: ArrayLike | sp.spmatrix,
+                      n_cells: int | None = None) -> np.ndarray | sp.csr_matrix:
     """Cell indices (1-D ints) → sparse one-hot membership; a 2-D membership is returned as is.
 
     Examples
@@ -25,17 +27,21 @@ def membership_matrix(cells, n_cells: int | None = None) -> np.ndarray | sp.csr_
     >>> membership_matrix(np.array([0, 1, 1])).toarray().tolist()
     [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
     """
-    cells = np.asarray(cells) if not sp.issparse(cells) else cells
-    if sp.issparse(cells) or cells.ndim == 2:
+    if sp.issparse(cells):
         return cells
-    if cells.size and (cells.min() < 0 or not np.issubdtype(cells.dtype, np.integer)):
+    idx = np.asarray(cells)
+    if idx.ndim == 2:
+        return idx
+    if idx.size and (idx.min() < 0 or not np.issubdtype(idx.dtype, np.integer)):
         raise DataValidationError("cell indices must be non-negative integers.")
-    n_cells = int(cells.max()) + 1 if n_cells is None else int(n_cells)
-    return sp.csr_matrix((np.ones(cells.size), (np.arange(cells.size), cells)),
-                         shape=(cells.size, n_cells))
+    n_cells = int(idx.max()) + 1 if n_cells is None else int(n_cells)
+    return sp.csr_matrix((np.ones(idx.size), (np.arange(idx.size), idx)),
+                         shape=(idx.size, n_cells))
 
 
-def conditional_matrix(membership, groups, n_groups: int, sample_weight=None, n_cells: int | None = None):
+def conditional_matrix(membership: ArrayLike | sp.spmatrix, groups: ArrayLike, n_groups: int,
+                       sample_weight: ArrayLike | None = None,
+                       n_cells: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(A, r̂, N)``: conditional matrix, cell masses and (fractional) counts.
 
     Empty cells (``r̂_j = 0``) get the group prior as their row, so they never count as
@@ -69,7 +75,7 @@ def conditional_matrix(membership, groups, n_groups: int, sample_weight=None, n_
     return _conditional_from_counts(np.asarray(N))
 
 
-def _conditional_from_counts(N: np.ndarray):
+def _conditional_from_counts(N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     total = N.sum()
     if total <= 0:
         raise DataValidationError("no mass to estimate the conditional matrix from.")
@@ -79,7 +85,7 @@ def _conditional_from_counts(N: np.ndarray):
     return A, mass / total, N
 
 
-def disclosivity(A, cell_mass, prior) -> float:
+def disclosivity(A: ArrayLike, cell_mass: ArrayLike, prior: ArrayLike) -> float:
     """``max_{j,k} |A_jk − r_k|`` over non-empty cells (Definition 5).
 
     Examples
@@ -98,7 +104,7 @@ def disclosivity(A, cell_mass, prior) -> float:
     return float(np.max(np.abs(A[live] - np.asarray(prior)[None, :])))
 
 
-def imbalance(distribution) -> float:
+def imbalance(distribution: ArrayLike) -> float:
     """``‖π − U‖₂``, the ℓ₂ distance of a group distribution from uniform (Definition 2).
 
     Examples
@@ -111,7 +117,8 @@ def imbalance(distribution) -> float:
     return float(np.linalg.norm(pi - 1.0 / pi.shape[-1]))
 
 
-def sampling_probabilities(q, cell_mass, min_cell_mass: float = 0.0):
+def sampling_probabilities(q: ArrayLike, cell_mass: ArrayLike,
+                           min_cell_mass: float = 0.0) -> tuple[np.ndarray, float, float]:
     """Algorithm 1's conversion ``ρ_j = q_j/r̂_j``, normalised by ``C = max ρ``.
 
     Returns ``(ρ, C, acceptance)`` with acceptance rate ``1ᵀq/C``. Cells with mass at most
@@ -140,7 +147,7 @@ def sampling_probabilities(q, cell_mass, min_cell_mass: float = 0.0):
     return rho / C, C, float(q.sum() / C)
 
 
-def filtered_distribution(A, cell_mass, rho) -> tuple[np.ndarray, float]:
+def filtered_distribution(A: ArrayLike, cell_mass: ArrayLike, rho: ArrayLike) -> tuple[np.ndarray, float]:
     """Group distribution of the kept sample and the acceptance rate under Algorithm 2.
 
     Examples
@@ -159,7 +166,8 @@ def filtered_distribution(A, cell_mass, rho) -> tuple[np.ndarray, float]:
     return keep @ np.asarray(A, dtype=float) / rate, rate
 
 
-def interpolate_proxy(A, cell_mass, prior, eta: float):
+def interpolate_proxy(A: ArrayLike, cell_mass: ArrayLike, prior: ArrayLike,
+                      eta: float) -> tuple[np.ndarray, np.ndarray]:
     """The η-randomised proxy of A.1.1: with probability η the cell is redrawn uniformly.
 
     ``r̂′ = (1 − η)r̂ + η/ℓ`` and ``A′_j = [(1 − η)r̂_j a_j + (η/ℓ)r]/r̂′_j``, so that

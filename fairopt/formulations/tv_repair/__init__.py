@@ -9,13 +9,31 @@
 Distortion functions live in :mod:`.distortion`.
 """
 from fairopt.formulations.tv_repair.distortion import (
-    AdultDistortion, AttributeRule, CallableDistortion, CompasDistortion, Distortion, DistortionTable,
-    as_distortion, bank_distortion,
+    AdultDistortion,
+    AttributeRule,
+    CallableDistortion,
+    CompasDistortion,
+    Distortion,
+    DistortionTable,
+    as_distortion,
+    bank_distortion,
 )
 from fairopt.formulations.tv_repair.mapping import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.result import MappingResult
 from fairopt.formulations.tv_repair.simple import MAX_FULL_CELLS, TVRepair, TVRepairResult
 
-__all__ = ["TVRepair", "TVRepairResult", "MAX_FULL_CELLS", "OptimizedPreprocessing", "MappingResult",
-           "Distortion", "DistortionTable", "AttributeRule", "CallableDistortion", "AdultDistortion",
-           "CompasDistortion", "as_distortion", "bank_distortion"]
+__all__ = [
+    "MAX_FULL_CELLS",
+    "AdultDistortion",
+    "AttributeRule",
+    "CallableDistortion",
+    "CompasDistortion",
+    "Distortion",
+    "DistortionTable",
+    "MappingResult",
+    "OptimizedPreprocessing",
+    "TVRepair",
+    "TVRepairResult",
+    "as_distortion",
+    "bank_distortion",
+]

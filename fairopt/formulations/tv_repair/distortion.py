@@ -18,8 +18,9 @@ costs.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ class CallableDistortion(Distortion):
 
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -176,6 +177,7 @@ class AttributeRule:
         k = len(levels)
         table = np.full((k, k), INF)
         np.fill_diagonal(table, 0.0)
+        assert self.matrix is not None  # kind "matrix", checked in __post_init__
         for a, row in self.matrix.items():
             for b, c in row.items():
                 if a not in levels or b not in levels:
@@ -210,7 +212,7 @@ class DistortionTable(Distortion):
         if self.default not in ("fixed", "free"):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -268,7 +270,7 @@ class AdultDistortion(Distortion):
     income: str = "income"
     compat: bool = False
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters
@@ -321,7 +323,7 @@ class CompasDistortion(Distortion):
         if self.rule not in ("aif360", "authors"):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
-    def cost(self, domain, old, new):
+    def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes.
 
         Parameters

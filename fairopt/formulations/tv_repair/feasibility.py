@@ -8,16 +8,36 @@ reports a status per ε, and the discrimination rows an elastic LP has to relax.
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import InfeasibleError, SolverError
 
+if TYPE_CHECKING:
+    from fairopt.data.domain import Domain
+    from fairopt.modeling import Program
+
 
 class EpsilonAnalysis:
     """Methods of the mapping model that study its tolerance ε (needs ``build``, ``solve``,
     ``_result``, ``_discrimination_rows`` and the model's fields)."""
+
+    # fields of the model this is mixed into (set by its constructor)
+    name: str
+    protected: str
+    label: str
+    discrimination: str
+    divergence: str
+    epsilon: float
+    groups: np.ndarray
+    dxy_domain: Domain
+    xy_domain: Domain
+    _disc_meta: list[tuple[Any, ...]]
+
+    if TYPE_CHECKING:
+        def build(self, objective: str | None = None) -> Program: ...
 
     def minimal_epsilon(self, solver="highs", tol: float = 1e-7) -> float:
         """Smallest ε for which the discrimination and distortion constraints hold together.
@@ -108,4 +128,4 @@ class EpsilonAnalysis:
         g = self.dxy_domain.levels[self.protected]
         ylev = self.xy_domain.levels[self.label]
         return [f"{g[self.groups[i]]} vs {'target' if j < 0 else g[self.groups[j]]} ({self.label}={ylev[y]})"
-                for (i, j, y), s in zip(self._disc_meta, slack) if s > 1e-9]
+                for (i, j, y), s in zip(self._disc_meta, slack, strict=False) if s > 1e-9]

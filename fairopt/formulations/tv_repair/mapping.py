@@ -26,8 +26,8 @@ restrictions are exact. Everything is assembled from index arrays, with no loop 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from itertools import combinations, permutations
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -215,7 +215,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             new = np.tile(cand, (U, 1))
             delta = self.distortion(self.xy_domain, old, new).reshape(U, C)
         forbidden = ~np.isfinite(delta)
-        for c, b in zip(self.clist, self.dlist):
+        for c, b in zip(self.clist, self.dlist, strict=False):
             if b == 0:
                 forbidden |= delta >= c
         if forbidden[np.arange(U), uxy].any():
@@ -311,7 +311,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             if M.shape[0]:
                 prog.add_constraints("expected_distortion", {"mapping": M}, ub=self._kappa(cells))
         blocks, ubs = [], []
-        for i, (c, b) in enumerate(zip(self.clist, self.dlist)):
+        for i, (c, b) in enumerate(zip(self.clist, self.dlist, strict=False)):
             if b == 0:
                 continue   # those cells were never created
             M, cells = self._pooled(np.ones(self.n_variables), self.var_delta >= c)
@@ -322,8 +322,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             prog.add_constraints("excess_distortion", {"mapping": sp.vstack(blocks, format="csr")},
                                  ub=np.concatenate(ubs))
 
-    def _utility_keys(self) -> tuple[np.ndarray, np.ndarray]:
-        """Key of each variable and the empirical key masses t (keys with t > 0 only)."""
+    def _utility_keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Keys with data mass, their empirical masses t, and the key of each variable."""
         C = len(self.candidates)
         if self.utility == "xy":
             key_v, key_r = self.var_col, self.own_column
@@ -501,7 +501,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         cols = ["group", "other", self.label, "dual"]
         if not meta or dual is None or len(dual) != len(meta):
             nan = float("nan") if meta else 0.0
-            return pd.DataFrame(columns=cols), pd.DataFrame(columns=["pair", "sum_abs_dual", "d_objective_d_epsilon"]), nan
+            pairs = pd.DataFrame(columns=["pair", "sum_abs_dual", "d_objective_d_epsilon"])
+            return pd.DataFrame(columns=cols), pairs, nan
         i = np.array([m[0] for m in meta])
         j = np.array([m[1] for m in meta])
         y = np.array([m[2] for m in meta])
@@ -512,7 +513,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         table = pd.DataFrame({"group": np.asarray(g_levels, dtype=object)[i], "other": other,
                               self.label: y_levels[y], "dual": dual})
         pair = [f"{a} vs {b}" if self.discrimination != "ratio" else f"{a} <= (1+eps) {b}"
-                for a, b in zip(table["group"], table["other"])]
+                for a, b in zip(table["group"], table["other"], strict=False)]
         price = (pd.DataFrame({"pair": pair, "sum_abs_dual": np.abs(dual), "d_objective_d_epsilon": contrib})
                  .groupby("pair", sort=False, as_index=False).sum())
         return table, price, float(contrib.sum())

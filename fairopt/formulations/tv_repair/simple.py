@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from itertools import combinations, permutations
+from itertools import combinations, pairwise, permutations
 
 import numpy as np
 import pandas as pd
@@ -186,7 +186,7 @@ class TVRepair:
 
     @classmethod
     def from_frame(cls, data: pd.DataFrame, domain: Domain, *, count_column: str | None = None,
-                   **kwargs) -> "TVRepair":
+                   **kwargs) -> TVRepair:
         """Build from records (one row each) or a counts table (``count_column`` given)."""
         weights = None
         if count_column is not None:
@@ -303,7 +303,7 @@ class TVRepair:
         ordered = self.sr_difference is None and self.statistical_rate < 1
         exact = (self.sr_difference == 0) or (self.sr_difference is None and not ordered)
         if exact:
-            pairs = list(zip(act[:-1], act[1:]))
+            pairs = list(pairwise(act))
         else:
             pairs = [(act[i], act[j]) for i, j in _pairwise_rows(len(act), ordered)]
         self._pairs = pairs

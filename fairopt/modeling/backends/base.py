@@ -10,18 +10,20 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import sys
 import time
-from typing import Any, Mapping
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairopt.errors import (DataValidationError, InfeasibleError, SolverError, SolverLimitError,
-                            UnboundedError)
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
 from fairopt.modeling.certify import certify, reference_solve
-from fairopt.modeling.spec import SolverSpec
 from fairopt.modeling.solution import RawResult, Solution, Status
+from fairopt.modeling.spec import SolverSpec
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 class CompiledModel:
@@ -52,7 +54,8 @@ class CompiledModel:
             return {}
         return {"qp_iteration_limit": 20_000 + 100 * (self.canon.n + self.canon.m)}
 
-    def __init__(self, program, spec: SolverSpec):
+    # ``program`` is a fairopt.modeling.Program, not imported: the back ends sit below it
+    def __init__(self, program: Any, spec: SolverSpec) -> None:
         self.program = program
         self.spec = spec
         canon = program.canonical()
@@ -75,7 +78,7 @@ class CompiledModel:
             self.canon.c[s] = self.canon.sense * arr
         self._costs_changed()
 
-    def set_constraint_bounds(self, name: str, lb=None, ub=None) -> None:
+    def set_constraint_bounds(self, name: str, lb: ArrayLike | None = None, ub: ArrayLike | None = None) -> None:
         """Replace the bounds of constraint block ``name`` (``None`` keeps the current side)."""
         if name not in self.canon.con_slices:
             raise DataValidationError(f"unknown constraint block {name!r}; known: {list(self.canon.con_slices)}.")
@@ -83,13 +86,14 @@ class CompiledModel:
         self._set_bounds(self.canon.rl, self.canon.ru, s, lb, ub, f"constraint {name!r}")
         self._row_bounds_changed(s)
 
-    def set_variable_bounds(self, name: str, lb=None, ub=None) -> None:
+    def set_variable_bounds(self, name: str, lb: ArrayLike | None = None, ub: ArrayLike | None = None) -> None:
         """Replace the bounds of variable block ``name`` (``None`` keeps the current side)."""
         s = self._var_slice(name)
         self._set_bounds(self.canon.xl, self.canon.xu, s, lb, ub, f"variable {name!r}")
         self._col_bounds_changed(s)
 
-    def extend_variables(self, name: str, coeffs: Mapping[str, Any], cost, lb=0.0, ub=None) -> None:
+    def extend_variables(self, name: str, coeffs: Mapping[str, Any], cost: ArrayLike, lb: ArrayLike | None = 0.0,
+                         ub: ArrayLike | None = None) -> None:
         """Append ``k`` columns to the *last* variable block (which must be 1-D).
 
         ``coeffs`` maps constraint-block names to ``(rows, k)`` matrices (blocks not named get
@@ -216,6 +220,7 @@ class CompiledModel:
 def singular_free_hessian(canon: Canonical) -> bool:
     """True when some direction moving only free variables lies in the null space of ``P``
     (HiGHS's active-set QP solver then iterates until its time limit)."""
+    assert canon.P is not None, "only asked of QP problems"
     free = np.flatnonzero(~np.isfinite(canon.xl) & ~np.isfinite(canon.xu))
     if free.size == 0:
         return False
@@ -240,7 +245,7 @@ def raise_unless_optimal(sol: Solution, where: str) -> Solution:
 
 
 @contextlib.contextmanager
-def quiet(enabled: bool = True):
+def quiet(enabled: bool = True) -> Iterator[None]:
     """Silence solver libraries while ``enabled``: ``sys.stdout`` (OSQP prints its polishing
     notes through Python) and file descriptor 1 (C-level output such as the HiGHS banner)."""
     if not enabled:

@@ -8,6 +8,8 @@ cvxpy reports non-negative multipliers on inequalities; fairopt's dual is ``+dua
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,7 +60,7 @@ def _solver_options(solver: str) -> list[str] | None:
         return [a for a in dir(clarabel.DefaultSettings()) if not a.startswith("_")]
     if solver == "OSQP":
         from fairopt.modeling.backends.osqp_backend import _settings_names
-        return _settings_names() + ["max_iter", "eps_abs", "eps_rel"]
+        return [*_settings_names(), "max_iter", "eps_abs", "eps_rel"]
     if solver == "SCS":
         return ["max_iters", "eps_abs", "eps_rel", "eps_infeas", "alpha", "time_limit_secs",
                 "normalize", "scale", "adaptive_scale", "rho_x", "acceleration_lookback",
@@ -69,7 +71,7 @@ def _solver_options(solver: str) -> list[str] | None:
     return None
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     if solver == "HIGHS":
         from fairopt.modeling.backends.highs_backend import check_options as highs_check
         highs_check("highs", {k: v for k, v in options.items() if k not in _SOLVE_KEYWORDS})
@@ -109,7 +111,8 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
     bounds live under ``constraints["<var>__bounds"]``.
     """
     import cvxpy as cp
-    integer = {v: canon.is_mip and bool(canon.integrality[s].any()) for v, s in canon.var_slices.items()}
+    mask = canon.integer_mask()
+    integer = {v: bool(mask[s].any()) for v, s in canon.var_slices.items()}
     variables = {v: cp.Variable(s.stop - s.start, name=v, integer=integer[v])
                  for v, s in canon.var_slices.items()}
     A = canon.A.tocsr()
@@ -156,6 +159,7 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
         Psub = sp.csc_matrix(canon.P[cols][:, cols])
         z = cp.hstack([variables[v] for v in used]) if len(used) > 1 else variables[used[0]]
         objective = objective + sign * 0.5 * cp.quad_form(z, cp.psd_wrap(Psub))
+    goal: cp.Minimize | cp.Maximize
     if user_sense and canon.sense < 0:
         goal = cp.Maximize(objective)
     else:
@@ -184,6 +188,7 @@ class CvxpyModel(CompiledModel):
     def _run(self) -> RawResult:
         import cvxpy as cp
         solver = self.spec.solver
+        assert solver is not None  # check_spec filled it in
         kwargs = {**self.qp_iteration_cap(), **self.spec.options}
         key = _TIME_LIMIT_KEY.get(solver, "time_limit")
         if self.spec.time_limit is not None and key:
@@ -235,7 +240,7 @@ class CvxpyModel(CompiledModel):
         return RawResult(status, x, y, z, iters, log)
 
 
-def compile(program, spec) -> CvxpyModel:  # noqa: A001
+def compile(program, spec) -> CvxpyModel:
     return CvxpyModel(program, spec)
 
 

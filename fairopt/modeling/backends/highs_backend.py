@@ -6,6 +6,9 @@ minimisation already follow fairopt's convention (``d f*/d bound``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -39,7 +42,7 @@ def _make_lp(canon: Canonical, names: bool = False):
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = canon.n, canon.m
     if canon.is_mip:
         kinds = (hp.HighsVarType.kContinuous, hp.HighsVarType.kInteger)
-        lp.integrality_ = [kinds[b] for b in canon.integrality.tolist()]
+        lp.integrality_ = [kinds[b] for b in canon.integer_mask().tolist()]
     if names:
         lp.col_names_ = canon.column_names()
         lp.row_names_ = canon.row_names()
@@ -70,7 +73,7 @@ _STATUS = {
 }
 
 
-def _new_highs(verbose: bool, options: dict, time_limit: float | None):
+def _new_highs(verbose: bool, options: Mapping[str, Any], time_limit: float | None):
     hp = _highs()
     h = hp.Highs()
     h.setOptionValue("output_flag", bool(verbose))
@@ -92,7 +95,7 @@ def _option_message(key, value) -> str:
             "names and values.")
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     """Refuse HiGHS options that HiGHS itself rejects (unknown name or bad value)."""
     from fairopt.modeling.backends.base import quiet
     with quiet():
@@ -111,7 +114,8 @@ INFO = BackendInfo(
     description="HiGHS through highspy, model passed as CSC arrays; warm starts",
     solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
     time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
-    mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS, check_options=check_options)
+    mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS,
+    check_options=check_options)
 
 
 class HighsModel(CompiledModel):
@@ -165,7 +169,7 @@ class HighsModel(CompiledModel):
         log = f"HiGHS model status: {self.h.modelStatusToString(model_status)}"
         if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT):
             sol = self.h.getSolution()
-            x = np.asarray(sol.col_value)
+            x: np.ndarray | None = np.asarray(sol.col_value)
             has_dual = bool(sol.dual_valid) and status is Status.OPTIMAL
             y = np.asarray(sol.row_dual) if has_dual else None
             z = np.asarray(sol.col_dual) if has_dual else None
@@ -179,7 +183,7 @@ class HighsModel(CompiledModel):
         return RawResult(status, iterations=iterations, log=log)
 
 
-def compile(program, spec) -> HighsModel:  # noqa: A001 - back-end entry point
+def compile(program, spec) -> HighsModel:
     return HighsModel(program, spec)
 
 

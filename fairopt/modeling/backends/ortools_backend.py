@@ -12,7 +12,9 @@ status, as on every back end, is certified by :mod:`fairopt.modeling.certify`.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +48,7 @@ PDLP_TOLERANCES = {"pdlp": {"termination_criteria": {"simple_optimality_criteria
 PDLP_ITERATION_CAP = 100_000
 
 
-def _params_proto(options: dict):
+def _params_proto(options: Mapping[str, Any]):
     """A ``SolveParametersProto`` from nested option mappings (field names of MathOpt's
     ``SolveParameters``, with ``glop``, ``pdlp`` and ``gscip`` sub-tables)."""
     from google.protobuf import json_format
@@ -63,19 +65,19 @@ def _params_proto(options: dict):
     return params
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     """Refuse options that MathOpt's ``SolveParameters`` does not have (name or type)."""
     _params_proto(options)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _installed() -> tuple[str, ...]:
     """Inner solvers this OR-Tools build can run (each is asked to solve an empty model)."""
     found = []
     for name in SOLVER_TYPES:
         try:
             _solve_proto(_model_proto(None), name, _params_proto({}))
-        except Exception:  # noqa: BLE001, S112 - a solver left out of this build is "not installed"
+        except Exception:
             continue
         found.append(name)
     return tuple(found)
@@ -106,7 +108,7 @@ def _model_proto(canon: Canonical | None):
     var.ids.extend(range(n))
     var.lower_bounds.extend(canon.xl.tolist())
     var.upper_bounds.extend(canon.xu.tolist())
-    var.integers.extend((canon.integrality if canon.is_mip else np.zeros(n, dtype=bool)).tolist())
+    var.integers.extend(canon.integer_mask().tolist())
     nz = np.flatnonzero(canon.c)
     model.objective.offset = float(canon.constant)
     model.objective.linear_coefficients.ids.extend(nz.tolist())
@@ -168,9 +170,10 @@ class OrtoolsModel(CompiledModel):
         from ortools.math_opt import result_pb2
 
         solver = self.spec.solver
+        assert solver is not None  # check_spec filled it in
         try:
             res = _solve_proto(self.model, solver, self._params())
-        except Exception as exc:  # noqa: BLE001 - MathOpt raises many types; report, never leak
+        except Exception as exc:
             return RawResult(Status.ERROR, log=f"ortools/{solver}: {exc}")
         reason = result_pb2.TerminationReasonProto.Name(res.termination.reason)
         status = STATUS_MAP.get(reason, Status.ERROR)

@@ -10,6 +10,9 @@ vertex-optimal LPs (measured on the planted LPs of ``tests/test_modeling.py``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -46,7 +49,7 @@ def _settings_names() -> list[str]:
     return names
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     reject_unknown_options("OSQP", options, _settings_names())
 
 
@@ -123,5 +126,5 @@ class OsqpModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y_all[:m], z, int(res.info.iter), log)
 
 
-def compile(program, spec) -> OsqpModel:  # noqa: A001
+def compile(program, spec) -> OsqpModel:
     return OsqpModel(program, spec)

@@ -8,6 +8,9 @@ the duals pyomo imports from HiGHS, Gurobi or Ipopt are ``d f*/d rhs`` already.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from fairopt.errors import SolverNotAvailableError
@@ -44,7 +47,7 @@ def _installed() -> tuple[str, ...]:
     return tuple(found)
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     if solver in ("highs", "appsi_highs"):  # HiGHS option names; other solvers check their own
         from fairopt.modeling.backends.highs_backend import check_options as highs_check
         highs_check("highs", options)
@@ -81,10 +84,11 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
     from pyomo.core.expr.numeric_expr import LinearExpression
 
     model = pyo.ConcreteModel(name=canon.name)
-    flat = []  # flat column index -> pyomo var data
+    flat: list[Any] = []  # flat column index -> pyomo var data
+    mask = canon.integer_mask()
     for v, s in canon.var_slices.items():
         lo, hi = canon.xl[s], canon.xu[s]
-        integer = canon.is_mip and bool(canon.integrality[s].any())
+        integer = bool(mask[s].any())
         comp = pyo.Var(range(s.stop - s.start), domain=pyo.Integers if integer else pyo.Reals,
                        bounds=lambda m, i, lo=lo, hi=hi: (_bound(lo[i]), _bound(hi[i])))
         model.add_component(v, comp)
@@ -114,7 +118,7 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
         upper = sp.triu(canon.P, format="coo")
         weight = np.where(upper.row == upper.col, 0.5, 1.0) * upper.data * sign
         obj = obj + pyo.quicksum(float(w) * flat[i] * flat[j]
-                                 for w, i, j in zip(weight, upper.row, upper.col))
+                                 for w, i, j in zip(weight, upper.row, upper.col, strict=False))
     maximize = user_sense and canon.sense < 0
     model.objective = pyo.Objective(expr=obj, sense=pyo.maximize if maximize else pyo.minimize)
     return model
@@ -145,7 +149,7 @@ class PyomoModel(CompiledModel):
         for key, value in {**self.qp_iteration_cap(), **self.spec.options}.items():
             opt.options[key] = value
         if self.spec.time_limit is not None:
-            opt.options[TIME_LIMIT_KEY.get(self.spec.solver, "time_limit")] = self.spec.time_limit
+            opt.options[TIME_LIMIT_KEY.get(str(self.spec.solver), "time_limit")] = self.spec.time_limit
         try:
             results = opt.solve(self.model, tee=self.spec.verbose, load_solutions=False)
         except Exception as exc:  # solver plugins raise many types; report, never leak
@@ -184,7 +188,7 @@ def _num(v) -> float:
     return np.nan if v is None else float(v)
 
 
-def compile(program, spec) -> PyomoModel:  # noqa: A001
+def compile(program, spec) -> PyomoModel:
     return PyomoModel(program, spec)
 
 

@@ -10,7 +10,8 @@ gradient (and Hessian for the trust-region methods), keeping the best certified 
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,7 +30,7 @@ SMOOTH_METHODS = ("trust-exact", "trust-krylov", "Newton-CG", "L-BFGS-B", "BFGS"
 HESSIAN_METHODS = SMOOTH_METHODS[:3]
 
 
-def check_options(solver: str, options: dict) -> None:
+def check_options(solver: str, options: Mapping[str, Any]) -> None:
     if solver not in LP_METHODS:
         return  # smooth methods: scipy.optimize.minimize reports unknown options itself
     import inspect
@@ -96,7 +97,7 @@ class ScipyModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y, z, int(getattr(res, "nit", 0)), log)
 
 
-def compile(program, spec) -> ScipyModel:  # noqa: A001
+def compile(program, spec) -> ScipyModel:
     return ScipyModel(program, spec)
 
 
