@@ -3,7 +3,6 @@ all-zero group weights, sparse or non-numeric features, too many levels, a singl
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -128,7 +127,7 @@ def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str)
     >>> check_two_valued(np.array([0, 0]), ["a"], "sex", "TVRepair.fit", "sensitive feature")
     Traceback (most recent call last):
     ...
-    fairopt.errors.DataValidationError: TVRepair.fit: the sensitive feature 'sex' takes a single value ['a'] in the data; ...
+    fairopt.errors.DataValidationError: TVRepair.fit: the sensitive feature 'sex' takes a single value ['a'] ...
     """
     seen = np.unique(codes)
     if seen.size < 2:

@@ -64,7 +64,7 @@ def validate_params(estimator) -> None:
             continue
         if isinstance(value, (bool, np.bool_)):
             raise parameter_error(estimator, name, "a number, not a boolean", value)
-        if isinstance(value, numbers.Real) and not np.isfinite(value):
+        if isinstance(value, numbers.Real) and not np.isfinite(float(value)):
             raise parameter_error(estimator, name, "a finite number", value)
 
 
@@ -96,7 +96,7 @@ def check_numbers(estimator, name: str, value, *, low: float = 0.0, high: float 
     if non_empty and not vals:
         raise parameter_error(estimator, name, f"non-empty ({want})", value)
     for v in vals:
-        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(v))
+        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
         ok = ok and (v > low if low_open else v >= low) and (high is None or v <= high)
         if not ok:
             raise parameter_error(estimator, name, want, value)

@@ -22,27 +22,41 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import (
-    ProxyWeights, conditional_matrix, disclosivity, filtered_distribution, imbalance)
-from fairopt.reductions.proxy_tree import ProxyTree
+    ProxyWeights,
+    conditional_matrix,
+    disclosivity,
+    filtered_distribution,
+    imbalance,
+)
 from fairopt.modeling import SolverSpec
-from fairopt.validation import (RANDOM_STATE, check_dense, check_groups, check_is_fitted, check_numeric_columns,
-                                check_X, num_rows, to_native, validate_params)
+from fairopt.reductions.proxy_tree import ProxyTree
+from fairopt.validation import (
+    RANDOM_STATE,
+    check_dense,
+    check_groups,
+    check_is_fitted,
+    check_numeric_columns,
+    check_X,
+    num_rows,
+    to_native,
+    validate_params,
+)
 
-__all__ = ["BalancedFilter", "ETA_GRID", "evaluate_cells", "proxy_weights"]
+__all__ = ["ETA_GRID", "BalancedFilter", "evaluate_cells", "proxy_weights"]
 
 PROXIES = ("tree", "relaxed_tree", "regression", "decision_tree")
 ENCODINGS = ("onehot", "ordinal")
@@ -178,6 +192,12 @@ class BalancedFilter(BaseEstimator):
     (True, True)
     """
 
+    # fitted attributes read before fit has run in the same method (declared for the type checker)
+    encoder_: Any
+    n_features_in_: int
+    proxy_: Any
+
+
     _parameter_constraints: ClassVar[dict] = {
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "proxy": [StrOptions(set(PROXIES))],
@@ -245,7 +265,8 @@ class BalancedFilter(BaseEstimator):
         missing = [c for c in names if c not in X.columns]
         if missing:
             raise DataValidationError(f"X lacks column(s) {missing[:10]} that BalancedFilter was fitted on (it has "
-                                      f"{list(X.columns)[:10]}); pass the same columns as at fit, under the same names.")
+                                      f"{list(X.columns)[:10]}); pass the same columns as at fit, under the same "
+                                      "names.")
         return names
 
     def _binnable(self, X, num) -> list:
@@ -256,7 +277,7 @@ class BalancedFilter(BaseEstimator):
         vals = X[num].to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else X[:, num]
         q = np.quantile(vals, np.linspace(0.0, 1.0, int(self.split_bins) + 1), axis=0)
         spread = q.max(axis=0) - q.min(axis=0)
-        return [c for c, s in zip(num, spread) if s > 1e-8 * int(self.split_bins)]
+        return [c for c, s in zip(num, spread, strict=True) if s > 1e-8 * int(self.split_bins)]
 
     def _feature_steps(self, num, cat, binned=None) -> list:
         """ColumnTransformer steps for ``encoding`` (plus the tree oracle's quantile bins of the
@@ -288,7 +309,7 @@ class BalancedFilter(BaseEstimator):
             raise DataValidationError(f"alpha must lie in [0, 1], got {self.alpha}.")
 
     # ---- fit --------------------------------------------------------------------------------
-    def fit(self, X, sensitive=None, *, sensitive_features=None, progress=None) -> "BalancedFilter":
+    def fit(self, X, sensitive=None, *, sensitive_features=None, progress=None) -> BalancedFilter:
         """Fit the proxy and its acceptance probabilities on a sample with known groups.
 
         ``sensitive_features`` (or, positionally, ``sensitive``) holds each row's group (array,
@@ -301,7 +322,7 @@ class BalancedFilter(BaseEstimator):
             warnings.filterwarnings("ignore", message="Found unknown categories")
             return self._fit(X, _one_of(sensitive, sensitive_features), progress)
 
-    def _fit(self, X, sensitive, progress) -> "BalancedFilter":
+    def _fit(self, X, sensitive, progress) -> BalancedFilter:
         self._check_params()
         if X is None:
             raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "

@@ -518,7 +518,7 @@ def check_int(value, name: str, min_value: int = 1) -> int:
     """
     ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
     if not ok and isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        ok = bool(np.isfinite(value)) and float(value).is_integer()
+        ok = bool(np.isfinite(float(value))) and float(value).is_integer()
     if not ok:
         raise DataValidationError(f"{name} must be an integer, got {value!r}.")
     if int(value) < min_value:
@@ -680,7 +680,7 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
     cols, names = _columns(sensitive_features)
     m = len(cols[0]) if n is None else n
     codes_list, levels = [], []
-    for col, cname in zip(cols, names):
+    for col, cname in zip(cols, names, strict=True):
         label = name if cname is None else f"{name}[{cname!r}]"
         col = as_1d(col, label, m)
         c, u = _factorize(col, label)
@@ -691,11 +691,11 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
         labels = pd.Index(levels[0], name=names[0])
     else:
         combined = codes_list[0]
-        for c, u in zip(codes_list[1:], levels[1:]):
+        for c, u in zip(codes_list[1:], levels[1:], strict=True):
             combined, _ = pd.factorize(combined * len(u) + c, sort=True)
         codes = combined.astype(np.intp)
         _, first = np.unique(codes, return_index=True)
-        labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels)], names=names)
+        labels = pd.MultiIndex.from_arrays([u[c[first]] for c, u in zip(codes_list, levels, strict=True)], names=names)
     if len(labels) < min_groups:
         count = "a single group" if len(labels) == 1 else f"{len(labels)} groups"
         raise DataValidationError(f"{name} has {count} {list(labels)[:5]} in {m} sample(s); at least {min_groups} "

@@ -24,8 +24,13 @@ from fairopt.inprocessing.logloss import FairLogLossClassifier
 from fairopt.inprocessing.regression import REGRESSION_CONSTRAINTS, FairRegressor
 from fairopt.inprocessing.seo import SEORegressor
 
-__all__ = ["FairClassifier", "FairLogLossClassifier", "FairRegressor", "REGRESSION_CONSTRAINTS",
-           "SEORegressor"]
+__all__ = [
+    "REGRESSION_CONSTRAINTS",
+    "FairClassifier",
+    "FairLogLossClassifier",
+    "FairRegressor",
+    "SEORegressor",
+]
 
 
 def _min_max_group_loss(costs, G, solver) -> float:

@@ -3,15 +3,30 @@ uniform not-optimal policy."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
 from fairopt._utils import as_generator
 from fairopt.criteria import canonical, resolve
 from fairopt.errors import ConfigError, NotOptimalWarning
-from fairopt.validation import (align_features, as_numeric_array, check_dense, check_group_weights, check_groups, check_int,
-                                check_is_fitted, check_numbers, check_numeric_columns, check_target,
-                                check_weights, check_X, num_rows, parameter_error, record_features)
+from fairopt.validation import (
+    align_features,
+    as_numeric_array,
+    check_dense,
+    check_group_weights,
+    check_groups,
+    check_int,
+    check_is_fitted,
+    check_numbers,
+    check_numeric_columns,
+    check_target,
+    check_weights,
+    check_X,
+    num_rows,
+    parameter_error,
+    record_features,
+)
 
 #: in-sample violation of a fairness row above which a fit is reported as not optimal
 VIOLATION_TOL = 1e-7
@@ -108,6 +123,10 @@ def warn_if_not_optimal(estimator, res) -> None:
 
 class RandomizedMixture:
     """Randomized prediction from ``predictors_`` and ``weights_``."""
+
+    # set by the estimators that use the mixin (declared for the type checker)
+    random_state: Any
+    weights_: np.ndarray
 
     def _check_fitted(self):
         check_is_fitted(self, "weights_")

@@ -11,8 +11,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
-from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
-                                           moment_from, warn_if_not_optimal)
+from fairopt.inprocessing._mixture import (
+    RandomizedMixture,
+    check_eps,
+    check_fit_inputs,
+    check_game_params,
+    moment_from,
+    warn_if_not_optimal,
+)
 from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment

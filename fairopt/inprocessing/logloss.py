@@ -18,10 +18,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
-from fairopt.modeling import SolverSpec
-from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
+from fairopt.modeling import SolverSpec
+from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
 
 
 # Features go through scikit-learn's validate_data (feature counts and names as its checks

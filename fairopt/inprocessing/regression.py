@@ -12,11 +12,17 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
-from fairopt.inprocessing._mixture import (RandomizedMixture, check_eps, check_fit_inputs, check_game_params,
-                                           check_lambda_scales, moment_from, warn_if_not_optimal)
+from fairopt.inprocessing._mixture import (
+    RandomizedMixture,
+    check_eps,
+    check_fit_inputs,
+    check_game_params,
+    check_lambda_scales,
+    moment_from,
+    warn_if_not_optimal,
+)
 from fairopt.modeling import SolverSpec
-from fairopt.reductions import (BoundedGroupLoss, ExponentiatedGradient, HingeLPOracle,
-                                StatisticalParity, make_oracle)
+from fairopt.reductions import BoundedGroupLoss, ExponentiatedGradient, HingeLPOracle, StatisticalParity, make_oracle
 from fairopt.reductions.evaluation import mixture_sp_disparity
 from fairopt.reductions.losses import Loss, ScaledLogisticLoss, get_loss
 from fairopt.reductions.moments import Moment
@@ -24,7 +30,7 @@ from fairopt.reductions.oracles import Oracle
 from fairopt.reductions.problems import CostTable
 from fairopt.validation import RANDOM_STATE, check_groups, check_target, check_weights, validate_params
 
-__all__ = ["FairRegressor", "REGRESSION_CONSTRAINTS"]
+__all__ = ["REGRESSION_CONSTRAINTS", "FairRegressor"]
 
 REGRESSION_CONSTRAINTS = ("statistical_parity", "bounded_group_loss")
 

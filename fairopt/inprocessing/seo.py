@@ -7,8 +7,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from fairopt.inprocessing._mixture import check_fit_inputs
-from fairopt.validation import (align_features, as_float, check_is_fitted, check_target, check_weights, check_X,
-                                validate_params)
+from fairopt.validation import (
+    align_features,
+    as_float,
+    check_is_fitted,
+    check_target,
+    check_weights,
+    check_X,
+    validate_params,
+)
 
 __all__ = ["SEORegressor"]
 

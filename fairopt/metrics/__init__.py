@@ -30,24 +30,24 @@ from fairopt.metrics.classification import (
     representation_rate,
     statistical_rate,
 )
-from fairopt.metrics.frame import MetricFrame
 from fairopt.metrics.distribution import DEFAULT_KL_SMOOTHING, covariance_difference_norm, kl_divergence
+from fairopt.metrics.frame import MetricFrame
 from fairopt.metrics.scores import ks_statistical_parity, statistical_parity_gamma
 
 __all__ = [
+    "DEFAULT_KL_SMOOTHING",
     "MetricFrame",
     "MetricSignatureError",
-    "statistical_rate",
-    "representation_rate",
+    "covariance_difference_norm",
     "demographic_parity_difference",
     "demographic_parity_ratio",
     "equal_opportunity_difference",
     "equalized_odds_difference",
     "group_rates",
     "group_summary",
-    "ks_statistical_parity",
-    "statistical_parity_gamma",
     "kl_divergence",
-    "covariance_difference_norm",
-    "DEFAULT_KL_SMOOTHING",
+    "ks_statistical_parity",
+    "representation_rate",
+    "statistical_parity_gamma",
+    "statistical_rate",
 ]

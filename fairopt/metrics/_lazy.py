@@ -84,9 +84,11 @@ def lazy_rates(rate, sensitive_features, y_pred, y_true, sample_weight, pos_labe
     if rate == "share":
         return total / total.sum(), 1.0 / len(labels), pd.Index(labels)
     num, den, what = {"selection": (sel, total, "the selection rate"), "base_rate": (pos, total, "the base rate"),
-                      "tpr": (tp, pos, "the true positive rate"), "fpr": (fp, total - pos, "the false positive rate")}[rate]
+                      "tpr": (tp, pos, "the true positive rate"),
+                      "fpr": (fp, total - pos, "the false positive rate")}[rate]
     empty = ~(den > 0)
     if empty.any():
         raise DataValidationError(f"{what} is undefined for group(s) {labels[empty][:5].tolist()}: no row with "
-                                  "positive weight. Merge sparse groups, drop them from the evaluation, or pass more data.")
+                                  "positive weight. Merge sparse groups, drop them from the evaluation, or pass more "
+                                  "data.")
     return num / den, float(num.sum() / den.sum()), pd.Index(labels)

@@ -14,8 +14,16 @@ import pandas as pd
 from fairopt.errors import DataValidationError
 from fairopt.validation import Groups, as_1d, as_float, check_weights
 
-__all__ = ["Groups", "as_1d", "check_weights", "group_means",
-           "prediction_expectation", "binary_truth", "format_groups", "require_groups"]
+__all__ = [
+    "Groups",
+    "as_1d",
+    "binary_truth",
+    "check_weights",
+    "format_groups",
+    "group_means",
+    "prediction_expectation",
+    "require_groups",
+]
 
 
 def require_groups(groups: Groups, metric: str) -> Groups:

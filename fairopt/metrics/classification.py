@@ -13,7 +13,11 @@ import pandas as pd
 from fairopt.errors import DataValidationError
 from fairopt.metrics import _lazy
 from fairopt.metrics._validation import (
-    binary_truth, check_weights, group_means, prediction_expectation, require_groups,
+    binary_truth,
+    check_weights,
+    group_means,
+    prediction_expectation,
+    require_groups,
 )
 from fairopt.validation import check_groups
 
@@ -406,8 +410,9 @@ def equalized_odds_difference(y_true, y_pred=_MISSING, *legacy, sensitive_featur
         raise DataValidationError(f"agg must be 'worst_case', 'mean' or 'sum', got {agg!r}.")
     kw = {"y_pred": y_pred, "y_true": y_true, "sample_weight": sample_weight, "pos_label": pos_label,
           "metric": "equalized_odds_difference"}
-    d_tpr = _difference(*_rates("tpr", sf, **kw)[:2], method)
-    d_fpr = _difference(*_rates("fpr", sf, **kw)[:2], method)
+    tpr, tpr_all, _ = _rates("tpr", sf, **kw)
+    fpr, fpr_all, _ = _rates("fpr", sf, **kw)
+    d_tpr, d_fpr = _difference(tpr, tpr_all, method), _difference(fpr, fpr_all, method)
     if agg == "worst_case":
         return max(d_tpr, d_fpr)
     return (d_tpr + d_fpr) / 2.0 if agg == "mean" else d_tpr + d_fpr

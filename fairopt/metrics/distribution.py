@@ -12,7 +12,7 @@ import pandas as pd
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import as_1d, as_float, check_weights
 
-__all__ = ["kl_divergence", "covariance_difference_norm", "DEFAULT_KL_SMOOTHING"]
+__all__ = ["DEFAULT_KL_SMOOTHING", "covariance_difference_norm", "kl_divergence"]
 
 #: Probability mass added to every cell of ``q`` before renormalising (the value used in the
 #: max-entropy paper's released evaluation code for cells unseen in the raw data).

@@ -30,9 +30,8 @@ an isotonic regression of ``y`` on the mapped score gives ``eta_hat``, and the r
 from __future__ import annotations
 
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
-
-from fairopt.postprocessing._scores import SCORE_MAPS, scores_from_logits, scores_from_proba
+from fairopt.postprocessing._scores import scores_from_logits, scores_from_proba
 from fairopt.postprocessing.shift import ShiftInference
-from fairopt.postprocessing.threshold import CALIBRATIONS, CONSTRAINTS, ThresholdDebiaser
+from fairopt.postprocessing.threshold import ThresholdDebiaser
 
 __all__ = ["ShiftInference", "ThresholdDebiaser", "scores_from_logits", "scores_from_proba"]

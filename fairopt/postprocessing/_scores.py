@@ -1,14 +1,16 @@
 """Scores of the post-processors: the wrapped estimator, the map to ``[-1, 1]``, groups at predict."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-from fairopt.validation import (Groups, as_1d, check_dense, check_groups, check_numeric_columns, check_weights,
-                                num_rows)
+from fairopt.validation import Groups, as_1d, check_dense, check_groups, check_numeric_columns, check_weights, num_rows
 
 SCORE_MAPS = ("auto", "proba", "logit", "identity")
 
@@ -60,6 +62,11 @@ def map_scores(raw: np.ndarray, kind: str) -> np.ndarray:
 
 class _ScoreMixin:
     """Shared handling of the wrapped estimator and of the score map."""
+
+    # parameters and methods of the estimators that use the mixin (declared for the type checker)
+    estimator: Any
+    score_map: str
+    predict: Callable[..., Any]
 
     def __sklearn_tags__(self):
         # binary 0/1 labels; without a wrapped estimator X is a 1-D array of scores

@@ -130,6 +130,7 @@ def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, gri
             np.concatenate([at.score, at.score]), np.concatenate([np.ones(at.n_atoms), np.zeros(at.n_atoms)]),
             np.concatenate([at.cell, at.cell]), K, np.concatenate([at.positive, np.maximum(neg, 0.0)]))
         at = merge_atoms(at.cell, est.calibrator_.transform(at.score, at.cell), at.weight, at.positive, K)
+    form: RandomizedThresholdParity | RandomizedThresholdCovariance | ThresholdMixtureOdds
     if constraint == "demographic_parity":
         form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
     elif constraint == "covariance":             # one subgroup: cells 2 * 0 + s are the groups

@@ -17,8 +17,16 @@ from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
 from fairopt.stats import is_dask
-from fairopt.validation import (RANDOM_STATE, Groups, check_group_weights, check_groups, check_options,
-                                check_target, check_weights, validate_params)
+from fairopt.validation import (
+    RANDOM_STATE,
+    Groups,
+    check_group_weights,
+    check_groups,
+    check_options,
+    check_target,
+    check_weights,
+    validate_params,
+)
 
 __all__ = ["ThresholdDebiaser"]
 

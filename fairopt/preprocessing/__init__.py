@@ -15,24 +15,21 @@ columns and return synthetic data with the original column names and values from
 """
 from __future__ import annotations
 
-from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
-
 import time
 from numbers import Real
 from typing import ClassVar
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.data import Domain
 from fairopt.modeling import SolverSpec
-from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level  # noqa: F401  (kept names)
-from fairopt.preprocessing._frame import check_sample_weight
+from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level, check_sample_weight  # noqa: F401  (kept names)
 from fairopt.preprocessing.maxent import MaxEntResampler
 from fairopt.preprocessing.reweighting import RepresentationReweighing, Reweighing, _WeightedResampler
 from fairopt.validation import RANDOM_STATE, validate_params
 
-__all__ = ["MaxEntResampler", "Reweighing", "RepresentationReweighing", "TVRepairResampler"]
+__all__ = ["MaxEntResampler", "RepresentationReweighing", "Reweighing", "TVRepairResampler"]
 
 
 class TVRepairResampler(_WeightedResampler):
@@ -94,7 +91,7 @@ class TVRepairResampler(_WeightedResampler):
 
         t0 = time.perf_counter()
         validate_params(self)
-        _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
+        _, codes, _, _ = self._prepare(X, y, sensitive_features, self.domain)
         sw = check_sample_weight(sample_weight, self.domain_, codes, self.sensitive_name_, "TVRepairResampler.fit")
         cells, counts = self.domain_.unique_codes(codes, sample_weight=sw)
         pos = self.domain_.levels[self.label_name_][_pos_level(self.domain_, self.label_name_,
@@ -114,4 +111,5 @@ class TVRepairResampler(_WeightedResampler):
         return self
 
 from fairopt.preprocessing.tv_repair import TVRepair  # noqa: E402  (its own module; re-exported here)
+
 __all__ += ["TVRepair"]

@@ -7,10 +7,20 @@ import scipy.sparse as sp
 
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError
-from fairopt.validation import (Groups, as_1d, check_group_weights, check_int, check_is_fitted, check_two_valued,
-                                check_weights, check_X, frame_kind, sensitive_columns, to_frame_kind,
-                                to_native)
-
+from fairopt.validation import (
+    Groups,
+    as_1d,
+    check_group_weights,
+    check_int,
+    check_is_fitted,
+    check_two_valued,
+    check_weights,
+    check_X,
+    frame_kind,
+    sensitive_columns,
+    to_frame_kind,
+    to_native,
+)
 
 _OUTPUTS = ("default", "pandas", "polars")
 

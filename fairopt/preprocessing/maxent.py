@@ -10,14 +10,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt._utils import as_generator
+from fairopt.data import Domain
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.maxent import Encoding, MaxEnt
-from fairopt.data import Domain
 from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.model import PRIORS, TARGETS
 from fairopt.modeling import SolverSpec
-from fairopt.preprocessing._frame import (_decode, _FrameMixin, _n_samples, _pos_level, _share,
-                                          check_sample_weight)
+from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
 from fairopt.validation import RANDOM_STATE, check_levels, validate_params
 
 __all__ = ["MaxEntResampler"]
@@ -132,7 +131,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
         dom = self.domain_
-        check_levels(dict(zip(dom.names, dom.cardinalities)), "MaxEntResampler.fit")
+        check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "MaxEntResampler.fit")
         sample_weight = check_sample_weight(sample_weight, dom, codes, self.sensitive_name_, "MaxEntResampler.fit")
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
         target = self.target

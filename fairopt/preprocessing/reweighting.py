@@ -15,9 +15,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from fairopt._utils import as_generator
+from fairopt.data import Domain
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent import priors as P
-from fairopt.data import Domain
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _share, check_sample_weight
 from fairopt.validation import RANDOM_STATE, check_weights, validate_params
 

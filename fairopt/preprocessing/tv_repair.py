@@ -21,10 +21,16 @@ from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
 from fairopt.modeling import SolverSpec
-from fairopt.preprocessing._frame import check_data_codes, check_sample_weight
-from fairopt.preprocessing._frame import output_kind
-from fairopt.validation import (RANDOM_STATE, check_is_fitted, check_levels, check_weights, to_frame_kind, to_native,
-                                validate_params)
+from fairopt.preprocessing._frame import check_data_codes, check_sample_weight, output_kind
+from fairopt.validation import (
+    RANDOM_STATE,
+    check_is_fitted,
+    check_levels,
+    check_weights,
+    to_frame_kind,
+    to_native,
+    validate_params,
+)
 
 
 class TVRepair(TransformerMixin, BaseEstimator):
@@ -161,7 +167,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
             dom = self.domain.subdomain(names)
         else:
             dom = Domain.from_frame(frame[names])
-        check_levels(dict(zip(dom.names, dom.cardinalities)), "TVRepair.fit")
+        check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "TVRepair.fit")
         sw = check_weights(sample_weight, len(frame))
         cells, counts = _domain_counts(dom, frame, names, sw)
         # the distinct cells carry the same observed groups, labels and group weights as the rows
