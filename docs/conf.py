@@ -133,6 +133,10 @@ def _skip_member(app, what, name, obj, skip, options):
     # docstrings cross-reference scikit-learn's own glossary, which is not part of this site
     if name.startswith("set_") and name.endswith("_request"):
         return True
+    # likewise scikit-learn's own mixin methods (set_output, fit_transform, get_params, ...): they
+    # are documented by scikit-learn, and their docstrings point into its site
+    if (getattr(obj, "__module__", "") or "").startswith("sklearn."):
+        return True
     return None
 
 
