@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sklearn
 
 from conftest import DATA_HOME
 
@@ -40,7 +41,8 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for i, block in enumerate(python_blocks(page)):
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            # a page may switch on a global scikit-learn setting (metadata routing): keep it to the page
+            with contextlib.redirect_stdout(io.StringIO()), sklearn.config_context():
                 exec(compile(block, f"{page.name}[python block {i + 1}]", "exec"), namespace)
         except DataNotFoundError:
             if DATA_HOME:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sklearn
 
 from conftest import requires_data
 
@@ -30,7 +31,8 @@ def test_site_page_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for i, block in enumerate(FENCE.findall(page.read_text())):
-        with contextlib.redirect_stdout(io.StringIO()):
+        # a page may switch on a global scikit-learn setting (metadata routing): keep it to the page
+        with contextlib.redirect_stdout(io.StringIO()), sklearn.config_context():
             exec(compile(block, f"{page.name}[python block {i + 1}]", "exec"), namespace)
 
 

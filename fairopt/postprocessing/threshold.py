@@ -228,7 +228,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         validate_params(self)
         constraint = self._constraint()
         opts = self._solver_options(constraint)
-        if _statistics.lazy_input(X, y, sensitive_features, sample_weight):
+        if self._by_statistics(X, y, sensitive_features, sample_weight):
             return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
         n = self._n_rows(X)
         if n == 0:
@@ -281,6 +281,13 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                                         n_groups=len(self.groups_))
         return self._solve_form(form, constraint, opts)
 
+    def _by_statistics(self, *inputs) -> bool:
+        """Inputs go the chunked / Dask way: any is a Dask collection, a memmap or a path, except
+        that a wrapped estimator reads arrays (a memmap too) in memory."""
+        if self.estimator is not None and all(a is None or isinstance(a, np.ndarray) for a in inputs):
+            return False
+        return _statistics.lazy_input(*inputs)
+
     def _solve_form(self, form, constraint: str, opts: dict):
         """Solve a built threshold form with the estimator's solver and store the fitted rule (the
         one tail of the in-memory and the statistics fits)."""
@@ -313,7 +320,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def decision_probability(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
         """``P(y_hat = 1)`` of every row under the randomized rule (fully vectorised)."""
         self._check_fitted()
-        if _statistics.lazy_input(X, sensitive_features):
+        if self._by_statistics(X, sensitive_features):
             return _statistics.decision_probability_lazy(self, X, sensitive_features)
         n = self._n_rows(X)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
