@@ -90,7 +90,12 @@ class RankingResult:
 
 def _queries(relevance, groups):
     """Lists of per-query relevance vectors and group labels (a single query -> one entry)."""
-    single = not isinstance(relevance, (list, tuple)) and np.asarray(relevance).ndim == 1
+    if isinstance(relevance, (list, tuple)) and len(relevance) == 0:
+        raise DataValidationError("relevance is empty; pass the scores of one query (1-D) or of a batch of queries.")
+    if isinstance(relevance, (list, tuple)):
+        single = np.ndim(relevance[0]) == 0          # a plain list of scores is one query
+    else:
+        single = np.asarray(relevance).ndim == 1
     if single:
         rel, grp = [relevance], [groups]
     elif isinstance(relevance, (list, tuple)):
@@ -156,13 +161,14 @@ def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k:
         raise DataValidationError(f"criterion must be one of {CRITERIA}, got {criterion!r}.")
     if method not in ("colgen", "lp"):
         raise DataValidationError(f"method must be 'colgen' or 'lp', got {method!r}.")
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise DataValidationError(f"eps must be a number >= 0 (the largest exposure gap), got {eps!r}.")
     eps = float(eps)
     if not np.isfinite(eps) or eps < 0:
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
     single, rel, grp = _queries(relevance, groups)
     codes_all, labels = encode_groups(np.concatenate(grp))
-    bounds = np.r_[0, np.cumsum([r.size for r in rel])]
-    codes = [codes_all[bounds[q]:bounds[q + 1]] for q in range(len(rel))]
+    codes = np.split(codes_all, np.cumsum([r.size for r in rel])[:-1])   # one view per query
     K = len(labels)
     if criterion != "parity":
         for query, scores in enumerate(rel):

@@ -119,13 +119,14 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
         "max_disparity_after": float(disp.max()),
         "rankings_per_query": float(np.mean([len(r.decomposition) for r in results])),
     }
-    for g, row in per_group.iterrows():
-        metrics[f"exposure_before[{g}]"] = float(row["exposure_unfair"])
-        metrics[f"exposure_after[{g}]"] = float(row["exposure"])
+    names = per_group.index.astype(str)
+    metrics.update(zip("exposure_before[" + names + "]", per_group["exposure_unfair"].astype(float), strict=True))
+    metrics.update(zip("exposure_after[" + names + "]", per_group["exposure"].astype(float), strict=True))
+    table = per_group[["merit", "exposure_unfair", "exposure"]].astype(float).reset_index()
+    table.iloc[:, 0] = names
     tables = [
         Table("Exposure per group (mean over lists)", ["group", "merit", "before", "after"],
-              [[str(g), float(r["merit"]), float(r["exposure_unfair"]), float(r["exposure"])]
-               for g, r in per_group.iterrows()]),
+              table.to_numpy().tolist()),
         Table("Utility (mean over lists)", ["ranking", "utility", "max group gap"],
               [["by score", metrics["utility_before"], metrics["disparity_before"]],
                [f"fair (eps={params.eps:g})", metrics["utility_after"], metrics["disparity_after"]]]),
