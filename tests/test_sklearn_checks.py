@@ -12,6 +12,7 @@ import inspect
 import sys
 from pathlib import Path
 
+import pytest
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -104,8 +105,15 @@ INSTANCES = [
 ]
 
 
+#: entries whose outcome depends on the fitted rule: a randomized mixture fails the row-position
+#: checks, a game that ends on one deterministic predictor passes them (run to run, the early-stopped
+#: game of the check instances can end either way), so they are expected failures, not strict ones
+_EITHER = {(name, check) for name in ("FairClassifier", "FairRegressor") for check in _POSITION}
+
+
 def _expected(estimator) -> dict[str, str]:
-    return EXPECTED_FAILURES[type(estimator).__name__]
+    name = type(estimator).__name__
+    return {c: r for c, r in EXPECTED_FAILURES[name].items() if (name, c) not in _EITHER}
 
 
 def test_every_estimator_is_checked_and_every_entry_has_a_reason():
@@ -118,4 +126,15 @@ def test_every_estimator_is_checked_and_every_entry_has_a_reason():
 
 @parametrize_with_checks(INSTANCES, expected_failed_checks=_expected, xfail_strict=True)
 def test_sklearn_estimator_checks(estimator, check):
+    name = type(estimator).__name__
+    inner = check
+    while hasattr(inner, "func"):       # scikit-learn wraps each check in functools.partial
+        inner = inner.func
+    check_name = inner.__name__
+    if (name, check_name) in _EITHER:
+        try:
+            check(estimator)
+        except AssertionError:
+            pytest.xfail(EXPECTED_FAILURES[name][check_name])
+        return
     check(estimator)
