@@ -8,13 +8,18 @@ index to fix), never inside a solver.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError
-from fairopt.modeling.solution import Solution
+from fairopt.modeling.solution import Solution, Status
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: largest finite magnitude accepted for a bound (HiGHS reads 1e20 as infinite, OSQP 1e30)
 MAX_BOUND = 1e19
@@ -140,13 +145,14 @@ class Canonical:
         return ~used
 
 
-def _unravel(k: int, shape: tuple[int, ...]):
+def _unravel(k: int, shape: tuple[int, ...]) -> int | tuple[int, ...]:
     idx = np.unravel_index(k, shape)
     return int(idx[0]) if len(idx) == 1 else tuple(int(i) for i in idx)
 
 
-def to_solution(canon: Canonical, status, x, y, z, backend: str, solver: str, seconds: float,
-                iterations=None, log: str = "", objective: float | None = None,
+def to_solution(canon: Canonical, status: Status, x: ArrayLike | None, y: np.ndarray | None,
+                z: np.ndarray | None, backend: str, solver: str, seconds: float,
+                iterations: int | None = None, log: str = "", objective: float | None = None,
                 mip_gap: float | None = None, bound: float | None = None) -> Solution:
     """Map stacked primal ``x``, row duals ``y`` and bound duals ``z`` (all in fairopt's
     convention for the *internal minimisation*) back to named, user-sense arrays.
@@ -184,7 +190,8 @@ def _first(mask: np.ndarray) -> int:
     return int(np.argmax(mask))
 
 
-def as_bound(value, size: int, name: str, default: float, side: str | None = None) -> np.ndarray:
+def as_bound(value: ArrayLike | None, size: int, name: str, default: float,
+             side: Literal["lb", "ub"] | None = None) -> np.ndarray:
     """Bounds as a float vector of length ``size``; ``None`` gives ``default``.
 
     ``side`` (``"lb"`` or ``"ub"``) rejects an infinity on the wrong side (``lb=+inf`` or
@@ -225,7 +232,7 @@ def check_coefficients(values: np.ndarray, where: str) -> None:
             f"{MAX_COEFFICIENT:g} in magnitude; rescale the model.")
 
 
-def as_matrix(value, rows: int | None, cols: int, where: str) -> sp.csr_matrix:
+def as_matrix(value: ArrayLike | sp.spmatrix, rows: int | None, cols: int, where: str) -> sp.csr_matrix:
     """A sparse ``(rows, cols)`` coefficient block with checked entries."""
     mat = sp.csr_matrix(value, dtype=float)
     if mat.ndim != 2 or mat.shape[1] != cols or (rows is not None and mat.shape[0] != rows):
@@ -242,7 +249,7 @@ def as_matrix(value, rows: int | None, cols: int, where: str) -> sp.csr_matrix:
     return mat
 
 
-def check_convex(P: sp.spmatrix | None, sense: int, label) -> None:
+def check_convex(P: sp.spmatrix | None, sense: int, label: Callable[[int], str]) -> None:
     """Raise unless the minimisation-form Hessian ``P`` of a canonical program is positive
     semidefinite (``sense = -1``: the user maximises ``-P``, which must be concave).
 

@@ -19,11 +19,15 @@ cvxpy:CLARABEL for QPs), verified the same way, and the log says so.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import RawResult, Status
+from fairopt.modeling.spec import SolverSpec
 
 #: primal feasibility tolerance, relative to ``1 + |bound|`` of each row or column
 FEAS_TOL = 1e-6
@@ -35,7 +39,27 @@ POLISH_SIZE = 400
 HUGE = 1e9
 
 
-def _highs_lp(c, A, rl, ru, xl, xu) -> str:
+class _Compiled(Protocol):
+    """What the certificates read of a back end's compiled model (the back ends sit above)."""
+
+    canon: Canonical
+    spec: SolverSpec
+    _dirty: bool
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def highs_qp(self) -> bool: ...
+    @property
+    def stalls_on_degenerate(self) -> bool: ...
+    @property
+    def references(self) -> Callable[[], Iterable[tuple[str, _Compiled]]] | None: ...
+    def _build(self) -> None: ...
+    def _run(self) -> RawResult: ...
+
+
+def _highs_lp(c: np.ndarray, A: sp.spmatrix | np.ndarray, rl: np.ndarray, ru: np.ndarray, xl: np.ndarray,
+              xu: np.ndarray) -> str:
     """Model status name of the LP ``min c'x, rl <= Ax <= ru, xl <= x <= xu`` in HiGHS."""
     import highspy
     h = highspy.Highs()
@@ -57,12 +81,12 @@ def _highs_lp(c, A, rl, ru, xl, xu) -> str:
     return h.getModelStatus().name
 
 
-def is_feasible(canon) -> bool:
+def is_feasible(canon: Canonical) -> bool:
     """Phase one: do the rows and bounds of ``canon`` admit a point?"""
     return _highs_lp(np.zeros(canon.n), canon.A, canon.rl, canon.ru, canon.xl, canon.xu) == "kOptimal"
 
 
-def has_descent_ray(canon) -> bool:
+def has_descent_ray(canon: Canonical) -> bool:
     """Is there ``d`` in the recession cone of the feasible set with ``P d = 0`` and ``c'd < 0``?
 
     Normalised by ``c'd <= -1``; the LP is feasible exactly when such a ray exists.
@@ -88,7 +112,7 @@ def has_descent_ray(canon) -> bool:
     return status == "kOptimal"
 
 
-def true_improper_status(canon) -> Status | None:
+def true_improper_status(canon: Canonical) -> Status | None:
     """INFEASIBLE or UNBOUNDED when the program is one of those, else None (it has an optimum)."""
     if not is_feasible(canon):
         return Status.INFEASIBLE
@@ -97,14 +121,14 @@ def true_improper_status(canon) -> Status | None:
     return None
 
 
-def _side_violation(v, lo, hi) -> float:
+def _side_violation(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     with np.errstate(invalid="ignore"):
         below = np.where(np.isfinite(lo), (lo - v) / (1.0 + np.abs(lo)), 0.0)
         above = np.where(np.isfinite(hi), (v - hi) / (1.0 + np.abs(hi)), 0.0)
     return float(np.max(np.maximum(below, above), initial=0.0))
 
 
-def kkt_residual(canon, x, y, z) -> float:
+def kkt_residual(canon: Canonical, x: np.ndarray, y: np.ndarray | None, z: np.ndarray | None) -> float:
     """Relative KKT residual of a QP point: stationarity ``Px + c = A'y + z`` plus
     complementarity of ``y`` (and of ``z`` when the solver gives none, taken from stationarity),
     each relative to the size of the objective's gradient and value."""
@@ -117,7 +141,7 @@ def kkt_residual(canon, x, y, z) -> float:
     scale = 1.0 + np.abs(g).max(initial=0.0) + np.abs(Aty).max(initial=0.0)
     stat = np.abs(g - Aty - z).max(initial=0.0) / scale
 
-    def gap(mult, v, lo, hi):
+    def gap(mult: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
         # a positive multiplier needs v on its lower side, a negative one on its upper side
         mult = np.where(np.abs(mult) > 1e-9 * scale, mult, 0.0)
         with np.errstate(invalid="ignore"):
@@ -130,7 +154,7 @@ def kkt_residual(canon, x, y, z) -> float:
     return max(stat, comp / (1.0 + abs(f) + np.abs(canon.c @ x)))
 
 
-def refine_duals(canon, raw, act_tol: float = 1e-7) -> bool:
+def refine_duals(canon: Canonical, raw: RawResult, act_tol: float = 1e-7) -> bool:
     """Recompute the multipliers of an optimal point on its active set.
 
     With ``g = Px + c`` the KKT stationarity reads ``g = G' lam`` over the active rows and bounds
@@ -143,7 +167,7 @@ def refine_duals(canon, raw, act_tol: float = 1e-7) -> bool:
     g = canon.c + (canon.P @ x if canon.P is not None else 0.0)
     ax = canon.A @ x if canon.m else np.zeros(0)
 
-    def near(v, b):
+    def near(v: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.isfinite(b) & (np.abs(v - b) <= act_tol * (1.0 + np.abs(b)))
     r_lo, r_hi = near(ax, canon.rl), near(ax, canon.ru)
     c_lo, c_hi = near(x, canon.xl), near(x, canon.xu)
@@ -170,7 +194,7 @@ def refine_duals(canon, raw, act_tol: float = 1e-7) -> bool:
     return True
 
 
-def singular_hessian(canon) -> bool:
+def singular_hessian(canon: Canonical) -> bool:
     """Whether ``P`` has a null space (only then can a QP with a finite point be unbounded)."""
     P = canon.P
     if P is None or P.nnz == 0:
@@ -185,11 +209,11 @@ def singular_hessian(canon) -> bool:
         out = bool(w[0] <= 1e-10 * max(1.0, abs(w[-1])))
     else:  # large and coupled: treat as singular (one extra LP per solve)
         out = True
-    canon._singular = (P, out)
+    canon._singular = (P, out)  # type: ignore[attr-defined]  # a cache private to this module
     return out
 
 
-def max_violation(canon, x: np.ndarray) -> float:
+def max_violation(canon: Canonical, x: np.ndarray) -> float:
     """Largest violation of rows and bounds at ``x``, relative to ``1 + |bound|``."""
     viol = _side_violation(x, canon.xl, canon.xu)
     if canon.m:
@@ -197,7 +221,7 @@ def max_violation(canon, x: np.ndarray) -> float:
     return max(viol, 0.0)
 
 
-def _fill_unused(canon, raw) -> None:
+def _fill_unused(canon: Canonical, raw: RawResult) -> None:
     """Columns in no row, cost or quadratic term may come back as None/NaN or out of bounds:
     any point inside their bounds is optimal, so take the one nearest 0."""
     unused = canon.unused_columns()
@@ -211,7 +235,7 @@ def _fill_unused(canon, raw) -> None:
             raw.z = z
 
 
-def reference_solve(model, reason: str):
+def reference_solve(model: _Compiled, reason: str) -> RawResult:
     """Re-solve ``model``'s program with the reference back ends the registry attached to it
     (``model.references``, in order) and certify that result."""
     tried = []
@@ -229,7 +253,7 @@ def reference_solve(model, reason: str):
                      "certify a result either")
 
 
-def certify(model, raw, allow_reference: bool = True):
+def certify(model: _Compiled, raw: RawResult, allow_reference: bool = True) -> RawResult:
     """Return ``raw`` with a status that has been checked (see the module docstring)."""
     canon = model.canon
     status = raw.status
@@ -257,8 +281,8 @@ def certify(model, raw, allow_reference: bool = True):
     x = None if raw.x is None else np.asarray(raw.x, dtype=float)
     if x is None or not np.isfinite(x).all():
         reason = f"{model.backend}:{model.spec.solver} reported optimal without a finite point"
-    elif np.abs(x).max(initial=0.0) > HUGE and true_improper_status(canon) is not None:
-        raw.status, raw.x, raw.y, raw.z = true_improper_status(canon), None, None, None
+    elif np.abs(x).max(initial=0.0) > HUGE and (ray := true_improper_status(canon)) is not None:
+        raw.status, raw.x, raw.y, raw.z = ray, None, None, None
         raw.log += f"; {model.backend} reported optimal at |x| ~ {np.abs(x).max():.1e}: the program is unbounded"
         return raw
     elif max_violation(canon, x) > FEAS_TOL:
@@ -285,7 +309,7 @@ def certify(model, raw, allow_reference: bool = True):
     return reference_solve(model, reason) if allow_reference else _mark(raw, Status.NUMERICAL, reason)
 
 
-def _certify_mip(model, raw):
+def _certify_mip(model: _Compiled, raw: RawResult) -> RawResult:
     """An incumbent (optimal or at a limit) must satisfy the rows, bounds and integrality."""
     canon = model.canon
     if raw.status not in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) or raw.x is None:
@@ -299,7 +323,7 @@ def _certify_mip(model, raw):
     return raw
 
 
-def _mark(raw, status, reason):
+def _mark(raw: RawResult, status: Status, reason: str) -> RawResult:
     raw.status = status
     raw.log = f"{raw.log}; {reason}"
     return raw

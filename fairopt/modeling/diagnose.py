@@ -16,12 +16,15 @@ blocks are added after a model's own constraints, it is a fairness row. The sear
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from fairopt.errors import InfeasibleError
 from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Solution, Status
+from fairopt.modeling.spec import SolverSpec
 
 
 def _row_block(canon: Canonical, row: int) -> tuple[str, int]:
@@ -66,7 +69,8 @@ def first_infeasible_row(canon: Canonical) -> int | None:
     return hi - 1
 
 
-def name_infeasible_row(canon: Canonical, err: InfeasibleError, labels=None) -> InfeasibleError:
+def name_infeasible_row(canon: Canonical, err: InfeasibleError,
+                        labels: Mapping[str, Sequence[str]] | None = None) -> InfeasibleError:
     """``err`` with the constraint block and row that cause the infeasibility (unchanged when they
     cannot be located). ``labels`` maps block names to row labels, where known.
 
@@ -124,6 +128,18 @@ def constant_solution(canon: Canonical, backend: str, solver: str) -> Solution:
                     program=canon.name)
 
 
+class _Compiled(Protocol):
+    """What :class:`ConstantModel` reads of a back end's compiled model (the back ends sit above)."""
+
+    @property
+    def canon(self) -> Canonical: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def spec(self) -> SolverSpec: ...
+    def solve(self, require_optimal: bool = False) -> Solution: ...
+
+
 class ConstantModel:
     """What :meth:`Program.compile` returns for a program with no variable entries: the back end's
     compiled model, whose ``solve`` is answered by :func:`constant_solution` (from the current
@@ -140,10 +156,10 @@ class ConstantModel:
     1.5
     """
 
-    def __init__(self, inner):
+    def __init__(self, inner: _Compiled) -> None:
         self._inner = inner
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def solve(self, require_optimal: bool = False) -> Solution:

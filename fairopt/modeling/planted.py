@@ -42,29 +42,32 @@ class PlantedInstance:
     duals_unique: bool = False
 
 
-def _log_uniform(rng, lo=1e-3, hi=1e3, size=None):
+def _log_uniform(rng: np.random.Generator, lo: float = 1e-3, hi: float = 1e3,
+                 size: int | tuple[int, ...] | None = None) -> np.ndarray | float:
     return np.exp(rng.uniform(np.log(lo), np.log(hi), size))
 
 
-def _sparse_normal(rng, m, n, density=0.6):
+def _sparse_normal(rng: np.random.Generator, m: int, n: int, density: float = 0.6) -> np.ndarray:
     A = rng.normal(size=(m, n))
     A[rng.random((m, n)) > density] = 0.0
     return A
 
 
-def _psd(rng, n, rank):
+def _psd(rng: np.random.Generator, n: int, rank: int) -> np.ndarray:
     if rank == 0:
         return np.zeros((n, n))
     B = rng.normal(size=(rank, n))
     return B.T @ B
 
 
-def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dict, dict]:
+def _to_program(name: str, A: np.ndarray, rl: np.ndarray, ru: np.ndarray, xl: np.ndarray, xu: np.ndarray,
+                c: np.ndarray, P: np.ndarray | None, sense: str, rng: np.random.Generator,
+                ) -> tuple[Program, dict[str, slice], dict[str, slice]]:
     """Split stacked arrays into 1-3 variable blocks (one may be 2-D) and 1-3 row blocks."""
     n, m = c.size, A.shape[0]
     prog = Program(name)
     cuts: np.ndarray | list[int] = (
-        np.sort(rng.choice(np.arange(1, n), size=min(n - 1, rng.integers(0, 3)), replace=False)) if n > 1 else [])
+        np.sort(rng.choice(np.arange(1, n), size=min(n - 1, int(rng.integers(0, 3))), replace=False)) if n > 1 else [])
     var_sl, start = {}, 0
     for k, stop in enumerate([*cuts, n]):
         size = stop - start
@@ -76,7 +79,8 @@ def _to_program(name, A, rl, ru, xl, xu, c, P, sense, rng) -> tuple[Program, dic
     con_sl = {}
     if m:
         rcuts: np.ndarray | list[int] = (
-            np.sort(rng.choice(np.arange(1, m), size=min(m - 1, rng.integers(0, 3)), replace=False)) if m > 1 else [])
+            np.sort(rng.choice(np.arange(1, m), size=min(m - 1, int(rng.integers(0, 3))), replace=False))
+            if m > 1 else [])
         start = 0
         for k, stop in enumerate([*rcuts, m]):
             sub = A[start:stop]

@@ -423,7 +423,7 @@ class Program:
                 f"constraints={list(self.constraints)}, sense={self.sense!r})")
 
 
-def _broadcast(bound, shape, name):
+def _broadcast(bound: ArrayLike | None, shape: tuple[int, ...], name: str) -> np.ndarray | None:
     if bound is None:
         return None
     try:

@@ -13,11 +13,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from collections.abc import Iterator
 from functools import cache, partial
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
 from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
+
+if TYPE_CHECKING:
+    from fairopt.modeling.backends.base import CompiledModel
 
 __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
            "available_backends", "backend_info", "backend_installed", "backends_for",
@@ -281,28 +286,30 @@ def takes(backend: str, problem_class: str) -> bool:
     return problem_class in backend_info(backend).problem_classes
 
 
-def solve_own(problem, spec: SolverSpec, problem_class: str, **options):
+def solve_own(problem: Any, spec: SolverSpec, problem_class: str, **options: Any) -> Any:
     """Run the problem's own algorithm named by ``spec`` (``native``, ``sgd``) after
     :func:`check_spec`: the back end calls the problem's ``solve_<backend>(**options)``."""
+    # ``problem`` is any formulation with a ``solve_<backend>`` method; the result is its own type
     spec = check_spec(spec, problem_class)
     return load_backend(spec.backend).solve_own(problem, spec, **options)
 
 
-def load_backend(name: str):
+def load_backend(name: str) -> ModuleType:
     """Import the back-end module ``fairopt.modeling.backends.<name>_backend``."""
     backend_info(name)
     return importlib.import_module(f"fairopt.modeling.backends.{name}_backend")
 
 
-def compile_program(program, spec: SolverSpec):
+def compile_program(program: Any, spec: SolverSpec) -> CompiledModel:
     """Compile ``program`` for a spec that :func:`check_spec` resolved, with the reference back
     ends of :data:`REFERENCES` attached for status certification."""
+    # ``program`` is a fairopt.modeling.Program, not imported: the registry sits below it
     model = load_backend(spec.backend).compile(program, spec)
     model.references = partial(_references, model)
     return model
 
 
-def _references(model):
+def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
     """``(label, compiled model)`` of each installed reference back end other than ``model``'s."""
     for label in REFERENCES.get(model.canon.problem_class, ()):
         backend, solver = label.split(":")

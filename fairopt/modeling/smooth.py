@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -35,6 +35,9 @@ from fairopt.errors import ConfigError, SolverError
 from fairopt.modeling.backends.scipy_backend import minimize
 from fairopt.modeling.registry import SolverSpec, check_spec, default_backend, load_backend
 from fairopt.modeling.solution import NativeResult, Solution, Status
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["CvxpyForm", "NativeResult", "PyomoForm", "SmoothProblem", "SmoothSolution", "lbfgs",
            "newton", "solve_smooth"]
@@ -181,7 +184,8 @@ def newton(problem: SmoothProblem, x0: np.ndarray, tol: float, max_iter: int,
         return _newton(problem, x0, tol, max_iter, deadline)
 
 
-def _newton(problem: SmoothProblem, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+def _newton(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,
+            deadline: float | None) -> NativeResult:
     d = problem.dim
     x = np.asarray(x0, dtype=float).copy()
     lines: list[str] = []
@@ -234,7 +238,7 @@ def _newton(problem: SmoothProblem, x0, tol: float, max_iter: int, deadline) -> 
     return NativeResult(x, max_iter, Status.ITERATION_LIMIT, "\n".join(lines), "newton")
 
 
-def lbfgs(problem: SmoothProblem, x0, tol: float, max_iter: int,
+def lbfgs(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,
           deadline: float | None = None, maxcor: int = 30) -> NativeResult:
     """L-BFGS (scipy's L-BFGS-B without bounds) stopping at ``‖∇f‖∞ ≤ tol``."""
     return minimize(problem, x0, "L-BFGS-B", tol, max_iter,
@@ -243,8 +247,9 @@ def lbfgs(problem: SmoothProblem, x0, tol: float, max_iter: int,
 
 
 # ---------------------------------------------------------------------------- solve_smooth
-def solve_smooth(problem: SmoothProblem, spec=None, *, tol: float = 1e-8, max_iter: int = 100,
-                 options: Mapping | None = None, x0=None) -> SmoothSolution:
+def solve_smooth(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSpec | None = None, *,
+                 tol: float = 1e-8, max_iter: int = 100, options: Mapping[str, Any] | None = None,
+                 x0: ArrayLike | None = None) -> SmoothSolution:
     """Minimise a :class:`SmoothProblem` on the back end named by ``spec``.
 
     Parameters

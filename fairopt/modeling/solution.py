@@ -32,7 +32,7 @@ class Status(str, enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls, value) -> Status:
+    def parse(cls, value: object) -> Status:
         """Read a status from its value or from the words other loops use: a game that
         ``"converged"`` is optimal, one stopped at ``"max_iter"`` hit its iteration limit."""
         if isinstance(value, cls):

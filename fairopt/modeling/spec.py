@@ -170,7 +170,7 @@ class SolverSpec:
 
     @classmethod
     def parse(cls, spec: str | Mapping[str, Any] | SolverSpec | None, default: str = "highs",
-              **overrides) -> SolverSpec:
+              **overrides: Any) -> SolverSpec:
         """Build a spec from ``"backend[:solver]"``, a config mapping, or another spec.
 
         ``overrides`` (``time_limit``, ``verbose``, ``options``, ...) replace the spec's fields

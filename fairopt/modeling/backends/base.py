@@ -11,19 +11,50 @@ import contextlib
 import copy
 import os
 import time
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
 from fairopt.modeling.certify import certify, reference_solve
-from fairopt.modeling.solution import RawResult, Solution, Status
+from fairopt.modeling.solution import NativeResult, RawResult, Solution, Status
 from fairopt.modeling.spec import SolverSpec
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
     from numpy.typing import ArrayLike
+
+
+class SmoothOracle(Protocol):
+    """What the back ends read of a smooth problem.
+
+    :class:`~fairopt.modeling.smooth.SmoothProblem` implements it; it sits above the back ends,
+    which therefore name this protocol instead of importing it.
+
+    Examples
+    --------
+    >>> from fairopt.modeling.smooth import SmoothProblem
+    >>> all(hasattr(SmoothProblem, m) for m in ("value_grad", "native_solve", "to_cvxpy"))
+    True
+    """
+
+    description: str
+    family: str
+    has_hessian: bool
+
+    @property
+    def dim(self) -> int: ...
+    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]: ...
+    def hessian(self, x: np.ndarray) -> np.ndarray: ...
+    def optimality(self, x: np.ndarray, grad: np.ndarray) -> float: ...
+    def native_solve(self, x0: np.ndarray, tol: float, max_iter: int,
+                     deadline: float | None) -> NativeResult: ...
+    def has_form(self, kind: str) -> bool: ...
+    # the forms are smooth.CvxpyForm and smooth.PyomoForm, which sit above the back ends
+    def to_cvxpy(self) -> Any: ...
+    def to_pyomo(self) -> Any: ...
 
 
 class CompiledModel:
@@ -32,7 +63,7 @@ class CompiledModel:
     backend = "base"
     #: ``references()`` yields ``(label, compiled model)`` of the reference back ends that
     #: :func:`~fairopt.modeling.certify.reference_solve` may ask; set by the registry at compile time
-    references = None
+    references: Callable[[], Iterator[tuple[str, CompiledModel]]] | None = None
 
     @property
     def highs_qp(self) -> bool:
@@ -137,7 +168,8 @@ class CompiledModel:
         c.var_shapes = {**c.var_shapes, name: (old.stop + k - old.start,)}
         self._columns_added(n0, new_cols, c.c[n0:], lo, hi)
 
-    def _columns_added(self, n0: int, cols, cost, lo, hi) -> None:
+    def _columns_added(self, n0: int, cols: sp.csc_matrix, cost: np.ndarray, lo: np.ndarray,
+                       hi: np.ndarray) -> None:
         self._dirty = True
 
     def _var_slice(self, name: str) -> slice:
@@ -146,7 +178,8 @@ class CompiledModel:
         return self.canon.var_slices[name]
 
     @staticmethod
-    def _set_bounds(lo, hi, s, lb, ub, where):
+    def _set_bounds(lo: np.ndarray, hi: np.ndarray, s: slice, lb: ArrayLike | None, ub: ArrayLike | None,
+                    where: str) -> None:
         size = s.stop - s.start
         new_lo = lo[s] if lb is None else as_bound(lb, size, where + " lb", -np.inf, side="lb")
         new_hi = hi[s] if ub is None else as_bound(ub, size, where + " ub", np.inf, side="ub")

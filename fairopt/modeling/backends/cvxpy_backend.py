@@ -8,17 +8,21 @@ cvxpy reports non-negative multipliers on inequalities; fairopt's dual is ``+dua
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, SolverError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
 from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import NativeResult, Status
-from fairopt.modeling.spec import BackendInfo, reject_unknown_options
+from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 _CONIC = ("LP", "QP", "smooth")  # exponential cone: smooth convex problems such as max-entropy
 #: cvxpy solvers fairopt knows, with the problem classes each takes
@@ -103,7 +107,9 @@ INFO = BackendInfo(
     status_map=STATUS_MAP, probe=_installed, check_options=check_options)
 
 
-def build_cvxpy(canon: Canonical, user_sense: bool = False):
+def build_cvxpy(canon: Canonical, user_sense: bool = False) -> tuple[
+        cp.Problem, dict[str, cp.Variable], dict[str, dict[str, cp.Constraint]],
+        dict[str, dict[str, np.ndarray]]]:
     """Build ``(problem, variables, constraints, rows)`` from a canonical program.
 
     ``constraints[name]`` is a dict ``{"eq"|"ge"|"le": cvxpy constraint}`` and
@@ -116,9 +122,11 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
     variables = {v: cp.Variable(s.stop - s.start, name=v, integer=integer[v])
                  for v, s in canon.var_slices.items()}
     A = canon.A.tocsr()
-    constraints, rows = {}, {}
+    constraints: dict[str, dict[str, cp.Constraint]] = {}
+    rows: dict[str, dict[str, np.ndarray]] = {}
 
-    def add(name, expr_rows, idx, lo, hi):
+    def add(name: str, expr_rows: Callable[..., cp.Expression], idx: np.ndarray | None,
+            lo: np.ndarray, hi: np.ndarray) -> None:
         parts, where = {}, {}
         eq = lo == hi
         for kind, mask in (("eq", eq), ("ge", ~eq & np.isfinite(lo)), ("le", ~eq & np.isfinite(hi))):
@@ -133,7 +141,7 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False):
     for name, s in canon.con_slices.items():
         block = A[s]
 
-        def expr_rows(sel, block=block):
+        def expr_rows(sel: np.ndarray, block: sp.csr_matrix = block) -> cp.Expression:
             sub = block[sel]
             terms = [sub[:, vs] @ variables[v] for v, vs in canon.var_slices.items()
                      if sub[:, vs].nnz]
@@ -178,7 +186,7 @@ class CvxpyModel(CompiledModel):
     def _build(self) -> None:
         self.problem, self.variables, self.cons, self.rows = build_cvxpy(self.canon)
 
-    def _solve(self, cp, solver, kwargs) -> str:
+    def _solve(self, cp: ModuleType, solver: str, kwargs: Mapping[str, Any]) -> str:
         with warnings.catch_warnings():
             if not self.spec.verbose:  # the status says it: "inaccurate" is not optimal
                 warnings.simplefilter("ignore", UserWarning)
@@ -240,7 +248,7 @@ class CvxpyModel(CompiledModel):
         return RawResult(status, x, y, z, iters, log)
 
 
-def compile(program, spec) -> CvxpyModel:
+def compile(program: Any, spec: SolverSpec) -> CvxpyModel:
     return CvxpyModel(program, spec)
 
 
@@ -254,12 +262,14 @@ def _smooth_options(solver: str, max_iter: int, tol: float) -> dict:
     return {}
 
 
-def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline):
+def solve_smooth(problem: SmoothOracle, spec: SolverSpec, x0: np.ndarray, tol: float, max_iter: int,
+                 deadline: float | None) -> NativeResult:
     """Solve the problem's cvxpy form (:meth:`~fairopt.modeling.smooth.SmoothProblem.to_cvxpy`);
     constraint duals are reported as ``-(cvxpy multiplier)``."""
     import cvxpy as cp
 
     solver = spec.solver
+    assert solver is not None  # check_spec filled it in
     form = problem.to_cvxpy()
     opts = {**_smooth_options(solver, max_iter, tol), **dict(spec.options)}
     try:

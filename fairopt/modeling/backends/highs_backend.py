@@ -7,7 +7,8 @@ minimisation already follow fairopt's convention (``d f*/d bound``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,15 +17,18 @@ from fairopt.errors import ConfigError, DataValidationError, SolverError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Status
-from fairopt.modeling.spec import BackendInfo
+from fairopt.modeling.spec import BackendInfo, SolverSpec
+
+if TYPE_CHECKING:
+    import highspy
 
 
-def _highs():
+def _highs() -> ModuleType:
     import highspy
     return highspy
 
 
-def _make_lp(canon: Canonical, names: bool = False):
+def _make_lp(canon: Canonical, names: bool = False) -> highspy.HighsLp:
     hp = _highs()
     lp = hp.HighsLp()
     lp.model_name_ = canon.name
@@ -49,7 +53,7 @@ def _make_lp(canon: Canonical, names: bool = False):
     return lp
 
 
-def _make_hessian(canon: Canonical):
+def _make_hessian(canon: Canonical) -> highspy.HighsHessian:
     hp = _highs()
     H = sp.tril(canon.P, format="csc")  # HiGHS takes the lower triangle, column-wise
     H.sort_indices()
@@ -73,7 +77,7 @@ _STATUS = {
 }
 
 
-def _new_highs(verbose: bool, options: Mapping[str, Any], time_limit: float | None):
+def _new_highs(verbose: bool, options: Mapping[str, Any], time_limit: float | None) -> highspy.Highs:
     hp = _highs()
     h = hp.Highs()
     h.setOptionValue("output_flag", bool(verbose))
@@ -85,7 +89,7 @@ def _new_highs(verbose: bool, options: Mapping[str, Any], time_limit: float | No
     return h
 
 
-def _option_message(key, value) -> str:
+def _option_message(key: str, value: object) -> str:
     import difflib
     names = [a for a in dir(_highs().HighsOptions()) if not a.startswith("_")]
     close = difflib.get_close_matches(str(key), names, n=3)
@@ -102,7 +106,7 @@ def check_options(solver: str, options: Mapping[str, Any]) -> None:
         _new_highs(False, options, None)
 
 
-def _check(status, what: str) -> None:
+def _check(status: highspy.HighsStatus, what: str) -> None:
     """Raise on a HiGHS call that returned kError (never continue with a half-passed model)."""
     if status == _highs().HighsStatus.kError:
         raise SolverError(f"HiGHS rejected the model in {what}; see the log with verbose=True.",
@@ -141,7 +145,8 @@ class HighsModel(CompiledModel):
         if self._dirty:
             return
         idx = np.arange(s.start, s.stop, dtype=np.int32)
-        self.h.changeRowsBounds(idx.size, idx, self.canon.rl[s], self.canon.ru[s])
+        self.h.changeRowsBounds(  # type: ignore[attr-defined]  # highspy's stub lacks changeRowsBounds
+            idx.size, idx, self.canon.rl[s], self.canon.ru[s])
 
     def _col_bounds_changed(self, s: slice) -> None:
         if self._dirty:
@@ -149,7 +154,8 @@ class HighsModel(CompiledModel):
         idx = np.arange(s.start, s.stop, dtype=np.int32)
         self.h.changeColsBounds(idx.size, idx, self.canon.xl[s], self.canon.xu[s])
 
-    def _columns_added(self, n0: int, cols, cost, lo, hi) -> None:
+    def _columns_added(self, n0: int, cols: sp.csc_matrix, cost: np.ndarray, lo: np.ndarray,
+                       hi: np.ndarray) -> None:
         if self._dirty:
             return
         cols = cols.tocsc()
@@ -183,7 +189,7 @@ class HighsModel(CompiledModel):
         return RawResult(status, iterations=iterations, log=log)
 
 
-def compile(program, spec) -> HighsModel:
+def compile(program: Any, spec: SolverSpec) -> HighsModel:
     return HighsModel(program, spec)
 
 

@@ -9,9 +9,14 @@ formulation's own parameters).
 """
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from fairopt.errors import ConfigError
+from fairopt.modeling.backends.base import SmoothOracle
 from fairopt.modeling.solution import NativeResult
-from fairopt.modeling.spec import BackendInfo
+from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 INFO = BackendInfo(
     name="native", module="numpy",
@@ -23,7 +28,7 @@ INFO = BackendInfo(
     default_for=("smooth", "threshold"))
 
 
-def _no_options(problem, spec) -> None:
+def _no_options(problem: object, spec: SolverSpec) -> None:
     if spec.options:
         raise ConfigError(
             f"the native {getattr(problem, 'family', 'fairopt')} back end takes no solver options "
@@ -31,13 +36,15 @@ def _no_options(problem, spec) -> None:
             "'scipy', 'cvxpy' or 'pyomo', whose options are passed to the solver.")
 
 
-def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+def solve_smooth(problem: SmoothOracle, spec: SolverSpec, x0: np.ndarray, tol: float, max_iter: int,
+                 deadline: float | None) -> NativeResult:
     """Run ``problem.native_solve(x0, tol, max_iter, deadline)``."""
     _no_options(problem, spec)
     return problem.native_solve(x0, tol, max_iter, deadline)
 
 
-def solve_own(problem, spec, **options):
+def solve_own(problem: Any, spec: SolverSpec, **options: Any) -> Any:
     """Run ``problem.solve_native(**options)`` (a formulation's exact algorithm)."""
+    # ``problem`` is any formulation with a ``solve_native`` method; the result is its own type
     _no_options(problem, spec)
     return problem.solve_native(**options)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +22,10 @@ from fairopt.errors import ConfigError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import Status
-from fairopt.modeling.spec import BackendInfo
+from fairopt.modeling.spec import BackendInfo, SolverSpec
+
+if TYPE_CHECKING:
+    from ortools.math_opt import model_pb2, parameters_pb2, result_pb2, sparse_containers_pb2
 
 #: fairopt's inner-solver names and MathOpt's ``SolverType`` members
 SOLVER_TYPES = {"GLOP": "GLOP", "PDLP": "PDLP", "SCIP": "GSCIP"}
@@ -48,7 +51,7 @@ PDLP_TOLERANCES = {"pdlp": {"termination_criteria": {"simple_optimality_criteria
 PDLP_ITERATION_CAP = 100_000
 
 
-def _params_proto(options: Mapping[str, Any]):
+def _params_proto(options: Mapping[str, Any]) -> parameters_pb2.SolveParametersProto:
     """A ``SolveParametersProto`` from nested option mappings (field names of MathOpt's
     ``SolveParameters``, with ``glop``, ``pdlp`` and ``gscip`` sub-tables)."""
     from google.protobuf import json_format
@@ -96,7 +99,7 @@ INFO = BackendInfo(
     status_map=STATUS_MAP, probe=_installed, check_options=check_options)
 
 
-def _model_proto(canon: Canonical | None):
+def _model_proto(canon: Canonical | None) -> model_pb2.ModelProto:
     """MathOpt's ``ModelProto`` of a canonical program (``None``: the empty model)."""
     from ortools.math_opt import model_pb2
 
@@ -128,7 +131,8 @@ def _model_proto(canon: Canonical | None):
     return model
 
 
-def _solve_proto(model, solver: str, params):
+def _solve_proto(model: model_pb2.ModelProto, solver: str,
+                 params: parameters_pb2.SolveParametersProto) -> result_pb2.SolveResultProto:
     from ortools.math_opt import callback_pb2, model_parameters_pb2
     from ortools.math_opt.core.python import solver as core
     from ortools.math_opt.python import init_arguments, mathopt
@@ -139,7 +143,7 @@ def _solve_proto(model, solver: str, params):
                       callback_pb2.CallbackRegistrationProto(), None, None)
 
 
-def _dense(sparse, size: int) -> np.ndarray:
+def _dense(sparse: sparse_containers_pb2.SparseDoubleVectorProto, size: int) -> np.ndarray:
     out = np.zeros(size)
     out[np.asarray(sparse.ids, dtype=np.int64)] = np.asarray(sparse.values, dtype=float)
     return out
@@ -155,8 +159,9 @@ class OrtoolsModel(CompiledModel):
     def _build(self) -> None:
         self.model = _model_proto(self.canon)
 
-    def _params(self):
+    def _params(self) -> parameters_pb2.SolveParametersProto:
         from google.protobuf import json_format
+        assert self.spec.solver is not None  # check_spec filled it in
         params = _params_proto(INFO.tolerance_options(self.spec.solver, self.canon.problem_class))
         if self.stalls_on_degenerate:
             params.iteration_limit = PDLP_ITERATION_CAP
@@ -204,5 +209,5 @@ class OrtoolsModel(CompiledModel):
         return RawResult(status, x, y, z, iterations, log)
 
 
-def compile(program, spec) -> OrtoolsModel:  # back-end entry point
+def compile(program: Any, spec: SolverSpec) -> OrtoolsModel:  # back-end entry point
     return OrtoolsModel(program, spec)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from fairopt.errors import ConfigError
 from fairopt.modeling.backends.base import CompiledModel, RawResult
 from fairopt.modeling.solution import Status
-from fairopt.modeling.spec import BackendInfo, reject_unknown_options
+from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
 
 INF = 1e30
 
@@ -66,7 +66,7 @@ class OsqpModel(CompiledModel):
     def stalls_on_degenerate(self) -> bool:  # first-order: unless the user chose the limit
         return "max_iter" not in self.spec.options
 
-    def _stacked_bounds(self):
+    def _stacked_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.canon
         bl, bu = c.xl[self._bounded], c.xu[self._bounded]
         lo = np.concatenate([c.rl, bl])
@@ -126,5 +126,5 @@ class OsqpModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y_all[:m], z, int(res.info.iter), log)
 
 
-def compile(program, spec) -> OsqpModel:
+def compile(program: Any, spec: SolverSpec) -> OsqpModel:
     return OsqpModel(program, spec)

@@ -9,15 +9,19 @@ the duals pyomo imports from HiGHS, Gurobi or Ipopt are ``d f*/d rhs`` already.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairopt.errors import SolverNotAvailableError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
 from fairopt.modeling.canonical import Canonical
 from fairopt.modeling.solution import NativeResult, Status
-from fairopt.modeling.spec import BackendInfo
+from fairopt.modeling.spec import BackendInfo, SolverSpec
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+    import scipy.sparse as sp
 
 #: pyomo solvers fairopt knows, with the problem classes each takes (appsi_highs passes only
 #: linear objectives; smooth problems need an NLP solver)
@@ -74,11 +78,11 @@ INFO = BackendInfo(
     check_options=check_options)
 
 
-def _bound(v: float):
+def _bound(v: float) -> float | None:
     return float(v) if np.isfinite(v) else None
 
 
-def build_pyomo(canon: Canonical, user_sense: bool = False):
+def build_pyomo(canon: Canonical, user_sense: bool = False) -> pyo.ConcreteModel:
     """Return a pyomo ``ConcreteModel`` for the canonical program."""
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
@@ -98,7 +102,8 @@ def build_pyomo(canon: Canonical, user_sense: bool = False):
         block = A[s]
         lo, hi = canon.rl[s], canon.ru[s]
 
-        def rule(m, r, block=block, lo=lo, hi=hi):
+        def rule(m: pyo.ConcreteModel, r: int, block: sp.csr_matrix = block, lo: np.ndarray = lo,
+                 hi: np.ndarray = hi) -> object:
             a, b = block.indptr[r], block.indptr[r + 1]
             expr = LinearExpression(constant=0.0, linear_coefs=block.data[a:b].tolist(),
                                     linear_vars=[flat[j] for j in block.indices[a:b]])
@@ -184,22 +189,24 @@ class PyomoModel(CompiledModel):
         return RawResult(status, x, y, z, None, log)
 
 
-def _num(v) -> float:
+def _num(v: float | None) -> float:
     return np.nan if v is None else float(v)
 
 
-def compile(program, spec) -> PyomoModel:
+def compile(program: Any, spec: SolverSpec) -> PyomoModel:
     return PyomoModel(program, spec)
 
 
 # ------------------------------------------------------------------------------ smooth problems
-def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline):
+def solve_smooth(problem: SmoothOracle, spec: SolverSpec, x0: np.ndarray, tol: float, max_iter: int,
+                 deadline: float | None) -> NativeResult:
     """Solve the problem's pyomo form (:meth:`~fairopt.modeling.smooth.SmoothProblem.to_pyomo`)
     with an NLP solver (Ipopt gets ``tol / 100``); duals through a ``dual`` suffix if declared."""
     import pyomo.environ as pyo
     from pyomo.opt import TerminationCondition as TC
 
     name = spec.solver
+    assert name is not None  # check_spec filled it in
     form = problem.to_pyomo()
     opt = pyo.SolverFactory(name)
     if not opt.available(exception_flag=False):

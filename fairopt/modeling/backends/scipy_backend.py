@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
 from fairopt.modeling.solution import NativeResult, Status
-from fairopt.modeling.spec import BackendInfo, reject_unknown_options
+from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: linprog's ``res.status`` to fairopt's status
 _STATUS = {0: Status.OPTIMAL, 1: Status.ITERATION_LIMIT, 2: Status.INFEASIBLE,
@@ -97,12 +100,12 @@ class ScipyModel(CompiledModel):
         return RawResult(status, np.asarray(res.x), y, z, int(getattr(res, "nit", 0)), log)
 
 
-def compile(program, spec) -> ScipyModel:
+def compile(program: Any, spec: SolverSpec) -> ScipyModel:
     return ScipyModel(program, spec)
 
 
-def minimize(problem, x0, method: str, tol: float, max_iter: int, options: Mapping | None,
-             deadline: float | None) -> NativeResult:
+def minimize(problem: SmoothOracle, x0: ArrayLike, method: str, tol: float, max_iter: int,
+             options: Mapping[str, Any] | None, deadline: float | None) -> NativeResult:
     """:func:`scipy.optimize.minimize` on a smooth problem's oracle; keeps the best certified
     iterate it has seen and stops at ``deadline`` (``time.perf_counter()`` seconds).
 
@@ -131,7 +134,7 @@ def minimize(problem, x0, method: str, tol: float, max_iter: int, options: Mappi
     opts.update(options or {})
     best = {"x": np.asarray(x0, float).copy(), "viol": np.inf}
 
-    def fun(x):
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         # trust-region subproblem solvers can propose non-finite points near convergence:
         # reject them (value +inf) and remember the best certified iterate seen
         if not np.all(np.isfinite(x)):
@@ -142,14 +145,14 @@ def minimize(problem, x0, method: str, tol: float, max_iter: int, options: Mappi
             best.update(x=np.array(x, dtype=float), viol=viol)
         return v, g
 
-    def hess(x):
+    def hess(x: np.ndarray) -> np.ndarray:
         return problem.hessian(x) if np.all(np.isfinite(x)) else np.eye(problem.dim)
 
     timed_out = []
 
-    def stop_at_deadline(intermediate_result):
+    def stop_at_deadline(intermediate_result: object) -> None:
         # scipy ends the run when the callback raises StopIteration (checked once per iteration)
-        if time.perf_counter() >= deadline:
+        if deadline is not None and time.perf_counter() >= deadline:  # only installed with a deadline
             timed_out.append(True)
             raise StopIteration
 
@@ -173,11 +176,13 @@ def minimize(problem, x0, method: str, tol: float, max_iter: int, options: Mappi
     return NativeResult(x, nit, status, str(res), method)
 
 
-def smooth_solver(problem) -> str:
+def smooth_solver(problem: SmoothOracle) -> str:
     """Default method for ``problem``: ``trust-exact`` with a Hessian, else ``L-BFGS-B``."""
     return "trust-exact" if problem.has_hessian else "L-BFGS-B"
 
 
-def solve_smooth(problem, spec, x0, tol: float, max_iter: int, deadline) -> NativeResult:
+def solve_smooth(problem: SmoothOracle, spec: SolverSpec, x0: np.ndarray, tol: float, max_iter: int,
+                 deadline: float | None) -> NativeResult:
     """Minimise a smooth problem with the method ``spec.solver`` (options go to scipy)."""
+    assert spec.solver is not None  # check_spec filled it in
     return minimize(problem, x0, spec.solver, tol, max_iter, spec.options, deadline)

@@ -6,7 +6,9 @@ fixed number of stochastic steps is approximate: the result is never certified o
 """
 from __future__ import annotations
 
-from fairopt.modeling.spec import BackendInfo
+from typing import Any
+
+from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 INFO = BackendInfo(
     name="sgd", module="numpy",
@@ -15,6 +17,7 @@ INFO = BackendInfo(
     time_limit_key={"sgd": None}, iteration_limit_key={"sgd": "n_steps"})
 
 
-def solve_own(problem, spec, **options):
+def solve_own(problem: Any, spec: SolverSpec, **options: Any) -> Any:
     """Run ``problem.solve_sgd(**options)`` with the spec's options underneath."""
+    # ``problem`` is any formulation with a ``solve_sgd`` method; the result is its own type
     return problem.solve_sgd(**{**dict(spec.options), **options})
