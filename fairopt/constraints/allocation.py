@@ -32,6 +32,7 @@ from fairopt.constraints.builders import (
 from fairopt.errors import DataValidationError
 
 if TYPE_CHECKING:
+    import cvxpy as cp
     from numpy.typing import ArrayLike
 
     from fairopt.modeling import Program
@@ -141,6 +142,7 @@ class AlphaFairObjective:
         if np.isinf(self.alpha):
             assert self.epigraph is not None  # built for alpha = inf
             cons = self.epigraph.to_cvxpy(xv)
+            assert cons.aux is not None  # the epigraph has its level variable
             return cp.Maximize(cons.aux[0]), cons
         if self.alpha == 1:
             return cp.Maximize(w @ cp.log(Ua)), []
@@ -150,7 +152,7 @@ class AlphaFairObjective:
         return cp.Maximize(-(w @ power) / (self.alpha - 1)), []
 
 
-def _power(expr, p: float):
+def _power(expr: cp.Expression, p: float) -> cp.Expression:
     """``expr ** p`` on the power cone (cvxpy >= 1.6), else its rational SOC approximation."""
     import cvxpy as cp
     try:

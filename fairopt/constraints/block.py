@@ -19,6 +19,7 @@ theorem::
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,10 @@ class FairnessBlock:
     _program_var: str | None = field(default=None, repr=False)
     #: cells left out of the rows (intersectional parity: too few members), else ``None``
     excluded: pd.DataFrame | None = field(default=None, repr=False)
+    #: selection matrix of a block added ``over`` part of a variable (set by :meth:`add_to`)
+    _program_map: sp.csr_matrix | None = field(default=None, init=False, repr=False)
+    #: setters of the solver parameters made by the parametric targets (see set_tolerance)
+    _handles: list[Callable[[dict[str, float]], None]] = field(default_factory=list, init=False, repr=False)
 
     # ---------------------------------------------------------------- sizes and bounds
     @property
@@ -232,14 +237,14 @@ class FairnessBlock:
         the block, updated by :meth:`set_tolerance` (the block is not rebuilt)."""
         return _build_pyomo_parametric(self, var, name or self.name, index)
 
-    def set_tolerance(self, **values) -> None:
+    def set_tolerance(self, **values: float) -> None:
         """Set tolerances (``eps=0.05``, ``ratio=0.8``, or ``**{"lower[a]": 0.2}``): updates the
         block's rows and every parameter created by :meth:`to_cvxpy_parametric` /
         :meth:`to_pyomo_parametric`."""
         _set_tolerance(self, values)
 
     # ---------------------------------------------------------------- duals
-    def price_of_fairness(self, result, var: str | None = None, problem=None) -> PriceOfFairness:
+    def price_of_fairness(self, result: object, var: str | None = None, problem: object = None) -> PriceOfFairness:
         """Row duals and tolerance prices, in the objective's units.
 
         ``result`` is a :class:`~fairopt.modeling.Solution` of a program the block was added
@@ -283,7 +288,7 @@ class FairnessBlock:
             x = M @ np.asarray(x, dtype=float).reshape(-1)
         return self._price(y, x, t)
 
-    def _price(self, y, x, t) -> PriceOfFairness:
+    def _price(self, y: np.ndarray | None, x: ArrayLike, t: ArrayLike | None) -> PriceOfFairness:
         if y is None or np.isnan(y).any():
             raise SolverError(f"fairness block {self.name!r}: the solve returned no duals (a MIP, or a "
                               "solve that did not reach optimality); solve the LP relaxation for prices.")

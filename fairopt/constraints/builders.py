@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------------ inputs
-def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
+def encode_groups(groups: ArrayLike) -> tuple[np.ndarray, pd.Index]:
     """Integer codes ``0..K-1`` and the sorted group labels (tuples for several columns), by
     :func:`fairopt.validation.check_groups`; a fairness block needs at least two groups.
 
@@ -43,7 +43,7 @@ def encode_groups(groups) -> tuple[np.ndarray, pd.Index]:
     return np.asarray(g.codes, dtype=np.int64), g.labels
 
 
-def _vector(values, n: int, what: str, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+def _vector(values: ArrayLike, n: int, what: str, lo: float | None = None, hi: float | None = None) -> np.ndarray:
     arr = np.asarray(values, dtype=float).reshape(-1)
     if arr.shape[0] != n:
         raise DataValidationError(f"{what} has {arr.shape[0]} entries; expected one per candidate ({n}).")
@@ -59,7 +59,7 @@ def _vector(values, n: int, what: str, lo: float | None = None, hi: float | None
     return arr
 
 
-def _labels01(y, n: int) -> np.ndarray:
+def _labels01(y: ArrayLike, n: int) -> np.ndarray:
     arr = _vector(y, n, "labels y")
     if not np.isin(arr, (0.0, 1.0)).all():
         i = int(np.argmax(~np.isin(arr, (0.0, 1.0))))
@@ -68,7 +68,8 @@ def _labels01(y, n: int) -> np.ndarray:
     return arr
 
 
-def _per_group(value, labels: pd.Index, what: str, default: float) -> np.ndarray:
+def _per_group(value: ArrayLike | Mapping[Any, float] | None, labels: pd.Index, what: str,
+               default: float) -> np.ndarray:
     """A scalar, a ``{group: value}`` mapping or a sequence in label order -> one value per group."""
     K = len(labels)
     if value is None:
@@ -94,7 +95,7 @@ def _group_matrix(codes: np.ndarray, K: int, w: np.ndarray) -> sp.csr_matrix:
     return G
 
 
-def _rate_matrix(codes, labels, w, meaning: str) -> sp.csr_matrix:
+def _rate_matrix(codes: np.ndarray, labels: pd.Index, w: np.ndarray, meaning: str) -> sp.csr_matrix:
     """``R[a, i] = w_i / W_a``; raises when a group has no weight (its rate is undefined)."""
     W = np.bincount(codes, weights=w, minlength=len(labels))
     if (W <= 0).any():
@@ -104,7 +105,7 @@ def _rate_matrix(codes, labels, w, meaning: str) -> sp.csr_matrix:
     return _group_matrix(codes, len(labels), w / W[codes])
 
 
-def _tolerance(eps, ratio) -> tuple[str, float]:
+def _tolerance(eps: float | None, ratio: float | None) -> tuple[str, float]:
     if (eps is None) == (ratio is None):
         raise DataValidationError("give exactly one of eps (difference form: max rate - min rate <= eps) "
                                   "or ratio (ratio form: min rate / max rate >= ratio).")
@@ -113,6 +114,7 @@ def _tolerance(eps, ratio) -> tuple[str, float]:
         if not 0.0 <= eps <= 1.0:
             raise DataValidationError(f"eps must be in [0, 1] (a difference of rates), got {eps}.")
         return "difference", eps
+    assert ratio is not None  # exactly one of eps and ratio is given (checked above)
     ratio = float(ratio)
     if not 0.0 < ratio <= 1.0:
         raise DataValidationError(f"ratio must be in (0, 1] (min rate / max rate; 0.8 is the four-fifths "
@@ -121,8 +123,8 @@ def _tolerance(eps, ratio) -> tuple[str, float]:
 
 
 # ------------------------------------------------------------------------ rate parity (shared)
-def _rate_parity(name: str, kind: str, groups, rates: list[tuple[str, np.ndarray, str]],
-                 eps, ratio) -> FairnessBlock:
+def _rate_parity(name: str, kind: str, groups: tuple[np.ndarray, pd.Index], rates: list[tuple[str, np.ndarray, str]],
+                 eps: float | None, ratio: float | None) -> FairnessBlock:
     """Parity of the weighted rates ``rates = [(key, w, meaning)]``, each with its own level ``t``.
 
     Difference form, ``t`` = lowest rate:  ``r_a - t >= 0`` and ``r_a - t <= eps``.
@@ -206,11 +208,14 @@ def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio:
                         [("selection_rate", w, "candidates with positive weight")], eps, ratio)
 
 
-def _qualification(y, scores, n: int) -> np.ndarray:
+def _qualification(y: ArrayLike | None, scores: ArrayLike | None, n: int) -> np.ndarray:
     if (y is None) == (scores is None):
         raise DataValidationError("give exactly one of y (0/1 labels, 1 = qualified) or scores "
                                   "(probability in [0, 1] that each candidate is qualified).")
-    return _labels01(y, n) if y is not None else _vector(scores, n, "scores", lo=0.0, hi=1.0)
+    if y is not None:
+        return _labels01(y, n)
+    assert scores is not None  # exactly one of y and scores is given (checked above)
+    return _vector(scores, n, "scores", lo=0.0, hi=1.0)
 
 
 def equal_opportunity(groups: ArrayLike, y: ArrayLike | None = None, *,

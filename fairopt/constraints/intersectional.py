@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,8 +26,17 @@ from fairopt.constraints.block import FairnessBlock
 from fairopt.constraints.builders import _rate_parity, _vector
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 
+if TYPE_CHECKING:
+    import highspy
+    from numpy.typing import ArrayLike
 
-def intersectional_parity(groups, *, eps: float, min_size: int = 1, weights=None,
+    from fairopt.constraints.block import PriceOfFairness
+    from fairopt.modeling import Program
+    from fairopt.modeling.canonical import Canonical
+
+
+def intersectional_parity(groups: pd.DataFrame | ArrayLike | Mapping[str, ArrayLike], *, eps: float,
+                          min_size: int = 1, weights: ArrayLike | None = None,
                           name: str = "intersectional_parity") -> FairnessBlock:
     """Rate parity across intersectional cells of several protected columns.
 
@@ -117,12 +128,12 @@ class LazySolution:
     generated: np.ndarray | None = field(repr=False, default=None)
     log: list = field(repr=False, default_factory=list)
 
-    def price_of_fairness(self, block: FairnessBlock, var: str):
+    def price_of_fairness(self, block: FairnessBlock, var: str) -> PriceOfFairness:
         """The block's :class:`~fairopt.constraints.PriceOfFairness` (rows and ``d f*/d eps``)."""
         return block._price(self.dual[block.name], self.primal[var], self.primal[block.aux_name])
 
 
-def _tightest_eps(canon, s: slice, block: FairnessBlock) -> float | None:
+def _tightest_eps(canon: Canonical, s: slice, block: FairnessBlock) -> float | None:
     """Smallest ``eps`` for which the program (canonical form ``canon``, block on columns ``s``)
     is feasible: ``eps`` becomes a variable ``w >= 0`` in the rows whose bound moves with it,
     minimised. ``None`` if the block has no ``eps`` or the program is infeasible for every eps."""
@@ -149,7 +160,8 @@ def _tightest_eps(canon, s: slice, block: FairnessBlock) -> float | None:
     return float(h.getSolution().col_value[canon.n + block.n_aux])
 
 
-def _add_rows(h, block, A, viol, s, canon, inf) -> None:
+def _add_rows(h: highspy.Highs, block: FairnessBlock, A: sp.csr_matrix, viol: np.ndarray, s: slice,
+              canon: Canonical, inf: float) -> None:
     k = viol.size
     new_rows = sp.hstack([sp.csr_matrix((k, s.start)), A[viol], sp.csr_matrix((k, canon.n - s.stop)),
                           sp.csr_matrix(block.T[viol])], format="csr")
@@ -159,7 +171,7 @@ def _add_rows(h, block, A, viol, s, canon, inf) -> None:
               new_rows.indices.astype(np.int32), new_rows.data)
 
 
-def _highs_lp(canon, n_aux: int):
+def _highs_lp(canon: Canonical, n_aux: int) -> highspy.Highs:
     import highspy
 
     from fairopt.modeling.backends.base import quiet
@@ -183,8 +195,9 @@ def _highs_lp(canon, n_aux: int):
     return h
 
 
-def solve_lazy(program, var: str, block: FairnessBlock, *, tol: float = 1e-9, max_rows_per_round: int | None = None,
-               max_rounds: int = 10_000, options: dict | None = None, seed=None) -> LazySolution:
+def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float = 1e-9,
+               max_rows_per_round: int | None = None, max_rounds: int = 10_000,
+               options: Mapping[str, Any] | None = None, seed: ArrayLike | None = None) -> LazySolution:
     """Solve ``program`` with ``block`` on variable ``var`` by row generation on HiGHS.
 
     Parameters

@@ -5,12 +5,19 @@ at the incumbent's integer decisions), for pyomo models and cvxpy problems, as
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    import cvxpy as cp
+    import pyomo.environ as pyo
+    from pyomo.opt import SolverResults
 
-def incumbent_lp(model, solver=None):
+
+def incumbent_lp(model: pyo.Block | cp.Problem, solver: str | None = None) -> SolverResults | cp.Problem:
     """Re-solve a solved MIP as the LP with every integer variable fixed at its incumbent value
     (rounded), so the fairness blocks' duals can be read with ``price_of_fairness``.
 
@@ -51,7 +58,7 @@ def incumbent_lp(model, solver=None):
     raise DataValidationError(f"incumbent_lp takes a pyomo model or a cvxpy Problem, got {type(model).__name__}.")
 
 
-def _pyomo(model, solver: str):
+def _pyomo(model: pyo.Block, solver: str) -> SolverResults:
     import pyomo.environ as pyo
     ints = [v for v in model.component_data_objects(pyo.Var, active=True)
             if not v.fixed and (v.is_integer() or v.is_binary())]
@@ -73,17 +80,18 @@ def _pyomo(model, solver: str):
             v.set_value(val)
 
 
-def _cvxpy(problem, solver: str):
+def _cvxpy(problem: cp.Problem, solver: str) -> cp.Problem:
     import cvxpy as cp
     ints = [v for v in problem.variables() if v.attributes.get("integer") or v.attributes.get("boolean")]
     if any(v.value is None for v in ints):
         raise DataValidationError("solve the MIP first: an integer variable has no value (no incumbent).")
     saved = [(v, v.attributes["integer"], v.attributes["boolean"], v.integer_idx, v.boolean_idx) for v in ints]
-    fixed = cp.Problem(problem.objective, [*problem.constraints, *(v == np.round(v.value) for v in ints)])
+    fixed = cp.Problem(problem.objective, [*problem.constraints,
+                                           *(v == np.round(v.value) for v in ints)])  # type: ignore[arg-type]  # every value was checked above
     try:  # the fixed problem is an LP: solve it with the integrality flags lowered
         for v in ints:
             v.attributes["integer"] = v.attributes["boolean"] = False
-            v.integer_idx, v.boolean_idx = [], []
+            v.integer_idx, v.boolean_idx = [], []  # type: ignore[assignment]  # cvxpy's hint is a tuple; any empty sequence clears the flags
         fixed.solve(solver=solver)
     finally:
         for v, i, b, ii, bi in saved:

@@ -14,14 +14,24 @@ refer to the new values) and every parameter created from it.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.constraints.targets import CvxpyBlock, check_size
+from fairopt.constraints.targets import BlockLike, CvxpyBlock, check_size
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    import cvxpy as cp
+    import pyomo.environ as pyo
 
-def _parts(block):
+#: per tolerance: the derivatives ``(dA, dT, db)`` of the rows' coefficients and bounds
+_Derivs = dict[str, tuple[sp.csr_matrix, np.ndarray, np.ndarray]]
+
+
+def _parts(block: BlockLike) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, _Derivs]:
     """``A0, T0, b0`` and per tolerance ``(dA, dT, db)`` (sparse / dense, zeros where absent)."""
     m, n, p = block.m, block.n, block.n_aux
     A0, T0, b0 = block.A.copy().astype(float), block.T.astype(float).copy(), block.bound.astype(float).copy()
@@ -38,7 +48,7 @@ def _parts(block):
     return sp.csr_matrix(A0), T0, b0, deriv
 
 
-def _set_tolerance(block, values: dict) -> None:
+def _set_tolerance(block: BlockLike, values: Mapping[str, float]) -> None:
     unknown = [k for k in values if k not in block.sensitivity]
     if unknown:
         raise DataValidationError(f"fairness block {block.name!r} has no tolerance {unknown}; its tolerances are "
@@ -61,7 +71,7 @@ def _set_tolerance(block, values: dict) -> None:
         handle(new)
 
 
-def _build_cvxpy_parametric(block, x) -> CvxpyBlock:
+def _build_cvxpy_parametric(block: BlockLike, x: cp.Expression) -> CvxpyBlock:
     import cvxpy as cp
     size = int(np.prod(x.shape)) if x.shape else 1
     check_size(block, size, "cvxpy expression x")
@@ -93,14 +103,15 @@ def _build_cvxpy_parametric(block, x) -> CvxpyBlock:
     out = CvxpyBlock(block, x, aux, parts)
     out.parameters = params
 
-    def update(values, params=params):
+    def update(values: Mapping[str, float], params: dict[str, cp.Parameter] = params) -> None:
         for k, p in params.items():
             p.value = values[k]
     block._handles = [*getattr(block, "_handles", []), update]
     return out
 
 
-def _build_pyomo_parametric(block, var, name: str, index=None):
+def _build_pyomo_parametric(block: BlockLike, var: pyo.Var, name: str,
+                            index: Iterable[Any] | None = None) -> pyo.Block:
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
     if not getattr(var, "is_indexed", lambda: False)():
@@ -120,12 +131,12 @@ def _build_pyomo_parametric(block, var, name: str, index=None):
     M0 = sp.hstack([A0, sp.csr_matrix(T0)], format="csr")
     dM = {k: sp.hstack([dA, sp.csr_matrix(dT)], format="csr") for k, (dA, dT, _) in deriv.items()}
 
-    def linear(M, r):
+    def linear(M: sp.csr_matrix, r: int) -> Any:  # a pyomo LinearExpression
         a, b = M.indptr[r], M.indptr[r + 1]
         return LinearExpression(constant=0.0, linear_coefs=M.data[a:b].tolist(),
                                 linear_vars=[flat[j] for j in M.indices[a:b]])
 
-    def rule(_, r):  # one expression per row from CSR slices; tolerances enter as mutable params
+    def rule(_: pyo.Block, r: int) -> object:  # one expression per row from CSR slices; tolerances: mutable params
         expr = linear(M0, r)
         rhs = float(b0[r])
         for k in names:
@@ -137,7 +148,7 @@ def _build_pyomo_parametric(block, var, name: str, index=None):
     blk.rows = pyo.Constraint(range(block.m), rule=rule)
     blk._fairopt = (block, var, keys)
 
-    def update(values, blk=blk):
+    def update(values: Mapping[str, float], blk: pyo.Block = blk) -> None:
         for k in names:
             blk.tolerance[k] = values[k]
     block._handles = [*getattr(block, "_handles", []), update]

@@ -12,6 +12,8 @@ units per cost unit.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -20,8 +22,12 @@ from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _group_matrix, _vector, encode_groups
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def group_cost_parity(groups, cost, eps: float, *, entity=None, name: str = "group_cost_parity") -> FairnessBlock:
+
+def group_cost_parity(groups: ArrayLike, cost: ArrayLike, eps: float, *, entity: ArrayLike | None = None,
+                      name: str = "group_cost_parity") -> FairnessBlock:
     """Each group's average cost per entity within ``eps`` of every other group's.
 
     Parameters

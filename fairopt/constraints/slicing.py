@@ -2,13 +2,22 @@
 expression of it (per period, cumulative), by composing its rows with a selection matrix."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def _selection_matrix(over, size: int, n: int) -> sp.csr_matrix:
+    from fairopt.constraints.targets import BlockLike
+    from fairopt.modeling import Program
+    from fairopt.modeling.program import Constraint
+
+
+def _selection_matrix(over: ArrayLike | sp.spmatrix, size: int, n: int) -> sp.csr_matrix:
     """``M`` of shape ``(n, size)`` from entry indices or a matrix."""
     if sp.issparse(over) or (isinstance(over, np.ndarray) and over.ndim == 2):
         M = sp.csr_matrix(over, dtype=float)
@@ -28,7 +37,7 @@ def _selection_matrix(over, size: int, n: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), (np.arange(n), idx)), shape=(n, size))
 
 
-def _add_over(block, program, var: str, over):
+def _add_over(block: BlockLike, program: Program, var: str, over: ArrayLike | sp.spmatrix) -> Constraint:
     if var not in program.variables:
         raise DataValidationError(f"program {program.name!r} has no variable {var!r}; "
                                   f"known: {list(program.variables)}.")

@@ -8,7 +8,8 @@ it, and it reads blocks only through their attributes.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -16,15 +17,65 @@ import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError, SolverLimitError, UnboundedError
 
+if TYPE_CHECKING:
+    import cvxpy as cp
+    import pyomo.environ as pyo
 
-def check_size(block, size: int, where: str) -> None:
+    from fairopt.modeling import Program
+    from fairopt.modeling.program import Constraint
+
+
+class SensitivityLike(Protocol):
+    """The derivatives of one tolerance, as :class:`~fairopt.constraints.block.Sensitivity` holds them."""
+
+    @property
+    def dbound(self) -> np.ndarray: ...
+    @property
+    def dA(self) -> sp.csr_matrix | None: ...
+    @property
+    def dT(self) -> np.ndarray | None: ...
+
+
+class BlockLike(Protocol):
+    """What this module and the parametric and slicing helpers read and write of a
+    :class:`~fairopt.constraints.block.FairnessBlock` (which imports them, so they name this
+    protocol instead)."""
+
+    name: str
+    A: sp.csr_matrix
+    T: np.ndarray
+    sense: np.ndarray
+    bound: np.ndarray
+    row_labels: list[str]
+    parameters: dict[str, float]
+    _program_var: str | None
+    _program_map: sp.csr_matrix | None
+    _handles: list[Callable[[dict[str, float]], None]]
+
+    @property
+    def sensitivity(self) -> Mapping[str, SensitivityLike]: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def m(self) -> int: ...
+    @property
+    def n_aux(self) -> int: ...
+    @property
+    def aux_name(self) -> str: ...
+    @property
+    def lb(self) -> np.ndarray: ...
+    @property
+    def ub(self) -> np.ndarray: ...
+
+
+def check_size(block: BlockLike, size: int, where: str) -> None:
     if size != block.n:
         raise DataValidationError(f"{where} has {size} entries but fairness block {block.name!r} was "
                                   f"built for {block.n} candidates (one group label per entry).")
 
 
 # ------------------------------------------------------------------------ fairopt Program
-def add_to_program(block, program, var: str):
+def add_to_program(block: BlockLike, program: Program, var: str) -> Constraint:
     if var not in program.variables:
         raise DataValidationError(f"program {program.name!r} has no variable {var!r}; "
                                   f"known: {list(program.variables)}.")
@@ -39,7 +90,7 @@ def add_to_program(block, program, var: str):
 
 
 # ------------------------------------------------------------------------ pyomo
-def build_pyomo_block(block, var, name: str, index=None):
+def build_pyomo_block(block: BlockLike, var: pyo.Var, name: str, index: Iterable[Any] | None = None) -> pyo.Block:
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
 
@@ -59,7 +110,7 @@ def build_pyomo_block(block, var, name: str, index=None):
     M = sp.hstack([block.A, sp.csr_matrix(block.T)], format="csr")
     lo, hi = block.lb, block.ub
 
-    def rule(_, r):  # one LinearExpression per row from its CSR slice, never term by term
+    def rule(_: pyo.Block, r: int) -> object:  # one LinearExpression per row from its CSR slice
         a, b = M.indptr[r], M.indptr[r + 1]
         expr = LinearExpression(constant=0.0, linear_coefs=M.data[a:b].tolist(),
                                 linear_vars=[flat[j] for j in M.indices[a:b]])
@@ -69,7 +120,7 @@ def build_pyomo_block(block, var, name: str, index=None):
     return blk
 
 
-def _check_pyomo_index(var, index) -> list:
+def _check_pyomo_index(var: pyo.Var, index: Iterable[Any]) -> list[Any]:
     """The keys of ``index`` as a list; a repeated key or one ``var`` lacks is refused (either
     would leave a candidate out of every row, or point a row at nothing)."""
     keys = list(index)
@@ -90,7 +141,7 @@ _PYOMO_LIMITS = {"maxTimeLimit", "maxIterations", "maxEvaluations", "minStepLeng
                  "resourceInterrupt", "licensingProblems"}
 
 
-def _pyomo_check_results(block, results) -> None:
+def _pyomo_check_results(block: BlockLike, results: object) -> None:
     """Refuse prices unless ``results`` (pyomo ``SolverResults``) reports an optimal solve."""
     solver = getattr(results, "solver", None)
     tc = getattr(solver, "termination_condition", None)
@@ -103,7 +154,8 @@ def _pyomo_check_results(block, results) -> None:
                        limits=_PYOMO_LIMITS)
 
 
-def _refuse_unfinished(block, status, where, optimal, infeasible, unbounded, limits) -> None:
+def _refuse_unfinished(block: BlockLike, status: str, where: str, optimal: Collection[str],
+                       infeasible: Collection[str], unbounded: Collection[str], limits: Collection[str]) -> None:
     """Raise the typed error for a solve of status ``status`` that did not reach an optimum."""
     if status in optimal:
         return
@@ -122,7 +174,7 @@ def _refuse_unfinished(block, status, where, optimal, infeasible, unbounded, lim
     raise SolverError(f"{what}: no optimal solution, so no prices.", status=status)
 
 
-def _pyomo_stale(model, tol: float = 1e-6) -> str | None:
+def _pyomo_stale(model: pyo.Block, tol: float = 1e-6) -> str | None:
     """Name of an active constraint the model's current values violate (or that cannot be evaluated):
     the values, and so the duals, are then not those of a solve of this model."""
     import pyomo.environ as pyo
@@ -137,7 +189,8 @@ def _pyomo_stale(model, tol: float = 1e-6) -> str | None:
     return None
 
 
-def _pyomo_duals(block, blk, results=None):
+def _pyomo_duals(block: BlockLike, blk: pyo.Block, results: object = None,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import pyomo.environ as pyo
     owner = getattr(blk, "_fairopt", None)
     if owner is None or owner[0] is not block:
@@ -173,12 +226,13 @@ class CvxpyBlock(list):
     #: cvxpy parameters of a parametric block (set by its builder)
     parameters: dict[str, Any]
 
-    def __init__(self, block, x, aux, parts: list[tuple[np.ndarray, Any]]):
+    def __init__(self, block: BlockLike, x: cp.Expression, aux: cp.Variable | None,
+                 parts: list[tuple[np.ndarray, cp.Constraint]]) -> None:
         super().__init__(con for _, con in parts)
         self.block, self.x, self.aux, self.parts = block, x, aux, parts
 
 
-def build_cvxpy_block(block, x) -> CvxpyBlock:
+def build_cvxpy_block(block: BlockLike, x: cp.Expression) -> CvxpyBlock:
     import cvxpy as cp
     size = int(np.prod(x.shape)) if x.shape else 1
     check_size(block, size, f"cvxpy variable {x.name()!r}")
@@ -196,7 +250,8 @@ def build_cvxpy_block(block, x) -> CvxpyBlock:
     return CvxpyBlock(block, x, aux, parts)
 
 
-def _cvxpy_duals(block, cons: CvxpyBlock, problem):
+def _cvxpy_duals(block: BlockLike, cons: CvxpyBlock, problem: object,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import cvxpy as cp
     if cons.block is not block:
         raise DataValidationError(f"these cvxpy constraints were not built by fairness block {block.name!r}.")
@@ -231,7 +286,8 @@ def _cvxpy_duals(block, cons: CvxpyBlock, problem):
 
 
 # ------------------------------------------------------------------------ dispatch
-def read_duals(block, result, var, problem):
+def read_duals(block: BlockLike, result: object, var: str | None, problem: object,
+               ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """``(y, x, t)`` of ``block`` from a fairopt Solution, a pyomo block or a cvxpy block."""
     from fairopt.modeling.solution import Solution
     if isinstance(result, Solution):
