@@ -8,6 +8,8 @@ the LP/QP back ends ever see more variables than there are distinct (cell, score
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fairopt.errors import DataValidationError
@@ -16,8 +18,12 @@ from fairopt.stats._atoms import ScoreAtoms
 # merge_atoms is re-exported: the post-processing statistics import it from here
 from fairopt.stats._atoms import merge_atoms as merge_atoms
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def collapse_atoms(scores, cells, n_cells: int | None = None, sample_weight=None, labels=None,
+
+def collapse_atoms(scores: ArrayLike, cells: ArrayLike, n_cells: int | None = None,
+                   sample_weight: ArrayLike | None = None, labels: ArrayLike | None = None,
                    keep_rows: bool = False, allow_empty: bool = False) -> ScoreAtoms:
     """Collapse rows to unique ``(cell, score)`` atoms.
 

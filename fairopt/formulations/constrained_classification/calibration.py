@@ -20,10 +20,15 @@ end values (``out_of_bounds="clip"``). So at the fitting rows it returns the iso
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["IsotonicScoreMap"]
 
@@ -57,10 +62,11 @@ class IsotonicScoreMap:
     (True, True)
     """
 
-    def __init__(self, per_group: bool = False):
+    def __init__(self, per_group: bool = False) -> None:
         self.per_group = per_group
 
-    def fit(self, scores, y, groups, n_groups: int | None = None, sample_weight=None) -> IsotonicScoreMap:
+    def fit(self, scores: ArrayLike, y: ArrayLike, groups: ArrayLike, n_groups: int | None = None,
+            sample_weight: ArrayLike | None = None) -> IsotonicScoreMap:
         """Fit the isotonic regression(s) of ``y`` on ``scores``.
 
         Parameters
@@ -86,7 +92,7 @@ class IsotonicScoreMap:
             raise DataValidationError("isotonic calibration needs binary 0/1 labels y.")
         self.n_groups_ = int(g.max()) + 1 if n_groups is None else int(n_groups)
         keys = [g == k for k in range(self.n_groups_)] if self.per_group else [np.ones(f.shape[0], bool)]
-        self.breakpoints_ = []
+        self.breakpoints_: list[tuple[np.ndarray, np.ndarray]] = []
         for k, m in enumerate(keys):
             if w[m].sum() <= 0:
                 raise DataValidationError(f"group {k} has no rows (or zero weight) to fit its isotonic "
@@ -96,7 +102,7 @@ class IsotonicScoreMap:
             self.breakpoints_.append((np.asarray(iso.X_thresholds_, float), np.asarray(iso.y_thresholds_, float)))
         return self
 
-    def eta(self, scores, groups) -> np.ndarray:
+    def eta(self, scores: ArrayLike, groups: ArrayLike | None) -> np.ndarray:
         """Calibrated ``eta_hat = P(y=1 | score, group)`` (vectorised ``np.interp`` per map)."""
         if not hasattr(self, "breakpoints_"):
             raise DataValidationError("IsotonicScoreMap is not fitted; call fit first.")
@@ -113,6 +119,6 @@ class IsotonicScoreMap:
             out[m] = np.interp(f[m], x, e)
         return out
 
-    def transform(self, scores, groups) -> np.ndarray:
+    def transform(self, scores: ArrayLike, groups: ArrayLike | None) -> np.ndarray:
         """Calibrated scores ``2 eta_hat - 1`` in ``[-1, 1]``."""
         return 2.0 * self.eta(scores, groups) - 1.0

@@ -16,6 +16,7 @@ deterministic rule is unbiased over every possible grouping.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,11 @@ from fairopt.formulations.constrained_classification.solution import (
     threshold_from_q,
 )
 from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import Program
 
 
 class RandomizedThresholdCovariance:
@@ -62,8 +68,9 @@ class RandomizedThresholdCovariance:
 
     name = "constrained_classification.covariance"
 
-    def __init__(self, scores, sensitive, subgroups=None, gamma: float = 0.1, eps: float = 0.0,
-                 sample_weight=None, n_subgroups: int | None = None, atoms: ScoreAtoms | None = None):
+    def __init__(self, scores: ArrayLike, sensitive: ArrayLike, subgroups: ArrayLike | None = None,
+                 gamma: float = 0.1, eps: float = 0.0, sample_weight: ArrayLike | None = None,
+                 n_subgroups: int | None = None, atoms: ScoreAtoms | None = None) -> None:
         self.gamma, self.eps, _ = check_parameters(gamma, eps, None)
         if self.gamma <= 0:
             raise ConfigError("the covariance model needs gamma > 0 (its rule is a ramp in z-scaled scores).")
@@ -96,7 +103,7 @@ class RandomizedThresholdCovariance:
         out[1::2] = theta * (1 - self.share)
         return out
 
-    def _finish(self, theta, backend, solver, t0, **info) -> ThresholdSolution:
+    def _finish(self, theta: np.ndarray, backend: str, solver: str, t0: float, **info: Any) -> ThresholdSolution:
         at = self.atoms
         q = np.clip((at.score - theta[self.sub] * self.z) / self.gamma, 0.0, 1.0)
         cov = np.bincount(self.sub, weights=at.weight * self.z * q, minlength=self.n_subgroups) / self.subgroup_weight
@@ -107,7 +114,7 @@ class RandomizedThresholdCovariance:
                                  q=q, backend=backend, solver=solver,
                                  solve_seconds=time.perf_counter() - t0, info=info)
 
-    def build(self):
+    def build(self) -> Program:
         """QP over atoms: variables ``q``; constraint ``covariance`` (one row per subgroup)."""
         from fairopt.modeling import Program
         at, K = self.atoms, self.n_subgroups
@@ -121,7 +128,7 @@ class RandomizedThresholdCovariance:
         prog.set_objective(linear={"q": -c * at.score}, quadratic={("q", "q"): sp.diags(self.gamma * c)})
         return prog
 
-    def solve_native(self, t0: float | None = None, **options) -> ThresholdSolution:
+    def solve_native(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """The exact solver, one threshold root per subgroup (run by the ``native`` back end)."""
         _no_options("native", options)
         t0 = time.perf_counter() if t0 is None else t0
@@ -133,7 +140,7 @@ class RandomizedThresholdCovariance:
             theta[k] = parity_threshold(CellRamp(at.score[m], a[m], self.gamma, self.z[m]), 0.0, self.eps)
         return self._finish(theta, "native", "exact", t0)
 
-    def solve_sgd(self, t0: float | None = None, **options) -> ThresholdSolution:
+    def solve_sgd(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """Projected SGD on the covariance dual (run by the ``sgd`` back end); ``options`` go to
         :func:`~fairopt.formulations.constrained_classification.sgd.sgd_thresholds`."""
         from fairopt.formulations.constrained_classification.atoms import ScoreAtoms
@@ -148,7 +155,7 @@ class RandomizedThresholdCovariance:
         out.status, out.iterations = "iteration_limit", state.n_steps
         return out
 
-    def solve(self, solver: str = "native", **options) -> ThresholdSolution:
+    def solve(self, solver: str = "native", **options: Any) -> ThresholdSolution:
         """Solve with ``"native"`` (exact), ``"sgd"`` or a Program QP solver."""
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups

@@ -33,6 +33,7 @@ for ℙ and ℚ everywhere.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -56,6 +57,8 @@ from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
+
+    from fairopt.modeling import SolverSpec
 
 #: training gap of group means the Newton polish drives below
 GAP_TOL = 1e-11
@@ -281,8 +284,8 @@ class FairLogLoss:
                            "fairness": self.rows.n_rows}}
 
     # ----------------------------------------------------------------------- solve
-    def solve(self, solver="native", tol: float = 1e-8, max_iter: int = 1000, x0=None,
-              options=None) -> FairLogLossSolution:
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] = "native", tol: float = 1e-8, max_iter: int = 1000,
+              x0: ArrayLike | None = None, options: Mapping[str, Any] | None = None) -> FairLogLossSolution:
         """Fit θ and λ.
 
         Parameters
@@ -382,7 +385,7 @@ class FairLogLoss:
         d, R, n = self.dim, self.rows.n_rows, self.n
         coef = self.rows.coef
 
-        def F(th, lm):
+        def F(th: np.ndarray, lm: np.ndarray) -> tuple[np.ndarray, RowTerms]:
             t, _ = self.terms(th, lm)
             return np.concatenate([self.gradient(th, t), self.rows.gaps(t.P)]), t
 
@@ -427,10 +430,10 @@ class FairLogLoss:
         return np.clip(lam, box[:, 0], box[:, 1])
 
 
-def _weighted_gram(X, w) -> np.ndarray:
+def _weighted_gram(X: np.ndarray | sp.spmatrix, w: np.ndarray) -> np.ndarray:
     """``Xᵀ diag(w) X`` for dense or sparse ``X``."""
     if sp.issparse(X):
-        return np.asarray((X.T @ X.multiply(w[:, None])).todense())
+        return np.asarray((X.T @ X.multiply(w[:, None])).todense())  # type: ignore[union-attr]  # scipy has no stubs: issparse does not narrow
     return (X.T * w) @ X
 
 

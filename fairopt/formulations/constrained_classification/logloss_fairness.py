@@ -15,7 +15,9 @@ and the cross-check.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -57,7 +59,7 @@ class FairnessRows:
     binary: bool = True
     label_value: list = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.coef = self.table[:, self.group, self.y] if self.table.size else np.zeros((0, self.n))
         self._members = [(np.flatnonzero(c > 0), np.flatnonzero(c < 0)) for c in self.coef]
 
@@ -142,7 +144,8 @@ def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
 
 
 # ------------------------------------------------------------------------------ truncation rule
-def truncate(pe: np.ndarray, pe_bar: np.ndarray, c: np.ndarray):
+def truncate(pe: np.ndarray, pe_bar: np.ndarray,
+             c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Eq. 11: ``(P, 1 − P, capped, floored)`` from ``P_e``, ``1 − P_e`` and ``c``.
 
     ``1 − P`` is formed directly (``min(1 − P_e, −1/c)`` on floored rows) so that neither tail
@@ -159,7 +162,8 @@ def truncate(pe: np.ndarray, pe_bar: np.ndarray, c: np.ndarray):
     return P, P_bar, capped, floored
 
 
-def approximator(P: np.ndarray, P_bar: np.ndarray, c: np.ndarray, capped=None, floored=None):
+def approximator(P: np.ndarray, P_bar: np.ndarray, c: np.ndarray, capped: np.ndarray | None = None,
+                 floored: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Eq. 12: ``ℚ(ŷ=1) = P(1 + c(1 − P))`` and ``ℚ(ŷ=0) = (1 − P)(1 − cP)`` (product form).
 
     At truncated rows (masks from :func:`truncate`) the values are exactly 1/0 (capped) and
@@ -174,7 +178,8 @@ def approximator(P: np.ndarray, P_bar: np.ndarray, c: np.ndarray, capped=None, f
 
 
 # ------------------------------------------------------------------------------ exact λ*(θ)
-def _positive_root(e1, e1_bar, e0, e0_bar, n: int, order=None):
+def _positive_root(e1: np.ndarray, e1_bar: np.ndarray, e0: np.ndarray, e0_bar: np.ndarray, n: int,
+                   order: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """``u* = 1/λ*`` when ``mean e1 > mean e0`` (caps on G1, floors on G0); returns ``(u, order)``.
 
     Breakpoints: a G1 row is capped once ``u < e/p₁``, a G0 row floored once ``u < (1 − e)/p₀``.
@@ -205,13 +210,13 @@ def _positive_root(e1, e1_bar, e0, e0_bar, n: int, order=None):
     return float(u), order
 
 
-def _gap_at(u: float, e1, e0_bar, n: int) -> float:
+def _gap_at(u: float, e1: np.ndarray, e0_bar: np.ndarray, n: int) -> float:
     """``h(u) = mean_{G1} min(e, p₁u) − mean_{G0} max(e, 1 − p₀u)``."""
     N1, N0 = e1.shape[0], e0_bar.shape[0]
     return float(np.minimum(e1, N1 * u / n).mean() - 1.0 + np.minimum(e0_bar, N0 * u / n).mean())
 
 
-def _bisect_root(e1, e1_bar, e0, e0_bar, n: int) -> float:
+def _bisect_root(e1: np.ndarray, e1_bar: np.ndarray, e0: np.ndarray, e0_bar: np.ndarray, n: int) -> float:
     """Bisection of ``h`` on ``[1/(p₁+p₀), 1/min(p₁,p₀)]``, polished by the piece formula."""
     N1, N0 = e1.shape[0], e0.shape[0]
     lo, hi = n / (N1 + N0), n / min(N1, N0)
@@ -234,7 +239,9 @@ def _bisect_root(e1, e1_bar, e0, e0_bar, n: int) -> float:
     return float(u)
 
 
-def pair_lambda(e1, e1_bar, e0, e0_bar, n: int, order=None, method: str = "sort"):
+def pair_lambda(e1: np.ndarray, e1_bar: np.ndarray, e0: np.ndarray, e0_bar: np.ndarray, n: int,
+                order: np.ndarray | None = None,
+                method: Literal["sort", "bisect"] = "sort") -> tuple[float, np.ndarray | None]:
     """λ* of one row from ``P_e`` (and ``1 − P_e``) of its two groups; returns ``(λ, order)``.
 
     ``d = mean e1 − mean e0``: ``d = 0`` gives ``λ* = 0`` (exact zero only); ``d < 0`` swaps
@@ -256,8 +263,9 @@ def pair_lambda(e1, e1_bar, e0, e0_bar, n: int, order=None, method: str = "sort"
     return sign / u, order
 
 
-def exact_lambda(pe: np.ndarray, pe_bar: np.ndarray, rows: FairnessRows, orders=None,
-                 method: str = "sort"):
+def exact_lambda(pe: np.ndarray, pe_bar: np.ndarray, rows: FairnessRows,
+                 orders: Sequence[np.ndarray | None] | None = None,
+                 method: Literal["sort", "bisect"] = "sort") -> tuple[np.ndarray, list[np.ndarray | None]]:
     """λ*(θ) for every row (rows touch disjoint training rows, so they separate).
 
     Returns ``(lam, orders)``; pass ``orders`` back in to reuse the sort of the last call.

@@ -14,16 +14,22 @@ multipliers are ``ℚ(ŷ=1)`` and ``ℚ(ŷ=0)``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
 from fairopt.modeling.smooth import CvxpyForm, PyomoForm
 
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
 #: pyomo keeps p inside (ε, 1 − ε) so that Ipopt never evaluates log(0)
 P_MARGIN = 1e-12
 
 
-def build_cvxpy(X, y, coef, C: float, penalized: np.ndarray) -> CvxpyForm:
+def build_cvxpy(X: np.ndarray | sp.spmatrix, y: np.ndarray, coef: np.ndarray, C: float,
+                penalized: np.ndarray) -> CvxpyForm:
     """The joint problem as cvxpy objects (variables ``theta``, ``p``, ``t``)."""
     import cvxpy as cp
 
@@ -44,7 +50,8 @@ def build_cvxpy(X, y, coef, C: float, penalized: np.ndarray) -> CvxpyForm:
     return CvxpyForm(problem, {"theta": theta, "p": p, "t": t}, cons)
 
 
-def build_pyomo(X, y, coef, C: float, penalized: np.ndarray) -> PyomoForm:
+def build_pyomo(X: np.ndarray | sp.spmatrix, y: np.ndarray, coef: np.ndarray, C: float,
+                penalized: np.ndarray) -> PyomoForm:
     """The same problem as a pyomo ``ConcreteModel`` (a smooth NLP for Ipopt).
 
     Named components: ``theta[j]``, ``p[i]`` in ``[ε, 1 − ε]``, ``t[i]``, ``score[i] = θᵀx_i``,
@@ -63,7 +70,7 @@ def build_pyomo(X, y, coef, C: float, penalized: np.ndarray) -> PyomoForm:
     m.p = pyo.Var(m.I, bounds=(P_MARGIN, 1 - P_MARGIN), initialize=0.5)
     m.t = pyo.Var(m.I, initialize=float(np.log(2.0)))
 
-    def score(model, i):
+    def score(model: pyo.ConcreteModel, i: int) -> Any:  # a pyomo expression
         lo, hi = X.indptr[i], X.indptr[i + 1]
         return pyo.quicksum(float(v) * model.theta[int(j)]
                             for v, j in zip(X.data[lo:hi], X.indices[lo:hi], strict=True))

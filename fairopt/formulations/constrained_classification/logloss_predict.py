@@ -16,11 +16,15 @@ The denominator vanishes only when the row is capped under ``y=1`` and floored u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import expit
 
 from fairopt.formulations.constrained_classification.logloss_fairness import approximator, truncate
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: denominators of Eq. 16 at or below this are treated as zero
 DENOMINATOR_GUARD = 1e-12
@@ -36,7 +40,7 @@ class FairLogLossRule:
     fit_intercept: bool
     label_conditioned: bool
 
-    def scores(self, X) -> np.ndarray:
+    def scores(self, X: np.ndarray | sp.spmatrix) -> np.ndarray:
         """``s = θᵀx`` (logit of the untruncated ``P_e``)."""
         if self.fit_intercept:
             return np.asarray(X @ self.theta[:-1]).reshape(-1) + self.theta[-1]
@@ -45,14 +49,16 @@ class FairLogLossRule:
     def _c(self, group: np.ndarray, y: int) -> np.ndarray:
         return self.lam @ self.table[:, group, y] if self.lam.size else np.zeros(group.shape[0])
 
-    def conditional(self, s: np.ndarray, group: np.ndarray, y: int):
+    def conditional(self, s: np.ndarray, group: np.ndarray,
+                    y: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(P, 1 − P, ℚ(ŷ=1), ℚ(ŷ=0))`` of rows with scores ``s`` if their label were ``y``."""
         c = self._c(group, y)
         P, P_bar, capped, floored = truncate(expit(s), expit(-s), c)
         Q1, Q0 = approximator(P, P_bar, c, capped, floored)
         return P, P_bar, Q1, Q0
 
-    def proba(self, X, group: np.ndarray):
+    def proba(self, X: np.ndarray | sp.spmatrix,
+              group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         """``(ℙ(ŷ=1|x,a), ℙ(ŷ=0|x,a), r, guarded)``; ``r`` is None unless label-conditioned."""
         s = self.scores(X)
         group = np.asarray(group, dtype=np.int64)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,6 +29,11 @@ from fairopt.criteria import resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.modeling.registry import SolverSpec, default_backend
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import Program
 
 CONSTRAINTS = ("equal_opportunity", "equalized_odds", "demographic_parity")
 #: increments below this are dropped from the deployed step rule
@@ -63,7 +69,7 @@ class OddsSolution:
     solve_seconds: float = 0.0
     info: dict = field(default_factory=dict)
 
-    def decision_probability(self, f, groups) -> np.ndarray:
+    def decision_probability(self, f: ArrayLike, groups: ArrayLike) -> np.ndarray:
         """``P(y_hat = 1)`` of rows with scores ``f`` in groups ``groups`` (one step rule per group)."""
         f = np.asarray(f, dtype=float)
         h = np.empty(f.shape[0])
@@ -99,9 +105,10 @@ class ThresholdMixtureOdds:
 
     name = "constrained_classification.odds"
 
-    def __init__(self, scores, groups, labels, constraint: str = "equalized_odds", eps: float = 0.0,
-                 objective: str = "labels", sample_weight=None, n_groups: int | None = None,
-                 atoms: ScoreAtoms | None = None):
+    def __init__(self, scores: ArrayLike, groups: ArrayLike, labels: ArrayLike, constraint: str = "equalized_odds",
+                 eps: float = 0.0, objective: Literal["labels", "scores"] = "labels",
+                 sample_weight: ArrayLike | None = None, n_groups: int | None = None,
+                 atoms: ScoreAtoms | None = None) -> None:
         constraint = resolve(constraint, CONSTRAINTS)
         if objective not in ("labels", "scores"):
             raise ConfigError(f"objective must be 'labels' or 'scores', got {objective!r}.")
@@ -119,6 +126,7 @@ class ThresholdMixtureOdds:
                                       "(collect them with labels).")
         self.atoms = at = atoms
         K = at.n_cells
+        assert at.positive is not None  # collected with the labels (checked above)
         self.pos = at.positive
         self.neg = at.weight - at.positive
         self.P = np.bincount(at.cell, weights=self.pos, minlength=K)
@@ -135,7 +143,7 @@ class ThresholdMixtureOdds:
                 raise DataValidationError(f"groups {bad.tolist()} have no negative labels; their false "
                                           "positive rate is undefined.")
 
-    def _rows(self):
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, dict[str, sp.csr_matrix]]:
         at = self.atoms
         cols = np.arange(at.n_atoms)
         K = at.n_cells
@@ -151,7 +159,7 @@ class ThresholdMixtureOdds:
         mats = {k: sp.csr_matrix((v, (at.cell, cols)), shape=(K, at.n_atoms)) for k, v in blocks.items()}
         return Rp, Rn, mats
 
-    def build(self):
+    def build(self) -> Program:
         """The LP as a :class:`fairopt.modeling.Program`.
 
         Variables ``d`` (threshold weights, ``>= 0``) and one free common rate per criterion
@@ -179,7 +187,7 @@ class ThresholdMixtureOdds:
         prog.set_objective(linear={"d": gain}, sense="maximize")
         return prog
 
-    def solve(self, solver: str = "highs", **options) -> OddsSolution:
+    def solve(self, solver: str = "highs", **options: Any) -> OddsSolution:
         """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
         which returns a vertex: a mixture of few thresholds per group)."""
         # a back end without LPs (native, sgd) is refused by the registry, naming those with

@@ -18,6 +18,8 @@ and any :class:`fairopt.modeling.Program` solver (``"osqp"``, ``"highs"``, ``"cv
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,13 +40,18 @@ from fairopt.formulations.constrained_classification.solution import (
 )
 from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import Program
+
 #: bisection steps on a free rho (interval [0, 1] -> width 2**-60)
 RHO_BISECTION_STEPS = 60
 #: relative tolerance deciding that a knapsack target falls exactly between two atoms
 TIE_TOL = 1e-12
 
 
-def check_parameters(gamma, eps, rho) -> tuple[float, float, float | None]:
+def check_parameters(gamma: float, eps: float, rho: float | None) -> tuple[float, float, float | None]:
     """Validate ``gamma >= 0``, ``eps >= 0`` and ``rho in [0, 1]`` (or ``None``: free)."""
     try:
         gamma, eps = float(gamma), float(eps)
@@ -91,7 +98,7 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
 
 
 
-def _no_options(backend: str, options) -> None:
+def _no_options(backend: str, options: Mapping[str, Any]) -> None:
     """The exact threshold solvers take no options: refuse them rather than ignore them."""
     if options:
         raise ConfigError(f"the {backend} threshold solver takes no options (got {sorted(options)}); "
@@ -132,8 +139,9 @@ class RandomizedThresholdParity:
 
     name = "constrained_classification.parity"
 
-    def __init__(self, scores=None, groups=None, gamma: float = 0.1, eps: float = 0.0, rho=None,
-                 sample_weight=None, n_groups: int | None = None, atoms: ScoreAtoms | None = None):
+    def __init__(self, scores: ArrayLike | None = None, groups: ArrayLike | None = None, gamma: float = 0.1,
+                 eps: float = 0.0, rho: float | None = None, sample_weight: ArrayLike | None = None,
+                 n_groups: int | None = None, atoms: ScoreAtoms | None = None) -> None:
         self.gamma, self.eps, self.rho = check_parameters(gamma, eps, rho)
         if atoms is None:
             if scores is None or groups is None:
@@ -148,7 +156,8 @@ class RandomizedThresholdParity:
         self.group_weight = nk
         self._ramps: list[CellRamp] | None = None
 
-    def with_parameters(self, eps: float | None = None, rho="keep") -> RandomizedThresholdParity:
+    def with_parameters(self, eps: float | None = None,
+                        rho: float | Literal["keep"] | None = "keep") -> RandomizedThresholdParity:
         """Same data and ``gamma`` with another ``eps`` / ``rho``; the sorted per-group tables
         are shared, so a sweep over ``rho`` costs ``O(K log n)`` per point."""
         other = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps if eps is None else eps,
@@ -196,7 +205,8 @@ class RandomizedThresholdParity:
         tau = np.zeros_like(t) if tie_probs is None else self.atoms.per_atom(tie_probs)
         return np.where(f > t, 1.0, np.where(f == t, tau, 0.0))
 
-    def _finish(self, thresholds, tie_probs, theta, rho, backend, solver, t0, **info) -> ThresholdSolution:
+    def _finish(self, thresholds: np.ndarray, tie_probs: np.ndarray, theta: ArrayLike, rho: float, backend: str,
+                solver: str, t0: float, **info: Any) -> ThresholdSolution:
         q = self.rule_q(thresholds, tie_probs)
         at = self.atoms
         # rates and (1/N) sum_j c_j ((gamma/2) q_j^2 - f_j q_j) group by group, in two buffers of
@@ -222,7 +232,7 @@ class RandomizedThresholdParity:
                                  solver=solver, solve_seconds=time.perf_counter() - t0, info=info)
 
     # ------------------------------------------------------------------ native exact
-    def _native_thresholds(self, rho: float, fast: bool = False):
+    def _native_thresholds(self, rho: float, fast: bool = False) -> tuple[np.ndarray, np.ndarray]:
         half = 0.5 * self.eps
         if self.gamma > 0:
             th = np.array([parity_threshold(r, rho, half, fast) for r in self.ramps()])
@@ -248,7 +258,7 @@ class RandomizedThresholdParity:
         """
         nk = self.group_weight
 
-        def slope(r):  # sign of sum_k n_k theta_k(r)
+        def slope(r: float) -> float:  # sign of sum_k n_k theta_k(r)
             return float(nk @ self._native_thresholds(r, fast=True)[0])
 
         lo, hi = 0.0, 1.0            # largest r with slope > 0  (V decreasing)
@@ -263,7 +273,7 @@ class RandomizedThresholdParity:
         right = hi
         return 0.5 * (left + min(max(right, left), 1.0))
 
-    def solve_native(self, t0: float | None = None, **options) -> ThresholdSolution:
+    def solve_native(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """The exact solver (run by the ``native`` back end); it takes no options."""
         _no_options("native", options)
         t0 = time.perf_counter() if t0 is None else t0
@@ -272,7 +282,7 @@ class RandomizedThresholdParity:
         return self._finish(th, tau, th, rho, "native", "exact", t0)
 
     # ------------------------------------------------------------------ SGD
-    def solve_sgd(self, t0: float | None = None, **options) -> ThresholdSolution:
+    def solve_sgd(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """Projected SGD, Algorithm 1 (run by the ``sgd`` back end); ``options`` go to
         :func:`~fairopt.formulations.constrained_classification.sgd.sgd_thresholds`."""
         t0 = time.perf_counter() if t0 is None else t0
@@ -290,7 +300,7 @@ class RandomizedThresholdParity:
         return out
 
     # ------------------------------------------------------------------ Program back ends
-    def build(self):
+    def build(self) -> Program:
         """The QP (``gamma > 0``) or LP (``gamma = 0``) over atoms as a :class:`fairopt.modeling.Program`.
 
         Blocks: variables ``q`` (one per atom, in ``[0, 1]``) and, when ``rho`` is free, ``rho``;
@@ -316,7 +326,7 @@ class RandomizedThresholdParity:
         prog.set_objective(linear={"q": -c * at.score}, quadratic=quad)
         return prog
 
-    def _solve_program(self, t0, solver, **options) -> ThresholdSolution:
+    def _solve_program(self, t0: float, solver: SolverSpec, **options: Any) -> ThresholdSolution:
         sol = self.build().solve(solver, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)
         at, N = self.atoms, float(self.atoms.weight.sum())
@@ -337,7 +347,7 @@ class RandomizedThresholdParity:
         return out
 
     # ------------------------------------------------------------------ public
-    def solve(self, solver: str = "native", **options) -> ThresholdSolution:
+    def solve(self, solver: str = "native", **options: Any) -> ThresholdSolution:
         """Solve with ``solver``: ``"native"`` (default), ``"sgd"`` or a Program solver name.
 
         ``options`` go to the SGD (``n_steps``, ``batch_size``, ``step_size``, ``sampling``,

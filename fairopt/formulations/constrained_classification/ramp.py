@@ -19,13 +19,18 @@ band" case ``theta_k = 0`` and is the point projected SGD started at 0 drifts to
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: absolute tolerance on g used to recognise a flat piece at the target level
 FLAT_TOL = 1e-12
 
 
-def ramp(w, gamma: float):
+def ramp(w: ArrayLike, gamma: float) -> np.ndarray:
     """Derivative of the smoothed ReLU: ``clip(w / gamma, 0, 1)`` (the rule's probability).
 
     Examples
@@ -37,7 +42,7 @@ def ramp(w, gamma: float):
     return np.clip(np.asarray(w, dtype=float) / gamma, 0.0, 1.0)
 
 
-def smoothed_relu(w, gamma: float):
+def smoothed_relu(w: ArrayLike, gamma: float) -> np.ndarray:
     """The paper's ``xi_gamma``: 0 for ``w <= 0``, ``w^2 / (2 gamma)`` on ``[0, gamma]``,
     ``w - gamma / 2`` above (convex, with ``1/gamma``-Lipschitz derivative).
 
@@ -76,7 +81,7 @@ class CellRamp:
     0.45
     """
 
-    def __init__(self, f, a, gamma: float, z=None):
+    def __init__(self, f: np.ndarray, a: np.ndarray, gamma: float, z: np.ndarray | None = None) -> None:
         f = np.asarray(f, dtype=float)
         a = np.asarray(a, dtype=float)
         if z is None:
@@ -164,7 +169,7 @@ class CellRamp:
             return 0.0
         return float(np.sum(self.a * self.z * np.clip((self.f - theta * self.z) / self.gamma, 0, 1)))
 
-    def values(self, thetas) -> np.ndarray:
+    def values(self, thetas: ArrayLike) -> np.ndarray:
         """``g`` at several thresholds, interpolated from the kink table (fast, ``O(log n)`` each)."""
         thetas = np.asarray(thetas, dtype=float)
         if not self.b.size:
@@ -237,7 +242,7 @@ class CellRamp:
             return float(theta)
         return 0.5 * float(self.b[j - 1] + self.b[j])
 
-    def _piece_solve(self, theta: float, c: float):
+    def _piece_solve(self, theta: float, c: float) -> tuple[float | None, float, float]:
         """Solve ``g = c`` exactly on the linear piece containing ``theta``.
 
         Returns ``(root or None, piece_lo, piece_hi)``; ``None`` when the piece is flat.

@@ -20,11 +20,16 @@ batch gets a full step, however rare it is), and the deployed thresholds are *ta
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from fairopt.errors import ConfigError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.stats._atoms import ScoreAtoms
 
 
 class ThresholdSGD:
@@ -109,7 +114,8 @@ class ThresholdSGD:
         if self._win[1] >= max(1, self._prev[1]) and self._win[1] >= self.n_steps // 2:
             self._prev, self._win = self._win, [np.zeros(self.n_cells), 0]
 
-    def partial_fit(self, scores, cells, z=None, batch_size: int = 256) -> ThresholdSGD:
+    def partial_fit(self, scores: ArrayLike, cells: ArrayLike, z: ArrayLike | None = None,
+                    batch_size: int = 256) -> ThresholdSGD:
         """Consume a chunk of a stream in order, ``batch_size`` rows per step."""
         scores = np.asarray(scores, dtype=float).reshape(-1)
         cells = np.asarray(cells, dtype=np.int64).reshape(-1)
@@ -120,9 +126,10 @@ class ThresholdSGD:
         return self
 
 
-def sgd_thresholds(atoms, gamma: float, target: float, half_width: float = 0.0, z=None,
-                   n_steps: int = 4000, batch_size: int = 256, step_size: float | None = None,
-                   sampling: str = "stratified", random_state=None) -> tuple[np.ndarray, ThresholdSGD]:
+def sgd_thresholds(atoms: ScoreAtoms, gamma: float, target: float, half_width: float = 0.0,
+                   z: ArrayLike | None = None, n_steps: int = 4000, batch_size: int = 256,
+                   step_size: float | None = None, sampling: Literal["stratified", "rows"] = "stratified",
+                   random_state: int | np.random.Generator | None = None) -> tuple[np.ndarray, ThresholdSGD]:
     """Run :class:`ThresholdSGD` on a collapsed sample, drawing rows with replacement.
 
     Parameters

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: q values within this distance of 0 or 1 count as at the bound when recovering thresholds
 Q_TOL = 1e-7
@@ -66,7 +70,7 @@ class ThresholdSolution:
     iterations: int | None = None
     info: dict = field(default_factory=dict)
 
-    def decision_probability(self, f, cells) -> np.ndarray:
+    def decision_probability(self, f: ArrayLike, cells: np.ndarray) -> np.ndarray:
         """``P(y_hat = 1)`` of rows with scores ``f`` in cells ``cells`` (indices into ``thresholds``)."""
         f = np.asarray(f, dtype=float)
         t = self.thresholds[cells]
@@ -104,7 +108,7 @@ def threshold_from_q(f: np.ndarray, q: np.ndarray, gamma: float, z: np.ndarray |
     return float(min(max(0.0, lo), hi))
 
 
-def _feasible_interval(f, q, gamma, z):
+def _feasible_interval(f: np.ndarray, q: np.ndarray, gamma: float, z: np.ndarray) -> tuple[float, float]:
     zero, one = q <= Q_TOL, q >= 1 - Q_TOL
     pos, neg = z > 0, z < 0
     lows = np.concatenate([(f / z)[zero & pos], ((f - gamma) / z)[one & neg]])

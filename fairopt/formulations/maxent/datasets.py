@@ -15,6 +15,8 @@ built-in counts tables (rows expanded and shuffled with a fixed seed, since file
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +71,7 @@ class PaperData:
         return [c for c in self.frame.columns if c != self.label]
 
 
-def _labels(edges) -> tuple:
+def _labels(edges: Iterable[float]) -> tuple[str, ...]:
     out = []
     for a, b in itertools.pairwise(edges):
         if b == _INF:
@@ -100,7 +102,7 @@ def compas_large_domain(raw: pd.DataFrame) -> Domain:
     return Domain(attrs)
 
 
-def load_paper_dataset(name: str, path=None) -> PaperData:
+def load_paper_dataset(name: str, path: str | os.PathLike[str] | None = None) -> PaperData:
     """Load one of :data:`PAPER_DATASETS` as level values with its domain."""
     if name not in PAPER_DATASETS:
         raise ConfigError(f"unknown max-entropy data set {name!r}; choose one of {PAPER_DATASETS}.")
@@ -125,7 +127,7 @@ def load_paper_dataset(name: str, path=None) -> PaperData:
     return PaperData(name, frame, spec.domain, spec.label, protected, 1, source)
 
 
-def contiguous_folds(n: int, k: int = 5):
+def contiguous_folds(n: int, k: int = 5) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The paper code's folds: contiguous blocks of ``n // k`` rows, the remainder in the last.
 
     Yields ``(train_index, test_index)`` pairs.

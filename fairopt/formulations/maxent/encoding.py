@@ -16,6 +16,7 @@ The level-feature matrix ``Phi_f`` (``k_f x m_f``) turns dual parameters into le
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +57,8 @@ class Encoding:
     _phis: tuple = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def make(cls, n_levels, kinds="onehot", values=None, names=None) -> Encoding:
+    def make(cls, n_levels: Iterable[int], kinds: str | Iterable[str] = "onehot",
+             values: Sequence[ArrayLike | None] | None = None, names: Iterable[str] | None = None) -> Encoding:
         """Validate and build an encoding (``kinds`` may be one string for all attributes)."""
         n_levels = tuple(int(k) for k in n_levels)
         F = len(n_levels)

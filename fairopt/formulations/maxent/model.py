@@ -250,7 +250,7 @@ class MaxEnt:
         self._oracle: DualOracle | None = None
 
     # ----------------------------------------------------------------- targets
-    def _target_blocks(self, target):
+    def _target_blocks(self, target: str | ArrayLike | Mapping[str, Any]) -> tuple[str, list[np.ndarray]]:
         enc = self.encoding
         if isinstance(target, str):
             if target not in TARGETS:

@@ -18,8 +18,10 @@ scores), the Hessian ``O(M·d²)``. All sums are evaluated in log space.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -210,7 +212,7 @@ class DualOracle:
         return MixtureState(lam, P, log_zu, rho, log_zw, log_z, pi, mean_u, mean_w, mean)
 
     # ---------------------------------------------------------------- oracles
-    def value(self, lam) -> float:
+    def value(self, lam: np.ndarray) -> float:
         """Dual objective ``log Z(lam) - theta @ lam``.
 
         Parameters
@@ -226,7 +228,7 @@ class DualOracle:
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam)
 
-    def gradient(self, lam) -> np.ndarray:
+    def gradient(self, lam: np.ndarray) -> np.ndarray:
         """Gradient of the dual: ``E_lam[phi] - theta``.
 
         Parameters
@@ -241,7 +243,7 @@ class DualOracle:
         """
         return self.state(lam).mean - self.theta
 
-    def value_grad(self, lam):
+    def value_grad(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """Dual value and gradient from one evaluation of the mixture state.
 
         Parameters
@@ -277,7 +279,7 @@ class DualOracle:
             H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)
         return 0.5 * (H + H.T)
 
-    def hessian(self, lam) -> np.ndarray:
+    def hessian(self, lam: np.ndarray) -> np.ndarray:
         """Hessian of the dual: the covariance of the features under the tilted prior.
 
         Parameters
@@ -292,7 +294,7 @@ class DualOracle:
         """
         return self.hessian_from_state(self.state(lam))
 
-    def value_grad_hess(self, lam):
+    def value_grad_hess(self, lam: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Dual value, gradient and Hessian from one evaluation of the mixture state.
 
         Parameters
@@ -353,7 +355,7 @@ class DualOracle:
             return np.log(q) + s - st.log_z
 
 
-def _small_int(bound: int):
+def _small_int(bound: int) -> type[np.signedinteger[Any]]:
     """Smallest signed integer type holding ``0 .. bound``."""
     for t in (np.int8, np.int16, np.int32):
         if bound <= np.iinfo(t).max:
@@ -370,7 +372,7 @@ def _level_feature_matrix(enc: Encoding) -> np.ndarray:
     return phi
 
 
-def _row_keys(codes: np.ndarray, n_levels) -> np.ndarray:
+def _row_keys(codes: np.ndarray, n_levels: Sequence[int]) -> np.ndarray:
     """Unique keys of code rows (mixed-radix integers; falls back to bytes for huge domains)."""
     total = 1
     for k in n_levels:
@@ -398,7 +400,9 @@ def enumerate_domain(enc: Encoding, max_size: int = 2_000_000) -> np.ndarray:
         -1, enc.n_attributes)
 
 
-def brute_force(enc: Encoding, points, weights, C: float, lam: np.ndarray, theta=None):
+def brute_force(enc: Encoding, points: ArrayLike, weights: ArrayLike, C: float, lam: np.ndarray,
+                theta: np.ndarray | None = None,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
     """Reference computation by enumerating Ω: returns ``(codes, q, p, h, grad, hess)``.
 
     Examples

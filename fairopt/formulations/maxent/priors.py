@@ -22,14 +22,18 @@ protected block replaced by equal shares.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def collapse(codes: np.ndarray, weights: np.ndarray | None = None):
+
+def collapse(codes: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Collapse code rows to distinct points.
 
     Returns
@@ -77,7 +81,7 @@ def _radix(codes: np.ndarray) -> np.ndarray | None:
     return np.cumprod([1, *sizes[::-1][:-1]])[::-1].astype(np.int64)
 
 
-def _cells(points: np.ndarray, label: int, protected: int):
+def _cells(points: np.ndarray, label: int, protected: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     y = points[:, label]
     z = points[:, protected]
     ky = int(y.max()) + 1
@@ -85,7 +89,8 @@ def _cells(points: np.ndarray, label: int, protected: int):
     return y, z, ky, kz
 
 
-def _cell_counts(points, counts, label, protected, n_levels=None):
+def _cell_counts(points: np.ndarray, counts: np.ndarray, label: int, protected: int,
+                 n_levels: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y, z, ky, kz = _cells(points, label, protected)
     if n_levels is not None:
         ky, kz = int(n_levels[label]), int(n_levels[protected])
@@ -94,7 +99,7 @@ def _cell_counts(points, counts, label, protected, n_levels=None):
     return y, z, c_yz
 
 
-def data_weights(counts: np.ndarray) -> np.ndarray:
+def data_weights(counts: ArrayLike) -> np.ndarray:
     """Empirical weights ``n_i / N``.
 
     Examples
@@ -107,14 +112,14 @@ def data_weights(counts: np.ndarray) -> np.ndarray:
     return counts / counts.sum()
 
 
-def group_factors(tau, kz: int) -> np.ndarray:
+def group_factors(tau: float | ArrayLike, kz: int) -> np.ndarray:
     """Per-level factors ``tau_z`` of the protected attribute.
 
     A float ``tau`` scales level 0 (the paper's ``Z = 0``) and leaves the others at 1; a sequence
     gives one factor per level. Every factor must lie in ``(0, 1]``.
     """
     if np.ndim(tau) == 0:
-        t = float(tau)
+        t = float(cast(float, tau))  # ndim 0: a scalar
         if not 0.0 < t <= 1.0:
             raise DataValidationError(f"tau must lie in (0, 1], got {t} (tau = 0 divides by zero).")
         out = np.ones(kz)
@@ -128,8 +133,9 @@ def group_factors(tau, kz: int) -> np.ndarray:
     return out
 
 
-def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
-                     n_levels: Sequence[int] | None = None, names: Sequence[str] | None = None):
+def fair_reweighting(points: np.ndarray, counts: ArrayLike, label: int, protected: int,
+                     tau: float | ArrayLike = 1.0, n_levels: Sequence[int] | None = None,
+                     names: Sequence[str] | None = None) -> np.ndarray:
     """Algorithm 1 of Celis et al. (2020), generalised to k protected levels and any label.
 
     ``w_i ∝ n_i tau_{z_i} c(y_i) / c0(y_i, z_i)`` where ``c(y)`` are label counts and ``c0(y, z)``
@@ -180,14 +186,14 @@ def fair_reweighting(points, counts, label: int, protected: int, tau=1.0,
 
 
 # ---------------------------------------------------------------------------------- targets
-def level_marginals(points, weights, enc: Encoding) -> list[np.ndarray]:
+def level_marginals(points: np.ndarray, weights: ArrayLike, enc: Encoding) -> list[np.ndarray]:
     """Per-attribute level distributions of a weighting of the points."""
     weights = np.asarray(weights, dtype=float)
     return [np.bincount(points[:, f], weights=weights, minlength=enc.n_levels[f]) / weights.sum()
             for f in range(enc.n_attributes)]
 
 
-def target_from_weights(points, weights, enc: Encoding) -> list[np.ndarray]:
+def target_from_weights(points: np.ndarray, weights: ArrayLike, enc: Encoding) -> list[np.ndarray]:
     """Target blocks (level probabilities or scalar means) of a weighting of the points.
 
     Examples
@@ -239,7 +245,8 @@ def balanced_target(target: list[np.ndarray], enc: Encoding, protected: int) -> 
     return out
 
 
-def target_from_user(theta, enc: Encoding) -> list[np.ndarray]:
+def target_from_user(theta: ArrayLike | Sequence[ArrayLike] | Mapping[str, ArrayLike],
+                     enc: Encoding) -> list[np.ndarray]:
     """Normalise a user target: a mapping ``{name: probs or mean}``, a list of blocks, or a flat
     vector of full one-hot probabilities / scalar means in attribute order."""
     F = enc.n_attributes
@@ -282,7 +289,7 @@ def smooth_target(target: list[np.ndarray], enc: Encoding, kappa: float) -> list
     return out
 
 
-def validate_target(target: list[np.ndarray], enc: Encoding, level_names=None,
+def validate_target(target: list[np.ndarray], enc: Encoding, level_names: Sequence[Sequence[Any]] | None = None,
                     sum_tol: float = 1e-9) -> np.ndarray:
     """Check that a target lies in the relative interior of ``conv(phi(Omega))``.
 

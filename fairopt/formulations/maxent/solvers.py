@@ -20,12 +20,18 @@ certified; divergence of λ or a stalled line search is reported as infeasibilit
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from fairopt.errors import InfeasibleError
-from fairopt.formulations.maxent.oracle import DualOracle
+from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.modeling.registry import backends_for
 from fairopt.modeling.smooth import CvxpyForm, PyomoForm, SmoothProblem
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+    import pyomo.environ as pyo
 
 BACKENDS = tuple(backends_for("smooth"))
 
@@ -84,36 +90,36 @@ class MaxEntDual(SmoothProblem):
     family = "max-entropy"
     has_hessian = True
 
-    def __init__(self, oracle: DualOracle, eta: float = 0.0, boundary_hint: str = ""):
+    def __init__(self, oracle: DualOracle, eta: float = 0.0, boundary_hint: str = "") -> None:
         self.oracle = oracle
         self.blocks = {"lambda": slice(0, oracle.dim)}
         self.bound = lambda_bound(oracle, eta)
         self.boundary_hint = boundary_hint
-        self.last_state = None          # state of the last value_grad call (Newton reuses it)
+        self.last_state: MixtureState | None = None  # state of the last value_grad call (Newton reuses it)
 
-    def value_grad(self, lam):
+    def value_grad(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         lam = np.array(lam, dtype=float)  # a copy: scipy reuses its buffers
         st = self.oracle.state(lam)
         self.last_state = st
         return st.log_z - float(self.oracle.theta @ lam), st.mean - self.oracle.theta
 
-    def state(self, lam):
+    def state(self, lam: np.ndarray) -> MixtureState:
         """The oracle state at ``lam`` (cached from the last evaluation when it matches)."""
         st = self.last_state
         if st is None or not np.array_equal(st.lam, lam):
             st = self.oracle.state(np.asarray(lam, dtype=float))
         return st
 
-    def hessian(self, lam):
+    def hessian(self, lam: np.ndarray) -> np.ndarray:
         return self.oracle.hessian_from_state(self.state(lam))
 
-    def optimality(self, lam, grad) -> float:
+    def optimality(self, lam: np.ndarray, grad: np.ndarray) -> float:
         return full_violation(self.oracle, grad)
 
     def _where(self) -> str:
         return f"; nearest block: {self.boundary_hint}." if self.boundary_hint else "."
 
-    def check_iterate(self, lam, log: str) -> None:
+    def check_iterate(self, lam: np.ndarray, log: str) -> None:
         norm = float(np.linalg.norm(lam))
         if norm > self.bound:
             raise InfeasibleError(
@@ -138,7 +144,7 @@ class MaxEntDual(SmoothProblem):
         return PyomoForm(model, {"lambda": model.lam})
 
 # ------------------------------------------------------------------------------------ cvxpy
-def build_cvxpy(oracle: DualOracle):
+def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
     """The dual as a cvxpy problem; returns ``(problem, lam_variable)``.
 
     Examples
@@ -182,7 +188,7 @@ def build_cvxpy(oracle: DualOracle):
 
 
 # ------------------------------------------------------------------------------------ pyomo
-def build_pyomo(oracle: DualOracle):
+def build_pyomo(oracle: DualOracle) -> pyo.ConcreteModel:
     """The dual as a pyomo ``ConcreteModel`` (an unconstrained smooth NLP).
 
     Named components: ``lam[j]`` (dual variables, reference coding), ``level_sum[f]``
@@ -215,7 +221,7 @@ def build_pyomo(oracle: DualOracle):
     if oracle.has_u:
         m.F = pyo.RangeSet(0, enc.n_attributes - 1)
 
-        def level_sum(model, f):
+        def level_sum(model: pyo.ConcreteModel, f: int) -> Any:  # a pyomo expression
             phi = sp.csr_matrix(enc.phi(f))
             cols = np.arange(enc.block(f).start, enc.block(f).stop)
             return pyo.quicksum(
@@ -234,7 +240,7 @@ def build_pyomo(oracle: DualOracle):
         m.P = pyo.RangeSet(0, S.shape[0] - 1)
         m.weight = pyo.Param(m.P, initialize=dict(enumerate(oracle.weights.tolist())))
 
-        def score(model, i):
+        def score(model: pyo.ConcreteModel, i: int) -> Any:  # a pyomo expression
             lo, hi = S.indptr[i], S.indptr[i + 1]
             return pyo.quicksum(float(c) * model.lam[int(j)]
                                 for c, j in zip(S.data[lo:hi], S.indices[lo:hi], strict=False))
