@@ -507,3 +507,15 @@ def test_unit_weight_atoms_match_explicit_weights_bit_for_bit():
     a, b = lean.solve(), full.solve()
     assert a.rho == b.rho and np.array_equal(a.thresholds, b.thresholds)
     np.testing.assert_allclose(a.rates, b.rates, rtol=0, atol=1e-14)
+
+
+def test_formulations_without_data_or_atoms_name_what_to_pass():
+    # scores/groups/labels may be None only when precomputed atoms are given
+    with pytest.raises(DataValidationError, match="pass scores, groups and labels"):
+        ThresholdMixtureOdds(None, None, None)
+    with pytest.raises(DataValidationError, match="pass scores, groups and labels"):
+        ThresholdMixtureOdds(np.array([0.1, 0.2]), np.array([0, 1]), None)
+    with pytest.raises(DataValidationError, match="pass scores and sensitive"):
+        RandomizedThresholdCovariance(None, None)
+    with pytest.raises(DataValidationError, match="pass scores and sensitive"):
+        RandomizedThresholdCovariance(np.array([0.1, 0.2]), None)

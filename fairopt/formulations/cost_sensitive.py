@@ -214,7 +214,7 @@ class WeightedHingeLP:
         self.W, self.Y = W, Y
 
     # -- builders --------------------------------------------------------------------------
-    def _dual_data(self):
+    def _dual_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         c = -(self.z + 0.5 * self.alpha * self.Y)          # negated (D) objective on omega
         lb = np.where(self.Y > 0, 0.0, -self.W)
         ub = np.where(self.Y > 0, self.W, 0.0)

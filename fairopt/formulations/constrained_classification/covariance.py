@@ -68,13 +68,15 @@ class RandomizedThresholdCovariance:
 
     name = "constrained_classification.covariance"
 
-    def __init__(self, scores: ArrayLike, sensitive: ArrayLike, subgroups: ArrayLike | None = None,
+    def __init__(self, scores: ArrayLike | None, sensitive: ArrayLike | None, subgroups: ArrayLike | None = None,
                  gamma: float = 0.1, eps: float = 0.0, sample_weight: ArrayLike | None = None,
                  n_subgroups: int | None = None, atoms: ScoreAtoms | None = None) -> None:
         self.gamma, self.eps, _ = check_parameters(gamma, eps, None)
         if self.gamma <= 0:
             raise ConfigError("the covariance model needs gamma > 0 (its rule is a ramp in z-scaled scores).")
         if atoms is None:
+            if scores is None or sensitive is None:
+                raise DataValidationError("pass scores and sensitive (or precomputed atoms).")
             s = np.asarray(sensitive).reshape(-1)
             if not np.isin(s, (0, 1)).all():
                 raise DataValidationError("sensitive must be a 0/1 indicator of the sensitive class.")

@@ -105,7 +105,8 @@ class ThresholdMixtureOdds:
 
     name = "constrained_classification.odds"
 
-    def __init__(self, scores: ArrayLike, groups: ArrayLike, labels: ArrayLike, constraint: str = "equalized_odds",
+    def __init__(self, scores: ArrayLike | None, groups: ArrayLike | None, labels: ArrayLike | None,
+                 constraint: str = "equalized_odds",
                  eps: float = 0.0, objective: Literal["labels", "scores"] = "labels",
                  sample_weight: ArrayLike | None = None, n_groups: int | None = None,
                  atoms: ScoreAtoms | None = None) -> None:
@@ -117,6 +118,8 @@ class ThresholdMixtureOdds:
             raise ConfigError(f"eps must be >= 0, got {eps}.")
         self.constraint, self.eps, self.objective = constraint, eps, objective
         if atoms is None:
+            if scores is None or groups is None or labels is None:
+                raise DataValidationError("pass scores, groups and labels (or precomputed atoms).")
             y = np.asarray(labels).reshape(-1)
             if not np.isin(y, (0, 1)).all():
                 raise DataValidationError("labels must be 0/1.")

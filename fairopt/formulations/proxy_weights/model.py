@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from fairopt.formulations.proxy_weights.programs import (
 from fairopt.formulations.proxy_weights.sampling import imbalance, sampling_probabilities
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.program import ProgramSummary
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass
@@ -102,8 +106,9 @@ class ProxyWeights:
     ([0.321429, 1.0], 0.525)
     """
 
-    def __init__(self, conditional_matrix, cell_mass=None, *, relaxed: bool = False,
-                 acceptance: str = "max", min_cell_mass: float = 0.0, name: str = "proxy_weights"):
+    def __init__(self, conditional_matrix: ArrayLike, cell_mass: ArrayLike | None = None, *, relaxed: bool = False,
+                 acceptance: Literal["max", "solver"] = "max", min_cell_mass: float = 0.0,
+                 name: str = "proxy_weights") -> None:
         self.A = check_conditional_matrix(conditional_matrix)
         ell, self.K = self.A.shape
         self.cell_mass = np.full(ell, 1.0 / ell) if cell_mass is None else np.asarray(cell_mass, float)
