@@ -36,8 +36,10 @@ Dataframe libraries
     :func:`to_native` -- a polars / pyarrow (any narwhals-supported eager) frame or series becomes
     pandas once, at the edge (one copy); numpy, scipy sparse, pandas and unknown array types (Dask,
     memmap) pass through untouched. Every check below calls it first, so every estimator, metric
-    and constraint builder accepts the same frame libraries. :func:`as_numeric_array` is the
-    one-copy float array the numeric fast paths fit on. :func:`frame_kind` and
+    and constraint builder accepts the same frame libraries. :func:`to_native_numeric` is the
+    numeric fast paths' variant: a polars / pyarrow frame of numeric columns becomes one float64
+    array natively (one copy, no pandas frame of the original dtypes in between), and
+    :func:`as_numeric_array` is the float array the numeric fast paths fit on. :func:`frame_kind` and
     :func:`to_frame_kind` give a result back in the caller's frame library.
 Low-level
     :func:`as_1d`, :func:`as_float`.
@@ -119,6 +121,7 @@ __all__ = [
     "sensitive_columns",
     "to_frame_kind",
     "to_native",
+    "to_native_numeric",
     "validate_params",
 ]
 
@@ -174,6 +177,56 @@ def to_native(obj):
     except TypeError:      # a type narwhals does not read: leave it to numpy as before
         return obj
     return native.to_pandas()
+
+
+def _plain_arrow_metadata(table) -> bool:
+    """True when ``table``'s pandas metadata (if any) keeps no index column and renames no column, so
+    reading its columns directly gives the frame ``to_pandas`` would."""
+    meta = table.schema.pandas_metadata or {}
+    return (not any(isinstance(i, str) for i in meta.get("index_columns", []))
+            and all(c.get("pandas_type") == "unicode" for c in meta.get("column_indexes", []))
+            and all(c.get("name") == c.get("field_name") for c in meta.get("columns", [])
+                    if c.get("field_name") in table.column_names))
+
+
+def to_native_numeric(X, sensitive_features=None):
+    """:func:`to_native` for the numeric fast paths: a polars or pyarrow frame whose columns are all
+    integer, float or boolean (with no nulls) becomes a pandas DataFrame over ONE float64 array,
+    filled column by column from the frame's own buffers, so :func:`as_numeric_array` returns that
+    array without a second copy.
+
+    Column names are kept, so ``feature_names_in_`` is recorded as on the pandas route. Every
+    other input goes through :func:`to_native` unchanged: other types, frames with a non-numeric
+    column or a null (the checks then report them as before), pyarrow tables whose pandas metadata
+    restores an index or column names, and frames whose columns ``sensitive_features`` names (the
+    group labels keep their dtypes).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> X = to_native_numeric(pl.DataFrame({"age": [30, 40], "score": [0.5, 1.5]}))
+    >>> X.columns.tolist(), as_numeric_array(X).dtype
+    (['age', 'score'], dtype('float64'))
+    """
+    kind = frame_kind(X)
+    if kind not in ("polars", "pyarrow") or isinstance(sensitive_features, str) or (
+            isinstance(sensitive_features, (list, tuple)) and all(isinstance(c, str) for c in sensitive_features)):
+        return to_native(X)   # sensitive_features may name columns of X: read them with their dtypes
+    import narwhals as nw  # lazily: ``import fairopt`` loads no dataframe library
+    try:
+        frame = nw.from_native(X, eager_only=True)
+    except (TypeError, nw.exceptions.DuplicateError):   # a series, a lazy frame, duplicate names
+        return to_native(X)
+    numeric = (nw.Int8, nw.Int16, nw.Int32, nw.Int64, nw.UInt8, nw.UInt16, nw.UInt32, nw.UInt64,
+               nw.Float32, nw.Float64, nw.Boolean)
+    names = frame.columns
+    if (not names or not all(isinstance(t, numeric) for t in frame.schema.values())
+            or any(frame.null_count().row(0)) or (kind == "pyarrow" and not _plain_arrow_metadata(X))):
+        return to_native(X)
+    out = np.empty((len(frame), len(names)), order="F")   # the layout pandas' to_numpy gives
+    for j, name in enumerate(names):                       # per column (zero-copy reads), never per row
+        out[:, j] = frame.get_column(name).to_numpy()
+    return pd.DataFrame(out, columns=names, copy=False)
 
 
 def as_numeric_array(X):
