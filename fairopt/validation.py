@@ -479,7 +479,7 @@ def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
 
 
 # ------------------------------------------------------------------------------- targets
-def check_target(y: Any, n: int, *, kind: Literal["continuous", "binary"] = "continuous", name: str = "y",
+def check_target(y: Any, n: int, *, kind: str = "continuous", name: str = "y",
                  interval: tuple[float, float] | None = None) -> np.ndarray:
     """Validated float targets of length ``n``.
 

@@ -40,6 +40,8 @@ from fairopt.ranking.colgen import BatchMaster
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
+    from fairopt.modeling import SolverSpec
+
     _Floats = NDArray[np.float64]
     #: one query's solution: ``P``, utility, price of fairness, decomposition and solver facts
     _Solved = tuple[NDArray[np.float64], float, float, BirkhoffDecomposition, dict[str, Any]]
@@ -125,7 +127,8 @@ def _queries(relevance: Any, groups: Any) -> tuple[bool, list[_Floats], list[np.
 
 def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike | Sequence[ArrayLike], eps: float, *,
                  criterion: Literal["parity", "merit", "impact"] = "parity", k: int | None = None,
-                 v: ArrayLike | None = None, method: Literal["colgen", "lp"] = "colgen", solver: str = "highs",
+                 v: ArrayLike | None = None, method: Literal["colgen", "lp"] = "colgen",
+                 solver: str | SolverSpec = "highs",
                  max_rounds: int = 20_000) -> RankingResult | list[RankingResult]:
     """Utility-maximising rankings with group fairness of exposure, for one query or a batch.
 
@@ -261,7 +264,8 @@ def _solve_colgen(R: _Floats, C: np.ndarray, K: int, coef: _Floats, v: _Floats, 
     return out
 
 
-def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps: float, criterion: str, solver: str,
+def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps: float, criterion: str,
+              solver: str | SolverSpec,
               q: int | np.integer[Any]) -> _Solved:
     from fairopt.modeling import Program
     n = u.shape[0]
