@@ -6,7 +6,12 @@ import itertools
 import math
 import os
 import sys
-from typing import IO, cast
+from collections.abc import Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def escape(text: str) -> str:
@@ -17,10 +22,10 @@ def escape(text: str) -> str:
 
 #: set once standard output is found closed (`| head -1`, `| true`) or unwritable (a full device):
 #: later output is discarded, the command goes on; ``failed`` holds the reason for the latter
-_PIPE: dict = {"closed": False, "failed": None}
+_PIPE: dict[str, Any] = {"closed": False, "failed": None}
 
 
-def _silence(stream) -> None:
+def _silence(stream: TextIO) -> None:
     """Point ``stream``'s file descriptor at /dev/null: the reader left, the command goes on."""
     try:
         fd = stream.fileno()
@@ -33,7 +38,7 @@ def _silence(stream) -> None:
         _PIPE["closed"] = True
 
 
-def _lost(stream, exc: OSError) -> None:
+def _lost(stream: TextIO, exc: OSError) -> None:
     """``stream`` cannot take output: a closed pipe is normal, anything else (a full device) is
     remembered so the command can report it once it has finished its work."""
     if not isinstance(exc, BrokenPipeError) and stream is sys.stdout and _PIPE["failed"] is None:
@@ -44,7 +49,7 @@ def _lost(stream, exc: OSError) -> None:
 class _SafeStream:
     """A text stream whose write failures silence it instead of raising (see :func:`_lost`)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
@@ -62,11 +67,11 @@ class _SafeStream:
         except OSError as exc:
             _lost(self._stream, exc)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
-def _console(stderr: bool = False):
+def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
@@ -91,7 +96,7 @@ def _echo(text: str) -> None:
     stream.flush()
 
 
-def _number(value) -> float | None:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return None
     if isinstance(value, (int, float)) or hasattr(value, "dtype"):
@@ -102,7 +107,7 @@ def _number(value) -> float | None:
     return None
 
 
-def _fmt(value, digits: int = 4) -> str:
+def _fmt(value: object, digits: int = 4) -> str:
     """A number to at least ``digits`` significant digits, in plain notation from 1e-4 to 1e9 (the
     integer part is never rounded away; never ``-0``); ``None`` (an undefined value) as ``n/a``."""
     if value is None:
@@ -139,7 +144,7 @@ def _pair_digits(a: float, b: float) -> int:
     return math.floor(math.log10(scale)) - math.floor(math.log10(diff)) + 2
 
 
-def _value_digits(values) -> dict[float, int]:
+def _value_digits(values: Iterable[object]) -> dict[float, int]:
     """Significant digits of each number of one table column: at least 4, and enough that its
     difference from the nearest other value shows to two digits (57,730 and 57,606 never print
     alike), up to :data:`MAX_TABLE_DIGITS`. Values within float noise of each other (relative
@@ -161,7 +166,7 @@ def _value_digits(values) -> dict[float, int]:
     return digits
 
 
-def format_column(values) -> list[str]:
+def format_column(values: Sequence[object]) -> list[str]:
     """Cells of one table column as printed (numbers with the digits :func:`_value_digits` picks).
 
     Examples
@@ -180,7 +185,7 @@ def format_column(values) -> list[str]:
     return out
 
 
-def _rich_table(title: str, columns, rows):
+def _rich_table(title: str, columns: Sequence[object], rows: Iterable[Sequence[object]]) -> Table:
     """A compact table whose cells wrap instead of being cut (no ellipsis at any width)."""
     from rich import box
     from rich.table import Table as RichTable
@@ -197,5 +202,6 @@ def _rich_table(title: str, columns, rows):
     return table
 
 
-def _print_table(console, title: str, columns, rows) -> None:
+def _print_table(console: Console, title: str, columns: Sequence[object],
+                 rows: Iterable[Sequence[object]]) -> None:
     console.print(_rich_table(title, columns, rows))

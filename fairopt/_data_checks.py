@@ -3,7 +3,8 @@ all-zero group weights, sparse or non-numeric features, too many levels, a singl
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -11,11 +12,15 @@ import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["MAX_LEVELS", "check_dense", "check_group_weights", "check_levels", "check_numeric_columns",
            "check_two_valued"]
 
 
-def check_group_weights(groups, weights, what: str = "") -> None:
+# ``groups`` is a fairopt.validation.Groups, typed structurally: validation imports this module
+def check_group_weights(groups: Any, weights: ArrayLike | None, what: str = "") -> None:
     """Every group has positive total weight: a group whose weights are all 0 would make its
     fairness constraint vacuous (its rates are undefined), so it raises instead.
 
@@ -41,7 +46,7 @@ def check_group_weights(groups, weights, what: str = "") -> None:
             "or drop the group.")
 
 
-def check_dense(X, name: str = "X"):
+def check_dense(X: Any, name: str = "X") -> Any:
     """Refuse a scipy sparse matrix up front for estimators that need dense features.
 
     Examples
@@ -58,7 +63,7 @@ def check_dense(X, name: str = "X"):
     return X
 
 
-def check_numeric_columns(X, name: str = "X", hint: str = "") -> None:
+def check_numeric_columns(X: Any, name: str = "X", hint: str = "") -> None:
     """Refuse a DataFrame with string, categorical or other non-numeric columns, naming them
     and saying how to encode them (instead of numpy's "could not convert string to float").
 
@@ -119,7 +124,7 @@ def check_levels(levels: Mapping, what: str, max_levels: int = MAX_LEVELS) -> No
             "or pd.qcut(X[...], q=10), or pass a Domain with bins.")
 
 
-def check_two_valued(codes: np.ndarray, labels, name: str, what: str, role: str) -> None:
+def check_two_valued(codes: np.ndarray, labels: Sequence[Any] | pd.Index, name: str, what: str, role: str) -> None:
     """At least two distinct observed values of a group or label column.
 
     Examples

@@ -7,12 +7,16 @@ fairopt types raised for bad parameters before (``ConfigError``, ``DataValidatio
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 from fairopt.errors import ConfigError, DataValidationError
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 __all__ = ["RANDOM_STATE", "ParameterError", "check_numbers", "check_options", "parameter_error", "validate_params"]
 
@@ -35,7 +39,7 @@ class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 
-def validate_params(estimator) -> None:
+def validate_params(estimator: BaseEstimator) -> None:
     """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's
     ``_validate_params``), raising :class:`ParameterError` that names the parameter.
 
@@ -68,7 +72,7 @@ def validate_params(estimator) -> None:
             raise parameter_error(estimator, name, "a finite number", value)
 
 
-def parameter_error(estimator, name: str, expected: str, value) -> ParameterError:
+def parameter_error(estimator: object, name: str, expected: str, value: object) -> ParameterError:
     """A :class:`ParameterError` worded like scikit-learn's, for checks that
     ``_parameter_constraints`` cannot express (elements of a sequence, cross-parameter rules).
 
@@ -81,7 +85,7 @@ def parameter_error(estimator, name: str, expected: str, value) -> ParameterErro
                           f"Got {value!r} instead.")
 
 
-def check_numbers(estimator, name: str, value, *, low: float = 0.0, high: float | None = None,
+def check_numbers(estimator: object, name: str, value: Any, *, low: float = 0.0, high: float | None = None,
                   low_open: bool = False, non_empty: bool = True) -> None:
     """Every entry of a scalar, sequence or ``{key: value}`` parameter is a finite number in
     ``[low, high]`` (``(low, high]`` with ``low_open``); raises :class:`ParameterError` naming it.
@@ -102,7 +106,8 @@ def check_numbers(estimator, name: str, value, *, low: float = 0.0, high: float 
             raise parameter_error(estimator, name, want, value)
 
 
-def check_options(estimator, name: str, options, allowed, what: str) -> dict:
+def check_options(estimator: object, name: str, options: Mapping[str, Any] | None, allowed: Collection[str],
+                  what: str) -> dict[str, Any]:
     """``options`` (a mapping or None) with only keys in ``allowed``; unknown keys raise
     :class:`ParameterError` listing the valid names.
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fairopt import __version__
 from fairopt._cli_output import (
@@ -30,10 +30,15 @@ from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from fairopt.modeling.program import ProgramSummary
     from fairopt.runs.card import Card
+    from fairopt.runs.sweep import SweepSummary
 
 
-def _json_safe(obj):
+def _json_safe(obj: Any) -> Any:
     from fairopt.runs.execute import json_safe
     return json_safe(obj)
 
@@ -51,14 +56,14 @@ def default_out_dir(card: Card, solver: str | None) -> Path:
     return out
 
 
-def _progress_bar(console, quiet: bool):
+def _progress_bar(console: Console, quiet: bool) -> Progress:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                     TimeElapsedColumn(), console=console, transient=True,
                     disable=quiet or not console.is_terminal)
 
 
-def _callback(bar):
+def _callback(bar: Progress) -> Callable[[int, int, str], None]:
     task = bar.add_task("starting", total=1)
 
     def progress(done: int, total: int, description: str = "") -> None:
@@ -174,7 +179,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 EXPORT_LIMIT_BYTES = 200e6
 
 
-def _export_bytes(summary) -> float:
+def _export_bytes(summary: ProgramSummary) -> float:
     """Rough MPS/LP size: about 40 bytes per nonzero and 60 per row or column."""
     nnz = getattr(summary, "nnz", 0) + getattr(summary, "quadratic_nnz", 0)
     return 40.0 * nnz + 60.0 * (getattr(summary, "n_variables", 0) + getattr(summary, "n_constraints", 0))
@@ -216,7 +221,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return summary.exit_code
 
 
-def _print_sweep(console, summary) -> None:
+def _print_sweep(console: Console, summary: SweepSummary) -> None:
     records = summary.records
     keys = list(dict.fromkeys(k for r in records for k in r["task"]["values"]))
     folds = any(r["task"].get("fold") is not None for r in records)
@@ -330,7 +335,7 @@ def _report(text: str, markup: bool) -> None:
         pass
 
 
-def _refuse_empty(args) -> None:
+def _refuse_empty(args: argparse.Namespace) -> None:
     """``--out ''``, ``--export ''`` or ``--solver ''`` would silently mean "here" or "the default"."""
     from fairopt.errors import ConfigError
     for name in ("card", "dir", "out", "export", "solver", "objective"):

@@ -134,7 +134,7 @@ def _make_not_fitted_error() -> type:
     return NotFittedError
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type:
     if name == "NotFittedError":
         cls = _make_not_fitted_error()
         globals()["NotFittedError"] = cls  # cached: one class object for every importer

@@ -69,11 +69,11 @@ class Executor:
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _call(fn, item, shared, with_shared: bool):
+def _call(fn: Callable[..., Any], item: Any, shared: Any, with_shared: bool) -> Any:
     return fn(item, shared) if with_shared else fn(item)
 
 
@@ -94,11 +94,11 @@ class SerialExecutor(Executor):
 _WORKER_SHARED: dict[str, Any] = {}
 
 
-def _set_worker_shared(shared) -> None:
+def _set_worker_shared(shared: Any) -> None:
     _WORKER_SHARED["value"] = shared
 
 
-def _call_with_worker_shared(fn, item):
+def _call_with_worker_shared(fn: Callable[..., Any], item: Any) -> Any:
     return fn(item, _WORKER_SHARED["value"])
 
 
@@ -116,7 +116,7 @@ class ProcessExecutor(Executor):
         self._pool: ProcessPoolExecutor | None = None
         self._shared_id: int | None = None
 
-    def _get_pool(self, shared) -> ProcessPoolExecutor:
+    def _get_pool(self, shared: Any) -> ProcessPoolExecutor:
         if self._pool is not None and self._shared_id != id(shared):
             self._pool.shutdown(wait=True)
             self._pool = None

@@ -36,8 +36,10 @@ Dataframe libraries
     :func:`to_native` -- a polars / pyarrow (any narwhals-supported eager) frame or series becomes
     pandas once, at the edge (one copy); numpy, scipy sparse, pandas and unknown array types (Dask,
     memmap) pass through untouched. Every check below calls it first, so every estimator, metric
-    and constraint builder accepts the same frame libraries. :func:`as_numeric_array` is the
-    one-copy float array the numeric fast paths fit on. :func:`frame_kind` and
+    and constraint builder accepts the same frame libraries. :func:`to_native_numeric` is the
+    numeric fast paths' variant: a polars / pyarrow frame of numeric columns becomes one float64
+    array natively (one copy, no pandas frame of the original dtypes in between), and
+    :func:`as_numeric_array` is the float array the numeric fast paths fit on. :func:`frame_kind` and
     :func:`to_frame_kind` give a result back in the caller's frame library.
 Low-level
     :func:`as_1d`, :func:`as_float`.
@@ -64,8 +66,9 @@ Writing a new estimator::
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -88,6 +91,12 @@ from fairopt._param_validation import (
     validate_params,
 )
 from fairopt.errors import DataValidationError, NotFittedError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from sklearn.base import BaseEstimator
+
+_T = TypeVar("_T")
 
 __all__ = [
     "MAX_LEVELS",
@@ -119,6 +128,7 @@ __all__ = [
     "sensitive_columns",
     "to_frame_kind",
     "to_native",
+    "to_native_numeric",
     "validate_params",
 ]
 
@@ -128,14 +138,14 @@ __all__ = [
 _FOREIGN_MODULES = frozenset({"polars", "pyarrow", "modin", "cudf"})
 
 
-def _is_foreign(obj) -> bool:
+def _is_foreign(obj: object) -> bool:
     if isinstance(obj, (np.ndarray, pd.DataFrame, pd.Series, pd.Index, list, tuple, str)) or sp.issparse(obj):
         return False
     return (type(obj).__module__.split(".")[0] in _FOREIGN_MODULES
             or hasattr(obj, "__narwhals_dataframe__") or hasattr(obj, "__narwhals_series__"))
 
 
-def frame_kind(obj) -> str:
+def frame_kind(obj: object) -> str:
     """``"polars"``, ``"pyarrow"``, ``"pandas"`` or ``"default"`` (anything else): the frame library of
     ``obj``, read from its type without importing any library.
 
@@ -151,7 +161,7 @@ def frame_kind(obj) -> str:
     return mod if mod in ("polars", "pyarrow") else "default"
 
 
-def to_native(obj):
+def to_native(obj: Any) -> Any:
     """A pandas DataFrame / Series for a polars, pyarrow (or other narwhals-supported eager) frame or
     series, converted once through narwhals; everything else is returned untouched (numpy, scipy
     sparse, pandas, lists, and array types fairopt does not know, such as Dask collections).
@@ -176,7 +186,57 @@ def to_native(obj):
     return native.to_pandas()
 
 
-def as_numeric_array(X):
+def _plain_arrow_metadata(table: Any) -> bool:
+    """True when ``table``'s pandas metadata (if any) keeps no index column and renames no column, so
+    reading its columns directly gives the frame ``to_pandas`` would."""
+    meta = table.schema.pandas_metadata or {}
+    return (not any(isinstance(i, str) for i in meta.get("index_columns", []))
+            and all(c.get("pandas_type") == "unicode" for c in meta.get("column_indexes", []))
+            and all(c.get("name") == c.get("field_name") for c in meta.get("columns", [])
+                    if c.get("field_name") in table.column_names))
+
+
+def to_native_numeric(X: Any, sensitive_features: Any = None) -> Any:
+    """:func:`to_native` for the numeric fast paths: a polars or pyarrow frame whose columns are all
+    integer, float or boolean (with no nulls) becomes a pandas DataFrame over ONE float64 array,
+    filled column by column from the frame's own buffers, so :func:`as_numeric_array` returns that
+    array without a second copy.
+
+    Column names are kept, so ``feature_names_in_`` is recorded as on the pandas route. Every
+    other input goes through :func:`to_native` unchanged: other types, frames with a non-numeric
+    column or a null (the checks then report them as before), pyarrow tables whose pandas metadata
+    restores an index or column names, and frames whose columns ``sensitive_features`` names (the
+    group labels keep their dtypes).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> X = to_native_numeric(pl.DataFrame({"age": [30, 40], "score": [0.5, 1.5]}))
+    >>> X.columns.tolist(), as_numeric_array(X).dtype
+    (['age', 'score'], dtype('float64'))
+    """
+    kind = frame_kind(X)
+    if kind not in ("polars", "pyarrow") or isinstance(sensitive_features, str) or (
+            isinstance(sensitive_features, (list, tuple)) and all(isinstance(c, str) for c in sensitive_features)):
+        return to_native(X)   # sensitive_features may name columns of X: read them with their dtypes
+    import narwhals as nw  # lazily: ``import fairopt`` loads no dataframe library
+    try:
+        frame = nw.from_native(X, eager_only=True)
+    except (TypeError, nw.exceptions.DuplicateError):   # a series, a lazy frame, duplicate names
+        return to_native(X)
+    numeric = (nw.Int8, nw.Int16, nw.Int32, nw.Int64, nw.UInt8, nw.UInt16, nw.UInt32, nw.UInt64,
+               nw.Float32, nw.Float64, nw.Boolean)
+    names = frame.columns
+    if (not names or not all(isinstance(t, numeric) for t in frame.schema.values())
+            or any(frame.null_count().row(0)) or (kind == "pyarrow" and not _plain_arrow_metadata(X))):
+        return to_native(X)
+    out = np.empty((len(frame), len(names)), order="F")   # the layout pandas' to_numpy gives
+    for j, name in enumerate(names):                       # per column (zero-copy reads), never per row
+        out[:, j] = frame.get_column(name).to_numpy()
+    return pd.DataFrame(out, columns=names, copy=False)
+
+
+def as_numeric_array(X: _T) -> _T | NDArray[np.float64]:
     """``X`` as one C-contiguous float64 numpy array when it is a DataFrame of numeric / boolean
     columns (one copy), so estimators fitted many times (the reductions' oracles) validate a plain
     array instead of re-checking a frame on every call; other inputs are returned unchanged.
@@ -194,7 +254,7 @@ def as_numeric_array(X):
     return X
 
 
-def to_frame_kind(frame: pd.DataFrame, kind: str):
+def to_frame_kind(frame: pd.DataFrame, kind: str) -> Any:
     """``frame`` (pandas) in the library ``kind`` names (``"polars"``, ``"pyarrow"``; ``"pandas"``
     and ``"default"`` return it unchanged): resamplers return the frame type they were given.
 
@@ -214,12 +274,12 @@ def to_frame_kind(frame: pd.DataFrame, kind: str):
 
 
 # ------------------------------------------------------------------------------- 1-D arrays
-def _first_missing(values) -> tuple[int, int]:
+def _first_missing(values: ArrayLike) -> tuple[int, int]:
     miss = np.asarray(pd.isna(values))
     return int(miss.sum()), int(np.argmax(miss)) if miss.any() else -1
 
 
-def num_rows(X) -> int:
+def num_rows(X: Any) -> int:
     """Number of rows of an array, DataFrame, sparse matrix or sequence.
 
     Examples
@@ -238,7 +298,7 @@ def num_rows(X) -> int:
         return int(np.asarray(X).shape[0])
 
 
-def as_1d(x, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:
+def as_1d(x: Any, name: str, n: int | None = None, allow_missing: bool = False) -> np.ndarray:
     """Return ``x`` as a 1-D numpy array, checking its length against ``n`` and for missing values.
 
     Examples
@@ -307,7 +367,7 @@ def as_float(arr: np.ndarray, name: str) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------- features
-def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True):
+def check_X(X: Any, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True) -> Any:
     """Validate a feature matrix and return it (DataFrames and sparse matrices unchanged).
 
     Lists become numpy arrays. Raises on ``None``, fewer than ``min_rows`` rows, 1-D or 3-D
@@ -363,7 +423,7 @@ def check_X(X, name: str = "X", *, min_rows: int = 1, ensure_finite: bool = True
     return X
 
 
-def record_features(estimator, X) -> None:
+def record_features(estimator: BaseEstimator, X: Any) -> None:
     """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns).
 
     Examples
@@ -384,7 +444,7 @@ def record_features(estimator, X) -> None:
         del estimator.feature_names_in_
 
 
-def align_features(estimator, X, name: str = "X"):
+def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
     """Bring predict-time ``X`` into the column layout seen at fit.
 
     A DataFrame is reordered by column name (extra columns dropped, missing ones an error), so a
@@ -419,7 +479,7 @@ def align_features(estimator, X, name: str = "X"):
 
 
 # ------------------------------------------------------------------------------- targets
-def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
+def check_target(y: Any, n: int, *, kind: str = "continuous", name: str = "y",
                  interval: tuple[float, float] | None = None) -> np.ndarray:
     """Validated float targets of length ``n``.
 
@@ -474,7 +534,7 @@ def check_target(y, n: int, *, kind: str = "continuous", name: str = "y",
 
 
 # ------------------------------------------------------------------------------- weights
-def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray:
+def check_weights(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray:
     """Validated float weights (ones when ``sample_weight`` is None): finite, >= 0, positive total.
 
     Examples
@@ -501,7 +561,7 @@ def check_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndar
     return w
 
 
-def check_int(value, name: str, min_value: int = 1) -> int:
+def check_int(value: Any, name: str, min_value: int = 1) -> int:
     """An integer parameter ``>= min_value`` (integral floats such as ``1e4`` accepted; ``2.5``,
     booleans, NaN and strings rejected).
 
@@ -550,12 +610,12 @@ class Groups:
         """Number of distinct groups."""
         return len(self.labels)
 
-    def counts(self, weights=None) -> np.ndarray:
+    def counts(self, weights: ArrayLike | None = None) -> NDArray[np.float64]:
         """Row count (or total weight) of every group."""
         return np.bincount(self.codes, weights=weights, minlength=self.n_groups).astype(float)
 
-    def encode(self, sensitive_features, n: int | None = None, X=None,
-               name: str = "sensitive_features") -> np.ndarray:
+    def encode(self, sensitive_features: Any, n: int | None = None, X: Any = None,
+               name: str = "sensitive_features") -> NDArray[np.intp]:
         """Codes of new rows in these groups; groups unseen here raise.
 
         ``sensitive_features=None`` reads the columns the groups came from out of ``X``.
@@ -571,7 +631,7 @@ class Groups:
         return pos[new.codes].astype(np.intp)
 
 
-def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | None:
+def sensitive_columns(sensitive_features: Any, X: Any, n: int | None = None) -> list[str] | None:
     """Names of ``X``'s columns when ``sensitive_features`` names them, else ``None``.
 
     A string names one column. A list/tuple of strings names columns only when its length differs
@@ -606,7 +666,7 @@ def sensitive_columns(sensitive_features, X, n: int | None = None) -> list | Non
     return cols
 
 
-def _columns(sensitive_features) -> tuple[list[np.ndarray], list]:
+def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
     """Split group input into a list of 1-D columns and their names."""
     sensitive_features = to_native(sensitive_features)
     if isinstance(sensitive_features, Mapping):
@@ -647,7 +707,8 @@ def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
                                   "numbers.") from exc
 
 
-def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=None, min_groups: int = 1,
+def check_groups(sensitive_features: Any, n: int | None = None, *, X: Any = None,
+                 groups: Sequence[Any] | pd.Index | None = None, min_groups: int = 1,
                  name: str = "sensitive_features") -> Groups:
     """Factorise group membership into codes; several columns define intersectional groups.
 
@@ -715,7 +776,7 @@ def check_groups(sensitive_features, n: int | None = None, *, X=None, groups=Non
     return Groups(codes=codes, labels=labels, columns=None if cols_of_X is None else tuple(cols_of_X))
 
 
-def as_groups(sensitive_features, n: int | None = None) -> Groups:
+def as_groups(sensitive_features: Any, n: int | None = None) -> Groups:
     """``sensitive_features`` itself if it is already :class:`Groups`, else :func:`check_groups`.
 
     Examples
@@ -732,7 +793,7 @@ def as_groups(sensitive_features, n: int | None = None) -> Groups:
 
 
 # ------------------------------------------------------------------------------- fitted
-def check_is_fitted(estimator, attribute: str, hint: str = "fit(X, y, sensitive_features=...)") -> None:
+def check_is_fitted(estimator: object, attribute: str, hint: str = "fit(X, y, sensitive_features=...)") -> None:
     """Raise :class:`~fairopt.errors.NotFittedError` unless ``estimator`` has ``attribute``.
 
     Examples

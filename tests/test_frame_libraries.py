@@ -247,3 +247,63 @@ def test_float_frames_are_copied_at_most_once_on_the_fast_path():
         native = to_native(_to(lib, X))                 # the one copy
         assert np.shares_memory(as_numeric_array(check_X(native)), native["a"].to_numpy()), lib
         np.testing.assert_array_equal(as_numeric_array(native), X.to_numpy())
+
+
+@pytest.mark.parametrize("lib", ["polars", "pyarrow"])
+def test_numeric_frames_reach_the_fit_array_in_one_conversion(lib, monkeypatch):
+    """Issue 24 §1: a mixed int/float/bool polars or pyarrow frame becomes the float array of the
+    numeric fast path natively, never through a pandas frame of its dtypes (a second copy)."""
+    import tracemalloc
+
+    import narwhals as nw
+
+    from fairopt.inprocessing._mixture import check_fit_inputs
+    from fairopt.validation import as_numeric_array, to_native_numeric
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = pd.DataFrame({"i0": rng.integers(0, 9, n), "f0": rng.normal(size=n), "b": rng.random(n) < 0.5,
+                      "i1": rng.integers(-5, 5, n).astype("int32"), "f1": rng.normal(size=n).astype("float32"),
+                      "u": rng.integers(0, 2**40, n).astype("uint64")})
+    y = pd.Series((X["f0"] > 0).astype(int), name="y")
+    s = pd.Series(rng.choice(["f", "m"], n), name="sex")
+    ref_est, est = inp.FairClassifier(), inp.FairClassifier()
+    ref = check_fit_inputs(ref_est, X, y, s, None, "fit", target="binary", numeric=True)[0]
+    frame = _to(lib, X)
+
+    def no_pandas(self, *args, **kwargs):
+        raise AssertionError("the numeric fast path converted the frame to pandas")
+
+    monkeypatch.setattr(nw.DataFrame, "to_pandas", no_pandas)
+    arr = check_fit_inputs(est, frame, y, s, None, "fit", target="binary", numeric=True)[0]
+    # bit-identical to the pandas route, in the same memory layout, with the same feature names
+    assert arr.dtype == np.float64 and arr.flags.f_contiguous == ref.flags.f_contiguous
+    np.testing.assert_array_equal(arr, ref, strict=True)
+    np.testing.assert_array_equal(est.feature_names_in_, ref_est.feature_names_in_, strict=True)
+    assert est.n_features_in_ == ref_est.n_features_in_ == X.shape[1]
+    # one float64 allocation of the array's size: the frame is a view of it, the fit array too
+    tracemalloc.start()
+    native = to_native_numeric(frame)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1.1 * arr.nbytes, (peak, arr.nbytes)
+    assert np.shares_memory(as_numeric_array(native), native["i0"].to_numpy())
+
+
+@pytest.mark.parametrize("lib", ["polars", "pyarrow"])
+def test_numeric_fast_path_keeps_the_pandas_route_where_dtypes_matter(lib):
+    """Groups read from an integer column of X keep integer labels; a string column or a null keeps
+    the frame on the pandas route (same errors, same dtypes)."""
+    from fairopt.errors import DataValidationError
+    from fairopt.inprocessing._mixture import check_fit_inputs
+    from fairopt.validation import to_native_numeric
+    X, y, s = _numeric()
+    Xs = X.assign(sex=(s == "f").astype(int))
+    ref = check_fit_inputs(inp.FairClassifier(), Xs, y, "sex", None, "fit", target="binary", numeric=True)
+    got = check_fit_inputs(inp.FairClassifier(), _to(lib, Xs), y, "sex", None, "fit", target="binary", numeric=True)
+    assert got[2].labels.equals(ref[2].labels) and got[2].labels.dtype == ref[2].labels.dtype == np.int64
+    np.testing.assert_array_equal(got[0], ref[0], strict=True)
+    assert to_native_numeric(_to(lib, Xs.assign(sex=s))).dtypes["sex"] != np.float64
+    with_null = pl.DataFrame({"a": [1, None, 3], "b": [0.5, 1.5, 2.5]})
+    with pytest.raises(DataValidationError, match=r"column\(s\) \['a'\]"):
+        check_fit_inputs(inp.FairClassifier(), with_null if lib == "polars" else with_null.to_arrow(), [0, 1, 0],
+                         ["f", "m", "f"], None, "fit", target="binary", numeric=True)

@@ -7,6 +7,7 @@ pandas until a loader is called.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 #: submodule -> the public names it defines
 _MODULES = {
@@ -27,7 +28,7 @@ _SOURCES_OF = {name: f"fairopt.data.{module}" for module, names in _MODULES.item
 __all__ = [name for names in _MODULES.values() for name in names]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _MODULES or name in ("attribute",):
         return importlib.import_module(f"fairopt.data.{name}")
     module = _SOURCES_OF.get(name)

@@ -13,7 +13,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
     return fetch_command(args)
 
 
-def add_data_parser(subparsers) -> argparse.ArgumentParser:
+def add_data_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Register ``fairopt data fetch NAME... [--dest DIR] [--cache DIR] [--force]`` on a CLI.
 
     Parameters

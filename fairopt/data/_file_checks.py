@@ -6,24 +6,43 @@ row (0-based data row and file line; the header is line 1).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+class _Info(Protocol):
+    """What the checks read of a ``fairopt.data.loaders.DatasetInfo`` (which imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def schema(self) -> Mapping[str, str]: ...
+    @property
+    def protected(self) -> tuple[str, ...]: ...
+
+
 #: column kinds of a loader schema
 _I, _F, _N, _S = "int", "float", "number", "str"
 
 
-def _row(mask) -> str:
+def _row(mask: ArrayLike) -> str:
     """Where the first True of ``mask`` is: data row (0-based) and file line (the header is line 1)."""
     i = int(np.argmax(np.asarray(mask)))
     return f"first at row {i} (line {i + 2} of the file)"
 
 
-def _check_schema(df: pd.DataFrame, info, file: Path, allow_missing: tuple = ()) -> pd.DataFrame:
+def _check_schema(df: pd.DataFrame, info: _Info, file: Path, allow_missing: tuple[str, ...] = ()) -> pd.DataFrame:
     if df.shape[0] == 0:
         raise DataValidationError(
             f"{file} has a header but no data rows (columns {list(df.columns)[:10]}); re-create it from the "
@@ -75,7 +94,7 @@ def _check_schema(df: pd.DataFrame, info, file: Path, allow_missing: tuple = ())
     return df
 
 
-def _check_protected(df: pd.DataFrame, info, file: Path) -> pd.DataFrame:
+def _check_protected(df: pd.DataFrame, info: _Info, file: Path) -> pd.DataFrame:
     """Every protected column holds at least two groups (a fairness report compares groups)."""
     for col in info.protected:
         values = pd.unique(df[col].dropna())

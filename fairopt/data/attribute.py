@@ -8,12 +8,15 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def _py(value: Any) -> Any:
@@ -26,7 +29,7 @@ def _is_missing(value: Any) -> bool:
         or value is pd.NaT
 
 
-def _check_row_weights(sample_weight, n: int) -> np.ndarray:
+def _check_row_weights(sample_weight: ArrayLike, n: int) -> np.ndarray:
     """``sample_weight`` as float64 ``(n,)``: finite and non-negative, naming the first bad entry."""
     try:
         w = np.asarray(sample_weight, dtype=float)
@@ -50,7 +53,7 @@ def _fmt_edge(e: float) -> str:
     return str(int(e)) if float(e).is_integer() else repr(float(e))
 
 
-def _level_codes(levels: tuple, values) -> np.ndarray:
+def _level_codes(levels: tuple[Any, ...], values: ArrayLike) -> np.ndarray:
     """Position of each value in ``levels`` (int64), ``-1`` for unknown or missing values."""
     index = pd.Index(list(levels), dtype=object if len({type(v) for v in levels}) > 1 else None)
     return index.get_indexer(pd.Index(values)).astype(np.int64)
@@ -87,7 +90,7 @@ class Attribute:
     bins: tuple | None = None
     source: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise DataValidationError(f"attribute names must be non-empty strings, got {self.name!r}")
         levels = tuple(_py(v) for v in self.levels)
@@ -121,7 +124,7 @@ class Attribute:
         """Column that :meth:`Domain.discretize` reads."""
         return self.source or self.name
 
-    def raw_codes(self, values) -> np.ndarray:
+    def raw_codes(self, values: ArrayLike) -> np.ndarray:
         """Map raw values of the source column to level codes (``-1`` where no bin contains them)."""
         if self.bins is None:
             return _level_codes(self.levels, values)
@@ -131,7 +134,7 @@ class Attribute:
         return codes
 
 
-def _as_attribute(spec) -> Attribute:
+def _as_attribute(spec: object) -> Attribute:
     if isinstance(spec, Attribute):
         return spec
     if isinstance(spec, Mapping):

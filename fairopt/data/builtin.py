@@ -275,7 +275,7 @@ def _column_dtypes(domain: Domain) -> dict:
     return out
 
 
-def _read_counts(file, spec: BuiltinSpec) -> pd.DataFrame:
+def _read_counts(file: Path, spec: BuiltinSpec) -> pd.DataFrame:
     dtypes = {**_column_dtypes(spec.domain), COUNT_COLUMN: "int64"}
     df = pd.read_csv(file, dtype=dtypes, keep_default_na=False)
     expected = [*spec.domain.names, COUNT_COLUMN]

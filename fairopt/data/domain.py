@@ -181,7 +181,7 @@ class Domain:
     def __getitem__(self, name: str) -> Attribute:
         return self.attributes[self.index(name)]
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Domain) and self.attributes == other.attributes
 
     def __hash__(self) -> int:
@@ -227,7 +227,7 @@ class Domain:
             raise DataValidationError(
                 f"frame lacks domain column(s) {missing}; it has {list(df.columns)}")
 
-    def _raise_bad(self, attr: Attribute, values, codes: np.ndarray, what: str) -> None:
+    def _raise_bad(self, attr: Attribute, values: ArrayLike, codes: np.ndarray, what: str) -> None:
         bad = np.flatnonzero(codes < 0)
         vals = np.asarray(values, dtype=object)[bad]
         nan = pd.isna(vals)
@@ -392,7 +392,7 @@ class Domain:
         indptr = np.arange(0, n * F + 1, F, dtype=np.int64)
         return sp.csr_matrix((np.ones(n * F), indices, indptr), shape=(n, int(self.one_hot_offsets[-1])))
 
-    def _to_codes(self, data) -> np.ndarray:
+    def _to_codes(self, data: pd.DataFrame | ArrayLike) -> np.ndarray:
         return self.encode(data) if isinstance(data, pd.DataFrame) else self.check_codes(data)
 
     def unique_codes(self, data: pd.DataFrame | ArrayLike,

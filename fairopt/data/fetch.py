@@ -21,6 +21,8 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import IO
 
 import pandas as pd
 
@@ -157,7 +159,7 @@ def raw_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     return Path(cache_dir).expanduser() if cache_dir is not None else default_data_home() / "raw"
 
 
-def _pooch():
+def _pooch() -> ModuleType:
     try:
         import pooch
     except ImportError:  # pragma: no cover - exercised only without the extra
@@ -167,7 +169,7 @@ def _pooch():
     return pooch
 
 
-def _file_downloader(url: str, output_file, _pooch_obj=None) -> None:
+def _file_downloader(url: str, output_file: str | os.PathLike[str] | IO[bytes], _pooch_obj: object = None) -> None:
     """pooch downloader for ``file://`` URLs (local mirrors, offline copies and tests)."""
     src = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
     if hasattr(output_file, "write"):

@@ -17,6 +17,7 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,7 +199,7 @@ def _info(name: str) -> DatasetInfo:
 
 
 # ---------------------------------------------------------------------- validation
-def _read(name: str, path, allow_missing: tuple = ()) -> pd.DataFrame:
+def _read(name: str, path: str | os.PathLike | None, allow_missing: tuple[str, ...] = ()) -> pd.DataFrame:
     file = dataset_path(name, path)
     info = DATASETS[name]
     try:
@@ -572,7 +573,7 @@ _LOADERS = {"adult": load_adult, "compas": load_compas, "law": load_law, "crime"
             "credit": load_credit, "bank": load_bank, "german": load_german}
 
 
-def load_dataset(name: str, path: str | os.PathLike | None = None, **kwargs) -> pd.DataFrame:
+def load_dataset(name: str, path: str | os.PathLike | None = None, **kwargs: Any) -> pd.DataFrame:
     """Load a benchmark data set by name (``"adult"``, ``"compas"``, ``"law"``, ``"crime"``, ``"credit"``,
     ``"bank"``, ``"german"``); ``kwargs`` go to the specific loader.
 

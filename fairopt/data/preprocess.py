@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +86,7 @@ _GERMAN_MALE = ("A91", "A93", "A94")       # german.doc: A92 and A95 are female
 
 
 # ---------------------------------------------------------------------- helpers
-def _source(raw: RawSource):
+def _source(raw: RawSource) -> io.BytesIO | Path:
     """A path or a bytes buffer that pandas and zipfile can read."""
     if isinstance(raw, (bytes, bytearray)):
         return io.BytesIO(raw)
@@ -99,7 +100,7 @@ def _shuffle(df: pd.DataFrame) -> pd.DataFrame:
     return df.sample(frac=1.0, random_state=SHUFFLE_SEED).reset_index(drop=True)
 
 
-def _require(df: pd.DataFrame, columns, what: str) -> None:
+def _require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataValidationError(f"{what} lacks column(s) {missing}; is it the right raw file?")

@@ -26,6 +26,7 @@ from fairopt.validation import (
     num_rows,
     parameter_error,
     record_features,
+    to_native_numeric,
 )
 
 #: in-sample violation of a fairness row above which a fit is reported as not optimal
@@ -42,7 +43,8 @@ def check_fit_inputs(estimator, X, y, sensitive_features, sample_weight, what: s
     ``numeric`` refuses string/categorical columns, both up front with a typed error.
     Records ``n_features_in_`` / ``feature_names_in_`` on ``estimator``.
     """
-    X = check_X(X, what)
+    # the numeric fast path reads a numeric polars/pyarrow frame into one float array (one copy)
+    X = check_X(to_native_numeric(X, sensitive_features) if numeric else X, what)
     n = num_rows(X)
     groups = check_groups(sensitive_features, n, X=X, min_groups=2, name=f"{what}: sensitive_features")
     if groups.columns is not None:      # groups named by column: read from X, not used as features

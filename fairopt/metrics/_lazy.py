@@ -5,7 +5,9 @@ of its predicted positives (as expectations), and of its true and false positive
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -13,13 +15,16 @@ import pandas as pd
 from fairopt.errors import DataValidationError
 from fairopt.stats import as_source, is_lazy, keyed_group_sums, map_reduce
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
-def lazy_input(*args) -> bool:
+
+def lazy_input(*args: object) -> bool:
     """Any argument is a Dask collection, a memmap or a ``.npy`` path."""
     return any(a is not None and is_lazy(a) for a in args)
 
 
-def _expectation(a, pos_label) -> np.ndarray:
+def _expectation(a: ArrayLike, pos_label: object) -> NDArray[np.float64]:
     a = np.asarray(a, dtype=float)
     if not np.isfinite(a).all() or (a.size and (a.min() < 0 or a.max() > 1)):
         raise DataValidationError("chunked / Dask y_pred must be 0/1 labels or probabilities of class 1 in [0, 1] "
@@ -31,7 +36,9 @@ def _expectation(a, pos_label) -> np.ndarray:
     raise DataValidationError(f"y_pred takes values in [0, 1] but pos_label={pos_label!r}; use pos_label=1 or 0.")
 
 
-def _row_values(pos_label, g, w, v, t):
+def _row_values(pos_label: object, g: ArrayLike, w: ArrayLike | None, v: ArrayLike | None,
+                t: ArrayLike | None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                                              NDArray[np.float64]]:
     """Per-row ``(w, t, v, v t)`` of a chunk: weight, positive label, predicted positive."""
     n = np.asarray(g).shape[0]
     if w is None:
@@ -45,11 +52,14 @@ def _row_values(pos_label, g, w, v, t):
     return w, t, v, v * t
 
 
-def _keyed_values(pos_label, g, w, v, t):
+def _keyed_values(pos_label: object, g: ArrayLike, w: ArrayLike | None, v: ArrayLike | None,
+                  t: ArrayLike | None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                                                NDArray[np.float64]]:
     return _row_values(pos_label, g, w, v, t)     # sums of w, w t, w v, w v t
 
 
-def _sums(labels, pos_label, g, w, v, t):
+def _sums(labels: np.ndarray, pos_label: object, g: np.ndarray, w: ArrayLike | None, v: ArrayLike | None,
+          t: ArrayLike | None) -> NDArray[np.float64]:
     """``[w, w t, w v, w v t]`` per declared group."""
     K = len(labels)
     codes = np.minimum(np.searchsorted(labels, g), K - 1)
@@ -60,7 +70,8 @@ def _sums(labels, pos_label, g, w, v, t):
     return np.stack([np.bincount(codes, weights=w * x, minlength=K) for x in (1.0, t, v, vt)])
 
 
-def lazy_rates(rate, sensitive_features, y_pred, y_true, sample_weight, pos_label, groups):
+def lazy_rates(rate: str, sensitive_features: Any, y_pred: Any, y_true: Any, sample_weight: Any, pos_label: object,
+               groups: Sequence[Any] | pd.Index | None) -> tuple[NDArray[np.float64], float, pd.Index]:
     """Per-group rates, the overall rate and the group labels of chunked / Dask inputs."""
     g = as_source(sensitive_features, "sensitive_features")
     if rate in ("base_rate", "tpr", "fpr") and y_true is None:

@@ -8,11 +8,16 @@ silently: missing values, mismatched lengths, negative weights and empty groups 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.validation import Groups, as_1d, as_float, check_weights
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "Groups",
@@ -66,7 +71,8 @@ def group_means(groups: Groups, values: np.ndarray | None, weights: np.ndarray, 
     return sums / total, total
 
 
-def prediction_expectation(y_pred, n: int | None, pos_label=1, name: str = "y_pred") -> np.ndarray:
+def prediction_expectation(y_pred: ArrayLike | None, n: int | None, pos_label: object = 1,
+                           name: str = "y_pred") -> NDArray[np.float64]:
     """Per-row probability that the prediction is ``pos_label``.
 
     Numeric predictions within [0, 1] are read as ``P(y_hat = 1)`` (hard 0/1 labels are the special
@@ -99,7 +105,7 @@ def prediction_expectation(y_pred, n: int | None, pos_label=1, name: str = "y_pr
     return hits.astype(float)
 
 
-def binary_truth(y_true, n: int, pos_label=1) -> np.ndarray:
+def binary_truth(y_true: ArrayLike, n: int, pos_label: object = 1) -> NDArray[np.bool_]:
     """Boolean mask ``y_true == pos_label``; ``y_true`` must take at most two distinct values."""
     arr = as_1d(y_true, "y_true", n)
     uniq = pd.unique(arr)
@@ -112,9 +118,9 @@ def binary_truth(y_true, n: int, pos_label=1) -> np.ndarray:
     return np.asarray(arr == pos_label, dtype=bool)
 
 
-def _is_number(x) -> bool:
+def _is_number(x: object) -> bool:
     return isinstance(x, (bool, int, float, np.number))
 
 
-def _equals(x, value) -> bool:
+def _equals(x: object, value: float) -> bool:
     return _is_number(x) and x == value

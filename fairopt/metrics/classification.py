@@ -7,6 +7,9 @@ every rate is a weighted group mean ``r_g = sum_{i in g} w_i h_i / sum_{i in g} 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
 import numpy as np
 import pandas as pd
 
@@ -20,6 +23,9 @@ from fairopt.metrics._validation import (
     require_groups,
 )
 from fairopt.validation import check_groups
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "MetricSignatureError",
@@ -35,9 +41,10 @@ __all__ = [
 
 _RATES = ("selection", "share", "base_rate", "tpr", "fpr")
 _METHODS = ("between_groups", "to_overall")
+_Method = Literal["between_groups", "to_overall"]
 
 
-def _n_rows(sensitive_features) -> int:
+def _n_rows(sensitive_features: Any) -> int:
     if isinstance(sensitive_features, (pd.DataFrame, pd.Series)):
         return len(sensitive_features)
     if isinstance(sensitive_features, dict):
@@ -45,8 +52,10 @@ def _n_rows(sensitive_features) -> int:
     return len(np.asarray(sensitive_features))
 
 
-def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=None, pos_label=1,
-           groups=None, metric=None):
+def _rates(rate: str, sensitive_features: Any, *, y_pred: ArrayLike | None = None, y_true: ArrayLike | None = None,
+           sample_weight: ArrayLike | None = None, pos_label: object = 1,
+           groups: Sequence[Any] | pd.Index | None = None,
+           metric: str | None = None) -> tuple[NDArray[np.float64], float, pd.Index]:
     """Per-group rates, the overall rate, and the group labels (shared by every public metric).
 
     ``metric`` names a fairness metric, which needs at least two groups."""
@@ -70,7 +79,8 @@ def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=
             raise DataValidationError(f"rate={rate!r} needs y_true.")
         truth = binary_truth(y_true, n, pos_label)
     if rate == "base_rate":
-        values, mask, what, cond = truth.astype(float), None, "the base rate P(y=1 | group)", ""
+        values, mask, what, cond = (cast("NDArray[np.bool_]", truth).astype(float), None,
+                                    "the base rate P(y=1 | group)", "")
     else:
         values = prediction_expectation(y_pred, n, pos_label)
         if rate == "selection":
@@ -78,7 +88,7 @@ def _rates(rate, sensitive_features, *, y_pred=None, y_true=None, sample_weight=
         elif rate == "tpr":
             mask, what, cond = truth, "the true positive rate", f"y_true == {pos_label!r}"
         else:
-            mask, what, cond = ~truth, "the false positive rate", f"y_true != {pos_label!r}"
+            mask, what, cond = ~cast("NDArray[np.bool_]", truth), "the false positive rate", f"y_true != {pos_label!r}"
     means, _ = group_means(grp, values, w, what, mask=mask, condition=cond)
     sel_w = w if mask is None else w[mask]
     sel_v = values if mask is None else values[mask]
@@ -107,8 +117,10 @@ def _ratio(rates: np.ndarray, overall: float, method: str) -> float:
     return float(np.min(ratio))
 
 
-def group_rates(y_pred, sensitive_features, *, y_true=None, sample_weight=None, pos_label=1,
-                rate="selection", groups=None) -> pd.Series:
+def group_rates(y_pred: ArrayLike | None, sensitive_features: Any, *, y_true: ArrayLike | None = None,
+                sample_weight: ArrayLike | None = None, pos_label: object = 1,
+                rate: Literal["selection", "share", "base_rate", "tpr", "fpr"] = "selection",
+                groups: Sequence[Any] | pd.Index | None = None) -> pd.Series:
     """Per-group rates as a pandas Series indexed by group label (a MetricFrame-lite).
 
     Parameters
@@ -154,8 +166,8 @@ def group_rates(y_pred, sensitive_features, *, y_true=None, sample_weight=None, 
     return pd.Series(rates, index=labels, name=rate)
 
 
-def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight=None,
-                  pos_label=1) -> pd.DataFrame:
+def group_summary(sensitive_features: Any, *, y_pred: ArrayLike | None = None, y_true: ArrayLike | None = None,
+                  sample_weight: ArrayLike | None = None, pos_label: object = 1) -> pd.DataFrame:
     """Per-group table: weight, share, and (when the inputs allow) selection, base rate, TPR, FPR.
 
     Unlike the scalar metrics this is descriptive: a rate that is undefined for a group (for
@@ -179,7 +191,7 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
     total = np.bincount(grp.codes, weights=w, minlength=grp.n_groups)
     out = {"weight": total, "share": total / total.sum()}
 
-    def mean(values, mask=None):
+    def mean(values: NDArray[np.float64], mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         codes, ww = (grp.codes, w) if mask is None else (grp.codes[mask], w[mask])
         vv = values if mask is None else values[mask]
         den = np.bincount(codes, weights=ww, minlength=grp.n_groups)
@@ -199,7 +211,8 @@ def group_summary(sensitive_features, *, y_pred=None, y_true=None, sample_weight
     return pd.DataFrame(out, index=grp.labels)
 
 
-def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1) -> float:
+def statistical_rate(y_pred: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None = None,
+                     pos_label: object = 1) -> float:
     """Statistical rate ``min_g P(y_hat=1 | g) / max_g P(y_hat=1 | g)`` (1 = parity, 0 = worst).
 
     Also known as the disparate-impact ratio (the "80% rule" asks for >= 0.8). Used as a data
@@ -242,7 +255,8 @@ def statistical_rate(y_pred, sensitive_features, sample_weight=None, pos_label=1
     return _ratio(rates, overall, "between_groups")
 
 
-def representation_rate(sensitive_features, sample_weight=None, groups=None) -> float:
+def representation_rate(sensitive_features: Any, sample_weight: ArrayLike | None = None,
+                        groups: Sequence[Any] | pd.Index | None = None) -> float:
     """Representation rate ``min_g P(g) / max_g P(g)`` of the (weighted) group shares.
 
     1 means all groups are equally represented. Celis et al. (2020) constrain it in generated
@@ -289,7 +303,7 @@ class MetricSignatureError(DataValidationError, TypeError):
 _MISSING = object()
 
 
-def _fairlearn_form(metric: str, y_pred, legacy: tuple, sensitive_features):
+def _fairlearn_form(metric: str, y_pred: object, legacy: tuple[object, ...], sensitive_features: Any) -> Any:
     """The groups of a fairlearn-form call; the old forms raise :class:`MetricSignatureError`
     instead of being misread (``metric(y_pred, s)`` would otherwise take ``s`` for the predictions)."""
     form = (f"{metric}(y_true, y_pred, *, sensitive_features=..., sample_weight=None) (fairlearn's form; "
@@ -306,8 +320,9 @@ def _fairlearn_form(metric: str, y_pred, legacy: tuple, sensitive_features):
     return sensitive_features
 
 
-def demographic_parity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
-                                  method="between_groups", sample_weight=None, pos_label=1) -> float:
+def demographic_parity_difference(y_true: ArrayLike | None, y_pred: Any = _MISSING, *legacy: object,
+                                  sensitive_features: Any = _MISSING, method: _Method = "between_groups",
+                                  sample_weight: ArrayLike | None = None, pos_label: object = 1) -> float:
     """Demographic (statistical) parity difference ``max_g P(y_hat=1|g) - min_g P(y_hat=1|g)``.
 
     fairlearn's signature; ``y_true`` is not read (pass it or ``None``). 0 means parity.
@@ -343,8 +358,9 @@ def demographic_parity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_fe
     return _difference(rates, overall, method)
 
 
-def demographic_parity_ratio(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
-                             method="between_groups", sample_weight=None, pos_label=1) -> float:
+def demographic_parity_ratio(y_true: ArrayLike | None, y_pred: Any = _MISSING, *legacy: object,
+                             sensitive_features: Any = _MISSING, method: _Method = "between_groups",
+                             sample_weight: ArrayLike | None = None, pos_label: object = 1) -> float:
     """Demographic parity ratio ``min_g r_g / max_g r_g``; with the default ``method`` it equals
     :func:`statistical_rate`.
 
@@ -364,8 +380,9 @@ def demographic_parity_ratio(y_true, y_pred=_MISSING, *legacy, sensitive_feature
     return _ratio(rates, overall, method)
 
 
-def equal_opportunity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
-                                 method="between_groups", sample_weight=None, pos_label=1) -> float:
+def equal_opportunity_difference(y_true: ArrayLike, y_pred: Any = _MISSING, *legacy: object,
+                                 sensitive_features: Any = _MISSING, method: _Method = "between_groups",
+                                 sample_weight: ArrayLike | None = None, pos_label: object = 1) -> float:
     """Equal opportunity difference: ``max_g TPR_g - min_g TPR_g``, ``TPR_g = P(y_hat=1 | y=1, g)``.
 
     fairlearn's signature. Soft predictions give expected TPRs; equals fairlearn's
@@ -384,9 +401,10 @@ def equal_opportunity_difference(y_true, y_pred=_MISSING, *legacy, sensitive_fea
     return _difference(rates, overall, method)
 
 
-def equalized_odds_difference(y_true, y_pred=_MISSING, *legacy, sensitive_features=_MISSING,
-                              method="between_groups", sample_weight=None, pos_label=1,
-                              agg="worst_case") -> float:
+def equalized_odds_difference(y_true: ArrayLike, y_pred: Any = _MISSING, *legacy: object,
+                              sensitive_features: Any = _MISSING, method: _Method = "between_groups",
+                              sample_weight: ArrayLike | None = None, pos_label: object = 1,
+                              agg: Literal["worst_case", "mean", "sum"] = "worst_case") -> float:
     """Equalized odds difference over the TPR and FPR group gaps (fairlearn's signature).
 
     With ``D_TPR = max_g TPR_g - min_g TPR_g`` and ``D_FPR`` likewise for

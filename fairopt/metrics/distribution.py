@@ -6,11 +6,17 @@ on large ones. Calmon et al. (2017) also offer a KL utility.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import as_1d, as_float, check_weights
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["DEFAULT_KL_SMOOTHING", "covariance_difference_norm", "kl_divergence"]
 
@@ -19,7 +25,7 @@ __all__ = ["DEFAULT_KL_SMOOTHING", "covariance_difference_norm", "kl_divergence"
 DEFAULT_KL_SMOOTHING = 1e-7
 
 
-def _record_counts(frame: pd.DataFrame, columns: list, weights, name: str) -> pd.Series:
+def _record_counts(frame: pd.DataFrame, columns: list[Any], weights: ArrayLike | None, name: str) -> pd.Series:
     """Weighted count of every distinct record over ``columns``."""
     missing = frame[columns].isna().to_numpy()
     if missing.any():
@@ -33,7 +39,8 @@ def _record_counts(frame: pd.DataFrame, columns: list, weights, name: str) -> pd
     return table.groupby(columns, observed=True, sort=False)[key].sum()
 
 
-def _aligned(p, q, sample_weight_p, sample_weight_q) -> tuple[np.ndarray, np.ndarray]:
+def _aligned(p: Any, q: Any, sample_weight_p: ArrayLike | None,
+             sample_weight_q: ArrayLike | None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     if isinstance(p, pd.DataFrame) or isinstance(q, pd.DataFrame):
         if not (isinstance(p, pd.DataFrame) and isinstance(q, pd.DataFrame)):
             raise DataValidationError("pass p and q both as DataFrames of records, or both as aligned counts.")
@@ -66,8 +73,11 @@ def _aligned(p, q, sample_weight_p, sample_weight_q) -> tuple[np.ndarray, np.nda
     return pa, qa
 
 
-def kl_divergence(p_counts_or_probs, q_counts_or_probs, smoothing=DEFAULT_KL_SMOOTHING, *,
-                  sample_weight_p=None, sample_weight_q=None, domain_size=None) -> float:
+def kl_divergence(p_counts_or_probs: ArrayLike | pd.Series | pd.DataFrame,
+                  q_counts_or_probs: ArrayLike | pd.Series | pd.DataFrame,
+                  smoothing: float | Literal["laplace"] = DEFAULT_KL_SMOOTHING, *,
+                  sample_weight_p: ArrayLike | None = None, sample_weight_q: ArrayLike | None = None,
+                  domain_size: int | None = None) -> float:
     """Kullback-Leibler divergence ``KL(p || q) = sum_x p(x) log(p(x) / q(x))`` in nats.
 
     Parameters
@@ -130,7 +140,7 @@ def kl_divergence(p_counts_or_probs, q_counts_or_probs, smoothing=DEFAULT_KL_SMO
     return float(np.sum(p[support] * np.log(p[support] / q[support])))
 
 
-def _as_matrix(X, name: str, columns=None) -> tuple[np.ndarray, list | None]:
+def _as_matrix(X: Any, name: str, columns: Sequence[Any] | None = None) -> tuple[np.ndarray, list[Any] | None]:
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
@@ -162,7 +172,7 @@ def _weighted_cov(X: np.ndarray, w: np.ndarray, ddof: float, name: str) -> np.nd
     return (centred * w[:, None]).T @ centred / (total - ddof)
 
 
-def _to_corr(cov: np.ndarray, name: str, columns) -> np.ndarray:
+def _to_corr(cov: np.ndarray, name: str, columns: list[Any] | None) -> np.ndarray:
     sd = np.sqrt(np.diag(cov))
     flat = ~(sd > 0)
     if flat.any():
@@ -173,8 +183,10 @@ def _to_corr(cov: np.ndarray, name: str, columns) -> np.ndarray:
     return cov / np.outer(sd, sd)
 
 
-def covariance_difference_norm(X1, X2, sample_weight1=None, sample_weight2=None, *, kind="cov",
-                               squared=False, ddof=0) -> float:
+def covariance_difference_norm(X1: ArrayLike | pd.DataFrame, X2: ArrayLike | pd.DataFrame,
+                               sample_weight1: ArrayLike | None = None, sample_weight2: ArrayLike | None = None, *,
+                               kind: Literal["cov", "corr"] = "cov", squared: bool = False,
+                               ddof: float = 0) -> float:
     """Frobenius norm ``||Cov(X1) - Cov(X2)||_F`` of the difference of (weighted) covariances.
 
     Parameters

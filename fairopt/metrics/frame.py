@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.validation import as_1d, check_groups, num_rows, to_native
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["MetricFrame"]
 
@@ -47,8 +51,8 @@ class MetricFrame:
     ([1.0, 0.5], 0.75, 0.5)
     """
 
-    def __init__(self, *, metrics: Callable[..., Any] | Mapping[str, Callable[..., Any]], y_true, y_pred,
-                 sensitive_features, sample_params: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, *, metrics: Callable[..., Any] | Mapping[str, Callable[..., Any]], y_true: ArrayLike,
+                 y_pred: ArrayLike, sensitive_features: Any, sample_params: Mapping[str, Any] | None = None) -> None:
         y_true, y_pred = to_native(y_true), to_native(y_pred)
         n = num_rows(y_true)
         yt, yp = as_1d(y_true, "y_true", n), as_1d(y_pred, "y_pred", n)
@@ -76,7 +80,8 @@ class MetricFrame:
             self.by_group = pd.DataFrame({k: v[1] for k, v in rows.items()}, index=grp.labels)
 
     @staticmethod
-    def _params(sample_params, funcs, single: bool, n: int) -> dict:
+    def _params(sample_params: Mapping[str, Any] | None, funcs: Mapping[str, Callable[..., Any]], single: bool,
+                n: int) -> dict[str, dict[str, np.ndarray]]:
         if not sample_params:
             return {k: {} for k in funcs}
         nested = {next(iter(funcs)): sample_params} if single else dict(sample_params)
@@ -86,15 +91,15 @@ class MetricFrame:
         return {k: {p: as_1d(to_native(v), f"sample_params[{k!r}][{p!r}]", n) for p, v in nested.get(k, {}).items()}
                 for k in funcs}
 
-    def group_min(self):
+    def group_min(self) -> float | pd.Series:
         """Smallest value over the groups (per metric)."""
         return self.by_group.min()
 
-    def group_max(self):
+    def group_max(self) -> float | pd.Series:
         """Largest value over the groups (per metric)."""
         return self.by_group.max()
 
-    def difference(self, method: str = "between_groups"):
+    def difference(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> float | pd.Series:
         """``max - min`` over the groups, or (``"to_overall"``) the largest ``|group - overall|``."""
         if method not in _METHODS:
             raise DataValidationError(f"method must be one of {_METHODS}, got {method!r}.")
@@ -102,7 +107,7 @@ class MetricFrame:
             return self.group_max() - self.group_min()
         return (self.by_group - self.overall).abs().max()
 
-    def ratio(self, method: str = "between_groups"):
+    def ratio(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> float | pd.Series:
         """``min / max`` over the groups, or (``"to_overall"``) the smallest of
         ``min(group, overall) / max(group, overall)``."""
         if method not in _METHODS:

@@ -9,12 +9,17 @@ of the score, and ``sum_a P(A=a) gamma_{a,z} = 0`` for every ``z``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
+
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import DataValidationError
 from fairopt.metrics._validation import as_1d, as_float, check_weights, group_means, require_groups
-from fairopt.validation import check_groups
+from fairopt.validation import Groups, check_groups
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["ks_statistical_parity", "statistical_parity_gamma"]
 
@@ -25,7 +30,9 @@ def _survival(counts: np.ndarray) -> np.ndarray:
     return np.append(tail, 0.0) / tail[0]
 
 
-def _prepare(y_score, sensitive_features, sample_weight):
+def _prepare(y_score: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None
+             ) -> tuple[Groups, NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], NDArray[np.float64],
+                        NDArray[np.intp], NDArray[np.intp]]:
     s = as_float(as_1d(y_score, "y_score"), "y_score")
     n = s.shape[0]
     if n == 0:
@@ -40,22 +47,31 @@ def _prepare(y_score, sensitive_features, sample_weight):
     return grp, w, values, k, pooled, order, bounds
 
 
-def _check_grid(grid) -> np.ndarray:
+def _check_grid(grid: ArrayLike) -> NDArray[np.float64]:
     z = as_float(as_1d(grid, "grid"), "grid")
     if z.size == 0:
         raise DataValidationError("grid is empty; pass at least one threshold or grid=None for the exact sweep.")
     return z
 
 
-def _group_survival(k, w, order, lo, hi):
+def _group_survival(k: NDArray[np.intp], w: NDArray[np.float64], order: NDArray[np.intp], lo: int,
+                    hi: int) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
     """Distinct pooled value indices held by one group, and the group's survival on them."""
     rows = order[lo:hi]
     idx, inv = np.unique(k[rows], return_inverse=True)
     return idx, _survival(np.bincount(inv, weights=w[rows], minlength=idx.size))
 
 
-def ks_statistical_parity(y_score, sensitive_features, sample_weight=None, grid=None, *,
-                          return_groups=False):
+@overload
+def ks_statistical_parity(y_score: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None = ...,
+                          grid: ArrayLike | None = ..., *, return_groups: Literal[False] = ...) -> float: ...
+@overload
+def ks_statistical_parity(y_score: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None = ...,
+                          grid: ArrayLike | None = ..., *,
+                          return_groups: Literal[True]) -> tuple[float, pd.Series]: ...
+def ks_statistical_parity(y_score: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None = None,
+                          grid: ArrayLike | None = None, *,
+                          return_groups: bool = False) -> float | tuple[float, pd.Series]:
     """SP disparity ``max_a sup_z |P(f >= z | A=a) - P(f >= z)|`` of real-valued predictions.
 
     Parameters
@@ -108,14 +124,15 @@ def ks_statistical_parity(y_score, sensitive_features, sample_weight=None, grid=
             per_group[g] = max(gap_at.max(), gap_next.max())
         else:
             own = surv[np.searchsorted(values[idx], z, side="left")]
-            per_group[g] = np.abs(own - pooled_at_z).max()
+            per_group[g] = np.abs(own - cast("NDArray[np.float64]", pooled_at_z)).max()   # set with z
     value = float(per_group.max())
     if return_groups:
         return value, pd.Series(per_group, index=grp.labels, name="ks_statistical_parity")
     return value
 
 
-def statistical_parity_gamma(y_score, sensitive_features, grid, sample_weight=None) -> pd.DataFrame:
+def statistical_parity_gamma(y_score: ArrayLike, sensitive_features: Any, grid: ArrayLike,
+                             sample_weight: ArrayLike | None = None) -> pd.DataFrame:
     """Signed moments ``gamma_{a,z} = P(f >= z | A=a) - P(f >= z)`` on a grid of thresholds.
 
     Parameters

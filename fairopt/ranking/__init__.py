@@ -18,7 +18,9 @@ Two methods give the same optimum:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,15 @@ from fairopt.constraints.ranking import (
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from fairopt.modeling import SolverSpec
+
+    _Floats = NDArray[np.float64]
+    #: one query's solution: ``P``, utility, price of fairness, decomposition and solver facts
+    _Solved = tuple[NDArray[np.float64], float, float, BirkhoffDecomposition, dict[str, Any]]
 
 __all__ = ["BirkhoffDecomposition", "RankingResult", "birkhoff_decomposition", "fair_ranking"]
 
@@ -88,7 +99,7 @@ class RankingResult:
         return float(f.max() - f.min())
 
 
-def _queries(relevance, groups):
+def _queries(relevance: Any, groups: Any) -> tuple[bool, list[_Floats], list[np.ndarray]]:
     """Lists of per-query relevance vectors and group labels (a single query -> one entry)."""
     if isinstance(relevance, (list, tuple)) and len(relevance) == 0:
         raise DataValidationError("relevance is empty; pass the scores of one query (1-D) or of a batch of queries.")
@@ -114,8 +125,11 @@ def _queries(relevance, groups):
     return single, rel, grp
 
 
-def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k: int | None = None,
-                 v=None, method: str = "colgen", solver="highs", max_rounds: int = 20_000):
+def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike | Sequence[ArrayLike], eps: float, *,
+                 criterion: Literal["parity", "merit", "impact"] = "parity", k: int | None = None,
+                 v: ArrayLike | None = None, method: Literal["colgen", "lp"] = "colgen",
+                 solver: str | SolverSpec = "highs",
+                 max_rounds: int = 20_000) -> RankingResult | list[RankingResult]:
     """Utility-maximising rankings with group fairness of exposure, for one query or a batch.
 
     Parameters
@@ -192,10 +206,11 @@ def fair_ranking(relevance, groups, eps: float, *, criterion: str = "parity", k:
             if dec.orders.shape[1] > m:  # top-k: only the shown positions
                 dec = BirkhoffDecomposition(dec.weights, dec.orders[:, :m], dec.n_items)
             results[q] = _result(P[:, :m], util, price, dec, R[r], C[r], K, labels, vv, coef[r], info)
-    return results[0] if single else results
+    # every query's entry is filled above
+    return cast("RankingResult | list[RankingResult]", results[0] if single else results)
 
 
-def _weights(v, k, n: int) -> np.ndarray:
+def _weights(v: ArrayLike | None, k: int | None, n: int) -> np.ndarray:
     if v is None:
         return position_weights(n, k)
     vv = check_position_weights(v)
@@ -204,7 +219,7 @@ def _weights(v, k, n: int) -> np.ndarray:
     return np.r_[vv, np.zeros(n - vv.shape[0])]
 
 
-def _coefficients(R, C, K, criterion, labels, idx) -> np.ndarray:
+def _coefficients(R: _Floats, C: np.ndarray, K: int, criterion: str, labels: np.ndarray, idx: np.ndarray) -> _Floats:
     """``c_i s_{g(i)}`` per item: the compared value of group ``a`` is ``sum_{i in a} coef_i (P v)_i``."""
     Q, _n = R.shape
     flat = (np.arange(Q)[:, None] * K + C).ravel()
@@ -224,7 +239,7 @@ def _coefficients(R, C, K, criterion, labels, idx) -> np.ndarray:
     return s[np.arange(Q)[:, None], C] * c
 
 
-def _infeasible(criterion, eps, tightest, queries):
+def _infeasible(criterion: str, eps: float, tightest: ArrayLike, queries: np.ndarray) -> InfeasibleError:
     worst = float(np.nanmax(tightest))
     which = ", ".join(str(q) for q in queries[:10]) + (" ..." if len(queries) > 10 else "")
     return InfeasibleError(
@@ -233,7 +248,8 @@ def _infeasible(criterion, eps, tightest, queries):
         program="fair_ranking", constraint=f"exposure_{criterion}", tightest={"eps": worst})
 
 
-def _solve_colgen(R, C, K, coef, v, eps, criterion, labels, idx, max_rounds):
+def _solve_colgen(R: _Floats, C: np.ndarray, K: int, coef: _Floats, v: _Floats, eps: float, criterion: str,
+                  labels: np.ndarray, idx: np.ndarray, max_rounds: int) -> list[_Solved]:
     master = BatchMaster(R, C, K, coef, v)
     res = master.solve_fair(eps, max_rounds)
     if not np.isnan(res.tightest).all():
@@ -248,7 +264,9 @@ def _solve_colgen(R, C, K, coef, v, eps, criterion, labels, idx, max_rounds):
     return out
 
 
-def _solve_lp(u, codes, labels, v, eps, criterion, solver, q):
+def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps: float, criterion: str,
+              solver: str | SolverSpec,
+              q: int | np.integer[Any]) -> _Solved:
     from fairopt.modeling import Program
     n = u.shape[0]
     m = int(np.flatnonzero(v)[-1]) + 1 if v.any() else 1
@@ -306,12 +324,13 @@ def _sinkhorn(P: np.ndarray, sweeps: int) -> np.ndarray | None:
     return None
 
 
-def _result(P, util, price, dec, u, codes, K, labels, v, coef, info) -> RankingResult:
+def _result(P: _Floats, util: float, price: float, dec: BirkhoffDecomposition, u: _Floats, codes: np.ndarray, K: int,
+            labels: np.ndarray, v: _Floats, coef: _Floats, info: dict[str, Any]) -> RankingResult:
     m = P.shape[1]
     present = np.unique(codes)
     lab = labels[present]
 
-    def per_group(x):
+    def per_group(x: _Floats) -> _Floats:
         return (np.bincount(codes, weights=x, minlength=K) / np.maximum(np.bincount(codes, minlength=K), 1))[present]
 
     size = np.bincount(codes, minlength=K)[present]

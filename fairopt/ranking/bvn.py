@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass
@@ -44,7 +48,7 @@ class BirkhoffDecomposition:
                   np.broadcast_to(self.weights[:, None], (T, m)))
         return P
 
-    def sample(self, size: int = 1, random_state=None) -> np.ndarray:
+    def sample(self, size: int = 1, random_state: int | np.random.Generator | None = None) -> np.ndarray:
         """Draw ``size`` deterministic rankings (rows of item indices) with the decomposition's
         probabilities; their expected exposure is exactly that of ``P``.
 
@@ -58,7 +62,7 @@ class BirkhoffDecomposition:
         return self.orders[rng.choice(len(self), size=int(size), p=self.weights)]
 
 
-def birkhoff_decomposition(P, tol: float = 1e-12) -> BirkhoffDecomposition:
+def birkhoff_decomposition(P: ArrayLike, tol: float = 1e-12) -> BirkhoffDecomposition:
     """Decompose a doubly stochastic ``P`` (``n x n``, or ``n x k`` top-k with row sums <= 1)
     into at most ``(n-1)^2 + 1`` permutations with probabilities.
 

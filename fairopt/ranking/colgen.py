@@ -25,10 +25,15 @@ master's row duals are those of the full LP; ``-sum_a y_hi[a]`` is ``d U*/d eps`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairopt.errors import SolverError
+
+if TYPE_CHECKING:
+    import highspy
+    from numpy.typing import NDArray
 
 _INF = np.inf
 
@@ -47,7 +52,7 @@ class ColgenResult:
     columns: int
 
 
-def _highs(tol: float):
+def _highs(tol: float) -> highspy.Highs:
     import highspy
 
     from fairopt.modeling.backends.base import quiet
@@ -168,7 +173,7 @@ class BatchMaster:
         return order, reduced
 
     # ------------------------------------------------------------------ solving
-    def solve(self):
+    def solve(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         h = self.h
         h.run()
         status = h.getModelStatus()

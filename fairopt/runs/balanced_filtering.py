@@ -7,7 +7,7 @@ imbalance and the group proportions before and after filtering on both parts.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +17,12 @@ from fairopt.filtering import BalancedFilter
 from fairopt.formulations.proxy_weights import ProxyWeights
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from fairopt.modeling import Program
+    from fairopt.runs.card import Card
 
 #: data set -> (default sensitive attribute, task label the method never uses)
 DATASETS = {"bank": ("job", "y"), "adult": ("race", "income")}
@@ -48,13 +54,14 @@ class Parameters(BaseModel):
     random_state: int = 0
 
 
-def split(df, test_size: float, random_state: int):
+def split(df: pd.DataFrame, test_size: float, random_state: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Random train/test split of a frame (the paper's 2/3–1/3)."""
     test, train = split_rows(len(df), [test_size], np.random.default_rng(random_state))
     return df.iloc[train].reset_index(drop=True), df.iloc[test].reset_index(drop=True)
 
 
-def _setup(params: Parameters, data: Data, solver):
+def _setup(params: Parameters, data: Data, solver: SolverSpec | None) -> tuple[str, pd.DataFrame, pd.DataFrame,
+                                                                              BalancedFilter]:
     sensitive, label = DATASETS[data.dataset]
     sensitive = params.sensitive or sensitive
     df = load_dataset(data.dataset, data.path).drop(columns=[label])
@@ -67,7 +74,7 @@ def _setup(params: Parameters, data: Data, solver):
     return sensitive, train, test, est
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> Program:
     """The proxy-weights QP over the fitted proxy's cells (fits the proxy first)."""
     sensitive, train, _, est = _setup(params, data, None)
     est.fit(train, sensitive)
@@ -75,7 +82,7 @@ def build(card, params: Parameters, data: Data):
                         name="proxy_weights").build()
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     sensitive, train, test, est = _setup(params, data, solver)
     build_seconds = time.perf_counter() - t0

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairopt._progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
 
 __all__ = ["Progress", "RunOutput", "Table", "no_progress", "split_rows"]
 
@@ -66,7 +70,8 @@ class FrontierSpec:
     fairness: dict[str, str] = field(default_factory=dict)
 
 
-def split_rows(n: int, fractions, rng, sort: bool = False, sizes=None) -> list:
+def split_rows(n: int, fractions: ArrayLike | None, rng: np.random.Generator, sort: bool = False,
+               sizes: ArrayLike | None = None) -> list[np.ndarray]:
     """The one random train/test (or train/post/test) split of the runners.
 
     Rows ``0 … n-1`` are permuted by ``rng`` (a ``numpy.random.Generator``); block ``k`` takes the

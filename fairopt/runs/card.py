@@ -25,7 +25,9 @@ Unknown keys and bad values are errors that name the key (``parameters.statistic
 """
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -102,7 +104,7 @@ class Card:
                 "solver": None if self.solver is None else str(self.solver)}
 
 
-def _fields_at(model, loc) -> list[str]:
+def _fields_at(model: type[BaseModel] | None, loc: Iterable[str]) -> list[str]:
     """Valid keys of the (nested) pydantic table at ``loc``; empty if unknown."""
     import typing
     for part in loc:
@@ -117,7 +119,7 @@ def _fields_at(model, loc) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def _format_errors(err: ValidationError, prefix: str, source: str, model=None,
+def _format_errors(err: ValidationError, prefix: str, source: str, model: type[BaseModel] | None = None,
                    overridden: set[str] | None = None) -> str:
     """One line per invalid key; unknown keys get the closest valid key and whether they came
     from the card file or from ``--set``."""
@@ -141,7 +143,7 @@ def _format_errors(err: ValidationError, prefix: str, source: str, model=None,
     return f"{source}: invalid model card\n" + "\n".join(lines)
 
 
-def _union_args(ann) -> list:
+def _union_args(ann: Any) -> list[Any]:
     """``int | None`` -> ``[int, NoneType]``; ``Annotated[float, ...]`` -> ``[float]``; other types as is."""
     import types
     import typing
@@ -153,7 +155,7 @@ def _union_args(ann) -> list:
     return [ann]
 
 
-def _bool_errors(value, ann, loc: str) -> list[str]:
+def _bool_errors(value: object, ann: Any, loc: str) -> list[str]:
     """Keys under ``loc`` where ``value`` holds a boolean that ``ann`` does not take as one.
 
     pydantic reads ``true`` as 1 for a number; a card that writes ``statistical_rate = true``
@@ -186,7 +188,7 @@ def _bool_errors(value, ann, loc: str) -> list[str]:
     return []
 
 
-def _refuse_bools(table: dict | None, model, prefix: str, source: str) -> None:
+def _refuse_bools(table: dict[str, Any] | None, model: type[BaseModel], prefix: str, source: str) -> None:
     fields = model.model_fields
     bad = [e for k, v in (table or {}).items() if k in fields
            for e in _bool_errors(v, fields[k].annotation, f"{prefix}.{k}")]
@@ -235,7 +237,7 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
     return raw
 
 
-def read_card(path) -> dict:
+def read_card(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The raw TOML tables of the card at ``path`` (not yet validated)."""
     path = Path(path)
     if path.is_dir():
@@ -257,8 +259,8 @@ def read_card(path) -> dict:
         raise ConfigError(f"{path}: not valid TOML ({exc}).") from exc
 
 
-def load_card(path, overrides: list[str] | None = None, solver: str | None = None,
-              raw: dict | None = None) -> Card:
+def load_card(path: str | os.PathLike[str], overrides: list[str] | None = None, solver: str | None = None,
+              raw: dict[str, Any] | None = None) -> Card:
     """Read, override and validate a model card.
 
     ``raw`` (the card's tables, e.g. sent to a sweep worker) replaces reading ``path``.

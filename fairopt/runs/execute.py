@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairopt import __version__
 from fairopt.errors import InfeasibleError, SolverError
 from fairopt.modeling.registry import iteration_limit_option
 from fairopt.runs.base import Progress, no_progress
+
+if TYPE_CHECKING:
+    from fairopt.runs.card import Card
 
 #: statuses of a run that stopped at a limit before proving optimality (exit code 3)
 LIMIT_STATUSES = ("time_limit", "iteration_limit")
@@ -43,7 +46,7 @@ def solver_label(backend: str | None, solver: str | None) -> str:
     return f"{backend}:{solver}"
 
 
-def json_safe(obj):
+def json_safe(obj: Any) -> Any:
     """Floats that JSON cannot hold (nan, inf) become null; numpy scalars become Python."""
     if isinstance(obj, dict):
         return {str(k): json_safe(v) for k, v in obj.items()}
@@ -56,7 +59,7 @@ def json_safe(obj):
     return obj
 
 
-def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | None:
+def limit_hint(card: Card, status: str | None, solver_stopped: bool = False) -> str | None:
     """Which card key to raise after a limit, in ``--set`` form (``None`` for other statuses).
 
     ``solver_stopped``: the solver raised at its own limit (raise a solver option), rather than
@@ -69,15 +72,16 @@ def limit_hint(card, status: str | None, solver_stopped: bool = False) -> str | 
             if "iter" in key and isinstance(value, (int, float)):
                 return f"raise the iteration limit: --set solver.options.{key}={max(2 * int(value), 1000)}"
         backend = str(getattr(spec, "backend", "") or "")
-        fields = type(card.parameters).model_fields
+        params: Any = card.parameters   # the formulation's own model: its fields are checked by name below
+        fields = type(params).model_fields
         if backend == "sgd" and "sgd_steps" in fields:
-            return f"raise the iteration limit: --set parameters.sgd_steps={2 * card.parameters.sgd_steps}"
+            return f"raise the iteration limit: --set parameters.sgd_steps={2 * params.sgd_steps}"
         key = iteration_limit_option(backend, getattr(spec, "solver", None)) if backend else None
         if solver_stopped and key:   # the back end declares its own iteration-limit option
             return (f"raise the {backend} iteration limit (--set solver.options.{key}"
                     "=...) or choose another solver with --solver")
         if "max_iter" in fields:
-            return f"raise the iteration limit: --set parameters.max_iter={max(2 * int(card.parameters.max_iter), 10)}"
+            return f"raise the iteration limit: --set parameters.max_iter={max(2 * int(params.max_iter), 10)}"
         return "raise the solver's iteration limit (--set solver.options.<limit>=...)"
     if status == "time_limit":
         current = getattr(card.solver, "time_limit", None)
@@ -92,7 +96,7 @@ def _split_timings(metrics: dict[str, float]) -> tuple[dict[str, float], dict[st
     return {k: v for k, v in metrics.items() if k not in timings}, timings
 
 
-def execute(card, progress: Progress = no_progress) -> dict[str, Any]:
+def execute(card: Card, progress: Progress = no_progress) -> dict[str, Any]:
     """Run ``card`` and return its ``result.json`` record (never raises for infeasible or failed
     solves: those are results with ``status`` and ``error``)."""
     t0 = time.perf_counter()

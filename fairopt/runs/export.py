@@ -5,7 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fairopt.modeling.program import Program, ProgramSummary
 
 
 def _check_export_path(path: Path) -> None:
@@ -17,7 +22,7 @@ def _check_export_path(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _stdout_to_devnull():
+def _stdout_to_devnull() -> Iterator[None]:
     """Silence what C code writes to standard output (HiGHS prints its banner when created)."""
     sys.stdout.flush()
     saved = os.dup(1)
@@ -31,7 +36,7 @@ def _stdout_to_devnull():
         os.close(devnull)
 
 
-def export_program(prog, path, summary=None) -> Path:
+def export_program(prog: Program, path: str | os.PathLike[str], summary: ProgramSummary | None = None) -> Path:
     """Write ``prog`` to an MPS or LP file atomically, after checking the file HiGHS wrote.
 
     The file is written to a temporary name in the target's folder, read back (it must end with
@@ -63,7 +68,7 @@ def export_program(prog, path, summary=None) -> Path:
     return path
 
 
-def _verify_export(tmp: Path, path: Path, summary) -> None:
+def _verify_export(tmp: Path, path: Path, summary: ProgramSummary) -> None:
     from fairopt.errors import OutputError
     marker = b"ENDATA" if path.suffix.lower() == ".mps" else b"end"
     with open(tmp, "rb") as fh:

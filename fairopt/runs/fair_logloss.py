@@ -8,10 +8,11 @@ demographic-parity and equalized-odds violations (EOdd summed over y), and the t
 """
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.errors import DataValidationError
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from fairopt.formulations.constrained_classification.logloss import FairLogLoss
+    from fairopt.inprocessing import FairLogLossClassifier
+    from fairopt.modeling import SolverSpec
+    from fairopt.runs.card import Card
 
 #: data set -> (label column, protected column, compared values (G0, G1), columns dropped)
 TASKS = {
@@ -39,7 +48,7 @@ class Task:
     values: tuple
     name: str
 
-    def split(self, train: np.ndarray, test: np.ndarray):
+    def split(self, train: np.ndarray, test: np.ndarray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(X_train, X_test)`` as float arrays, non-binary columns standardised on ``train``."""
         X = self.X.to_numpy(dtype=float)
         Xtr, Xte = X[train], X[test]
@@ -68,7 +77,7 @@ def load_task(name: str, path: str | None = None) -> Task:
     return Task(X, y, group, values, name)
 
 
-def train_test(n: int, test_size: float, rng: np.random.Generator):
+def train_test(n: int, test_size: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Sorted train and test rows (:func:`fairopt.runs.base.split_rows`, train first)."""
     return tuple(split_rows(n, [1 - test_size], rng, sort=True))
 
@@ -96,7 +105,7 @@ class Data(BaseModel):
     random_state: int = 0
 
 
-def _default():
+def _default() -> dict[str, Any]:
     from fairopt.inprocessing import FairLogLossClassifier
     return FairLogLossClassifier().get_params()
 
@@ -120,7 +129,7 @@ class Parameters(BaseModel):
     tol: float = Field(default=_DEFAULT["tol"], gt=0)
 
 
-def _estimator(params: Parameters, solver):
+def _estimator(params: Parameters, solver: SolverSpec | None) -> FairLogLossClassifier:
     from fairopt.inprocessing import FairLogLossClassifier
     # the card's values go through set_params: the estimator keeps the one list of defaults
     return FairLogLossClassifier().set_params(
@@ -128,7 +137,8 @@ def _estimator(params: Parameters, solver):
         solver=solver or _DEFAULT["solver"], **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 
 
-def _prepare(params: Parameters, data: Data):
+def _prepare(params: Parameters, data: Data) -> tuple[Task, NDArray[np.float64], NDArray[np.float64], np.ndarray,
+                                                     np.ndarray]:
     task = load_task(data.dataset, data.path)
     rng = np.random.default_rng(data.random_state)
     rows = np.arange(len(task.y))
@@ -140,7 +150,7 @@ def _prepare(params: Parameters, data: Data):
     return task, Xtr, Xte, tr, te
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> _Inspectable:
     """The joint convex (exponential-cone) model of the training split, for ``fairopt inspect``."""
     from fairopt.formulations.constrained_classification.logloss import FairLogLoss
     task, Xtr, _, tr, _ = _prepare(params, data)
@@ -150,19 +160,19 @@ def build(card, params: Parameters, data: Data):
 
 
 class _Inspectable:
-    def __init__(self, model):
+    def __init__(self, model: FairLogLoss) -> None:
         self.model = model
 
     def summary(self) -> str:
         return "\n".join(f"{k}: {v}" for k, v in self.model.summary().items())
 
-    def write(self, path) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         from fairopt.errors import ConfigError
         raise ConfigError("the fair log-loss model is an exponential-cone program, not an LP/QP; "
                           "use FairLogLoss.build('cvxpy') or build('pyomo') to embed it.")
 
 
-def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     from sklearn.linear_model import LogisticRegression
     t0 = time.perf_counter()
     progress(0, 3, f"loading {data.dataset}")

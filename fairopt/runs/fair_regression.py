@@ -7,8 +7,9 @@ loss against worst statistical-parity violation on train and test.
 """
 from __future__ import annotations
 
+import os
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,12 @@ from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import ScaledLogisticLoss, get_loss
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 from fairopt.runs.sweep import map_points
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
+    from fairopt.modeling import Program
+    from fairopt.runs.card import Card
 
 #: what `fairopt frontier` plots: test loss against test statistical-parity violation (of the
 #: tightest eps of each task; sweep one eps value per task)
@@ -79,12 +86,12 @@ class Parameters(BaseModel):
 
     @field_validator("eps", mode="before")
     @classmethod
-    def _as_list(cls, v):
+    def _as_list(cls, v: object) -> object:
         return [v] if isinstance(v, (int, float)) else v
 
 
-def prepare_data(dataset: str, path=None, subsample: int | None = None, random_state: int = 0,
-                 test_size: float = 0.5) -> dict:
+def prepare_data(dataset: str, path: str | os.PathLike[str] | None = None, subsample: int | None = None,
+                 random_state: int = 0, test_size: float = 0.5) -> dict[str, Any]:
     """Features, ``[0, 1]`` targets and protected attribute of one paper data set, split in two.
 
     Numeric features are standardised with training statistics; categorical ones are one-hot
@@ -124,7 +131,7 @@ def prepare_data(dataset: str, path=None, subsample: int | None = None, random_s
             "features": list(feats.columns)}
 
 
-def _estimator(params: Parameters, loss: str, solver):
+def _estimator(params: Parameters, loss: str, solver: SolverSpec | None) -> BaseEstimator:
     from fairopt.reductions.oracles import HingeLPOracle, LeastSquaresOracle, RiskMinimizationOracle
     base = LogisticRegression(max_iter=2000) if loss == "logistic" else LinearRegression()
     oracle = params.oracle
@@ -143,7 +150,7 @@ ESTIMATOR_KEYS = ("constraint", "grid_size", "max_iter", "random_state", "B", "n
                   "eta0")
 
 
-def fit_one(eps: float, shared: dict, progress=None) -> dict:
+def fit_one(eps: float, shared: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
     """Fit one sweep point (``shared``: card parameters, prepared data, solver); picklable for
     process and Dask executors, which receive ``shared`` once per worker."""
     params, data, solver = shared["params"], shared["data"], shared["solver"]
@@ -240,7 +247,7 @@ def _all_infeasible(params: Parameters, results: list[dict]) -> InfeasibleError:
         + hint, program="fair_regression", constraint=loosest.get("constraint"), tightest=tightest)
 
 
-def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     prepared = prepare_data(data.dataset, data.path, data.subsample, data.random_state,
                             params.test_size)
@@ -300,7 +307,7 @@ EXPORT_NOTE = ("the weighted hinge LP of the first cost-sensitive best response 
                "half, the LP the hinge_lp oracle re-solves every game iteration")
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> Program:
     """The weighted hinge LP of the first CS best response (lambda = 0) on the training half.
 
     This is the LP the ``hinge_lp`` oracle solves in every game iteration (only its column bounds

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import time
 import warnings
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,10 @@ from fairopt.constraints import selection_rate_parity
 from fairopt.modeling import Program, SolverSpec, default_spec
 from fairopt.modeling.registry import mip_gap_options
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
+
+if TYPE_CHECKING:
+    from fairopt.constraints import FairnessBlock
+    from fairopt.runs.card import Card
 
 UNITS = "NT$ thousand"
 
@@ -47,7 +51,7 @@ class Data(BaseModel):
 
     @field_validator("sensitive", mode="before")
     @classmethod
-    def _as_list(cls, v):
+    def _as_list(cls, v: object) -> object:
         return [v] if isinstance(v, str) else v
 
 
@@ -65,7 +69,7 @@ class Parameters(BaseModel):
     random_state: int = 0
 
     @model_validator(mode="after")
-    def _one_tolerance(self):
+    def _one_tolerance(self) -> Parameters:
         if self.eps is None and self.ratio is None:
             self.eps = 0.02
         if self.eps is not None and self.ratio is not None:
@@ -108,7 +112,7 @@ def score_applicants(data: Data, params: Parameters) -> pd.DataFrame:
                          "default": y[pool], "profit": profit})
 
 
-def approval_program(pool: pd.DataFrame, budget: float, block=None, integer: bool = False,
+def approval_program(pool: pd.DataFrame, budget: float, block: FairnessBlock | None = None, integer: bool = False,
                      name: str = "fair_selection") -> Program:
     """Maximise expected profit of the approvals ``approve`` under the lending ``budget`` row,
     with the fairness ``block`` added on ``approve`` if given."""
@@ -122,7 +126,7 @@ def approval_program(pool: pd.DataFrame, budget: float, block=None, integer: boo
     return prog
 
 
-def parity_block(pool: pd.DataFrame, params: Parameters, eps: float | None = None):
+def parity_block(pool: pd.DataFrame, params: Parameters, eps: float | None = None) -> FairnessBlock:
     if eps is not None:
         return selection_rate_parity(pool["group"], eps=eps, name="parity")
     return selection_rate_parity(pool["group"], eps=params.eps, ratio=params.ratio, name="parity")
@@ -132,7 +136,7 @@ def _budget(pool: pd.DataFrame, params: Parameters) -> float:
     return params.budget_fraction * float(pool["exposure"].sum())
 
 
-def build(card, params: Parameters, data: Data) -> Program:
+def build(card: Card, params: Parameters, data: Data) -> Program:
     """The fair LP relaxation (or MIP with ``integer = true``) of the card."""
     pool = score_applicants(data, params)
     return approval_program(pool, _budget(pool, params), parity_block(pool, params), params.integer)
@@ -142,7 +146,7 @@ def _rates(x: np.ndarray, groups: pd.Series) -> pd.Series:
     return pd.Series(x).groupby(groups.to_numpy()).mean()
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     progress(0, 4, "scoring applicants")
     pool = score_applicants(data, params)

@@ -69,7 +69,7 @@ def load_records(directory: str | os.PathLike[str], invalid: list[str] | None = 
     return sorted(records, key=lambda r: (order.get(r["task"]["id"], len(order)), r["task"]["id"]))
 
 
-def _cell(value):
+def _cell(value: object) -> object:
     return json.dumps(value) if isinstance(value, (list, dict)) else value
 
 

@@ -7,8 +7,9 @@ The default back end is fairopt's native damped Newton method (no ``[solver]`` t
 """
 from __future__ import annotations
 
+import os
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +20,13 @@ from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent.datasets import load_paper_dataset
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from fairopt.data import Domain
+    from fairopt.formulations.maxent import MaxEntDistribution
+    from fairopt.runs.card import Card
 
 #: what `fairopt frontier` plots: distance to the prior against the fairness of p*
 FRONTIER = FrontierSpec("kl_to_prior", "min", {"statistical_rate": "max", "representation_rate": "max"})
@@ -63,7 +71,7 @@ class Parameters(BaseModel):
     sample_seed: int = 0
 
 
-def _load(data: Data):
+def _load(data: Data) -> tuple[Domain, np.ndarray, str, str]:
     """Records as codes of a domain, plus the label and default protected attribute."""
     if data.dataset.startswith("builtin:"):
         b = load_builtin(data.dataset)
@@ -80,7 +88,7 @@ def _load(data: Data):
     return dom, codes, label, protected
 
 
-def _model(params: Parameters, data: Data):
+def _model(params: Parameters, data: Data) -> tuple[Domain, np.ndarray, MaxEnt, int]:
     dom, codes, label, default_protected = _load(data)
     protected = params.protected or default_protected
     if protected not in dom.names or protected == label:
@@ -108,23 +116,24 @@ class _Inspectable:
         s = self.model.summary()
         return "\n".join(f"{k}: {v}" for k, v in s.items())
 
-    def write(self, path) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         raise ConfigError("the max-entropy dual is a smooth convex (log-sum-exp) program, not an "
                           "LP/QP, so it cannot be exported as MPS/LP; use MaxEnt.build('cvxpy') or "
                           "MaxEnt.build('pyomo') to embed it.")
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> _Inspectable:
     return _Inspectable(_model(params, data)[2])
 
 
-def _group_rates(codes, weights, label, protected, kz, pos):
+def _group_rates(codes: np.ndarray, weights: NDArray[np.float64], label: int, protected: int, kz: int,
+                 pos: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     mass = np.bincount(codes[:, protected], weights=weights, minlength=kz)
     fav = np.bincount(codes[:, protected], weights=weights * (codes[:, label] == pos), minlength=kz)
     return fav / np.where(mass > 0, mass, np.nan), mass / mass.sum()
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None,
         progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     progress(0, 3, "loading data and building the prior")
@@ -132,7 +141,8 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
     build_seconds = time.perf_counter() - t0
     progress(1, 3, "solving the max-entropy dual")
     sol = model.solve(solver or default_spec("smooth"), tol=params.tol, max_iter=params.max_iter)
-    dist, prior = sol.distribution, model.prior_distribution()
+    # MaxEnt.solve always sets the distribution
+    dist, prior = cast("MaxEntDistribution", sol.distribution), model.prior_distribution()
     progress(2, 3, f"drawing {params.n_samples} records")
     lab, prot = model.label, model.protected
     kz = dom.cardinalities[prot]
@@ -151,11 +161,11 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
         s_rate, s_share = _group_rates(sample, np.ones(len(sample)), lab, prot, kz, pos)
         cols.append(f"sample of {len(sample)}")
 
-    def ratio(v):
+    def ratio(v: ArrayLike) -> float:
         v = np.asarray(v, float)
         return float(np.nanmin(v) / np.nanmax(v))
 
-    def row(name, *vals):
+    def row(name: str, *vals: float) -> list[object]:
         out = [name, *[float(v) for v in vals[:3]]]
         if s_rate is not None:
             out.append(float(vals[3]))
@@ -199,7 +209,7 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
     }
     if s_rate is not None:
         metrics["statistical_rate_sample"] = ratio(s_rate)
-        metrics["representation_rate_sample"] = ratio(s_share)
+        metrics["representation_rate_sample"] = ratio(cast("NDArray[np.float64]", s_share))   # set with s_rate
     if not np.isfinite(metrics["statistical_rate"]):
         raise DataValidationError("the fitted distribution has an empty protected group.")
     return RunOutput(

@@ -15,7 +15,7 @@ price of fairness (utility lost, and d utility / d eps from the duals).
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.modeling import SolverSpec
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
+
+if TYPE_CHECKING:
+    from fairopt.modeling import Program
+    from fairopt.ranking import RankingResult
+    from fairopt.runs.card import Card
 
 
 class Data(BaseModel):
@@ -72,7 +77,7 @@ def candidate_lists(data: Data, params: Parameters) -> tuple[np.ndarray, np.ndar
     return relevance[pick], grp.to_numpy()[pool][pick]
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> Program:
     """The LP over ``P`` of the first candidate list (the reference the column generation
     matches), for ``fairopt inspect`` and LP/MPS export."""
     from fairopt.constraints import doubly_stochastic, exposure_block, position_weights
@@ -90,7 +95,7 @@ def build(card, params: Parameters, data: Data):
     return prog
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     from fairopt.ranking import fair_ranking
     t0 = time.perf_counter()
     progress(0, 2, "scoring candidates")
@@ -98,8 +103,9 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None, progres
     t1 = time.perf_counter()
     progress(1, 2, f"ranking {params.n_queries} lists of {params.query_size}")
     spec = solver or "highs"
-    results = fair_ranking(rel, grp, params.eps, criterion=params.criterion, k=params.k,
-                           method=params.method, solver=spec)
+    # a (n_queries, query_size) batch gives one result per query
+    results = cast("list[RankingResult]", fair_ranking(rel, grp, params.eps, criterion=params.criterion, k=params.k,
+                                                      method=params.method, solver=spec))
     solve_s = time.perf_counter() - t1
     util = np.array([r.utility for r in results])
     util0 = np.array([r.utility_unfair for r in results])

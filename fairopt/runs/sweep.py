@@ -26,10 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError
 from fairopt.runs.base import Progress, no_progress
+
+if TYPE_CHECKING:
+    from fairopt.runs.card import Card
 
 #: statuses of a finished task that a rerun does not repeat (anything but a raised error)
 RETRY_STATUSES = ("error",)
@@ -98,7 +101,7 @@ def parse_grid(texts: list[str] | dict[str, list], runner: ModuleType) -> dict[s
     return grid
 
 
-def _value_key(value):
+def _value_key(value: object) -> tuple[str, Any]:
     """Values equal as numbers (``0.9``, ``0.90``; ``1``, ``1.0``) share one key; others by their JSON."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return ("number", float(value))
@@ -128,7 +131,7 @@ def _split_grid_arg(text: str) -> tuple[str, str]:
     return key, values
 
 
-def _as_toml(value) -> str:
+def _as_toml(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -363,8 +366,9 @@ def _check_manifest(out: Path, digest: str) -> None:
                           "its results would mix with this one. Use another --out, or delete the folder.")
 
 
-def _run_locked(out, manifest, tasks, raw, card, card_path, solver, digest, executor, n_workers, processes,
-                progress) -> SweepSummary:
+def _run_locked(out: Path, manifest: dict[str, Any], tasks: list[Task], raw: dict[str, Any], card: Card,
+                card_path: Path, solver: str | None, digest: str, executor: str, n_workers: int | None, processes: bool,
+                progress: Progress) -> SweepSummary:
     from fairopt.parallel import get_executor
     from fairopt.runs.files import read_json
     _check_manifest(out, digest)
@@ -493,8 +497,8 @@ def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "seri
     total = len(points) * steps
     out: list = []
 
-    def serial(i, point):
-        def inner(done, tot, desc):
+    def serial(i: int, point: Any) -> None:
+        def inner(done: int, tot: int, desc: str) -> None:
             progress(i * steps + min(done, steps), total, f"{label(point)}: {desc}")
         out.append(fn(point, shared, progress=inner))
         progress((i + 1) * steps, total, f"{label(point)} done")

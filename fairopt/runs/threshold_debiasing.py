@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling.registry import default_backend
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+
+    from fairopt.modeling import Program, SolverSpec
+    from fairopt.postprocessing import ThresholdDebiaser
+    from fairopt.runs.card import Card
 
 #: what `fairopt frontier` plots: test accuracy against the test fairness gaps
 FRONTIER = FrontierSpec("test_accuracy_after", "max", {"test_dp_gap_after": "min", "test_eo_gap_after": "min"})
@@ -43,11 +51,11 @@ class Data(BaseModel):
 
     @field_validator("sensitive", mode="before")
     @classmethod
-    def _as_list(cls, v):
+    def _as_list(cls, v: object) -> object:
         return [v] if isinstance(v, str) else v
 
 
-def _default():
+def _default() -> dict[str, Any]:
     from fairopt.postprocessing import ThresholdDebiaser
     return ThresholdDebiaser().get_params()
 
@@ -80,13 +88,13 @@ class Parameters(BaseModel):
 
     @field_validator("splits")
     @classmethod
-    def _splits(cls, v):
+    def _splits(cls, v: list[float]) -> list[float]:
         if len(v) != 3 or min(v) <= 0 or abs(sum(v) - 1) > 1e-9:
             raise ValueError("splits must be three positive fractions (train, post, test) summing to 1")
         return v
 
 
-def _classifier(name: str, df: pd.DataFrame, seed: int):
+def _classifier(name: str, df: pd.DataFrame, seed: int) -> Pipeline:
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
@@ -145,7 +153,7 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
                 "y": y[v]} for k, v in (("post", post), ("test", test))} | {"estimator": clf}
 
 
-def _debiaser(params: Parameters, estimator, solver):
+def _debiaser(params: Parameters, estimator: BaseEstimator | None, solver: SolverSpec | None) -> ThresholdDebiaser:
     from fairopt.postprocessing import ThresholdDebiaser
     name = str(default_backend("threshold")) if solver is None else solver
     options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
@@ -155,7 +163,7 @@ def _debiaser(params: Parameters, estimator, solver):
                                           **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 
 
-def _metrics(h: np.ndarray, y, groups) -> dict:
+def _metrics(h: np.ndarray, y: np.ndarray | None, groups: Any) -> dict[str, float]:
     from fairopt.metrics import demographic_parity_difference, equalized_odds_difference
     out = {"dp_gap": float(demographic_parity_difference(None, h, sensitive_features=groups)),
            "positive_rate": float(np.mean(h))}
@@ -171,7 +179,7 @@ EXPORT_NOTE = ("the threshold program over (group, score) atoms of the post-proc
                "is -theta_k n_k / c_bar")
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> Program:
     """The QP/LP of the card (statistical parity only) as a :class:`fairopt.modeling.Program`."""
     from fairopt.formulations.constrained_classification import RandomizedThresholdParity
     from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
@@ -190,7 +198,7 @@ def build(card, params: Parameters, data: Data):
     return ThresholdMixtureOdds(f, codes, p["y"], params.constraint, params.eps, n_groups=len(deb.groups_)).build()
 
 
-def run(card, params: Parameters, data: Data, solver, progress: Progress) -> RunOutput:
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     parts = prepare(params, data, progress)
     post, test = parts["post"], parts["test"]

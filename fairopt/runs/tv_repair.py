@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -16,6 +16,13 @@ from fairopt.errors import ConfigError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing, TVRepair
 from fairopt.modeling import SolverSpec, default_spec
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fairopt.data.builtin import BuiltinSpec
+    from fairopt.modeling import Program
+    from fairopt.runs.card import Card
 
 #: what `fairopt frontier` plots: moved mass against the fairness reached
 FRONTIER = FrontierSpec("tv_distance", "min", {"statistical_rate_after": "max", "representation_rate_after": "max"})
@@ -60,7 +67,7 @@ class Parameters(BaseModel):
     columns: Literal["all", "observed"] = "all"
 
     @model_validator(mode="after")
-    def _one_form(self):
+    def _one_form(self) -> Parameters:
         if self.statistical_rate is not None and self.sr_difference is not None:
             raise ValueError("give statistical_rate (ratio form) or sr_difference (difference form), not both")
         simple_only = {"statistical_rate", "sr_difference", "representation", "form"}
@@ -72,7 +79,7 @@ class Parameters(BaseModel):
         return self
 
 
-def _counts(data: Data):
+def _counts(data: Data) -> tuple[BuiltinSpec, np.ndarray, np.ndarray]:
     name = data.dataset.split(":")[-1]
     spec = BUILTIN_SPECS[name]
     if data.dataset.startswith("builtin:"):
@@ -97,7 +104,7 @@ def _mapping(data: Data, params: Parameters) -> OptimizedPreprocessing:
         utility=params.utility, divergence=params.divergence, columns=params.columns, name="tv_repair_mapping")
 
 
-def _model(data: Data, params: Parameters):
+def _model(data: Data, params: Parameters) -> OptimizedPreprocessing | TVRepair:
     if params.model == "mapping":
         return _mapping(data, params)
     spec, cells, counts = _counts(data)
@@ -109,15 +116,15 @@ def _model(data: Data, params: Parameters):
                     representation=params.representation, form=params.form, name="tv_repair")
 
 
-def build(card, params: Parameters, data: Data):
+def build(card: Card, params: Parameters, data: Data) -> Program:
     return _model(data, params).build()
 
 
-def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None,
         progress: Progress) -> RunOutput:
     t0 = time.perf_counter()
     model = _model(data, params)
-    if params.model == "mapping":
+    if isinstance(model, OptimizedPreprocessing):   # params.model == "mapping"
         return _run_mapping(model, params, solver, progress, t0)
     progress(0, 1, "solving TV repair LP")
     res = model.solve(solver or default_spec("LP"))
@@ -156,7 +163,8 @@ def run(card, params: Parameters, data: Data, solver: SolverSpec | None,
                      parameters={"protected": model.protected, "favourable_label": model.favourable_label})
 
 
-def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver, progress, t0) -> RunOutput:
+def _run_mapping(model: OptimizedPreprocessing, params: Parameters, solver: SolverSpec | None, progress: Progress,
+                 t0: float) -> RunOutput:
     progress(0, 1, "solving the optimized pre-processing mapping")
     res = model.solve(solver)   # None: the formulation asks the registry (KL: its cvxpy form)
     progress(1, 1, "done")

@@ -4,8 +4,12 @@ sufficient statistics of every randomized-threshold model (see
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["ScoreAtoms", "merge_atoms"]
 
@@ -73,7 +77,7 @@ class ScoreAtoms:
         """Total weight ``n_k`` of each cell."""
         return np.bincount(self.cell, weights=self.weight, minlength=self.n_cells)
 
-    def per_atom(self, values) -> np.ndarray:
+    def per_atom(self, values: ArrayLike) -> np.ndarray:
         """Broadcast one value per cell to every atom (cells are contiguous: a repeat, not a gather)."""
         return np.repeat(np.asarray(values, dtype=float), np.diff(self.offsets))
 
@@ -93,7 +97,8 @@ class ScoreAtoms:
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
 
-def merge_atoms(cell, score, weight, positive=None, n_cells: int | None = None) -> ScoreAtoms:
+def merge_atoms(cell: ArrayLike, score: ArrayLike, weight: ArrayLike, positive: ArrayLike | None = None,
+                n_cells: int | None = None) -> ScoreAtoms:
     """Merge weighted ``(cell, score)`` pairs into atoms (duplicates summed, zero weights dropped).
 
     The combine step of chunked and distributed statistics (:mod:`fairopt.stats`): atoms of

@@ -3,14 +3,19 @@ contingency counts of cells by groups."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairopt.errors import DataValidationError
 from fairopt.stats._sources import _check_weights, chunk_rows, is_dask, map_reduce
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import NDArray
 
-def cell_group_counts(cells, groups, n_cells: int, n_groups: int, sample_weight=None,
+
+def cell_group_counts(cells: Any, groups: Any, n_cells: int, n_groups: int, sample_weight: Any = None,
                       chunk_rows: int | None = None) -> np.ndarray:
     """Weighted counts ``N[j, k]`` of rows in cell ``j`` (integer codes) and group ``k`` (codes):
     the statistic of a conditional matrix (balanced filtering), shape ``(n_cells, n_groups)``.
@@ -21,7 +26,7 @@ def cell_group_counts(cells, groups, n_cells: int, n_groups: int, sample_weight=
     >>> cell_group_counts(np.array([0, 1, 1]), np.array([1, 0, 1]), 2, 2).tolist()
     [[0.0, 1.0], [1.0, 1.0]]
     """
-    def part(c, g, w):
+    def part(c: NDArray[Any], g: NDArray[Any], w: NDArray[Any] | None) -> NDArray[np.float64]:
         c, g = np.asarray(c), np.asarray(g)
         for name, v, hi in (("cell", c, n_cells), ("group", g, n_groups)):
             if v.size and (not np.issubdtype(v.dtype, np.integer) or v.min() < 0 or v.max() >= hi):
@@ -32,7 +37,7 @@ def cell_group_counts(cells, groups, n_cells: int, n_groups: int, sample_weight=
 
 
 # --------------------------------------------------------------------------- record tables
-def is_lazy_frame(X) -> bool:
+def is_lazy_frame(X: object) -> bool:
     """A Dask DataFrame, or a path to a Parquet file or directory.
 
     Examples
@@ -46,7 +51,8 @@ def is_lazy_frame(X) -> bool:
     return is_dask(X) and hasattr(X, "columns")
 
 
-def collapse_records(X, y, sensitive_features, sample_weight=None, batch_rows: int | None = None):
+def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any = None, batch_rows: int | None = None
+                     ) -> tuple[pd.DataFrame, pd.Series, str | pd.Series, pd.Series]:
     """Distinct records of a Dask DataFrame or Parquet file with their total weight.
 
     Counting formulations (max-ent, TV repair, the Calmon mapping) depend on the records only

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairopt.stats._atoms import merge_atoms
+from fairopt.stats._atoms import ScoreAtoms, merge_atoms
 from fairopt.stats._sources import (
     _check_labels,
     _check_scores,
@@ -17,9 +18,13 @@ from fairopt.stats._sources import (
     map_reduce,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
-def score_range(scores, groups, labels, chunk_rows: int | None = None,
-                score_map: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
+
+def score_range(scores: Any, groups: Any, labels: np.ndarray, chunk_rows: int | None = None,
+                score_map: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Per-group minimum and maximum score (groups without rows get ``+inf`` / ``-inf``).
 
     Examples
@@ -31,11 +36,11 @@ def score_range(scores, groups, labels, chunk_rows: int | None = None,
     """
     K = len(labels)
 
-    def part(f, g):
+    def part(f: NDArray[Any], g: NDArray[Any]) -> NDArray[np.float64]:
         f, c = _check_scores(f, score_map), _codes(g, labels)
         return np.stack(_group_min_max(f, c, K))
 
-    def comb(a, b):
+    def comb(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.stack([np.minimum(a[0], b[0]), np.maximum(a[1], b[1])])
     out = map_reduce(part, comb, [scores, groups], chunk_rows)
     return out[0], out[1]
@@ -77,7 +82,7 @@ class ScoreHistogram:
         """Bin centres, shape ``(K, bins)`` (a group with one distinct score: that score)."""
         return bin_centres(self.lo, self.hi, self.bins)
 
-    def quantise(self, scores, cells) -> np.ndarray:
+    def quantise(self, scores: ArrayLike, cells: ArrayLike) -> np.ndarray:
         """Replace every score by the centre of its bin in its cell's grid (clipped to the range)."""
         return quantise(scores, cells, self.lo, self.hi, self.bins)
 
@@ -110,7 +115,7 @@ def bin_centres(lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
     return np.where(span > 0, lo[:, None] + (np.arange(bins) + 0.5) * span / bins, lo[:, None])
 
 
-def quantise(scores, cells, lo, hi, bins: int) -> np.ndarray:
+def quantise(scores: ArrayLike, cells: ArrayLike, lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
     """Scores rounded to their bin centres: each moves by at most half a bin width
     ``(hi_k - lo_k) / (2 bins)`` (inside the fitted range).
 
@@ -125,8 +130,9 @@ def quantise(scores, cells, lo, hi, bins: int) -> np.ndarray:
     return bin_centres(lo, hi, bins)[c, bin_index(f, c, lo, hi, bins)]
 
 
-def score_histogram(scores, groups, labels, bins: int, sample_weight=None, y=None, lo=None, hi=None,
-                    chunk_rows: int | None = None, score_map: Callable | None = None) -> ScoreHistogram:
+def score_histogram(scores: Any, groups: Any, labels: np.ndarray, bins: int, sample_weight: Any = None, y: Any = None,
+                    lo: ArrayLike | None = None, hi: ArrayLike | None = None, chunk_rows: int | None = None,
+                    score_map: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None) -> ScoreHistogram:
     """Per-group histogram of ``scores`` on ``bins`` equal bins (two passes: the range, then the
     counts); ``O(bins * K)`` memory whatever the number of rows.
 
@@ -160,7 +166,7 @@ def score_histogram(scores, groups, labels, bins: int, sample_weight=None, y=Non
         lo, hi = score_range(scores, groups, labels, chunk_rows, score_map)
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
 
-    def part(f, g, w, yy):
+    def part(f: NDArray[Any], g: NDArray[Any], w: NDArray[Any] | None, yy: NDArray[Any] | None) -> NDArray[np.float64]:
         f, c, w, yy = _check_scores(f, score_map), _codes(g, labels), _check_weights(w), _check_labels(yy)
         idx = c * bins + bin_index(f, c, lo, hi, bins)
         out = np.zeros((1 if yy is None else 2, K * bins))
@@ -174,8 +180,9 @@ def score_histogram(scores, groups, labels, bins: int, sample_weight=None, y=Non
     return ScoreHistogram(lo=lo, hi=hi, counts=counts, positive=positive)
 
 
-def score_atoms(scores, groups, labels, sample_weight=None, y=None, chunk_rows: int | None = None,
-                score_map: Callable | None = None):
+def score_atoms(scores: Any, groups: Any, labels: np.ndarray, sample_weight: Any = None, y: Any = None,
+                chunk_rows: int | None = None,
+                score_map: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None) -> ScoreAtoms:
     """Exact per-group score atoms (distinct scores with total weight and positive weight) of a
     source: the same :class:`~fairopt.formulations.constrained_classification.ScoreAtoms` as
     :func:`~fairopt.formulations.constrained_classification.collapse_atoms` on the rows, built
@@ -192,13 +199,13 @@ def score_atoms(scores, groups, labels, sample_weight=None, y=None, chunk_rows: 
     K = len(labels)
     has_y = y is not None
 
-    def part(f, g, w, yy):
+    def part(f: NDArray[Any], g: NDArray[Any], w: NDArray[Any] | None, yy: NDArray[Any] | None) -> ScoreAtoms:
         f, c, w, yy = _check_scores(f, score_map), _codes(g, labels), _check_weights(w), _check_labels(yy)
         w = np.ones(f.shape[0]) if w is None else w
         pos = None if yy is None else yy * w
         return merge_atoms(c, f, w, pos, K)
 
-    def comb(a, b):
+    def comb(a: ScoreAtoms, b: ScoreAtoms) -> ScoreAtoms:
         return merge_atoms(np.concatenate([a.cell, b.cell]), np.concatenate([a.score, b.score]),
                            np.concatenate([a.weight, b.weight]),
                            np.concatenate([a.positive, b.positive]) if has_y else None, K)

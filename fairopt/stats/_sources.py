@@ -3,12 +3,21 @@ collections); group labels and per-group sums."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import reduce
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from fairopt.errors import DataValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    #: the labels of a chunk and their per-label statistics
+    _Keyed = tuple[NDArray[Any], NDArray[np.float64]]
+
+_T = TypeVar("_T")
 
 #: rows per chunk read from an in-memory or memory-mapped source (2**21 float64 rows = 16 MiB per column)
 CHUNK_ROWS = 1 << 21
@@ -43,7 +52,7 @@ def set_chunk_rows(rows: int) -> int:
     return old
 
 
-def is_dask(x) -> bool:
+def is_dask(x: object) -> bool:
     """``True`` for a Dask collection (checked by module name: Dask is not imported here).
 
     Examples
@@ -55,7 +64,7 @@ def is_dask(x) -> bool:
     return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "__dask_graph__")
 
 
-def is_lazy(x) -> bool:
+def is_lazy(x: object) -> bool:
     """``True`` for an input read in chunks: a Dask collection, a :class:`numpy.memmap` or a path.
 
     Examples
@@ -69,7 +78,7 @@ def is_lazy(x) -> bool:
     return is_dask(x) or isinstance(x, np.memmap)
 
 
-def as_source(x, name: str = "X"):
+def as_source(x: Any, name: str = "X") -> Any:
     """A chunk-readable 1-D source: Dask arrays stay lazy (a Dask Series or one-column DataFrame
     becomes its array), a ``.npy`` path is opened memory-mapped, arrays pass through.
 
@@ -112,7 +121,7 @@ def as_source(x, name: str = "X"):
     return x
 
 
-def n_rows(x) -> int:
+def n_rows(x: Any) -> int:
     """Number of rows of a source (Dask arrays need known chunk sizes).
 
     Examples
@@ -127,7 +136,8 @@ def n_rows(x) -> int:
     return int(n)
 
 
-def map_reduce(func: Callable, combine: Callable, arrays, chunk_rows: int | None = None):
+def map_reduce(func: Callable[..., _T], combine: Callable[[_T, _T], _T], arrays: Sequence[Any],
+               chunk_rows: int | None = None) -> _T:
     """``combine``-reduce ``func(*chunks)`` over aligned row chunks of ``arrays``.
 
     ``arrays`` are 1-D sources of the same length (``None`` entries are passed through as
@@ -183,7 +193,7 @@ def _read(a: np.ndarray, start: int, stop: int) -> np.ndarray:
     return out
 
 
-def _dask_map_reduce(func, combine, srcs):
+def _dask_map_reduce(func: Callable[..., _T], combine: Callable[[_T, _T], _T], srcs: Sequence[Any]) -> _T:
     import dask
     import dask.array as da
 
@@ -201,7 +211,7 @@ def _dask_map_reduce(func, combine, srcs):
 
 
 # --------------------------------------------------------------------------- group labels
-def group_labels(groups, chunk_rows: int | None = None) -> np.ndarray:
+def group_labels(groups: Any, chunk_rows: int | None = None) -> np.ndarray:
     """Sorted distinct group labels of a 1-D source (the order of
     :func:`fairopt.validation.check_groups`); missing labels raise.
 
@@ -210,10 +220,11 @@ def group_labels(groups, chunk_rows: int | None = None) -> np.ndarray:
     >>> group_labels([2, 0, 2]).tolist()
     [0, 2]
     """
-    def part(g):
+    def part(g: NDArray[Any]) -> NDArray[Any]:
         if g.dtype.kind == "f" and np.isnan(g).any():
             raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
-        if g.dtype == object and np.equal(g, None).any():
+        # numpy's stubs reject None as an operand; np.equal compares each object label with None
+        if g.dtype == object and np.equal(g, None).any():  # type: ignore[call-overload]
             raise DataValidationError("sensitive_features has missing (None) labels; fill or drop them.")
         return np.unique(g)
     return map_reduce(part, lambda a, b: np.union1d(a, b), [groups], chunk_rows)
@@ -229,7 +240,8 @@ def _codes(g: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- per-group sums
-def group_sums(values, groups, labels, sample_weight=None, chunk_rows: int | None = None) -> np.ndarray:
+def group_sums(values: Sequence[Any], groups: Any, labels: np.ndarray, sample_weight: Any = None,
+               chunk_rows: int | None = None) -> NDArray[np.float64]:
     """Per-group ``[sum of w, sum of w*v_1, ..., sum of w*v_m]`` for ``values`` a list of 1-D
     sources: the statistics of group rates and means (shape ``(m + 1, K)``).
 
@@ -241,7 +253,7 @@ def group_sums(values, groups, labels, sample_weight=None, chunk_rows: int | Non
     """
     K, m = len(labels), len(values)
 
-    def part(g, w, *vs):
+    def part(g: NDArray[Any], w: NDArray[np.float64] | None, *vs: NDArray[Any]) -> NDArray[np.float64]:
         c = _codes(g, labels)
         out = np.empty((m + 1, K))
         out[0] = np.bincount(c, weights=w, minlength=K) if w is not None else np.bincount(c, minlength=K)
@@ -260,7 +272,7 @@ def _check_scores(f: np.ndarray, score_map: Callable | None = None) -> np.ndarra
     return f if score_map is None else score_map(f)
 
 
-def _check_weights(w):
+def _check_weights(w: ArrayLike | None) -> NDArray[np.float64] | None:
     if w is None:
         return None
     w = np.asarray(w, dtype=float)
@@ -269,7 +281,7 @@ def _check_weights(w):
     return w
 
 
-def _check_labels(y):
+def _check_labels(y: ArrayLike | None) -> NDArray[np.float64] | None:
     if y is None:
         return None
     y = np.asarray(y)
@@ -300,7 +312,7 @@ def _keyed(labels: np.ndarray, values: np.ndarray, fill: float, out_labels: np.n
     return out
 
 
-def labels_and_range(scores, groups, chunk_rows: int | None = None,
+def labels_and_range(scores: Any, groups: Any, chunk_rows: int | None = None,
                      score_map: Callable | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted group labels and each group's score range in **one** pass (the first pass of the
     quantised fit; :func:`group_labels` then :func:`score_range` read the data twice).
@@ -312,18 +324,19 @@ def labels_and_range(scores, groups, chunk_rows: int | None = None,
     >>> labels.tolist(), lo.tolist(), hi.tolist()
     (['a', 'b'], [0.5, 0.1], [0.5, 0.9])
     """
-    def part(f, g):
+    def part(f: NDArray[Any], g: NDArray[Any]) -> _Keyed:
         f = _check_scores(f, score_map)
         g = np.asarray(g)
         if g.dtype.kind == "f" and np.isnan(g).any():
             raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
-        if g.dtype == object and np.equal(g, None).any():
+        # numpy's stubs reject None as an operand; np.equal compares each object label with None
+        if g.dtype == object and np.equal(g, None).any():  # type: ignore[call-overload]
             raise DataValidationError("sensitive_features has missing (None) labels; fill or drop them.")
         u, inv = np.unique(g, return_inverse=True)
         lo, hi = _group_min_max(f, inv.reshape(-1), len(u))
         return u, np.stack([lo, hi])
 
-    def comb(a, b):
+    def comb(a: _Keyed, b: _Keyed) -> _Keyed:
         u = np.union1d(a[0], b[0])
         ka, kb = _keyed(a[0], a[1][:1], np.inf, u), _keyed(b[0], b[1][:1], np.inf, u)
         ha, hb = _keyed(a[0], a[1][1:], -np.inf, u), _keyed(b[0], b[1][1:], -np.inf, u)
@@ -332,7 +345,7 @@ def labels_and_range(scores, groups, chunk_rows: int | None = None,
     return labels, lohi[0], lohi[1]
 
 
-def keyed_group_sums(values, groups, sample_weight=None, chunk_rows: int | None = None,
+def keyed_group_sums(values: Sequence[Any], groups: Any, sample_weight: Any = None, chunk_rows: int | None = None,
                      transform: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted group labels and per-group sums ``[w, w*v_1, ...]`` in **one** pass (labels need
     not be known in advance). ``transform(g, w, *values) -> (w, *values)`` may check or map a chunk.
@@ -344,7 +357,7 @@ def keyed_group_sums(values, groups, sample_weight=None, chunk_rows: int | None 
     >>> labels.tolist(), sums.tolist()
     ([5, 7], [[2.0, 1.0], [1.0, 1.0]])
     """
-    def part(g, w, *vs):
+    def part(g: NDArray[Any], w: NDArray[np.float64] | None, *vs: NDArray[Any]) -> _Keyed:
         g = np.asarray(g)
         if g.dtype.kind == "f" and np.isnan(g).any():
             raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
@@ -359,7 +372,7 @@ def keyed_group_sums(values, groups, sample_weight=None, chunk_rows: int | None 
             out[i + 1] = np.bincount(inv, weights=v if w is None else v * w, minlength=len(u))
         return u, out
 
-    def comb(a, b):
+    def comb(a: _Keyed, b: _Keyed) -> _Keyed:
         u = np.union1d(a[0], b[0])
         return u, _keyed(a[0], a[1], 0.0, u) + _keyed(b[0], b[1], 0.0, u)
     return map_reduce(part, comb, [groups, sample_weight, *values], chunk_rows)
