@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from fairopt.validation import Groups
 
 
-def _row_weights(sample_weight, n: int) -> np.ndarray | None:
+def _row_weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:
     r"""Sample weights rescaled to mean 1 (``None`` when unweighted, keeping the unweighted arithmetic).
 
     Every moment then works with the weighted empirical distribution: means become
@@ -58,7 +58,7 @@ def _row_weights(sample_weight, n: int) -> np.ndarray | None:
     return w * (n / w.sum())
 
 
-def _wmean(values, w) -> float:
+def _wmean(values: NDArray[np.float64], w: NDArray[np.float64] | None) -> float:
     return float(np.mean(values if w is None else w * values))
 
 
@@ -128,6 +128,43 @@ class Moment:
             One name per row.
         """
         raise AttributeError("subclasses define row_names")
+
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:  # pragma: no cover - interface
+        """Cost and constraint values ``(cost, g)`` of the training predictions ``pred``.
+
+        Parameters
+        ----------
+        pred : array-like of shape (n_samples,)
+            Predictions of one hypothesis on the rows the moment was fitted on.
+
+        Returns
+        -------
+        cost : float
+            The objective.
+        g : ndarray of shape (n_rows,)
+            The constraint values.
+        """
+        raise AttributeError("subclasses define stats")
+
+    def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> Moment:  # pragma: no cover - interface
+        """Record the labels, groups and row weights the rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels.
+        sensitive : array-like of shape (n_samples,) or Groups
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
+        raise AttributeError("subclasses define fit")
 
     def learner_problem(self, lam: np.ndarray) -> LearnerProblem:  # pragma: no cover - interface
         r"""The problem whose solution is :math:`\arg\min_h L(h, \lambda)`."""
@@ -579,7 +616,7 @@ class DemographicParity(_ClassificationMoment):
     name = "demographic_parity"
     events_ = ("all",)
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return np.zeros(y.size, dtype=np.int64)
 
 
@@ -597,7 +634,7 @@ class EqualOpportunity(_ClassificationMoment):
     name = "equal_opportunity"
     events_ = ("y=1",)
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return np.where(y == 1, 0, -1).astype(np.int64)
 
 
@@ -615,7 +652,7 @@ class EqualizedOdds(_ClassificationMoment):
     name = "equalized_odds"
     events_ = ("y=0", "y=1")
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return y.astype(np.int64)
 
 
