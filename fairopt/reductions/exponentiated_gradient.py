@@ -54,6 +54,9 @@ from fairopt.reductions.game import Game, GameResult, RunningAverages
 from fairopt.reductions.problems import ExampleCosts
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from fairopt.modeling import SolverSpec
     from fairopt.reductions.game import Learner
     from fairopt.reductions.moments import Moment
     from fairopt.validation import Groups
@@ -287,7 +290,8 @@ class PracticalEG(_EGPlayer):
     mode = "practical"
     use_pool = True
 
-    def __init__(self, B: float, nu: float, max_iter: int, solver: str = "highs", eta0: float | None = None,
+    def __init__(self, B: float, nu: float, max_iter: int, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 eta0: float | None = None,
                  min_iter: int = 1, eg_gap: bool = False, step_rule: str = "auto") -> None:
         super().__init__(B, nu, max_iter)
         self.solver, self.eta0, self.min_iter, self.eg_gap = solver, eta0, min_iter, eg_gap
@@ -495,7 +499,7 @@ class ExponentiatedGradient:
 
     def __init__(self, moment: Moment, oracle: Learner, B: float = 10.0, nu: float | None = None,
                  max_iter: int | None = None, mode: str = "practical", eg_gap: bool = False,
-                 solver: str = "highs", eta0: float | None = None, min_iter: int = 1,
+                 solver: str | SolverSpec | Mapping[str, Any] = "highs", eta0: float | None = None, min_iter: int = 1,
                  progress: Progress | None = None, step_rule: str = "auto") -> None:
         self.moment = moment
         self.oracle = oracle

@@ -43,6 +43,8 @@ from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem,
 from fairopt.validation import as_groups, check_weights
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from fairopt.validation import Groups
 
 
@@ -99,6 +101,10 @@ class Moment:
     sample_weight: np.ndarray | None = None
     #: the bound ``b`` of every constraint row, set by ``fit``
     bound: np.ndarray
+    #: sorted group labels, each row's group code and the number of rows, set by ``fit``
+    groups: pd.Index
+    group: np.ndarray
+    n: int
     #: the learner problem this moment produces (see :meth:`learner_problem`)
     problem: type[LearnerProblem] = LearnerProblem
     #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation
@@ -205,7 +211,8 @@ class StatisticalParity(Moment):
     eta_divisor = 8.0
     name = "statistical_parity"
 
-    def __init__(self, eps: float = 0.05, grid_size: int = 40, loss: str | Loss = "square") -> None:
+    def __init__(self, eps: ArrayLike | dict[Any, float] = 0.05, grid_size: int = 40,
+                 loss: str | Loss = "square") -> None:
         self.eps = eps
         self.grid_size = grid_size
         self.loss = loss
@@ -476,7 +483,7 @@ class _ClassificationMoment(Moment):
     eta_divisor = 8.0
     events_: tuple = ()
 
-    def __init__(self, eps: float = 0.05) -> None:
+    def __init__(self, eps: ArrayLike | dict[Any, float] = 0.05) -> None:
         self.eps = eps
 
     def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface

@@ -18,7 +18,7 @@ moments, :class:`CostSensitiveOracle`; for tests, :class:`FiniteClassOracle` (ex
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -687,8 +687,8 @@ class HingeLPOracle(Oracle):
     problems = (CostTable,)
     moment: StatisticalParity
 
-    def __init__(self, solver: str | SolverSpec = "highs", form: Literal["auto", "primal", "dual"] = "auto",
-                 warm_start: bool = True) -> None:
+    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 form: Literal["auto", "primal", "dual"] = "auto", warm_start: bool = True) -> None:
         self.solver = solver
         self.form = form
         self.warm_start = warm_start
