@@ -245,7 +245,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _proba(self, X: ArrayLike, sensitive_features: ArrayLike | None) -> tuple[
-            NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.bool_] | None]:
+            NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.bool_]]:
         check_is_fitted(self, "solution_")
         X_in = X
         X = _check_X(X, self, reset=False)
@@ -272,7 +272,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(P > P_bar).astype(int)]
 
     def mixture_weights(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> tuple[
-            NDArray[np.float64] | None, NDArray[np.bool_] | None]:
+            NDArray[np.float64] | None, NDArray[np.bool_]]:
         """For y-conditional constraints: ``(r, guarded)``, the Eq. 16 estimate of P(y=1|x,a)
         and where its denominator vanished (``r = P_e`` there); ``(None, …)`` otherwise."""
         _, _, r, guarded = self._proba(X, sensitive_features)

@@ -291,8 +291,8 @@ class PracticalEG(_EGPlayer):
     use_pool = True
 
     def __init__(self, B: float, nu: float, max_iter: int, solver: str | SolverSpec | Mapping[str, Any] = "highs",
-                 eta0: float | None = None,
-                 min_iter: int = 1, eg_gap: bool = False, step_rule: str = "auto") -> None:
+                 eta0: float | None = None, min_iter: int = 1, eg_gap: bool = False,
+                 step_rule: str = "auto") -> None:
         super().__init__(B, nu, max_iter)
         self.solver, self.eta0, self.min_iter, self.eg_gap = solver, eta0, min_iter, eg_gap
         if step_rule not in ("auto", "stall", "halve"):
