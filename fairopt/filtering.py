@@ -21,11 +21,13 @@ Proxies (``proxy=``):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
@@ -56,6 +58,9 @@ from fairopt.validation import (
     validate_params,
 )
 
+if TYPE_CHECKING:
+    from fairopt._progress import Progress
+
 __all__ = ["ETA_GRID", "BalancedFilter", "evaluate_cells", "proxy_weights"]
 
 PROXIES = ("tree", "relaxed_tree", "regression", "decision_tree")
@@ -64,7 +69,8 @@ ENCODINGS = ("onehot", "ordinal")
 ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
 
 
-def proxy_weights(A, cell_mass, weights: str, solver="highs"):
+def proxy_weights(A: ArrayLike, cell_mass: ArrayLike, weights: str,
+                  solver: str | SolverSpec = "highs") -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``.
 
     Examples
@@ -85,7 +91,8 @@ def proxy_weights(A, cell_mass, weights: str, solver="highs"):
     return res.q, res.rho, res.acceptance_rate
 
 
-def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
+def evaluate_cells(membership: ArrayLike, groups: NDArray[np.integer[Any]], n_groups: int,
+                   rho: ArrayLike) -> dict[str, Any]:
     """Disclosivity, filtered distribution, imbalance and acceptance of a proxy on a sample.
 
     Examples
@@ -106,7 +113,7 @@ def evaluate_cells(membership, groups, n_groups: int, rho) -> dict:
             "conditional_matrix": A, "cell_mass": r_hat}
 
 
-def _one_of(sensitive, sensitive_features):
+def _one_of(sensitive: ArrayLike | None, sensitive_features: ArrayLike | None) -> ArrayLike | None:
     """The groups passed positionally (``sensitive``) or as ``sensitive_features=`` (the name every
     other estimator takes); both or neither is an error."""
     if sensitive is not None and sensitive_features is not None:
@@ -120,10 +127,10 @@ def _one_of(sensitive, sensitive_features):
 class _ClassifierProxy:
     """A group classifier as a proxy: cell = predicted group, randomised with probability η."""
 
-    def __init__(self, model, n_cells: int, eta: float = 0.0):
+    def __init__(self, model: BaseEstimator, n_cells: int, eta: float = 0.0) -> None:
         self.model, self.n_cells, self.eta = model, n_cells, eta
 
-    def membership(self, X) -> np.ndarray:
+    def membership(self, X: ArrayLike) -> np.ndarray:
         pred = self.model.predict(X)
         M = np.eye(self.n_cells)[pred]
         return (1.0 - self.eta) * M + self.eta / self.n_cells
@@ -195,7 +202,7 @@ class BalancedFilter(BaseEstimator):
     # fitted attributes read before fit has run in the same method (declared for the type checker)
     encoder_: Any
     n_features_in_: int
-    proxy_: Any
+    proxy_: ProxyTree | _ClassifierProxy
 
 
     _parameter_constraints: ClassVar[dict] = {
@@ -211,10 +218,11 @@ class BalancedFilter(BaseEstimator):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp", solver="highs",
+    def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp",
+                 solver: str | SolverSpec = "highs",
                  encoding: str = "onehot", split_bins: int | None = 5,
                  gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
-                 random_state=None):
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> None:
         self.alpha = alpha
         self.proxy = proxy
         self.weights = weights
@@ -227,7 +235,7 @@ class BalancedFilter(BaseEstimator):
         self.random_state = random_state
 
     # ---- features ---------------------------------------------------------------------------
-    def _encode(self, X, fit: bool) -> np.ndarray:
+    def _encode(self, X: Any, fit: bool) -> np.ndarray:
         X = to_native(X)
         check_dense(X, "BalancedFilter: X")
         if isinstance(X, pd.DataFrame):
@@ -269,7 +277,7 @@ class BalancedFilter(BaseEstimator):
                                       "names.")
         return names
 
-    def _binnable(self, X, num) -> list:
+    def _binnable(self, X: pd.DataFrame | NDArray[np.float64], num: Sequence[Any]) -> list[Any]:
         """Numeric columns whose quantile bins have a usable width: KBinsDiscretizer drops bins
         narrower than 1e-8 and fails on a (near-)constant column left with none."""
         if not (self.proxy in ("tree", "relaxed_tree") and self.split_bins and num):
@@ -279,7 +287,8 @@ class BalancedFilter(BaseEstimator):
         spread = q.max(axis=0) - q.min(axis=0)
         return [c for c, s in zip(num, spread, strict=True) if s > 1e-8 * int(self.split_bins)]
 
-    def _feature_steps(self, num, cat, binned=None) -> list:
+    def _feature_steps(self, num: list[Any], cat: list[Any],
+                       binned: list[Any] | None = None) -> list[tuple[str, Any, list[Any]]]:
         """ColumnTransformer steps for ``encoding`` (plus the tree oracle's quantile bins of the
         ``binned`` numeric columns; default all of ``num``)."""
         binned = num if binned is None else binned
@@ -309,7 +318,8 @@ class BalancedFilter(BaseEstimator):
             raise DataValidationError(f"alpha must lie in [0, 1], got {self.alpha}.")
 
     # ---- fit --------------------------------------------------------------------------------
-    def fit(self, X, sensitive=None, *, sensitive_features=None, progress=None) -> BalancedFilter:
+    def fit(self, X: ArrayLike, sensitive: ArrayLike | None = None, *, sensitive_features: ArrayLike | None = None,
+            progress: Progress | None = None) -> BalancedFilter:
         """Fit the proxy and its acceptance probabilities on a sample with known groups.
 
         ``sensitive_features`` (or, positionally, ``sensitive``) holds each row's group (array,
@@ -322,7 +332,7 @@ class BalancedFilter(BaseEstimator):
             warnings.filterwarnings("ignore", message="Found unknown categories")
             return self._fit(X, _one_of(sensitive, sensitive_features), progress)
 
-    def _fit(self, X, sensitive, progress) -> BalancedFilter:
+    def _fit(self, X: Any, sensitive: ArrayLike | None, progress: Progress | None) -> BalancedFilter:
         self._check_params()
         if X is None:
             raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "
@@ -358,7 +368,8 @@ class BalancedFilter(BaseEstimator):
         self.prior_ = prior
         return self
 
-    def _smallest_eta(self, model, Z, z, K, prior) -> float:
+    def _smallest_eta(self, model: BaseEstimator, Z: NDArray[np.float64], z: NDArray[np.intp], K: int,
+                      prior: NDArray[np.float64]) -> float:
         """Smallest η on a 0.01 grid whose randomised proxy is α-disclosive in-sample."""
         A, r_hat, _ = conditional_matrix(np.eye(K)[model.predict(Z)], z, K)
         etas = np.linspace(0.0, 1.0, 101)
@@ -369,7 +380,7 @@ class BalancedFilter(BaseEstimator):
         return float(etas[np.argmax(disc <= float(self.alpha) + 1e-12)])
 
     # ---- use --------------------------------------------------------------------------------
-    def membership(self, X) -> np.ndarray:
+    def membership(self, X: ArrayLike) -> np.ndarray:
         """Cell probabilities (n, ℓ) of each row under the proxy's randomisation.
 
         Categories unseen at fit are encoded as the reference level (all-zero indicators).
@@ -379,23 +390,25 @@ class BalancedFilter(BaseEstimator):
             warnings.filterwarnings("ignore", message="Found unknown categories")
             return self.proxy_.membership(self._encode(self._drop_sensitive(X), fit=False))
 
-    def _drop_sensitive(self, X):
+    def _drop_sensitive(self, X: ArrayLike) -> Any:
         X = to_native(X)
         if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
             return X[self._fitted_columns(X)]
         return X
 
-    def acceptance_probability(self, X) -> np.ndarray:
+    def acceptance_probability(self, X: ArrayLike) -> np.ndarray:
         """Probability that :meth:`filter` keeps each row (Algorithm 2)."""
         return self.membership(X) @ self.sampling_probabilities_
 
-    def filter(self, X, random_state=None) -> np.ndarray:
+    def filter(self, X: ArrayLike,
+               random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
         """Boolean mask of the rows kept by Algorithm 2 (independent coin per row)."""
         p = self.acceptance_probability(X)
         seed = self.random_state if random_state is None else random_state
         return as_generator(seed).random(p.shape[0]) < p
 
-    def evaluate(self, X, sensitive=None, *, sensitive_features=None) -> dict:
+    def evaluate(self, X: ArrayLike, sensitive: ArrayLike | None = None, *,
+                 sensitive_features: ArrayLike | None = None) -> dict[str, Any]:
         """Disclosivity, imbalance and acceptance of the fitted filter on labelled data (e.g. test);
         the groups are given as in :meth:`fit`."""
         sensitive = _one_of(sensitive, sensitive_features)

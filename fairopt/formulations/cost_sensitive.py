@@ -32,8 +32,9 @@ r"""Cost-sensitive LPs of fair regression (Agarwal, Dudík & Wu 2019, App. G and
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,7 +77,7 @@ class BestMixtureLP:
     instead of rebuilding the model each game iteration.
     """
 
-    def __init__(self, bound: ArrayLike, solver: str | SolverSpec = "highs") -> None:
+    def __init__(self, bound: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] = "highs") -> None:
         self.bound = np.asarray(bound, dtype=float)
         self.solver = solver
         self._compiled: CompiledModel | ConstantModel | None = None
@@ -106,7 +107,7 @@ class BestMixtureLP:
 
 
 def solve_best_mixture(costs: ArrayLike, G: ArrayLike, bound: ArrayLike, B: float,
-                       solver: str | SolverSpec = "highs") -> tuple[np.ndarray, np.ndarray, float]:
+                       solver: str | SolverSpec | Mapping[str, Any] = "highs") -> tuple[np.ndarray, np.ndarray, float]:
     """Solve :func:`best_mixture_program` once; return ``(q, lambda, s)`` with ``lambda >= 0``."""
     return BestMixtureLP(bound, solver).solve(costs, G, B)
 
@@ -120,7 +121,7 @@ class MinMaxGroupLoss:
     mu: np.ndarray
 
 
-def min_max_group_loss(G: ArrayLike, solver: str | SolverSpec = "highs",
+def min_max_group_loss(G: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] = "highs",
                        offset: ArrayLike | None = None) -> MinMaxGroupLoss:
     r"""Smallest worst-group loss over mixtures of a pool: :math:`\min_{q\in\Delta}\max_a (G^\top q - o)_a`.
 
@@ -188,7 +189,7 @@ class WeightedHingeLP:
         self.alpha = float(alpha)
         self.form = form
         self._compiled: CompiledModel | ConstantModel | None = None
-        self._compiled_solver: str | SolverSpec | None = None
+        self._compiled_solver: str | SolverSpec | Mapping[str, Any] | None = None
         self.set_costs(W, Y)
         if form not in ("auto", "primal", "dual"):
             raise ConfigError(f"form={form!r}; use 'auto', 'primal' or 'dual'.")
@@ -247,7 +248,7 @@ class WeightedHingeLP:
         return prog
 
     # -- solving ---------------------------------------------------------------------------
-    def solve(self, solver: str | SolverSpec = "highs", form: str | None = None,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] = "highs", form: str | None = None,
               warm_start: bool = True) -> HingeSolution:
         """Solve; the dual form re-uses a compiled model (warm start) when ``warm_start``."""
         form = form or self.chosen_form

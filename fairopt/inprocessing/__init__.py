@@ -18,11 +18,22 @@ Every ``fit`` validates its inputs with :mod:`fairopt.validation`, accepts ``sam
 multi-column ``sensitive_features`` (intersectional groups). A new in-processing estimator goes in
 its own module here, re-exported below.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing.classification import FairClassifier
 from fairopt.inprocessing.logloss import FairLogLossClassifier
 from fairopt.inprocessing.regression import REGRESSION_CONSTRAINTS, FairRegressor
 from fairopt.inprocessing.seo import SEORegressor
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from numpy.typing import ArrayLike
+
+    from fairopt.modeling import SolverSpec
 
 __all__ = [
     "REGRESSION_CONSTRAINTS",
@@ -33,7 +44,7 @@ __all__ = [
 ]
 
 
-def _min_max_group_loss(costs, G, solver) -> float:
+def _min_max_group_loss(costs: ArrayLike, G: ArrayLike, solver: str | SolverSpec | Mapping[str, Any]) -> float:
     """Smallest worst-group loss over mixtures of a pool (kept name; see
     :func:`fairopt.formulations.cost_sensitive.min_max_group_loss`)."""
     return min_max_group_loss(G, solver).value

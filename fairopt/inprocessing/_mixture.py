@@ -3,9 +3,11 @@ uniform not-optimal policy."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt._utils import as_generator
 from fairopt.criteria import canonical, resolve
@@ -29,12 +31,21 @@ from fairopt.validation import (
     to_native_numeric,
 )
 
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
+    from fairopt.reductions.game import GameResult
+    from fairopt.reductions.moments import Moment
+    from fairopt.validation import Groups
+
 #: in-sample violation of a fairness row above which a fit is reported as not optimal
 VIOLATION_TOL = 1e-7
 
 
-def check_fit_inputs(estimator, X, y, sensitive_features, sample_weight, what: str, *,
-                     target: str = "continuous", interval=None, dense: bool = False, numeric: bool = False):
+def check_fit_inputs(estimator: BaseEstimator, X: Any, y: ArrayLike, sensitive_features: ArrayLike | None,
+                     sample_weight: ArrayLike | None, what: str, *, target: str = "continuous",
+                     interval: tuple[float, float] | None = None, dense: bool = False,
+                     numeric: bool = False) -> tuple[Any, np.ndarray, Groups, np.ndarray | None]:
     """Validated ``(X, y, groups, sample_weight)`` of an in-processing ``fit``.
 
     ``groups`` is a :class:`~fairopt.validation.Groups` with at least two groups (several
@@ -63,7 +74,8 @@ def check_fit_inputs(estimator, X, y, sensitive_features, sample_weight, what: s
     return (as_numeric_array(X) if numeric else X), y, groups, w
 
 
-def moment_from(constraint, known: dict, what: str, **kwargs):
+def moment_from(constraint: str | Moment, known: Mapping[str, Callable[..., Moment]], what: str,
+                **kwargs: Any) -> Moment:
     """A fresh moment: ``constraint`` is a name in ``known`` (built with ``kwargs``) or a
     :class:`~fairopt.reductions.moments.Moment` instance (deep-copied, so ``fit`` never changes
     the estimator's parameter)."""
@@ -84,7 +96,7 @@ def moment_from(constraint, known: dict, what: str, **kwargs):
     return known[key](**kwargs)
 
 
-def check_game_params(estimator, B=None) -> None:
+def check_game_params(estimator: BaseEstimator, B: float | None = None) -> None:
     """Typed errors for the game parameters shared by the reduction estimators (``B`` overrides
     ``estimator.B`` when the estimator derives it)."""
     name = type(estimator).__name__
@@ -98,13 +110,13 @@ def check_game_params(estimator, B=None) -> None:
         raise ConfigError(f"{name}(mode={estimator.mode!r}); use 'practical' or 'faithful'.")
 
 
-def check_eps(estimator, high: float | None = 1.0) -> None:
+def check_eps(estimator: BaseEstimator, high: float | None = 1.0) -> None:
     """``eps`` as a scalar, sequence or ``{group: value}``: finite numbers in ``[0, high]`` (rates
     lie in [0, 1], so a larger tolerance is a typo), checked entry by entry."""
     check_numbers(estimator, "eps", estimator.eps, high=high)
 
 
-def check_lambda_scales(estimator) -> None:
+def check_lambda_scales(estimator: BaseEstimator) -> None:
     """``lambda_scales``: a non-empty sequence of finite positive multipliers."""
     scales = estimator.lambda_scales
     if isinstance(scales, (str, bytes)) or np.ndim(scales) != 1:
@@ -112,7 +124,7 @@ def check_lambda_scales(estimator) -> None:
     check_numbers(estimator, "lambda_scales", scales, low_open=True)
 
 
-def warn_if_not_optimal(estimator, res) -> None:
+def warn_if_not_optimal(estimator: BaseEstimator, res: GameResult) -> None:
     """The uniform policy of the game estimators: a fit without a convergence certificate, or whose
     mixture violates a fairness row on the training data, warns (:class:`NotOptimalWarning`)."""
     if res.status == "converged" and res.max_violation <= VIOLATION_TOL and res.lp_slack <= VIOLATION_TOL:
@@ -130,16 +142,17 @@ class RandomizedMixture:
     random_state: Any
     weights_: np.ndarray
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         check_is_fitted(self, "weights_")
 
-    def _features(self, X):
+    def _features(self, X: ArrayLike) -> Any:
         """Predict-time features in the fitted column layout."""
         self._check_fitted()
         X = align_features(self, check_X(X, f"{type(self).__name__}.predict"))
         return as_numeric_array(X) if getattr(self, "_fit_on_array", False) else X
 
-    def _draw(self, components: np.ndarray, random_state):
+    def _draw(self, components: np.ndarray,
+              random_state: int | np.random.RandomState | np.random.Generator | None) -> NDArray[Any]:
         seed = self.random_state if random_state is None else random_state
         rng = as_generator(seed)
         pick = rng.choice(self.weights_.size, size=components.shape[1], p=self.weights_)

@@ -1,10 +1,12 @@
 """Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -24,6 +26,11 @@ from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
 from fairopt.reductions.oracles import Oracle
 from fairopt.validation import RANDOM_STATE, check_target, check_weights, validate_params
+
+if TYPE_CHECKING:
+    from sklearn.utils import Tags
+
+    from fairopt._progress import Progress
 
 __all__ = ["FairClassifier"]
 
@@ -108,8 +115,12 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         "min_iter": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, estimator=None, constraint="demographic_parity", eps=0.01, solver="highs",
-                 max_iter=50, random_state=None, B=None, nu=None, mode="practical", min_iter=5):
+    def __init__(self, estimator: BaseEstimator | Oracle | None = None, constraint: str | Moment = "demographic_parity",
+                 eps: float | Sequence[float] | dict[Any, float] = 0.01,
+                 solver: str | SolverSpec | Mapping[str, Any] = "highs", max_iter: int = 50,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 B: float | None = None, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
+                 min_iter: int = 5) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -121,7 +132,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.mode = mode
         self.min_iter = min_iter
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False     # labels 0/1, 1 = favourable
         tags.input_tags.sparse = self.estimator is None   # the default LogisticRegression takes sparse X
@@ -133,7 +144,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         eps = np.min(list(self.eps.values()) if isinstance(self.eps, dict) else self.eps)
         return 1.0 / float(eps) if eps > 0 else 10.0 / 0.01   # eps = 0: the B of eps = 0.001
 
-    def fit(self, X, y, *, sensitive_features, sample_weight=None, progress=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, sensitive_features: ArrayLike,
+            sample_weight: ArrayLike | None = None, progress: Progress | None = None) -> FairClassifier:
         """Play the game on ``(X, y)``; ``y`` holds 0/1 labels (1 = favourable).
 
         ``sensitive_features`` may hold several columns (intersectional groups); ``sample_weight``
@@ -168,7 +180,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         warn_if_not_optimal(self, res)
         return self
 
-    def predict_components(self, X) -> np.ndarray:
+    def predict_components(self, X: ArrayLike) -> np.ndarray:
         """Predictions of every classifier in the fitted mixture.
 
         Parameters
@@ -184,11 +196,12 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         X = self._features(X)
         return np.vstack([h.predict(X) for h in self.predictors_])
 
-    def predict(self, X, random_state=None) -> np.ndarray:
+    def predict(self, X: ArrayLike,
+                random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
         """Randomized labels (seeded)."""
         return self._draw(self.predict_components(X), random_state).astype(int)
 
-    def score(self, X, y, sample_weight=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Accuracy of the randomized :meth:`predict` (seeded by ``random_state``); ``y`` must hold
         the fitted labels 0/1 and ``sample_weight`` must be finite and >= 0."""
         pred = self.predict(X)
@@ -196,13 +209,13 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         w = check_weights(sample_weight, pred.shape[0], "FairClassifier.score: sample_weight")
         return float(np.average(pred == y, weights=w))
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Probability that the randomized classifier predicts each class."""
         self._check_fitted()
         p1 = self.weights_ @ self.predict_components(X)
         return np.column_stack([1.0 - p1, p1])
 
-    def decision_scores(self, X) -> np.ndarray:
+    def decision_scores(self, X: ArrayLike) -> np.ndarray:
         """Real-valued scores of the support members (their class-1 probabilities), ``(K, n)``."""
         X = self._features(X)
         return np.vstack([h.score(X) for h in self.predictors_])

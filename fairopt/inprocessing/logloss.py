@@ -6,11 +6,13 @@ A scikit-learn estimator over
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
@@ -23,11 +25,15 @@ from fairopt.formulations.constrained_classification.logloss_fairness import CON
 from fairopt.modeling import SolverSpec
 from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from sklearn.utils import Tags
+
 
 # Features go through scikit-learn's validate_data (feature counts and names as its checks
 # expect); labels follow scikit-learn's classifier conventions (any two labels, ``classes_``);
 # groups go through fairopt.validation like every fairopt estimator.
-def _check_X(X, estimator, reset: bool):
+def _check_X(X: ArrayLike | None, estimator: BaseEstimator, reset: bool) -> NDArray[np.float64] | sp.csr_matrix:
     if X is None:
         raise DataValidationError(f"{type(estimator).__name__}: X is required but was None.")
     if isinstance(X, pd.DataFrame):
@@ -35,7 +41,7 @@ def _check_X(X, estimator, reset: bool):
     return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64)
 
 
-def _check_binary_target(y, n: int):
+def _check_binary_target(y: Any, n: int) -> tuple[NDArray[Any], NDArray[np.intp]]:
     if y is None:
         raise DataValidationError("FairLogLossClassifier requires y to be passed, but the target y is None.")
     y = column_or_1d(y, warn=True)
@@ -134,6 +140,9 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
+    #: the multipliers, set by ``fit`` (read back by the group encoder at predict time)
+    lambda_: np.ndarray
+
     _parameter_constraints: ClassVar[dict] = {
         "constraint": [StrOptions(accepted_names(CONSTRAINTS)), None],
         "C": [Interval(Real, 0, None, closed="left")],
@@ -143,8 +152,9 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, constraint="demographic_parity", C=0.01, solver="native", fit_intercept=True,
-                 max_iter=1000, tol=1e-8):
+    def __init__(self, constraint: str | None = "demographic_parity", C: float = 0.01,
+                 solver: str | SolverSpec | Mapping[str, Any] = "native", fit_intercept: bool = True,
+                 max_iter: int = 1000, tol: float = 1e-8) -> None:
         self.constraint = constraint
         self.C = C
         self.solver = solver
@@ -152,16 +162,17 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
 
-    def _check_params(self):
+    def _check_params(self) -> None:
         validate_params(self)   # _parameter_constraints (non-finite numbers refused too)
 
-    def _encode_groups(self, sensitive_features, X, n: int, fitting: bool):
+    def _encode_groups(self, sensitive_features: ArrayLike | None, X: ArrayLike, n: int,
+                       fitting: bool) -> NDArray[np.int64]:
         """Group codes (``fairopt.validation``): one attribute, several (intersectional
         groups) or column names of ``X``; ``None`` only where no group is needed."""
         needs = self.constraint is not None if fitting else self.lambda_.size > 0
@@ -176,7 +187,8 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
             return np.zeros(n, dtype=np.int64)
         return np.asarray(self.group_index_.encode(sensitive_features, n, X=X, name=name), dtype=np.int64)
 
-    def fit(self, X, y, sensitive_features=None, *, x0=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sensitive_features: ArrayLike | None = None, *,
+            x0: ArrayLike | None = None) -> FairLogLossClassifier:
         """Fit θ and λ on the training sample.
 
         Parameters
@@ -218,6 +230,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
                             n_groups=max(n_groups, 2 if self.constraint is not None else 1))
         sol = model.solve(self.solver, tol=float(self.tol), max_iter=int(self.max_iter), x0=x0)
         if not sol.is_optimal:
+            assert sol.gaps is not None  # FairLogLoss.solve always reports the training gaps
             warnings.warn(f"FairLogLossClassifier: the {sol.backend} solver ended with status "
                           f"{sol.status} (saddle residual {sol.kkt:.3g}, training gaps "
                           f"{np.abs(sol.gaps).max(initial=0):.3g}); raise max_iter or loosen tol.",
@@ -231,37 +244,42 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         self.status_ = str(sol.status)
         return self
 
-    def _proba(self, X, sensitive_features):
+    def _proba(self, X: ArrayLike, sensitive_features: ArrayLike | None) -> tuple[
+            NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.bool_]]:
         check_is_fitted(self, "solution_")
         X_in = X
         X = _check_X(X, self, reset=False)
         group = self._encode_groups(sensitive_features, X_in, X.shape[0], fitting=False)
-        return self.solution_.rule.proba(X, group)
+        rule = self.solution_.rule
+        assert rule is not None  # FairLogLoss.solve always attaches the rule
+        return rule.proba(X, group)
 
-    def predict_proba(self, X, sensitive_features=None) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """ℙ(ŷ|x, a): Eq. 11 (demographic parity), the Eqs. 14–16 mixture (y-conditional
         constraints) or the logistic probability (no constraint); columns follow ``classes_``."""
         P, P_bar, _, _ = self._proba(X, sensitive_features)
         return np.column_stack([P_bar, P])
 
-    def decision_function(self, X, sensitive_features=None) -> np.ndarray:
+    def decision_function(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """``log ℙ(ŷ=1|x,a) − log ℙ(ŷ=0|x,a)``; positive means ``classes_[1]``."""
         P, P_bar, _, _ = self._proba(X, sensitive_features)
         with np.errstate(divide="ignore"):
             return np.log(P) - np.log(P_bar)
 
-    def predict(self, X, sensitive_features=None) -> np.ndarray:
+    def predict(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """``classes_[1]`` where ℙ(ŷ=1|x,a) > ½, else ``classes_[0]``."""
         P, P_bar, _, _ = self._proba(X, sensitive_features)
         return self.classes_[(P > P_bar).astype(int)]
 
-    def mixture_weights(self, X, sensitive_features=None):
+    def mixture_weights(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> tuple[
+            NDArray[np.float64] | None, NDArray[np.bool_]]:
         """For y-conditional constraints: ``(r, guarded)``, the Eq. 16 estimate of P(y=1|x,a)
         and where its denominator vanished (``r = P_e`` there); ``(None, …)`` otherwise."""
         _, _, r, guarded = self._proba(X, sensitive_features)
         return r, guarded
 
-    def score(self, X, y, sample_weight=None, sensitive_features=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              sensitive_features: ArrayLike | None = None) -> float:
         """Accuracy of :meth:`predict` (groups needed unless ``constraint=None``).
 
         ``y`` must hold labels of ``classes_``; ``sample_weight`` must be finite and >= 0.

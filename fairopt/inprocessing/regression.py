@@ -1,10 +1,12 @@
 """Fair regression by reductions (Agarwal, Dudík & Wu 2019): :class:`FairRegressor`."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -30,6 +32,10 @@ from fairopt.reductions.oracles import Oracle
 from fairopt.reductions.problems import CostTable
 from fairopt.validation import RANDOM_STATE, check_groups, check_target, check_weights, validate_params
 
+if TYPE_CHECKING:
+    from fairopt._progress import Progress
+    from fairopt.reductions.game import GameResult
+
 __all__ = ["REGRESSION_CONSTRAINTS", "FairRegressor"]
 
 REGRESSION_CONSTRAINTS = ("statistical_parity", "bounded_group_loss")
@@ -39,7 +45,7 @@ _FITTED_ATTRIBUTES = ("result_", "moment_", "groups_", "constraint_names_", "n_o
                       "n_iter_", "gap_", "lambda_", "status_", "predictors_", "weights_")
 
 
-def _fmt(value) -> str:
+def _fmt(value: Any) -> str:
     return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
 
 
@@ -147,10 +153,15 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         "lambda_scales": ["array-like"],
     }
 
-    def __init__(self, estimator=None, constraint="statistical_parity", eps=0.05, grid_size=40,
-                 loss="square", solver="highs", max_iter=50, random_state=None, oracle="auto",
-                 B=10.0, nu=None, mode="practical", logistic_scale=5.0, round="down", min_iter=1,
-                 eta0=None, refine_rounds=3, lambda_scales=(1.0,)):
+    def __init__(self, estimator: BaseEstimator | Oracle | Literal["hinge_lp"] | None = None,
+                 constraint: str | Moment = "statistical_parity",
+                 eps: float | Sequence[float] | dict[Any, float] = 0.05, grid_size: int = 40,
+                 loss: str | Loss = "square", solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 max_iter: int = 50, random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = "auto",
+                 B: float = 10.0, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
+                 logistic_scale: float = 5.0, round: Literal["down", "mid"] = "down", min_iter: int = 1,
+                 eta0: float | None = None, refine_rounds: int = 3, lambda_scales: Sequence[float] = (1.0,)) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -170,16 +181,17 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         self.refine_rounds = refine_rounds
         self.lambda_scales = lambda_scales
 
-    def _loss(self):
+    def _loss(self) -> Loss:
         return get_loss(self.loss, self.logistic_scale)
 
-    def _moment(self):
+    def _moment(self) -> StatisticalParity | BoundedGroupLoss:
         known = {"statistical_parity": lambda: StatisticalParity(eps=self.eps, grid_size=self.grid_size,
                                                                  loss=self._loss()),
                  "bounded_group_loss": lambda: BoundedGroupLoss(bound=self.eps, loss=self._loss())}
-        return moment_from(self.constraint, known, "FairRegressor")
+        # a Moment passed as constraint must be a regression moment (it needs the loss)
+        return cast("StatisticalParity | BoundedGroupLoss", moment_from(self.constraint, known, "FairRegressor"))
 
-    def _oracle(self, moment):
+    def _oracle(self, moment: StatisticalParity | BoundedGroupLoss) -> Oracle:
         est = self.estimator
         if est == "hinge_lp" or self.oracle == "hinge_lp":
             return HingeLPOracle(solver=self.solver)
@@ -191,7 +203,8 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         return make_oracle(moment, est, self.oracle, refine_rounds=self.refine_rounds,
                            lambda_scales=tuple(self.lambda_scales))
 
-    def fit(self, X, y, *, sensitive_features, sample_weight=None, progress=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, sensitive_features: ArrayLike,
+            sample_weight: ArrayLike | None = None, progress: Progress | None = None) -> FairRegressor:
         """Play the game on ``(X, y)`` with protected attribute ``sensitive_features``.
 
         Parameters
@@ -255,7 +268,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         warn_if_not_optimal(self, res)
         return self
 
-    def _infeasible(self, res) -> InfeasibleError:
+    def _infeasible(self, res: GameResult) -> InfeasibleError:
         """The error of an infeasible bounded-group-loss game, with the tightest reachable bound."""
         head = (f"bounded group loss eps={_fmt(self.eps)} is out of reach: {res.violated_row} stays "
                 f"{res.max_violation:.4g} above its bound after convergence (gap {res.gap:.2g}).")
@@ -271,7 +284,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             "raise eps to at least that, or add features/data for that group.",
             program="fair_regression", constraint=res.violated_row, tightest={"eps": tightest})
 
-    def predict_components(self, X) -> np.ndarray:
+    def predict_components(self, X: ArrayLike) -> np.ndarray:
         """Predictions of every support member, shape ``(K, n)`` (rounded for SP)."""
         X = self._features(X)
         comps = np.vstack([np.asarray(h.predict(X), dtype=float) for h in self.predictors_])
@@ -280,18 +293,19 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             comps = grid.round_down(comps) if self.round == "down" else grid.round_mid(comps)
         return comps
 
-    def predict(self, X, random_state=None) -> np.ndarray:
+    def predict(self, X: ArrayLike,
+                random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
         """Randomized prediction: each row draws a support member with probability ``weights_``.
 
         Seeded by ``random_state`` (default: the estimator's), so repeated calls agree.
         """
         return self._draw(self.predict_components(X), random_state)
 
-    def predict_mean(self, X) -> np.ndarray:
+    def predict_mean(self, X: ArrayLike) -> np.ndarray:
         """Deterministic expectation :math:`\\sum_f Q(f)\\,f(x)` (no fairness guarantee; audit it)."""
         return self.weights_ @ self.predict_components(X)
 
-    def expected_loss(self, X, y, sample_weight=None) -> float:
+    def expected_loss(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Exact mean loss of the randomized predictor: :math:`\\sum_f Q(f)\\,\\widehat{loss}(f)`.
 
         ``y`` must lie in ``[0, 1]`` like the training targets; ``sample_weight`` (finite, >= 0)
@@ -302,7 +316,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         w = check_weights(sample_weight, comps.shape[1], "FairRegressor.expected_loss: sample_weight")
         return float(self.weights_ @ (self.moment_.loss_.value(y[None, :], comps) @ w) / w.sum())
 
-    def disparity(self, X, sensitive_features, y=None) -> float:
+    def disparity(self, X: ArrayLike, sensitive_features: ArrayLike, y: ArrayLike | None = None) -> float:
         """Exact worst violation of the randomized predictor.
 
         SP: :math:`\\max_{a,z}|\\gamma_{a,z}(Q)|`. BGL: the largest group mean loss (needs ``y``).

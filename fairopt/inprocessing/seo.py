@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from fairopt.inprocessing._mixture import check_fit_inputs
@@ -56,10 +57,11 @@ class SEORegressor(RegressorMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {"clip": ["boolean"]}
 
-    def __init__(self, clip=True):
+    def __init__(self, clip: bool = True) -> None:
         self.clip = clip
 
-    def fit(self, X, y, *, sensitive_features, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, sensitive_features: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> SEORegressor:
         """Solve the zero-covariance least-squares problem (weighted by ``sample_weight``)."""
         validate_params(self)
         X, y, grp, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight, "SEORegressor.fit",
@@ -77,7 +79,7 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         self.groups_ = grp.labels
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predict with the fitted linear model.
 
         Parameters
@@ -100,7 +102,7 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
 
-    def score(self, X, y, sample_weight=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """:math:`R^2` of :meth:`predict` (``sample_weight`` finite and >= 0; ``y`` finite, and in
         ``[0, 1]`` like the training targets when ``clip``)."""
         from sklearn.metrics import r2_score

@@ -2,20 +2,31 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.validation import Groups, as_1d, check_dense, check_groups, check_numeric_columns, check_weights, num_rows
 
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from sklearn.utils import Tags
+
 SCORE_MAPS = ("auto", "proba", "logit", "identity")
+#: the ``score_map`` parameter of the post-processors
+ScoreMap = Literal["auto", "proba", "logit", "identity"]
+#: an input of the post-processors: in memory (array, frame, column names), or read in chunks (a Dask
+#: collection, a memmap or the path of a ``.npy`` file)
+Source = Union[ArrayLike, str, "PathLike[str]"]
 
 
-def scores_from_proba(p) -> np.ndarray:
+def scores_from_proba(p: ArrayLike) -> NDArray[np.float64]:
     """Map probabilities ``P(y=1|x)`` to the ``[-1, 1]`` score scale: ``2p - 1``.
 
     Examples
@@ -26,7 +37,7 @@ def scores_from_proba(p) -> np.ndarray:
     return 2.0 * np.asarray(p, dtype=float) - 1.0
 
 
-def scores_from_logits(z) -> np.ndarray:
+def scores_from_logits(z: ArrayLike) -> NDArray[np.float64]:
     """Map log-odds (or any real margin) to ``[-1, 1]``: ``tanh(z/2) = 2 sigmoid(z) - 1``.
 
     Examples
@@ -65,12 +76,13 @@ class _ScoreMixin:
 
     # parameters and methods of the estimators that use the mixin (declared for the type checker)
     estimator: Any
-    score_map: str
+    score_map: ScoreMap
+    prefit: bool
     predict: Callable[..., Any]
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Tags:
         # binary 0/1 labels; without a wrapped estimator X is a 1-D array of scores
-        tags = super().__sklearn_tags__()
+        tags = super().__sklearn_tags__()  # type: ignore[misc]  # a mixin: the estimator's BaseEstimator has it
         if tags.classifier_tags is not None:
             tags.classifier_tags.multi_class = False
         if self.estimator is None:
@@ -80,11 +92,11 @@ class _ScoreMixin:
             tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
         return tags
 
-    def _check_score_map(self):
+    def _check_score_map(self) -> None:
         if self.score_map not in SCORE_MAPS:
             raise ConfigError(f"score_map must be one of {SCORE_MAPS}, got {self.score_map!r}.")
 
-    def _fit_estimator(self, X, y, sample_weight):
+    def _fit_estimator(self, X: Source, y: ArrayLike | None, sample_weight: ArrayLike | None) -> None:
         if self.estimator is None:
             return
         if self.prefit:
@@ -106,7 +118,7 @@ class _ScoreMixin:
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
-    def _scores(self, X, drop=None) -> np.ndarray:
+    def _scores(self, X: Source, drop: list[str] | None = None) -> np.ndarray:
         """Scores on ``[-1, 1]`` for the rows of ``X`` (see the module docstring)."""
         self._check_score_map()
         kind = self.score_map
@@ -141,7 +153,7 @@ class _ScoreMixin:
             raise DataValidationError("scores contain NaN or infinite values.")
         return map_scores(raw, kind)
 
-    def _fit_groups(self, sensitive_features, X, n: int) -> np.ndarray:
+    def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
         or ``None`` when the groups were passed as data)."""
         grp = check_groups(sensitive_features, n, X=X)
@@ -149,7 +161,7 @@ class _ScoreMixin:
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
         return grp.codes.astype(np.int64, copy=False)
 
-    def _groups_at_predict(self, X, sensitive_features, n) -> np.ndarray:
+    def _groups_at_predict(self, X: Source, sensitive_features: Source | None, n: int) -> np.ndarray:
         if sensitive_features is None and getattr(self, "sensitive_columns_", None):
             sensitive_features = self.sensitive_columns_
         if sensitive_features is None:
@@ -157,7 +169,8 @@ class _ScoreMixin:
                                       "(or fit with the name(s) of columns of X so that predict finds them).")
         return Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X)
 
-    def score(self, X, y, sample_weight=None, sensitive_features=None, **predict_params) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              sensitive_features: ArrayLike | None = None, **predict_params: Any) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)`` (``predict_params`` go to ``predict``, e.g.
         ``subgroups``); ``y`` holds the fitted labels 0/1 and ``sample_weight`` must be finite, >= 0."""
         what = f"{type(self).__name__}.score"
@@ -168,7 +181,7 @@ class _ScoreMixin:
         w = check_weights(sample_weight, pred.shape[0], f"{what}: sample_weight")
         return float(np.average(pred == y.astype(float), weights=w))
 
-    def _n_rows(self, X) -> int:
+    def _n_rows(self, X: Source | None) -> int:
         if X is None:
             raise DataValidationError(f"{type(self).__name__}: X is required but was None; pass the features "
                                       "(or, without an estimator, the 1-D array of scores).")

@@ -8,13 +8,16 @@ collection computed block by block.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.postprocessing._scores import map_scores
+from fairopt.postprocessing._scores import Source, map_scores
 from fairopt.stats import (
     as_source,
     group_labels,
@@ -27,13 +30,16 @@ from fairopt.stats import (
     score_histogram,
 )
 
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
-def lazy_input(*args) -> bool:
+
+def lazy_input(*args: object) -> bool:
     """Any argument is a Dask collection, a memmap or a file path (fit by statistics)."""
     return any(a is not None and is_lazy(a) for a in args)
 
 
-def check_score_bins(score_bins) -> int | None:
+def check_score_bins(score_bins: object) -> int | None:
     """``None`` or an integer >= 2."""
     if score_bins is None:
         return None
@@ -42,7 +48,8 @@ def check_score_bins(score_bins) -> int | None:
     return int(score_bins)
 
 
-def fit_lazy(est, X, y, sensitive_features, subgroups, sample_weight, constraint: str):
+def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features: Source | None,
+             subgroups: ArrayLike | None, sample_weight: Source | None, constraint: str) -> BaseEstimator:
     """Fit from chunked / Dask sources: scores are ``X`` (``estimator=None``)."""
     if est.estimator is not None:
         raise DataValidationError(
@@ -77,7 +84,10 @@ def fit_lazy(est, X, y, sensitive_features, subgroups, sample_weight, constraint
     return fit_statistics(est, f, g, labels, yv, w, constraint, smap, grid)
 
 
-def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, grid=None):
+def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels: NDArray[Any] | pd.Index,
+                   y: NDArray[Any] | None, w: NDArray[Any] | None, constraint: str,
+                   score_map: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
+                   grid: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> BaseEstimator:
     """Fit ``est`` from the statistics of the sources ``f`` (scores), ``g`` (raw groups, coded by
     position in ``labels``), ``y`` and ``w``; ``score_bins`` selects histograms over exact atoms."""
     from fairopt.formulations.constrained_classification import (
@@ -141,7 +151,7 @@ def fit_statistics(est, f, g, labels, y, w, constraint: str, score_map=None, gri
     return est._solve_form(form, constraint, est._solver_options(constraint))
 
 
-def quantise_fitted(est, f: np.ndarray, cells: np.ndarray) -> np.ndarray:
+def quantise_fitted(est: BaseEstimator, f: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """Scores rounded to the fitted grid (identity without ``score_bins``)."""
     grid = getattr(est, "score_grid_", None)
     if grid is None:
@@ -150,7 +160,7 @@ def quantise_fitted(est, f: np.ndarray, cells: np.ndarray) -> np.ndarray:
     return quantise(f, cells, lo, hi, bins)
 
 
-def _block_probability(est, kind: str, f, g):
+def _block_probability(est: BaseEstimator, kind: str, f: ArrayLike, g: NDArray[Any]) -> NDArray[np.float64]:
     codes = np.searchsorted(np.asarray(est.groups_), g)
     codes = np.minimum(codes, len(est.groups_) - 1)
     if (np.asarray(est.groups_)[codes] != g).any():
@@ -161,7 +171,8 @@ def _block_probability(est, kind: str, f, g):
     return est.solution_.decision_probability(f, codes)
 
 
-def decision_probability_lazy(est, X, sensitive_features):
+def decision_probability_lazy(est: BaseEstimator, X: Source,
+                              sensitive_features: Source | None) -> NDArray[np.float64]:
     """``P(y_hat = 1)`` of chunked / Dask rows: a Dask array for Dask input, else a NumPy array
     computed chunk by chunk."""
     if est.estimator is not None:
@@ -187,13 +198,17 @@ def decision_probability_lazy(est, X, sensitive_features):
     return out
 
 
-def _sample_block(h, seed, block_id=None):
+def _sample_block(h: NDArray[np.float64], seed: int, block_id: tuple[int, ...] | None = None) -> NDArray[np.int64]:
+    assert block_id is not None  # dask's map_blocks passes the block's index
     rng = np.random.default_rng([seed, block_id[0]])
     return (rng.random(h.shape[0]) < h).astype(np.int64)
 
 
-def sample_lazy(h, random_state):
-    """0/1 draws of a Dask array of probabilities, one reproducible stream per block."""
+def sample_lazy(h: Any, random_state: int | np.random.RandomState | np.random.Generator | None) -> Any:
+    """0/1 draws of a Dask array of probabilities, one reproducible stream per block.
+
+    ``h`` and the result are Dask arrays (typed ``Any``: dask's decorated ``map_blocks`` does not type-check).
+    """
     from fairopt._utils import as_generator
     seed = int(as_generator(random_state).integers(2**63))
     return h.map_blocks(partial(_sample_block, seed=seed), dtype=np.int64)

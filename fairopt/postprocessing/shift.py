@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from fairopt.errors import DataValidationError, NotFittedError
-from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
+from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, _ScoreMixin
 from fairopt.validation import check_dense, check_target, check_weights, validate_params
 
 __all__ = ["ShiftInference"]
@@ -50,16 +51,18 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "score_map": [StrOptions(set(SCORE_MAPS))],
     }
 
-    def __init__(self, estimator=None, prefit=False, score_map="auto"):
+    def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
+                 score_map: ScoreMap = "auto") -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.score_map = score_map
 
-    def __sklearn_clone__(self):
+    def __sklearn_clone__(self) -> ShiftInference:
         est = self.estimator if (self.prefit or self.estimator is None) else clone(self.estimator)
         return type(self)(estimator=est, prefit=self.prefit, score_map=self.score_map)
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sensitive_features: ArrayLike | None = None,
+            sample_weight: ArrayLike | None = None) -> ShiftInference:
         """Estimate the overall and per-group label priors."""
         validate_params(self)
         n = self._n_rows(X)
@@ -81,7 +84,7 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.prior_ = float(np.clip(np.average(yv, weights=w), eps, 1 - eps))
         return self
 
-    def predict_proba(self, X, sensitive_features=None) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """Prior-corrected posteriors ``[1 - p', p']``."""
         if not hasattr(self, "prior_"):
             raise NotFittedError("ShiftInference is not fitted; call fit first.")
@@ -94,6 +97,6 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         q = 1.0 / (1.0 + np.exp(-logit))
         return np.column_stack([1.0 - q, q])
 
-    def predict(self, X, sensitive_features=None) -> np.ndarray:
+    def predict(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """Deterministic predictions ``1{p' > 1/2}``."""
         return (self.predict_proba(X, sensitive_features)[:, 1] > 0.5).astype(np.int64)

@@ -1,11 +1,13 @@
 """Randomized-threshold post-processing (Alabdulmohsin & Lucic 2021): :class:`ThresholdDebiaser`."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
@@ -15,7 +17,7 @@ from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
-from fairopt.postprocessing._scores import SCORE_MAPS, _ScoreMixin
+from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
 from fairopt.stats import is_dask
 from fairopt.validation import (
     RANDOM_STATE,
@@ -27,6 +29,14 @@ from fairopt.validation import (
     check_weights,
     validate_params,
 )
+
+if TYPE_CHECKING:
+    from fairopt.formulations.constrained_classification import IsotonicScoreMap, RandomizedThresholdParity
+    from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
+    from fairopt.formulations.constrained_classification.odds import OddsSolution, ThresholdMixtureOdds
+    from fairopt.formulations.constrained_classification.solution import ThresholdSolution
+
+    _Form = RandomizedThresholdParity | RandomizedThresholdCovariance | ThresholdMixtureOdds
 
 __all__ = ["ThresholdDebiaser"]
 
@@ -143,6 +153,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     array([0. , 0.7, 1. ])
     """
 
+    #: fitted cut points: per group (parity), per cell pair (covariance) or per rule (odds), set by ``fit``
+    thresholds_: np.ndarray | list[np.ndarray]
+
     _parameter_constraints: ClassVar[dict] = {
         # a prefit model only needs a scoring method; fit is checked when it is called
         "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
@@ -160,9 +173,13 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "score_bins": [None, Interval(Integral, 2, None, closed="left")],
     }
 
-    def __init__(self, estimator=None, prefit=False, constraint="demographic_parity", gamma=0.01, eps=0.0,
-                 rho=None, solver="native", random_state=None, score_map="auto", solver_options=None,
-                 calibration="auto", score_bins=None):
+    def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
+                 constraint: str = "demographic_parity", gamma: float = 0.01, eps: float = 0.0,
+                 rho: float | None = None, solver: str | SolverSpec | Mapping[str, Any] = "native",
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 score_map: ScoreMap = "auto", solver_options: dict[str, Any] | None = None,
+                 calibration: Literal["auto", "isotonic", "isotonic_per_group"] | None = "auto",
+                 score_bins: int | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -176,7 +193,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.calibration = calibration
         self.score_bins = score_bins
 
-    def __sklearn_clone__(self):
+    def __sklearn_clone__(self) -> ThresholdDebiaser:
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
         (so ``cross_val_score`` over the post-processing sample works with ``prefit=True``)."""
         params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()
@@ -188,7 +205,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         c = resolve(self.constraint, CONSTRAINTS)   # aliases resolve in fairopt.criteria
         return c
 
-    def _solver_options(self, constraint: str) -> dict:
+    def _solver_options(self, constraint: str) -> dict[str, Any]:
         """``solver_options`` checked against what the chosen back end reads (unknown keys raise)."""
         backend = SolverSpec.parse(self.solver, default="native").backend
         if constraint in ("equal_opportunity", "equalized_odds") and backend == "native":
@@ -197,7 +214,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         return check_options(self, "solver_options", self.solver_options, allowed,
                              f"solver={self.solver!r} with constraint={constraint!r}")
 
-    def fit(self, X, y=None, sensitive_features=None, subgroups=None, sample_weight=None):
+    def fit(self, X: Source, y: Source | None = None, sensitive_features: Source | None = None,
+            subgroups: ArrayLike | None = None, sample_weight: Source | None = None) -> ThresholdDebiaser:
         """Learn the group thresholds on the post-processing sample.
 
         Parameters
@@ -262,6 +280,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             self.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
                 f, yv, codes, len(self.groups_), sw)
             f = self.calibrator_.transform(f, codes)
+        form: _Form
         if constraint == "demographic_parity":
             form = RandomizedThresholdParity(f, codes, self.gamma, self.eps, self.rho, sw, len(self.groups_))
         elif constraint == "covariance":
@@ -281,23 +300,26 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                                         n_groups=len(self.groups_))
         return self._solve_form(form, constraint, opts)
 
-    def _by_statistics(self, *inputs) -> bool:
+    def _by_statistics(self, *inputs: object) -> bool:
         """Inputs go the chunked / Dask way: any is a Dask collection, a memmap or a path, except
         that a wrapped estimator reads arrays (a memmap too) in memory."""
         if self.estimator is not None and all(a is None or isinstance(a, np.ndarray) for a in inputs):
             return False
         return _statistics.lazy_input(*inputs)
 
-    def _solve_form(self, form, constraint: str, opts: dict):
+    def _solve_form(self, form: _Form, constraint: str, opts: Mapping[str, Any]) -> ThresholdDebiaser:
         """Solve a built threshold form with the estimator's solver and store the fitted rule (the
         one tail of the in-memory and the statistics fits)."""
         solver_name = getattr(self.solver, "backend", self.solver)
         opts = dict(opts)
+        sol: ThresholdSolution | OddsSolution
         self.eps_ = float(self.eps)
         if constraint in ("demographic_parity", "covariance"):
             if solver_name == "sgd":
                 opts.setdefault("random_state", self.random_state)
-            sol = form.solve(self.solver, **opts)
+            # parity and covariance forms return a ThresholdSolution; every form's solve parses a
+            # SolverSpec or a dict too, though its annotation says str
+            sol = cast("ThresholdSolution", form.solve(self.solver, **opts))  # type: ignore[arg-type]
             if constraint == "demographic_parity":
                 self.thresholds_, self.tie_probs_ = sol.thresholds, sol.tie_probs
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, sol.rho, sol.rates
@@ -305,7 +327,10 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 self.thresholds_ = sol.thresholds.reshape(-1, 2)
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, float("nan"), sol.rates
         else:   # the label criteria are LPs: the native choice means the registry's LP back end
-            sol = form.solve(default_spec("LP") if solver_name == "native" else self.solver, **opts)
+            # the odds form returns an OddsSolution
+            sol = cast("OddsSolution", form.solve(
+                default_spec("LP") if solver_name == "native" else self.solver,  # type: ignore[arg-type]
+                **opts))
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr
@@ -313,11 +338,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.constraint_ = constraint
         return self
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         if not hasattr(self, "solution_"):
             raise NotFittedError("ThresholdDebiaser is not fitted; call fit(X, y, sensitive_features) first.")
 
-    def decision_probability(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
+    def decision_probability(self, X: Source, sensitive_features: Source | None = None,
+                             subgroups: ArrayLike | None = None) -> np.ndarray:
         """``P(y_hat = 1)`` of every row under the randomized rule (fully vectorised)."""
         self._check_fitted()
         if self._by_statistics(X, sensitive_features):
@@ -326,8 +352,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         k = self._groups_at_predict(X, sensitive_features, n)
         f = _statistics.quantise_fitted(self, f, k)
-        if getattr(self, "calibrator_", None) is not None:
-            f = self.calibrator_.transform(f, k)
+        calibrator: IsotonicScoreMap | None = getattr(self, "calibrator_", None)
+        if calibrator is not None:
+            f = calibrator.transform(f, k)
         if self.constraint_ == "covariance":      # cells of the covariance solution: 2 * subgroup + s
             if subgroups is None and len(self.subgroups_) == 1:
                 sub = np.zeros(n, dtype=np.int64)
@@ -336,7 +363,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             k = 2 * sub + k
         return self.solution_.decision_probability(f, k)
 
-    def predict_proba(self, X, sensitive_features=None, subgroups=None) -> np.ndarray:
+    def predict_proba(self, X: Source, sensitive_features: Source | None = None,
+                      subgroups: ArrayLike | None = None) -> np.ndarray:
         """Columns ``[P(y_hat=0), P(y_hat=1)]`` of the randomized rule."""
         h = self.decision_probability(X, sensitive_features, subgroups)
         if is_dask(h):
@@ -344,7 +372,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             return da.stack([1.0 - h, h], axis=1)
         return np.column_stack([1.0 - h, h])
 
-    def predict(self, X, sensitive_features=None, subgroups=None, random_state=None) -> np.ndarray:
+    def predict(self, X: Source, sensitive_features: Source | None = None, subgroups: ArrayLike | None = None,
+                random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
         """Sampled 0/1 predictions ``y_hat ~ Bernoulli(h)``; reproducible through ``random_state``
         (the argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)

@@ -12,6 +12,7 @@ All threshold comparisons go through :meth:`Grid.index`, a single ``searchsorted
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import ConfigError
 from fairopt.reductions.losses import Loss
@@ -34,7 +35,7 @@ class Grid:
     [0, 1, 4]
     """
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         if int(size) != size or size < 1:
             raise ConfigError(f"grid_size must be a positive integer, got {size!r}.")
         self.size = int(size)
@@ -42,11 +43,11 @@ class Grid:
         self.grid = np.arange(1, self.size + 1, dtype=float) / self.size
         self._levels = np.concatenate([[0.0], self.grid])  # value of cell k, bit-identical to grid
 
-    def index(self, u) -> np.ndarray:
+    def index(self, u: ArrayLike) -> NDArray[np.intp]:
         """``k(u) = #{j : grid[j] <= u}`` in ``0..N`` (integer array)."""
         return np.searchsorted(self.grid, np.asarray(u, dtype=float), side="right")
 
-    def round_down(self, u) -> np.ndarray:
+    def round_down(self, u: ArrayLike) -> NDArray[np.float64]:
         """:math:`\\lfloor u \\rfloor_\\alpha = \\alpha k(u)`, the rounded-down prediction.
 
         The value of cell ``k`` is taken from the grid array itself, so ``index(round_down(u))``
@@ -54,7 +55,7 @@ class Grid:
         """
         return self._levels[self.index(u)]
 
-    def round_mid(self, u) -> np.ndarray:
+    def round_mid(self, u: ArrayLike) -> NDArray[np.float64]:
         """Cell midpoint ``min(alpha k(u) + alpha/2, 1)`` (a strictly increasing map of the cell)."""
         return np.minimum(self.index(u) * self.alpha + 0.5 * self.alpha, 1.0)
 
@@ -62,7 +63,7 @@ class Grid:
         return f"Grid(size={self.size})"
 
 
-def label_cover(labels, alpha: float) -> np.ndarray:
+def label_cover(labels: ArrayLike, alpha: float) -> NDArray[np.float64]:
     r"""Greedy :math:`\alpha/2`-cover of the label values.
 
     Left to right: take the smallest uncovered label ``v`` and add the largest label
@@ -90,7 +91,7 @@ def label_cover(labels, alpha: float) -> np.ndarray:
     return np.asarray(cover, dtype=float)
 
 
-def snap_labels(labels, cover: np.ndarray, alpha: float) -> np.ndarray:
+def snap_labels(labels: ArrayLike, cover: NDArray[np.float64], alpha: float) -> NDArray[np.intp]:
     r"""Index of :math:`\underline y`, the smallest cover point with ``|y - c| <= alpha/2``.
 
     Uses the same float expression ``c + alpha/2`` as :func:`label_cover`, so every training
@@ -125,7 +126,7 @@ def prefix_table(costs: np.ndarray) -> np.ndarray:
     return np.concatenate([zeros, np.cumsum(costs, axis=-1)], axis=-1) / n_grid
 
 
-def discretized_loss(loss: Loss, y_cover_values, u, grid: Grid) -> np.ndarray:
+def discretized_loss(loss: Loss, y_cover_values: ArrayLike, u: ArrayLike, grid: Grid) -> np.ndarray:
     r"""Eq. (5): :math:`\ell_\alpha(y,u)=\ell(\underline y, \lfloor u\rfloor_\alpha+\alpha/2)` (u clipped at 1)."""
     return loss.value(y_cover_values, grid.round_down(u) + 0.5 * grid.alpha)
 

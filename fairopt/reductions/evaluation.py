@@ -9,14 +9,20 @@ values taken by some component, so all of them are candidate thresholds.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import DataValidationError
 from fairopt.validation import as_groups
 
+if TYPE_CHECKING:
+    from fairopt.validation import Groups
 
-def mixture_sp_gamma(scores, weights, sensitive_features, thresholds=None):
+
+def mixture_sp_gamma(scores: ArrayLike, weights: ArrayLike, sensitive_features: ArrayLike | Groups,
+                     thresholds: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r""":math:`\gamma_{a,z}(Q)=\sum_k w_k(\hat P[f_k\ge z\mid A=a]-\hat P[f_k\ge z])`.
 
     Parameters
@@ -57,13 +63,14 @@ def mixture_sp_gamma(scores, weights, sensitive_features, thresholds=None):
     return gamma, z
 
 
-def mixture_sp_disparity(scores, weights, sensitive_features, thresholds=None) -> float:
+def mixture_sp_disparity(scores: ArrayLike, weights: ArrayLike, sensitive_features: ArrayLike | Groups,
+                         thresholds: ArrayLike | None = None) -> float:
     """Worst SP violation :math:`\\max_{a,z}|\\gamma_{a,z}(Q)|` of a randomized predictor."""
     gamma, _ = mixture_sp_gamma(scores, weights, sensitive_features, thresholds)
     return float(np.max(np.abs(gamma))) if gamma.size else 0.0
 
 
-def dkw_halfwidth(sensitive_features, delta: float = 0.05, n_components: int = 1) -> float:
+def dkw_halfwidth(sensitive_features: ArrayLike | Groups, delta: float = 0.05, n_components: int = 1) -> float:
     r"""DKW-style half-width for the worst SP violation (note Sec. 7).
 
     With probability :math:`1-\delta`, every :math:`\hat\gamma_{a,z}` is within
@@ -78,7 +85,7 @@ def dkw_halfwidth(sensitive_features, delta: float = 0.05, n_components: int = 1
     return float(np.max(np.sqrt(log_term / (2 * counts)) + math.sqrt(log_term / (2 * n))))
 
 
-def lower_convex_envelope(x, y) -> np.ndarray:
+def lower_convex_envelope(x: ArrayLike, y: ArrayLike) -> NDArray[np.int_]:
     """Indices of the points on the lower-left convex frontier of ``(x, y)`` (both minimised).
 
     Mixing two predictors mixes their loss and SP moments linearly, so every point on a segment

@@ -42,15 +42,24 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt._progress import Progress
 from fairopt._progress import no_progress as no_progress  # the shared helper, named here for callers
 from fairopt.errors import ConfigError
 from fairopt.reductions.game import Game, GameResult, RunningAverages
 from fairopt.reductions.problems import ExampleCosts
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from fairopt.modeling import SolverSpec
+    from fairopt.reductions.game import Learner
+    from fairopt.reductions.moments import Moment
+    from fairopt.validation import Groups
 
 __all__ = ["ExponentiatedGradient", "FaithfulEG", "GameResult", "PracticalEG", "best_lambda",
            "lambda_from_theta", "oracle_certificate"]
@@ -85,7 +94,7 @@ def best_lambda(g: np.ndarray, bound: np.ndarray, B: float) -> np.ndarray:
     return lam
 
 
-def oracle_certificate(learner) -> tuple[bool, str]:
+def oracle_certificate(learner: Learner) -> tuple[bool, str]:
     """``(exact, what the gap certifies)`` for a best-response ``learner``."""
     if getattr(learner, "exact", False):
         return True, "exact oracle: the gap is a duality-gap certificate over the hypothesis class."
@@ -104,10 +113,10 @@ class _EGPlayer:
     mode = "abstract"
     use_pool = False
 
-    def __init__(self, B: float, nu: float, max_iter: int):
+    def __init__(self, B: float, nu: float, max_iter: int) -> None:
         self.B, self.nu, self.max_iter = float(B), float(nu), int(max_iter)
 
-    def start(self, game: Game) -> None:
+    def start(self, game: Game[Moment]) -> None:
         self.game, self.moment = game, game.moment
         self.theta = np.zeros(self.moment.n_rows)
         self.counts: dict[int, int] = {}
@@ -128,12 +137,13 @@ class _EGPlayer:
         """
         return lambda_from_theta(self.theta, self.B)
 
-    def _L_best(self, cost, g, B: float | None = None) -> float:
+    def _L_best(self, cost: float, g: NDArray[np.float64], B: float | None = None) -> float:
         r""":math:`L(Q, \mathrm{Best}_\lambda(Q)) = cost + B\max(0,\max_j(g_j-b_j))`."""
         B = self.B if B is None else B
         return float(cost + B * max(0.0, float(np.max(g - self.moment.bound))))
 
-    def _average(self, t: int, idx: int, lam):
+    def _average(self, t: int, idx: int, lam: NDArray[np.float64]) -> tuple[
+            NDArray[np.float64], float, NDArray[np.float64], NDArray[np.float64], float, float]:
         """Record the round; return ``(g_t, cost_hat, g_hat, lam_hat, L_hat, upper gap)``."""
         pool = self.game.pool
         self.counts[idx] = self.counts.get(idx, 0) + 1
@@ -142,12 +152,13 @@ class _EGPlayer:
         L_hat = self.game.lagrangian(cost_hat, g_hat, lam_hat)
         return g_t, cost_hat, g_hat, lam_hat, L_hat, self._L_best(cost_hat, g_hat) - L_hat
 
-    def _uniform_average(self):
+    def _uniform_average(self) -> tuple[NDArray[np.int_], NDArray[np.float64]]:
         idxs = np.array(sorted(self.counts))
         w = np.array([self.counts[i] for i in idxs], dtype=float)
         return idxs, w / w.sum()
 
-    def _result(self, idxs, w, lam, gap, status, t, slack, history, B_used=None) -> GameResult:
+    def _result(self, idxs: NDArray[np.int_], w: ArrayLike, lam: ArrayLike, gap: float, status: str, t: int,
+                slack: float, history: list[dict[str, Any]], B_used: float | None = None) -> GameResult:
         m, pool = self.moment, self.game.pool
         costs, G = pool.arrays()
         cost_q = float(w @ costs[idxs])
@@ -191,7 +202,7 @@ class FaithfulEG(_EGPlayer):
     mode = "faithful"
     use_pool = False
 
-    def start(self, game: Game) -> None:
+    def start(self, game: Game[Moment]) -> None:
         """Initialise the player for a new game.
 
         Parameters
@@ -279,15 +290,16 @@ class PracticalEG(_EGPlayer):
     mode = "practical"
     use_pool = True
 
-    def __init__(self, B: float, nu: float, max_iter: int, solver="highs", eta0: float | None = None,
-                 min_iter: int = 1, eg_gap: bool = False, step_rule: str = "auto"):
+    def __init__(self, B: float, nu: float, max_iter: int, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 eta0: float | None = None, min_iter: int = 1, eg_gap: bool = False,
+                 step_rule: str = "auto") -> None:
         super().__init__(B, nu, max_iter)
         self.solver, self.eta0, self.min_iter, self.eg_gap = solver, eta0, min_iter, eg_gap
         if step_rule not in ("auto", "stall", "halve"):
             raise ConfigError(f"step_rule={step_rule!r}; use 'auto', 'stall' or 'halve'.")
         self.step_rule = step_rule
 
-    def start(self, game: Game) -> None:
+    def start(self, game: Game[Moment]) -> None:
         """Initialise the player for a new game.
 
         Parameters
@@ -320,7 +332,8 @@ class PracticalEG(_EGPlayer):
         return max(self.nu, GAP_REL_TOL * size)
 
     @staticmethod
-    def _better(gap: float, value: float, best, nu: float) -> bool:
+    def _better(gap: float, value: float, best: tuple[float, np.ndarray, np.ndarray, np.ndarray, float, float] | None,
+                nu: float) -> bool:
         r"""Smaller gap wins; among gaps equal up to ``nu``, the smaller penalised objective
         :math:`L(Q,\mathrm{Best}_\lambda(Q))` (later LPs see a larger pool, so they never lose)."""
         if best is None:
@@ -484,10 +497,10 @@ class ExponentiatedGradient:
     ('converged', True)
     """
 
-    def __init__(self, moment, oracle, B: float = 10.0, nu: float | None = None,
+    def __init__(self, moment: Moment, oracle: Learner, B: float = 10.0, nu: float | None = None,
                  max_iter: int | None = None, mode: str = "practical", eg_gap: bool = False,
-                 solver="highs", eta0: float | None = None, min_iter: int = 1,
-                 progress: Progress | None = None, step_rule: str = "auto"):
+                 solver: str | SolverSpec | Mapping[str, Any] = "highs", eta0: float | None = None, min_iter: int = 1,
+                 progress: Progress | None = None, step_rule: str = "auto") -> None:
         self.moment = moment
         self.oracle = oracle
         self.B = B
@@ -513,7 +526,7 @@ class ExponentiatedGradient:
             return float(self.nu)
         return 1e-9 if self.mode == "practical" else 0.01
 
-    def _certify_infeasible(self, game: Game, res: GameResult, rounds: int = 50) -> GameResult:
+    def _certify_infeasible(self, game: Game[Moment], res: GameResult, rounds: int = 50) -> GameResult:
         r"""Decide a game that ended with a violated bound: is any mixture feasible at all?
 
         Column generation on :math:`\min_{q}\max_a (g_a(q) - b_a)` (the min-max group-loss LP over
@@ -545,14 +558,15 @@ class ExponentiatedGradient:
                           pool_costs=costs, pool_G=G, oracle_exact=res.oracle_exact,
                           certificate=res.certificate)
 
-    def player(self):
+    def player(self) -> FaithfulEG | PracticalEG:
         """The multiplier player of the chosen mode (:class:`FaithfulEG` or :class:`PracticalEG`)."""
         if self.mode == "faithful":
             return FaithfulEG(self.B, self._nu(), self.max_iter or self.iteration_bound())
         return PracticalEG(self.B, self._nu(), self.max_iter or 50, solver=self.solver, eta0=self.eta0,
                            min_iter=self.min_iter, eg_gap=self.eg_gap, step_rule=self.step_rule)
 
-    def run(self, X, y, sensitive_features, sample_weight=None) -> GameResult:
+    def run(self, X: ArrayLike, y: ArrayLike, sensitive_features: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> GameResult:
         """Fit the moment on ``(y, sensitive_features, sample_weight)``, prepare the oracle on ``X``
         and play. ``sensitive_features`` may be raw labels or a :class:`~fairopt.validation.Groups`."""
         if self.mode not in ("practical", "faithful"):

@@ -34,13 +34,45 @@ the number of rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt._progress import Progress, no_progress
 
-__all__ = ["Game", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages"]
+__all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages"]
+
+
+@runtime_checkable
+class GameMoment(Protocol):
+    """What the game loop reads of a fitted moment: ``bound``, ``stats`` and ``lagrangian``.
+
+    The moments of :mod:`fairopt.reductions.moments` and the split moment of
+    :mod:`fairopt.reductions.split_game` have this shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions import DemographicParity
+    >>> moment = DemographicParity(eps=0.1).fit(np.array([0, 1, 1, 0]), ["a", "a", "b", "b"])
+    >>> isinstance(moment, GameMoment)
+    True
+    """
+
+    bound: np.ndarray
+
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
+        """Cost and constraint values ``(cost, g)`` of one hypothesis' training predictions."""
+        ...
+
+    def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
+        """``cost + lam @ (g - bound)``, with ``cost``/``g`` possibly stacked over hypotheses."""
+        ...
+
+
+#: the moment type a game is played over
+M = TypeVar("M", bound=GameMoment)
 
 
 @runtime_checkable
@@ -55,7 +87,7 @@ class Learner(Protocol):
     True
     """
 
-    def prepare(self, moment, X) -> Learner:
+    def prepare(self, moment: Any, X: ArrayLike) -> Learner:  # each learner takes its own moment kind
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -77,7 +109,7 @@ class Learner(Protocol):
         """
         ...
 
-    def best_response(self, lam) -> Any:
+    def best_response(self, lam: NDArray[np.float64]) -> Any:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -106,7 +138,7 @@ class MultiplierPlayer(Protocol):
 
     use_pool: bool
 
-    def start(self, game: Game) -> None:
+    def start(self, game: Game[Any]) -> None:
         """Initialise the player for a new game.
 
         Parameters
@@ -236,17 +268,18 @@ class GameResult:
 class RunningAverages:
     """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
 
-    def __init__(self, n_rows: int):
+    def __init__(self, n_rows: int) -> None:
         self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)
 
-    def update(self, cost: float, g: np.ndarray, lam: np.ndarray, t: int):
+    def update(self, cost: float, g: np.ndarray, lam: np.ndarray,
+               t: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         self.cost += (cost - self.cost) / t
         self.g += (g - self.g) / t
         self.lam += (lam - self.lam) / t
         return self.cost, self.g, self.lam
 
 
-class HypothesisPool:
+class HypothesisPool(Generic[M]):
     """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M) under ``moment``.
 
     Hypotheses are deduplicated by their statistics (rounded to 1e-12), and members of a finite
@@ -267,15 +300,15 @@ class HypothesisPool:
     (0, 0)
     """
 
-    def __init__(self, moment, X):
+    def __init__(self, moment: M, X: ArrayLike) -> None:
         self.moment, self.X = moment, X
-        self.hyps: list = []
+        self.hyps: list[Any] = []
         self.costs: list[float] = []
         self.G: list[np.ndarray] = []
-        self._keys: dict = {}
-        self._arrays = None
+        self._keys: dict[bytes | tuple[str, Any], int] = {}
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
-    def add(self, h) -> int:
+    def add(self, h: Any) -> int:
         """Index of ``h`` in the pool (appended when new)."""
         index = getattr(h, "index", None)          # finite classes: members are known by index
         if index is not None and ("member", index) in self._keys:
@@ -309,7 +342,7 @@ class HypothesisPool:
         return len(self.hyps)
 
 
-class Game:
+class Game(Generic[M]):
     """Loop of a two-player Lagrangian game over a moment, a learner and a hypothesis pool.
 
     Parameters
@@ -337,7 +370,7 @@ class Game:
     'converged'
     """
 
-    def __init__(self, moment, learner: Learner, X, progress: Progress | None = None):
+    def __init__(self, moment: M, learner: Learner, X: ArrayLike, progress: Progress | None = None) -> None:
         self.moment = moment
         self.learner = learner
         self.pool = HypothesisPool(moment, X)
@@ -345,7 +378,8 @@ class Game:
         self.n_calls = 0
 
     # ---- services for the players -----------------------------------------------------------
-    def lagrangian(self, cost, g, lam) -> float:
+    def lagrangian(self, cost: float | NDArray[np.float64], g: NDArray[np.float64],
+                   lam: NDArray[np.float64]) -> float:
         """Lagrangian ``cost + lam @ (g - b)`` of the moment.
 
         Parameters
@@ -364,7 +398,7 @@ class Game:
         """
         return float(self.moment.lagrangian(cost, g, lam))
 
-    def respond(self, lam, use_pool: bool = False) -> tuple[int, float]:
+    def respond(self, lam: NDArray[np.float64], use_pool: bool = False) -> tuple[int, float]:
         """Pool index of the learner's best response to ``lam`` and its Lagrangian value.
 
         With ``use_pool`` a pool member with a smaller Lagrangian replaces the learner's answer

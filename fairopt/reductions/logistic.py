@@ -21,11 +21,17 @@ tolerance ball. The oracle may also ask for a looser tolerance (see
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+    from sklearn.linear_model import LogisticRegression
 
 #: previous solutions tried as starting points
 WARM_CANDIDATES = 8
@@ -45,7 +51,7 @@ class WarmLogistic:
         Gradient tolerance of L-BFGS (default: the estimator's ``tol``).
     """
 
-    def __init__(self, estimator, X, tol: float | None = None):
+    def __init__(self, estimator: LogisticRegression, X: ArrayLike, tol: float | None = None) -> None:
         self.estimator = estimator
         params = estimator.get_params()
         self.C, self.max_iter = float(params["C"]), int(params["max_iter"])
@@ -57,7 +63,7 @@ class WarmLogistic:
         self.n_evaluations = 0
 
     @staticmethod
-    def applies(estimator, X) -> bool:
+    def applies(estimator: BaseEstimator, X: object) -> bool:
         """A binary L2 ``LogisticRegression`` with the lbfgs solver, no class weights, finite
         ``C``, on a dense numeric array (not a DataFrame or a sparse matrix)."""
         from sklearn.linear_model import LogisticRegression
@@ -75,7 +81,8 @@ class WarmLogistic:
             z += theta[self.d]
         return z
 
-    def _loss_grad(self, theta, y, s, S):
+    def _loss_grad(self, theta: NDArray[np.float64], y: NDArray[np.float64], s: NDArray[np.float64],
+                   S: float) -> tuple[float, NDArray[np.float64]]:
         """Scikit-learn's normalised objective and its gradient, from one pass over the rows."""
         self.n_evaluations += 1
         z = self._z(theta)
@@ -97,13 +104,14 @@ class WarmLogistic:
             g[self.d] = p.sum() / S
         return f, g
 
-    def _objective(self, Z, Theta, y, s, S) -> np.ndarray:
+    def _objective(self, Z: NDArray[np.float64], Theta: NDArray[np.float64], y: NDArray[np.float64],
+                   s: NDArray[np.float64], S: float) -> NDArray[np.float64]:
         """Objective of several parameter vectors at once (``Z`` their scores, one column each)."""
         loss = np.log1p(np.exp(-np.abs(Z))) + np.maximum(Z, 0.0) - y[:, None] * Z
         coef = Theta[:, :self.d]
         return (s @ loss) / S + 0.5 * np.einsum("kj,kj->k", coef, coef) / (self.C * S)
 
-    def _start(self, y, s, S) -> np.ndarray:
+    def _start(self, y: NDArray[np.float64], s: NDArray[np.float64], S: float) -> NDArray[np.float64]:
         """Zero (scikit-learn's start) or the previous solution with the smallest objective."""
         cands = [np.zeros(self.d + int(self.fit_intercept)), *self.solutions[-WARM_CANDIDATES:]]
         Theta = np.vstack(cands)
@@ -113,7 +121,7 @@ class WarmLogistic:
         return Theta[int(np.argmin(self._objective(Z, Theta, y, s, S)))].copy()
 
     # ---- fits ---------------------------------------------------------------------------------
-    def fit(self, labels, sample_weight):
+    def fit(self, labels: ArrayLike, sample_weight: ArrayLike) -> LogisticRegression:
         """A fitted ``LogisticRegression`` (clone of the estimator) for 0/1 ``labels``."""
         y = np.asarray(labels, dtype=float)
         s = np.asarray(sample_weight, dtype=float)

@@ -51,7 +51,7 @@ class Loss:
         """
         raise AttributeError("subclasses define derivative")
 
-    def __call__(self, y, u):
+    def __call__(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         return self.value(y, u)
 
     def __repr__(self) -> str:
@@ -251,7 +251,7 @@ class ScaledLogisticLoss(Loss):
         return f"ScaledLogisticLoss(scale={self.scale:g})"
 
 
-def get_loss(loss, logistic_scale: float = 5.0) -> Loss:
+def get_loss(loss: str | Loss, logistic_scale: float = 5.0) -> Loss:
     """Return a :class:`Loss` from a name (``"square"``, ``"logistic"``, ``"absolute"``) or instance.
 
     Examples

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.criteria import resolve
 from fairopt.errors import DataValidationError
@@ -43,10 +43,12 @@ from fairopt.reductions.problems import CostTable, ExampleCosts, LearnerProblem,
 from fairopt.validation import as_groups, check_weights
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from fairopt.validation import Groups
 
 
-def _row_weights(sample_weight, n: int) -> np.ndarray | None:
+def _row_weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:
     r"""Sample weights rescaled to mean 1 (``None`` when unweighted, keeping the unweighted arithmetic).
 
     Every moment then works with the weighted empirical distribution: means become
@@ -58,7 +60,7 @@ def _row_weights(sample_weight, n: int) -> np.ndarray | None:
     return w * (n / w.sum())
 
 
-def _wmean(values, w) -> float:
+def _wmean(values: NDArray[np.float64], w: NDArray[np.float64] | None) -> float:
     return float(np.mean(values if w is None else w * values))
 
 
@@ -99,6 +101,10 @@ class Moment:
     sample_weight: np.ndarray | None = None
     #: the bound ``b`` of every constraint row, set by ``fit``
     bound: np.ndarray
+    #: sorted group labels, each row's group code and the number of rows, set by ``fit``
+    groups: pd.Index
+    group: np.ndarray
+    n: int
     #: the learner problem this moment produces (see :meth:`learner_problem`)
     problem: type[LearnerProblem] = LearnerProblem
     #: range of per-example costs (2 for costs in [-1, 1], 1 for [0, 1]); enters the violation
@@ -128,6 +134,43 @@ class Moment:
             One name per row.
         """
         raise AttributeError("subclasses define row_names")
+
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:  # pragma: no cover - interface
+        """Cost and constraint values ``(cost, g)`` of the training predictions ``pred``.
+
+        Parameters
+        ----------
+        pred : array-like of shape (n_samples,)
+            Predictions of one hypothesis on the rows the moment was fitted on.
+
+        Returns
+        -------
+        cost : float
+            The objective.
+        g : ndarray of shape (n_rows,)
+            The constraint values.
+        """
+        raise AttributeError("subclasses define stats")
+
+    def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
+            sample_weight: ArrayLike | None = None) -> Moment:  # pragma: no cover - interface
+        """Record the labels, groups and row weights the rows are computed on.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels.
+        sensitive : array-like of shape (n_samples,) or Groups
+            Group labels (raw values or codes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Nonnegative row weights.
+
+        Returns
+        -------
+        self
+            The fitted moment.
+        """
+        raise AttributeError("subclasses define fit")
 
     def learner_problem(self, lam: np.ndarray) -> LearnerProblem:  # pragma: no cover - interface
         r"""The problem whose solution is :math:`\arg\min_h L(h, \lambda)`."""
@@ -168,7 +211,8 @@ class StatisticalParity(Moment):
     eta_divisor = 8.0
     name = "statistical_parity"
 
-    def __init__(self, eps: float = 0.05, grid_size: int = 40, loss: str | Loss = "square") -> None:
+    def __init__(self, eps: ArrayLike | dict[Any, float] = 0.05, grid_size: int = 40,
+                 loss: str | Loss = "square") -> None:
         self.eps = eps
         self.grid_size = grid_size
         self.loss = loss
@@ -439,7 +483,7 @@ class _ClassificationMoment(Moment):
     eta_divisor = 8.0
     events_: tuple = ()
 
-    def __init__(self, eps: float = 0.05) -> None:
+    def __init__(self, eps: ArrayLike | dict[Any, float] = 0.05) -> None:
         self.eps = eps
 
     def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
@@ -579,7 +623,7 @@ class DemographicParity(_ClassificationMoment):
     name = "demographic_parity"
     events_ = ("all",)
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return np.zeros(y.size, dtype=np.int64)
 
 
@@ -597,7 +641,7 @@ class EqualOpportunity(_ClassificationMoment):
     name = "equal_opportunity"
     events_ = ("y=1",)
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return np.where(y == 1, 0, -1).astype(np.int64)
 
 
@@ -615,7 +659,7 @@ class EqualizedOdds(_ClassificationMoment):
     name = "equalized_odds"
     events_ = ("y=0", "y=1")
 
-    def _event_codes(self, y):
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
         return y.astype(np.int64)
 
 

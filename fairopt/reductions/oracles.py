@@ -18,14 +18,25 @@ moments, :class:`CostSensitiveOracle`; for tests, :class:`FiniteClassOracle` (ex
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone, is_classifier
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
 from fairopt.reductions.discretization import prefix_table
-from fairopt.reductions.losses import ScaledLogisticLoss
+from fairopt.reductions.losses import Loss, ScaledLogisticLoss
 from fairopt.reductions.problems import CostTable, ExampleCosts, SampleWeights
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
+    from fairopt.modeling import SolverSpec
+    from fairopt.reductions.logistic import WarmLogistic
+    from fairopt.reductions.moments import BoundedGroupLoss, Moment, StatisticalParity, _ClassificationMoment
 
 #: slack of the deterministic tie rule for the targets U_i
 TIE_TOLERANCE = 1e-12
@@ -35,34 +46,34 @@ TIE_TOLERANCE = 1e-12
 class ClippedRegressor:
     """A fitted regressor whose predictions are clipped into ``[0, 1]``."""
 
-    def __init__(self, estimator):
+    def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return np.clip(np.asarray(self.estimator.predict(X), dtype=float), 0.0, 1.0)
 
 
 class LogisticScore:
     """Score ``u = (logit/C + 1)/2`` of a fitted classifier, so that ``sigma(C(2u-1))`` is its probability."""
 
-    def __init__(self, estimator, loss: ScaledLogisticLoss):
+    def __init__(self, estimator: BaseEstimator, loss: ScaledLogisticLoss) -> None:
         self.estimator = estimator
         self.loss = loss
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return self.loss.score_from_logit(self.estimator.decision_function(X))
 
 
 class ClassifierHypothesis:
     """A fitted 0/1 classifier; ``score`` gives its probability of class 1 when available."""
 
-    def __init__(self, estimator):
+    def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return (np.asarray(self.estimator.predict(X)).astype(float) > 0.5).astype(float)
 
-    def score(self, X):
+    def score(self, X: ArrayLike) -> NDArray[np.float64]:
         if hasattr(self.estimator, "predict_proba"):
             return np.asarray(self.estimator.predict_proba(X))[:, 1]
         return self.predict(X)
@@ -71,24 +82,24 @@ class ClassifierHypothesis:
 class ConstantHypothesis:
     """Predicts the same value for every row."""
 
-    def __init__(self, value: float):
+    def __init__(self, value: float) -> None:
         self.value = float(value)
 
-    def predict(self, X):
+    def predict(self, X: NDArray[Any] | Sequence[Any]) -> NDArray[np.float64]:
         return np.full(len(X), self.value)
 
-    def score(self, X):
+    def score(self, X: NDArray[Any] | Sequence[Any]) -> NDArray[np.float64]:
         return self.predict(X)
 
 
 class IndexedHypothesis:
     """Looks predictions up by row index (``X[:, 0]``); used for finite classes in tests."""
 
-    def __init__(self, values, index: int | None = None):
+    def __init__(self, values: ArrayLike, index: int | None = None) -> None:
         self.values = np.asarray(values, dtype=float)
         self.index = index
 
-    def predict(self, X):
+    def predict(self, X: NDArray[Any] | Sequence[Any]) -> NDArray[np.float64]:
         return self.values[np.asarray(X).reshape(len(X), -1)[:, 0].astype(np.int64)]
 
 
@@ -101,8 +112,10 @@ class Oracle:
     #: whether ``best_response`` returns an exact minimiser of the Lagrangian over its class;
     #: fitted estimators minimise a surrogate, so only enumeration is exact
     exact: bool = False
+    #: the moment bound by :meth:`prepare`
+    moment: Moment
 
-    def prepare(self, moment, X) -> Oracle:
+    def prepare(self, moment: Moment, X: ArrayLike) -> Oracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -130,7 +143,7 @@ class Oracle:
         self.X = X
         return self
 
-    def best_response(self, lam):  # pragma: no cover - interface
+    def best_response(self, lam: NDArray[np.float64]) -> Any:  # pragma: no cover - interface
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -146,7 +159,7 @@ class Oracle:
         raise AttributeError("subclasses define best_response")
 
 
-def sp_targets(moment, lam) -> np.ndarray:
+def sp_targets(moment: StatisticalParity, lam: NDArray[np.float64]) -> NDArray[np.float64]:
     r"""Targets :math:`U_i` of the LS/LR heuristics with the deterministic tie rule.
 
     ``G[y, a, k]`` tabulates :math:`g_\lambda` on cells ``k = 0..N``; the target cell is the smallest
@@ -178,15 +191,16 @@ class _HeuristicSP(Oracle):
     """
 
     problems = (CostTable,)
+    moment: StatisticalParity
 
-    def __init__(self, estimator, lambda_scales=(1.0,), refine_rounds=0,
-                 refine_weights=(0.3, 1.0, 3.0)):
+    def __init__(self, estimator: BaseEstimator, lambda_scales: Sequence[float] = (1.0,), refine_rounds: int = 0,
+                 refine_weights: Sequence[float] = (0.3, 1.0, 3.0)) -> None:
         self.estimator = estimator
         self.lambda_scales = lambda_scales
         self.refine_rounds = refine_rounds
         self.refine_weights = refine_weights
 
-    def prepare(self, moment, X):
+    def prepare(self, moment: Moment, X: ArrayLike) -> _HeuristicSP:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -210,13 +224,13 @@ class _HeuristicSP(Oracle):
         self.n_fits = 0
         return self
 
-    def _fit_targets(self, U):  # pragma: no cover - interface
+    def _fit_targets(self, U: NDArray[np.float64]) -> Any:  # pragma: no cover - interface
         raise AttributeError
 
-    def _value(self, h, lam) -> float:
+    def _value(self, h: Any, lam: NDArray[np.float64]) -> float:
         return float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
 
-    def _fit(self, lam):
+    def _fit(self, lam: NDArray[np.float64]) -> Any:
         m = self.moment
         self.n_fits += 1
         h = self._fit_targets(sp_targets(m, lam))
@@ -238,7 +252,7 @@ class _HeuristicSP(Oracle):
                     best, best_value = h, value
         return best
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> Any:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -272,7 +286,7 @@ class FactoredLeastSquares:
     so the oracle's ~10 fits per call with the same ``X`` stop refactoring it.
     """
 
-    def __init__(self, estimator, X, sample_weight=None):
+    def __init__(self, estimator: BaseEstimator, X: ArrayLike, sample_weight: ArrayLike | None = None) -> None:
         X = np.asarray(X, dtype=float)
         w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.estimator, self.fit_intercept = estimator, bool(estimator.fit_intercept)
@@ -285,12 +299,12 @@ class FactoredLeastSquares:
         self.Ut, self.V_over_s = Uf[:, keep].T, Vt[keep].T / S[keep]
 
     @staticmethod
-    def applies(estimator) -> bool:
+    def applies(estimator: BaseEstimator) -> bool:
         """Plain ``LinearRegression`` (no ``positive`` constraint) only."""
         from sklearn.linear_model import LinearRegression
         return type(estimator) is LinearRegression and not estimator.get_params().get("positive", False)
 
-    def fit(self, U) -> ClippedRegressor:
+    def fit(self, U: ArrayLike) -> ClippedRegressor:
         U = np.asarray(U, dtype=float)
         u_mean = float(self.w @ U / self.w.sum()) if self.fit_intercept else 0.0
         coef = self.V_over_s @ (self.Ut @ ((U - u_mean) * self.sw))
@@ -319,7 +333,7 @@ class LeastSquaresOracle(_HeuristicSP):
     'converged'
     """
 
-    def prepare(self, moment, X):
+    def prepare(self, moment: Moment, X: ArrayLike) -> LeastSquaresOracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -345,15 +359,16 @@ class LeastSquaresOracle(_HeuristicSP):
                           else None)
         return self
 
-    def _fit_targets(self, U):
-        if getattr(self, "_factored", None) is not None:
-            return self._factored.fit(U)
+    def _fit_targets(self, U: NDArray[np.float64]) -> ClippedRegressor:
+        factored: FactoredLeastSquares | None = getattr(self, "_factored", None)
+        if factored is not None:
+            return factored.fit(U)
         w = self.moment.sample_weight
         kw = {} if w is None else {"sample_weight": w}
         return ClippedRegressor(clone(self.estimator).fit(self.X, U, **kw))
 
 
-def two_label_weights(loss, U) -> np.ndarray:
+def two_label_weights(loss: Loss, U: ArrayLike) -> NDArray[np.float64]:
     r"""Weight on label 1 making ``U`` stationary for ``W l(1, u) + (1 - W) l(0, u)`` (F.3).
 
     With :math:`d_0 = \partial_u\ell(0,U) \ge 0 \ge d_1 = \partial_u\ell(1,U)`,
@@ -388,7 +403,7 @@ class RiskMinimizationOracle(_HeuristicSP):
     'converged'
     """
 
-    def _fit_targets(self, U):
+    def _fit_targets(self, U: NDArray[np.float64]) -> LogisticScore | ClippedRegressor:
         m = self.moment
         w1 = two_label_weights(m.loss_, U)
         X2 = _stack_rows(self.X, self.X)
@@ -428,11 +443,12 @@ class WeightedLossOracle(Oracle):
     """
 
     problems = (SampleWeights,)
+    moment: BoundedGroupLoss
 
-    def __init__(self, estimator):
+    def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> LogisticScore | ClippedRegressor:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -499,13 +515,14 @@ class CostSensitiveOracle(Oracle):
     """
 
     problems = (ExampleCosts,)
+    moment: _ClassificationMoment
 
-    def __init__(self, estimator, warm_start: bool = True, response_tol: float | None = 1e-3):
+    def __init__(self, estimator: BaseEstimator, warm_start: bool = True, response_tol: float | None = 1e-3) -> None:
         self.estimator = estimator
         self.warm_start = warm_start
         self.response_tol = response_tol
 
-    def prepare(self, moment, X):
+    def prepare(self, moment: Moment, X: ArrayLike) -> CostSensitiveOracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -527,7 +544,7 @@ class CostSensitiveOracle(Oracle):
         """
         from fairopt.reductions.logistic import WarmLogistic
         super().prepare(moment, X)
-        self._warm = None
+        self._warm: WarmLogistic | None = None
         if self.warm_start and WarmLogistic.applies(self.estimator, X):
             tol = float(self.estimator.get_params()["tol"])
             # the floor applies to scikit-learn's default tolerance only: a tolerance the user
@@ -537,7 +554,7 @@ class CostSensitiveOracle(Oracle):
             self._warm = WarmLogistic(self.estimator, X, tol)
         return self
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> ConstantHypothesis | ClassifierHypothesis:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -554,8 +571,9 @@ class CostSensitiveOracle(Oracle):
         labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
             return ConstantHypothesis(float(labels[0]))
-        if getattr(self, "_warm", None) is not None:
-            return ClassifierHypothesis(self._warm.fit(labels, w))
+        warm: WarmLogistic | None = getattr(self, "_warm", None)
+        if warm is not None:
+            return ClassifierHypothesis(warm.fit(labels, w))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
         return ClassifierHypothesis(est)
 
@@ -580,10 +598,10 @@ class FiniteClassOracle(Oracle):
     problems = (CostTable, SampleWeights, ExampleCosts)
     exact = True
 
-    def __init__(self, predictions):
+    def __init__(self, predictions: ArrayLike) -> None:
         self.predictions = np.asarray(predictions, dtype=float)
 
-    def prepare(self, moment, X):
+    def prepare(self, moment: Moment, X: ArrayLike) -> FiniteClassOracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -609,7 +627,7 @@ class FiniteClassOracle(Oracle):
         self.G = np.vstack([s[1] for s in stats])
         return self
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> IndexedHypothesis:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -629,11 +647,11 @@ class FiniteClassOracle(Oracle):
 class LinearScore:
     """Linear score ``clip(<beta, [scaled x, 1]>, 0, 1)`` returned by :class:`HingeLPOracle`."""
 
-    def __init__(self, beta, lo, scale):
+    def __init__(self, beta: ArrayLike, lo: NDArray[np.float64], scale: NDArray[np.float64]) -> None:
         self.beta = np.asarray(beta, dtype=float)
         self.lo, self.scale = lo, scale
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         Xs = (np.asarray(X, dtype=float) - self.lo) / self.scale
         return np.clip(Xs @ self.beta[:-1] + self.beta[-1], 0.0, 1.0)
 
@@ -667,13 +685,15 @@ class HingeLPOracle(Oracle):
     """
 
     problems = (CostTable,)
+    moment: StatisticalParity
 
-    def __init__(self, solver="highs", form: str = "auto", warm_start: bool = True):
+    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 form: Literal["auto", "primal", "dual"] = "auto", warm_start: bool = True) -> None:
         self.solver = solver
         self.form = form
         self.warm_start = warm_start
 
-    def prepare(self, moment, X):
+    def prepare(self, moment: Moment, X: ArrayLike) -> HingeLPOracle:
         """Bind the oracle to a fitted moment and the training features.
 
         Parameters
@@ -701,18 +721,18 @@ class HingeLPOracle(Oracle):
         span = Xd.max(axis=0) - self.lo
         self.scale = np.where(span > 0, span, 1.0)
         Xs = np.hstack([(Xd - self.lo) / self.scale, np.ones((Xd.shape[0], 1))])
-        N = moment.grid.size
+        N = self.moment.grid.size
         self._features = np.repeat(Xs, N, axis=0)                    # row r = i * N + j
-        self._z = np.tile(moment.grid.grid, Xd.shape[0])
-        self._lp = None
+        self._z = np.tile(self.moment.grid.grid, Xd.shape[0])
+        self._lp: WeightedHingeLP | None = None
         self.solve_seconds: list[float] = []
         return self
 
-    def augmented_costs(self, lam) -> np.ndarray:
+    def augmented_costs(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
         """:math:`C_{i,z}` for all augmented rows, flattened with ``r = i N + j``."""
         return self.moment.learner_problem(lam).row_costs().ravel()
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> LinearScore:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
@@ -738,7 +758,7 @@ class HingeLPOracle(Oracle):
         return LinearScore(sol.beta, self.lo, self.scale)
 
 
-def _stack_rows(A, B):
+def _stack_rows(A: Any, B: Any) -> Any:
     """Vertically stack two feature matrices (dense arrays, sparse matrices or DataFrames)."""
     import scipy.sparse as sp
     if sp.issparse(A):
@@ -749,7 +769,8 @@ def _stack_rows(A, B):
     return np.vstack([np.asarray(A), np.asarray(B)])
 
 
-def make_oracle(moment, estimator, oracle: str = "auto", **heuristic_options) -> Oracle:
+def make_oracle(moment: Moment, estimator: BaseEstimator | Oracle | str, oracle: str = "auto",
+                **heuristic_options: Any) -> Oracle:
     """Pick the oracle for ``moment`` around ``estimator`` (or return ``estimator`` if it is one).
 
     ``oracle`` is ``"auto"``, ``"least_squares"``, ``"risk_minimization"`` or ``"hinge_lp"``.

@@ -19,13 +19,27 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from itertools import product
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import conditional_matrix, disclosivity, solve_p1
 from fairopt.reductions.split_game import DisclosureAuditor, PairedRegressionLearner, learn_split
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from fairopt._progress import Progress
+    from fairopt.modeling import SolverSpec
+    from fairopt.reductions.game import GameResult
+    from fairopt.reductions.split_game import EstimatorLearner
+
+    #: an accepted split: node, game, child weights w0/w1, A, r, p, distance, child disclosure, margin
+    _Split = tuple[int, GameResult, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                   NDArray[np.float64], NDArray[np.float64], float, float, float]
 
 #: disclosure slack accepted on top of α (the restricted LP meets its rows to solver tolerance)
 DISCLOSURE_TOL = 1e-6
@@ -49,9 +63,9 @@ class SplitRecord:
 class ProxyTreeState:
     """Internal nodes (id → (hypotheses, mixture weights, child0, child1)) and leaf ids."""
 
-    splits: dict = field(default_factory=dict)
-    leaves: list = field(default_factory=lambda: [0])
-    depth: dict = field(default_factory=lambda: {0: 0})
+    splits: dict[int, tuple[list[Any], np.ndarray, int, int]] = field(default_factory=dict)
+    leaves: list[int] = field(default_factory=lambda: [0])
+    depth: dict[int, int] = field(default_factory=lambda: {0: 0})
 
 
 class ProxyTree:
@@ -98,9 +112,10 @@ class ProxyTree:
 
     def __init__(self, alpha: float, *, relaxed: bool = False, gamma: float = 0.1,
                  max_height: int = 20, stop_distance: float = 0.1, epsilon: float = 0.0,
-                 margins=(0.0, 0.3, 0.6), alpha_fractions=(1.0, 0.5), learner=None, max_iter: int = 40,
+                 margins: Sequence[float] = (0.0, 0.3, 0.6), alpha_fractions: Sequence[float] = (1.0, 0.5),
+                 learner: PairedRegressionLearner | EstimatorLearner | None = None, max_iter: int = 40,
                  n_ascent: int = 15,
-                 min_leaf_mass: float = 0.005, solver="highs", lp_solver="highs"):
+                 min_leaf_mass: float = 0.005, solver: str | SolverSpec = "highs", lp_solver: str = "highs") -> None:
         if not 0.0 <= alpha <= 1.0:
             raise DataValidationError(f"alpha must lie in [0, 1], got {alpha}.")
         if not 0.0 < gamma < 1.0:
@@ -113,7 +128,8 @@ class ProxyTree:
         self.min_leaf_mass, self.solver, self.lp_solver = float(min_leaf_mass), solver, lp_solver
 
     # ---- P1 on the current leaves ------------------------------------------------------------
-    def _hull(self, leaf_weights, groups, K):
+    def _hull(self, leaf_weights: NDArray[np.float64], groups: NDArray[np.int_],
+              K: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
         A, r_hat, _ = conditional_matrix(leaf_weights, groups, K)
         live = r_hat > 0
         q, _ = solve_p1(A[live], relaxed=self.relaxed, solver=self.solver)
@@ -122,7 +138,8 @@ class ProxyTree:
             p = p / p.sum()
         return A, r_hat, p, float(np.linalg.norm(p - 1.0 / K))
 
-    def fit(self, X, groups, n_groups: int | None = None, progress=None) -> ProxyTree:
+    def fit(self, X: ArrayLike, groups: ArrayLike, n_groups: int | None = None,
+            progress: Progress | None = None) -> ProxyTree:
         """Grow the tree on numeric features ``X`` (n, d) and integer group codes.
 
         BLAS runs on one thread: the game's thin matrix–vector products slowed ≈8× with two
@@ -132,7 +149,7 @@ class ProxyTree:
         with threadpool_limits(limits=1, user_api="blas"):
             return self._fit(X, groups, n_groups, progress)
 
-    def _fit(self, X, groups, n_groups, progress) -> ProxyTree:
+    def _fit(self, X: ArrayLike, groups: ArrayLike, n_groups: int | None, progress: Progress | None) -> ProxyTree:
         t0 = time.perf_counter()
         X = np.ascontiguousarray(X, dtype=float)   # row-major: fast X @ β in every oracle call
         groups = np.asarray(groups)
@@ -188,8 +205,10 @@ class ProxyTree:
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _try_split(self, X, groups, K, prior, weights, state, v, p, dist, target, target_one, margin,
-                   learner):
+    def _try_split(self, X: NDArray[np.float64], groups: NDArray[np.int_], K: int, prior: NDArray[np.float64],
+                   weights: dict[int, NDArray[np.float64]], state: ProxyTreeState, v: int, p: NDArray[np.float64],
+                   dist: float, target: float, target_one: float, margin: float,
+                   learner: PairedRegressionLearner | EstimatorLearner) -> _Split | None:
         """Play the split game at leaf ``v``; return the accepted split or None."""
         game = learn_split(X, weights[v], groups, prior, p, target, margin=margin, alpha_one=target_one,
                            learner=learner,
@@ -209,7 +228,7 @@ class ProxyTree:
         return None
 
     # ---- applying the tree ------------------------------------------------------------------
-    def membership(self, X) -> np.ndarray:
+    def membership(self, X: ArrayLike) -> NDArray[np.float64]:
         """Leaf probabilities (n, ℓ) of each row under the randomized splits (expectation)."""
         X = np.asarray(X, dtype=float)
         w = {0: np.ones(X.shape[0])}
@@ -220,7 +239,7 @@ class ProxyTree:
             w[c0] = w[v] - w[c1]
         return np.column_stack([w[u] for u in self.state_.leaves])
 
-    def route(self, X, random_state=None) -> np.ndarray:
+    def route(self, X: ArrayLike, random_state: int | np.random.Generator | None = None) -> NDArray[np.int_]:
         """Draw each row's leaf index (one hypothesis drawn per row at every node)."""
         X = np.asarray(X, dtype=float)
         rng = as_generator(random_state)

@@ -36,20 +36,26 @@ Players of :class:`fairopt.reductions.game.Game`:
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from fairopt.errors import DataValidationError
 from fairopt.modeling import Program
 from fairopt.reductions.game import Game, GameResult
 
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
 __all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegressionLearner",
            "SplitMoment", "learn_split", "split_coefficients"]
 
 
-def split_coefficients(weights, groups, hull_point, margin: float = 0.0) -> np.ndarray:
+def split_coefficients(weights: ArrayLike, groups: NDArray[np.intp], hull_point: Sequence[float] | NDArray[np.float64],
+                       margin: float = 0.0) -> NDArray[np.float64]:
     r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`."""
     w = np.asarray(weights, dtype=float)
     K = len(hull_point)
@@ -67,7 +73,8 @@ class SplitMoment:
     ``alpha`` so that ``h ≡ 0`` (V0 = V) stays feasible.
     """
 
-    def __init__(self, weights, groups, prior, coefficients, alpha: float, alpha_one: float | None = None):
+    def __init__(self, weights: ArrayLike, groups: ArrayLike, prior: ArrayLike, coefficients: ArrayLike,
+                 alpha: float, alpha_one: float | None = None) -> None:
         self.w = np.asarray(weights, dtype=float)
         self.W = float(self.w.sum())
         if self.W <= 0:
@@ -83,11 +90,11 @@ class SplitMoment:
         self.D_total = self._weighted_deviation(self.wn)
         self.bound = np.zeros(4 * self.K)
 
-    def _weighted_deviation(self, v) -> np.ndarray:
+    def _weighted_deviation(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Σ_j v_j δ_jk`` for every k."""
         return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
 
-    def stats(self, pred) -> tuple[float, np.ndarray]:
+    def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         h = np.asarray(pred, dtype=float)
         wh = self.wn * h
         S1, W1 = self._weighted_deviation(wh), float(wh.sum())
@@ -95,10 +102,10 @@ class SplitMoment:
         a, a1 = self.alpha, self.alpha_one
         return float(self.wc @ h), np.concatenate([S1 - a1 * W1, -S1 - a1 * W1, S0 - a * W0, -S0 - a * W0])
 
-    def lagrangian(self, cost, g, lam) -> np.ndarray:
+    def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
-    def cost_difference(self, lam) -> np.ndarray:
+    def cost_difference(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
         r"""Per-sample :math:`C^1_j - C^0_j` of :math:`L(h,\lambda)` (only it moves the argmin)."""
         K, a = self.K, self.alpha
         l1p, l1m, l0p, l0m = (lam[i * K:(i + 1) * K] for i in range(4))
@@ -113,17 +120,17 @@ class SplitMoment:
 class LinearSplit:
     """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``."""
 
-    def __init__(self, beta):
+    def __init__(self, beta: ArrayLike) -> None:
         self.beta = np.asarray(beta, dtype=float)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
 
 
 class ZeroSplit:
     """The split ``h ≡ 0`` (everything to child V0); always feasible."""
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.zeros(X.shape[0])
 
 
@@ -142,10 +149,10 @@ class PairedRegressionLearner:
         Relative ridge on the Gram matrix's diagonal (collinear one-hot columns).
     """
 
-    def __init__(self, ridge: float = 1e-8):
+    def __init__(self, ridge: float = 1e-8) -> None:
         self.ridge = float(ridge)
 
-    def prepare(self, moment: SplitMoment, X) -> PairedRegressionLearner:
+    def prepare(self, moment: SplitMoment, X: ArrayLike) -> PairedRegressionLearner:
         from scipy.linalg import cho_factor
         self.moment = moment
         self.rows = np.flatnonzero(moment.w > 0)
@@ -155,7 +162,7 @@ class PairedRegressionLearner:
         self.Xt, self.factor = Xt, cho_factor(gram)
         return self
 
-    def best_response(self, lam) -> LinearSplit:
+    def best_response(self, lam: NDArray[np.float64]) -> LinearSplit:
         from scipy.linalg import cho_solve
         diff = self.moment.cost_difference(lam)[self.rows] * self.moment.W   # undo the 1/W_V scaling
         return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
@@ -164,14 +171,14 @@ class PairedRegressionLearner:
 class EstimatorLearner:
     """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``."""
 
-    def __init__(self, estimator):
+    def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
 
-    def prepare(self, moment: SplitMoment, X) -> EstimatorLearner:
+    def prepare(self, moment: SplitMoment, X: ArrayLike) -> EstimatorLearner:
         self.moment, self.X = moment, X
         return self
 
-    def best_response(self, lam):
+    def best_response(self, lam: NDArray[np.float64]) -> _Constant | _Thresholded:
         diff = self.moment.cost_difference(lam)
         label = (diff < 0).astype(int)
         weight = np.abs(diff)
@@ -181,18 +188,18 @@ class EstimatorLearner:
 
 
 class _Constant:
-    def __init__(self, value: float):
+    def __init__(self, value: float) -> None:
         self.value = value
 
-    def predict(self, X):
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.full(X.shape[0], self.value)
 
 
 class _Thresholded:
-    def __init__(self, model):
+    def __init__(self, model: BaseEstimator) -> None:
         self.model = model
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return np.asarray(self.model.predict(X), dtype=float)
 
 
@@ -219,11 +226,11 @@ class DisclosureAuditor:
     mode = "auditor"
 
     def __init__(self, n_ascent: int = 20, step: float = 5.0, lambda_max: float = 100.0,
-                 max_iter: int = 60, solver="highs", tol: float = 1e-9):
+                 max_iter: int = 60, solver: str = "highs", tol: float = 1e-9) -> None:
         self.n_ascent, self.step, self.lambda_max = int(n_ascent), float(step), float(lambda_max)
         self.max_iter, self.solver, self.tol = int(max_iter), solver, float(tol)
 
-    def start(self, game: Game) -> None:
+    def start(self, game: Game[SplitMoment]) -> None:
         self.game = game
         self.moment = game.moment
         self.lam = np.zeros(self.moment.bound.size)
@@ -293,8 +300,9 @@ class DisclosureAuditor:
                           nu=self.tol, history=self.history)
 
 
-def learn_split(X, weights, groups, prior, hull_point, alpha: float, *, margin: float = 0.0,
-                alpha_one: float | None = None, learner=None,
+def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prior: ArrayLike,
+                hull_point: Sequence[float] | NDArray[np.float64], alpha: float, *, margin: float = 0.0,
+                alpha_one: float | None = None, learner: PairedRegressionLearner | EstimatorLearner | None = None,
                 auditor: DisclosureAuditor | None = None) -> GameResult:
     """Play the split game at one node; return the mixture (hypotheses, weights) and its stats."""
     t0 = time.perf_counter()
