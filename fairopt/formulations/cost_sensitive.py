@@ -248,7 +248,7 @@ class WeightedHingeLP:
         return prog
 
     # -- solving ---------------------------------------------------------------------------
-    def solve(self, solver: str | SolverSpec | Mapping[str, Any] = "highs", form: str | None = None,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs", form: str | None = None,
               warm_start: bool = True) -> HingeSolution:
         """Solve; the dual form re-uses a compiled model (warm start) when ``warm_start``."""
         form = form or self.chosen_form

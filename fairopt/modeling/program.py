@@ -309,7 +309,7 @@ class Program:
         return self.canonical().problem_class
 
     # ------------------------------------------------------------------ solving
-    def compile(self, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+    def compile(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs",
                 **overrides: Any) -> CompiledModel | ConstantModel:
         """Compile once for ``solver`` and return a model that can be updated and re-solved
         with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""

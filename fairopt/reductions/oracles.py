@@ -687,7 +687,7 @@ class HingeLPOracle(Oracle):
     problems = (CostTable,)
     moment: StatisticalParity
 
-    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs",
                  form: Literal["auto", "primal", "dual"] = "auto", warm_start: bool = True) -> None:
         self.solver = solver
         self.form = form
