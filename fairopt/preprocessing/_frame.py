@@ -1,6 +1,8 @@
 """Shared parts of the resamplers: the record frame, domain bookkeeping, decoding samples."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -24,6 +26,9 @@ from fairopt.validation import (
 
 _OUTPUTS = ("default", "pandas", "polars")
 
+#: a seed: what :func:`fairopt._utils.as_generator` takes
+Seed: TypeAlias = "int | np.random.Generator | None"
+
 
 def output_kind(estimator, X=None) -> str:
     """Frame library of an estimator's output: the ``set_output(transform=...)`` choice, else the
@@ -46,25 +51,60 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
 
 
-def _assemble(X, y, sensitive_features):
+def as_record_frame(X: Any) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
+    """``X`` as a DataFrame of records, and the dtype of ``X`` when it was a 2-D array (whose columns
+    are named ``x0, x1, ...``, scikit-learn's names); a DataFrame is returned with ``None`` (its
+    non-string column names, such as ``pd.DataFrame(array)``'s integers, read as strings).
+
+    An object array holding numbers becomes numeric columns (scikit-learn reads such arrays as
+    numbers); strings stay levels. Sparse matrices are refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame, dtype = as_record_frame(np.array([[1, 2], [3, 4]]))
+    >>> list(frame.columns), dtype
+    (['x0', 'x1'], dtype('int64'))
+    """
+    if X is None:
+        raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
+                                  "categorical or pre-binned columns.")
+    X = to_native(X)
+    if sp.issparse(X):
+        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported (sparse input): pass a "
+                                  f"DataFrame (or a dense 2-D array) of categorical or pre-binned columns "
+                                  f"(shape {X.shape}).")
+    if type(X).__module__.startswith("dask"):   # Dask collections are left alone
+        return X, None
+    if isinstance(X, pd.DataFrame):
+        if not all(isinstance(c, str) for c in X.columns):
+            # columns name the domain's attributes: integer names (pd.DataFrame(array)) are read as strings
+            names = [str(c) for c in X.columns]
+            if len(set(names)) != len(names):
+                raise DataValidationError(f"X's column names {list(X.columns)[:10]} collide once read as strings; "
+                                          "rename them.")
+            X = X.set_axis(names, axis=1)
+        return X, None
+    arr = check_X(X, "X", ensure_finite=False)   # 2-D, real, at least one feature
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+    if arr.dtype == object:
+        frame = frame.infer_objects()
+    return frame, arr.dtype
+
+
+def _assemble(X: Any, y: Any, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
     """Frame of all columns, plus the names of the label and protected columns."""
     if X is None:
         raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
                                   "categorical or pre-binned columns.")
     X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
-    if sp.issparse(X):
-        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported: pass a DataFrame (or a 2-D "
-                                  f"array) of categorical or pre-binned columns (shape {X.shape}).")
     if y is None:
         raise DataValidationError("this estimator requires y to be passed, but the target y is None; pass the label "
                                   "column.")
-    if (not isinstance(X, (pd.DataFrame, np.ndarray)) and hasattr(X, "__array__")
-            and not type(X).__module__.startswith("dask")):   # array-likes; Dask collections are left alone
-        X = np.asarray(X)
-    if isinstance(X, np.ndarray):   # a 2-D array of level codes: columns x0, x1, ... (scikit-learn's names)
-        X = check_X(X, "X")
-        sensitive_columns(sensitive_features, X, len(X))   # names need a DataFrame: raises, saying so
-        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])], copy=False)
+    given_frame = isinstance(X, pd.DataFrame)
+    X, _ = as_record_frame(X)   # a 2-D array: columns x0, x1, ...; sparse refused
+    if not given_frame and isinstance(X, pd.DataFrame):   # names need the caller's DataFrame: raises, saying so
+        sensitive_columns(sensitive_features, np.empty((len(X), 0)), len(X))
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
             f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or pre-binned columns, got "
@@ -95,7 +135,17 @@ def _assemble(X, y, sensitive_features):
     frame[y_name] = y.values if isinstance(y, pd.Series) else y_arr
     if frame.isna().any().any():
         col = frame.columns[frame.isna().any()].tolist()
-        raise DataValidationError(f"columns {col} have missing values; drop or impute them first.")
+        raise DataValidationError(f"columns {col} have missing values (NaN or None); drop or impute them first.")
+    num = frame.select_dtypes(include="number")
+    infinite = [c for c in num.columns if np.isinf(num[c].to_numpy(dtype=float)).any()]
+    if infinite:
+        raise DataValidationError(f"columns {infinite} hold inf values, which are no level; clip or drop them first.")
+    for c in frame.columns[frame.dtypes == object]:
+        try:
+            pd.unique(frame[c])
+        except TypeError as exc:     # a dict or list in a cell: worded as numpy's refusal of such a value
+            raise TypeError(f"column {c!r} holds an unhashable value ({exc}); a level argument must be a string or "
+                            "a number.") from exc
     return frame, y_name, z_name
 
 
