@@ -72,10 +72,10 @@ def learn_bins(values: NDArray[np.float64], weights: NDArray[np.float64], n_bins
     Examples
     --------
     >>> import numpy as np
-    >>> ages = np.arange(20.0, 80.0)
-    >>> bins = learn_bins(ages, np.ones(60), 3, "uniform")
+    >>> ages = np.arange(20.0, 81.0)
+    >>> bins = learn_bins(ages, np.ones(61), 3, "uniform")
     >>> bins.edges.tolist(), bins.representatives.tolist()
-    ([20.0, 39.666666666666664, 59.33333333333333, 79.0], [29.0, 49.0, 69.0])
+    ([20.0, 40.0, 60.0, 80.0], [29.0, 49.0, 70.0])
     """
     keep = weights > 0
     v, w = values[keep], weights[keep]

@@ -1,7 +1,7 @@
 """Shared parts of the resamplers: the record frame, domain bookkeeping, decoding samples."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -24,13 +24,26 @@ from fairopt.validation import (
     to_native,
 )
 
+if TYPE_CHECKING:
+    import polars as pl
+    from numpy.typing import ArrayLike, NDArray
+    from sklearn.base import BaseEstimator as _MixinBase  # the mixin always precedes BaseEstimator in the bases
+    from sklearn.utils import Tags
+else:
+    _MixinBase = object
+
 _OUTPUTS = ("default", "pandas", "polars")
 
 #: a seed: what :func:`fairopt._utils.as_generator` takes
 Seed: TypeAlias = "int | np.random.Generator | None"
+#: records as the estimators take them: a pandas / polars / pyarrow frame, a 2-D array, a Dask frame or a
+#: Parquet path (the types share no interface, so they are read at run time)
+Records: TypeAlias = Any
+
+_M = TypeVar("_M", bound="_FrameMixin")
 
 
-def output_kind(estimator, X=None) -> str:
+def output_kind(estimator: object, X: Records = None) -> str:
     """Frame library of an estimator's output: the ``set_output(transform=...)`` choice, else the
     library of ``X`` (``"default"``: the library the estimator was fitted with)."""
     config = getattr(estimator, "_sklearn_output_config", {}).get("transform", "default")
@@ -41,7 +54,7 @@ def output_kind(estimator, X=None) -> str:
     return frame_kind(X) if X is not None else getattr(estimator, "input_frame_kind_", "pandas")
 
 
-def _n_samples(n) -> int:
+def _n_samples(n: float) -> int:
     """Number of records to draw: a non-negative integer (``1e4`` accepted, ``-1``/``2.7`` rejected)."""
     return check_int(n, "n (number of samples)", min_value=0)
 
@@ -51,7 +64,7 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
 
 
-def as_record_frame(X: Any) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
+def as_record_frame(X: Records) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
     """``X`` as a DataFrame of records, and the dtype of ``X`` when it was a 2-D array (whose columns
     are named ``x0, x1, ...``, scikit-learn's names); a DataFrame is returned with ``None`` (its
     non-string column names, such as ``pd.DataFrame(array)``'s integers, read as strings).
@@ -92,7 +105,7 @@ def as_record_frame(X: Any) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
     return frame, arr.dtype
 
 
-def _assemble(X: Any, y: Any, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
+def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
     """Frame of all columns, plus the names of the label and protected columns."""
     if X is None:
         raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
@@ -140,7 +153,7 @@ def _assemble(X: Any, y: Any, sensitive_features: Any) -> tuple[pd.DataFrame, st
     infinite = [c for c in num.columns if np.isinf(num[c].to_numpy(dtype=float)).any()]
     if infinite:
         raise DataValidationError(f"columns {infinite} hold inf values, which are no level; clip or drop them first.")
-    for c in frame.columns[frame.dtypes == object]:
+    for c in [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c].dtype)]:
         try:
             pd.unique(frame[c])
         except TypeError as exc:     # a dict or list in a cell: worded as numpy's refusal of such a value
@@ -149,7 +162,7 @@ def _assemble(X: Any, y: Any, sensitive_features: Any) -> tuple[pd.DataFrame, st
     return frame, y_name, z_name
 
 
-def _pos_level(domain: Domain, y_name: str, pos_label) -> int:
+def _pos_level(domain: Domain, y_name: str, pos_label: object) -> int:
     levels = domain.levels[y_name]
     if pos_label is None:
         pos_label = 1 if 1 in levels else levels[-1]
@@ -179,7 +192,8 @@ def check_data_codes(dom: Domain, codes: np.ndarray, y_name: str, z_name: str, w
         check_two_valued(codes[:, j], dom.levels[name], name, what, role)
 
 
-def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: str, what: str):
+def check_sample_weight(sample_weight: ArrayLike | None, dom: Domain, codes: NDArray[np.int64], z_name: str,
+                        what: str) -> NDArray[np.float64] | None:
     """Validated weights (``None`` stays ``None``); a group whose weights are all 0 raises."""
     if sample_weight is None:
         return None
@@ -189,16 +203,16 @@ def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: s
     return w
 
 
-class _FrameMixin:
+class _FrameMixin(_MixinBase):
     """Common fit-time bookkeeping of the resamplers."""
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True    # columns are levels of a product domain
         tags.target_tags.required = True
         return tags
 
-    def set_output(self, *, transform=None):
+    def set_output(self: _M, *, transform: str | None = None) -> _M:
         """Frame library of :meth:`sample`: ``"pandas"``, ``"polars"``, or ``"default"`` (the library of
         the ``X`` given to ``fit``); ``None`` keeps the current choice.
 
@@ -215,11 +229,12 @@ class _FrameMixin:
         self._sklearn_output_config = {"transform": transform}
         return self
 
-    def _output(self, frame: pd.DataFrame):
+    def _output(self, frame: pd.DataFrame) -> pd.DataFrame | pl.DataFrame:
         """``frame`` (pandas) in the frame library :meth:`set_output` asks for."""
         return to_frame_kind(frame, output_kind(self))
 
-    def _prepare(self, X, y, sensitive_features, domain=None):
+    def _prepare(self, X: Records, y: ArrayLike, sensitive_features: Any,
+                 domain: Domain | None = None) -> tuple[pd.DataFrame, NDArray[np.int64], int, int]:
         self.input_frame_kind_ = frame_kind(X)
         frame, y_name, z_name = _assemble(X, y, sensitive_features)
         dom = domain if domain is not None else Domain.from_frame(frame)
@@ -237,5 +252,5 @@ class _FrameMixin:
         self.n_features_in_ = int(X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1])
         return frame, codes, dom.index(y_name), dom.index(z_name)
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         check_is_fitted(self, "domain_", "fit(X, y, sensitive_features)")

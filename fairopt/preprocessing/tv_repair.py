@@ -8,9 +8,9 @@ records, vectorised and seeded. The protected attribute is copied through unchan
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ from fairopt.validation import (
 )
 
 if TYPE_CHECKING:
-    from fairopt.formulations.tv_repair.mapping import MappingResult
+    from fairopt.formulations.tv_repair.distortion import Distortion
     from fairopt.preprocessing._frame import Seed
 
 
@@ -158,12 +158,15 @@ class TVRepair(TransformerMixin, BaseEstimator):
         "binning": [StrOptions(set(BINNINGS))],
     }
 
-    def __init__(self, discrimination: str = "ratio", epsilon: float = 0.05, distortion: Any = None,
+    def __init__(self, discrimination: Literal["ratio", "target", "additive"] = "ratio", epsilon: float = 0.05,
+                 distortion: str | Mapping[str, Any] | Callable[..., Any] | Distortion | None = None,
                  clist: Sequence[float] = (), dlist: Sequence[float] = (),
-                 max_expected_distortion: float | dict[Any, float] | None = None, conditioning: str = "dxy",
-                 utility: str = "xy", divergence: str = "tv", columns: str = "all", favourable_label: Any = None,
-                 solver: str | SolverSpec | dict[str, Any] | None = None, domain: Domain | None = None,
-                 random_state: Seed = None, n_bins: int | None = None, binning: str = "quantile") -> None:
+                 max_expected_distortion: float | dict[Any, float] | None = None,
+                 conditioning: Literal["dxy", "xy"] = "dxy", utility: str = "xy",
+                 divergence: Literal["tv", "kl"] = "tv", columns: Literal["all", "observed"] = "all",
+                 favourable_label: object = None, solver: str | SolverSpec | dict[str, Any] | None = None,
+                 domain: Domain | None = None, random_state: Seed = None, n_bins: int | None = None,
+                 binning: Literal["quantile", "uniform"] = "quantile") -> None:
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
