@@ -69,6 +69,15 @@ class TVRepair(TransformerMixin, BaseEstimator):
         between the joint laws with D, (D, X̂, Ŷ) and (D, X, Y).
     divergence : {"tv", "kl"}, default "tv"
     columns : {"all", "observed"}, default "all"
+    favourable_label : optional
+        ``y+`` (default 1 if it is a level, else the last level).
+    solver : str, optional
+        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL). Default:
+        the registry's LP back end for TV, cvxpy (Clarabel) for KL, whose only form is cvxpy's.
+    domain : fairopt.data.Domain, optional
+        Fixes level sets and order (ordinal distortion rules read the level order).
+    random_state : int, Generator or None
+        Default seed of :meth:`transform`.
     n_bins : int >= 2 or None, default None
         Discretise every numeric (non-boolean) feature column with more than ``n_bins`` distinct
         training values into at most ``n_bins`` bins learnt at fit, as Calmon et al. bin age into
@@ -81,15 +90,6 @@ class TVRepair(TransformerMixin, BaseEstimator):
         Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
         column may get fewer bins) or equal-width bins over the training range. Test values beyond
         the range fall in the first or last bin.
-    favourable_label : optional
-        ``y+`` (default 1 if it is a level, else the last level).
-    solver : str, optional
-        Back end (any LP back end for TV; ``cvxpy:CLARABEL`` or ``cvxpy:SCS`` for KL). Default:
-        the registry's LP back end for TV, cvxpy (Clarabel) for KL, whose only form is cvxpy's.
-    domain : fairopt.data.Domain, optional
-        Fixes level sets and order (ordinal distortion rules read the level order).
-    random_state : int, Generator or None
-        Default seed of :meth:`transform`.
 
     Attributes
     ----------
