@@ -118,3 +118,15 @@ def test_resamplers_read_integer_column_names_and_refuse_unhashable_cells():
     X[0] = pd.Series([{"a": 1}] + ["a", "b"] * 9 + ["a"], dtype=object)
     with pytest.raises(TypeError, match="column '0' holds an unhashable value"):
         Reweighing().fit(X, y, sensitive_features=np.array([0, 0, 1, 1] * 5))
+
+
+def test_a_domain_keeps_its_columns_and_n_bins_bins_the_others(numeric):
+    from fairopt.data import Domain
+    X, y, sex = numeric
+    frame = pd.DataFrame({"age": X[:, 0], "band": (X[:, 1] > 40).astype(int)})
+    dom = Domain([("sensitive_feature", [0, 1]), ("band", [0, 1]), ("y", [0, 1])])
+    est = TVRepair(n_bins=3, domain=dom).fit(frame, y, sensitive_features=sex)
+    assert list(est.bins_) == ["age"] and est.domain_.levels["age"] == (0, 1, 2)
+    assert est.domain_["band"] == dom["band"]
+    with pytest.raises(DataValidationError, match="domain lacks columns"):
+        TVRepair(domain=dom).fit(frame, y, sensitive_features=sex)

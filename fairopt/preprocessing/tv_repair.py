@@ -37,7 +37,7 @@ from fairopt.validation import (
 
 if TYPE_CHECKING:
     from fairopt.formulations.tv_repair.distortion import Distortion
-    from fairopt.preprocessing._frame import Seed
+    from fairopt.preprocessing._frame import Records, Seed
 
 
 class TVRepair(TransformerMixin, BaseEstimator):
@@ -190,7 +190,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def _frame(self, X: pd.DataFrame, y: ArrayLike, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
+    def _frame(self, X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
         from fairopt.preprocessing._frame import _assemble
         return _assemble(X, y, sensitive_features)
 
@@ -210,7 +210,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
             return frame
         return frame.assign(**{c: b.codes(frame[c].to_numpy(dtype=float)) for c, b in self.bins_.items()})
 
-    def fit(self, X: Any, y: Any, sensitive_features: Any = None, sample_weight: ArrayLike | None = None) -> TVRepair:
+    def fit(self, X: Records, y: ArrayLike | str | None, sensitive_features: Any = None,
+            sample_weight: ArrayLike | None = None) -> TVRepair:
         """Solve for the mapping on the training records.
 
         ``X`` may also be a Dask DataFrame or a Parquet path (with ``y`` and ``sensitive_features``
@@ -267,7 +268,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def transform(self, X: Any, y: Any = None, sensitive_features: Any = None,
+    def transform(self, X: Records, y: ArrayLike | None = None, sensitive_features: Any = None,
                   random_state: Seed = None) -> Any:
         """Map records through the fitted mapping (one seeded draw per record, vectorised).
 
@@ -358,7 +359,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
             names = given
         return np.asarray(names, dtype=object)
 
-    def fit_transform(self, X: Any, y: Any = None, sensitive_features: Any = None,
+    def fit_transform(self, X: Records, y: ArrayLike | None = None, sensitive_features: Any = None,
                       sample_weight: ArrayLike | None = None, random_state: Seed = None) -> Any:
         """``fit``, then ``transform(X)``: the repaired features (the same draw as ``fit(...).transform(X)``,
         scikit-learn's transformer contract, so the estimator works in a ``Pipeline``). The repaired
