@@ -130,3 +130,20 @@ def test_a_domain_keeps_its_columns_and_n_bins_bins_the_others(numeric):
     assert est.domain_["band"] == dom["band"]
     with pytest.raises(DataValidationError, match="domain lacks columns"):
         TVRepair(domain=dom).fit(frame, y, sensitive_features=sex)
+
+
+def test_array_groups_route_through_a_pipeline_and_set_output_converts(numeric):
+    import sklearn
+    X, y, sex = numeric
+    with sklearn.config_context(enable_metadata_routing=True):
+        rep = TVRepair(n_bins=3, random_state=0).set_fit_request(sensitive_features=True) \
+            .set_transform_request(sensitive_features=True)
+        pipe = Pipeline([("repair", rep), ("lr", LogisticRegression())]).fit(X, y, sensitive_features=sex)
+        got = pipe.predict_proba(X, sensitive_features=sex)
+    alone = TVRepair(n_bins=3, random_state=0)
+    lr = LogisticRegression().fit(alone.fit_transform(X, y, sensitive_features=sex), y)
+    np.testing.assert_allclose(got, lr.predict_proba(alone.transform(X, sensitive_features=sex)), atol=1e-12)
+    polars_out = TVRepair(n_bins=3, random_state=0).set_output(transform="polars").fit_transform(
+        X, y, sensitive_features=sex)
+    assert type(polars_out).__module__.startswith("polars") and polars_out.columns == ["x0", "x1"]
+    np.testing.assert_array_equal(polars_out.to_numpy(), alone.transform(X, sensitive_features=sex))
