@@ -16,28 +16,27 @@ import sys
 
 import numpy as np
 
+from fairopt.validation import num_rows
+
+
+def _first_feature(X) -> np.ndarray | None:
+    """Every row's first feature as finite floats (``None`` when it is not numeric)."""
+    X = X.to_numpy() if hasattr(X, "to_numpy") else X
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    try:
+        first = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0]
+    except (TypeError, ValueError, IndexError):
+        return None
+    return np.nan_to_num(first, nan=0.0, posinf=0.0, neginf=0.0)
+
 
 def row_groups(X) -> np.ndarray:
     """Group 0/1 of every row from its first feature (parity of ``floor(1001.5 x)``: mixed for small
     integer codes and for floats alike)."""
-    X = X.to_numpy() if hasattr(X, "to_numpy") else X
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    try:
-        first = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0]
-    except (TypeError, ValueError, IndexError):
-        return np.arange(len(X)) % 2
-    first = np.nan_to_num(first, nan=0.0, posinf=0.0, neginf=0.0)
+    first = _first_feature(X)
+    if first is None:
+        return np.arange(num_rows(X)) % 2
     return (np.floor(first * 1001.5) % 2).astype(int)
-
-
-def _first_feature(X) -> np.ndarray:
-    X = X.to_numpy() if hasattr(X, "to_numpy") else X
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    try:
-        first = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0]
-    except (TypeError, ValueError, IndexError):
-        return np.arange(len(X), dtype=float)
-    return np.nan_to_num(first, nan=0.0, posinf=0.0, neginf=0.0)
 
 
 def covering_groups(X, y, sample_weight=None) -> np.ndarray:
@@ -53,7 +52,11 @@ def covering_groups(X, y, sample_weight=None) -> np.ndarray:
         return groups
     labels = np.asarray(y).reshape(len(groups), -1)[:, 0].astype(str)
     first = _first_feature(X)
-    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float).ravel()
+    first = np.arange(len(groups), dtype=float) if first is None else first
+    try:     # malformed weights are the estimator's to refuse: then every row counts here
+        weights = np.asarray(sample_weight, dtype=float).ravel() if sample_weight is not None else None
+    except (TypeError, ValueError):
+        weights = None
     live = weights > 0 if weights is not None and weights.shape == groups.shape else np.ones(len(groups), bool)
     for label in np.unique(labels[live]):          # a loop over labels, not rows
         rows = live & (labels == label)
