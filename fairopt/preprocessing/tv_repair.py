@@ -36,6 +36,8 @@ from fairopt.validation import (
 )
 
 if TYPE_CHECKING:
+    from sklearn.utils import Tags
+
     from fairopt.formulations.tv_repair.distortion import Distortion
     from fairopt.preprocessing._frame import Records, Seed
 
@@ -184,9 +186,10 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.n_bins = n_bins
         self.binning = binning
 
-    def __sklearn_tags__(self) -> Any:
+    def __sklearn_tags__(self) -> Tags:
+        # no ``categorical`` input tag: with ``n_bins`` numeric columns are the estimator's own input,
+        # so scikit-learn's checks run it on continuous data rather than rounded codes
         tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True    # columns are levels of a product domain
         tags.target_tags.required = True
         return tags
 
