@@ -97,6 +97,9 @@ def test_arrays_are_named_like_scikit_learn(numeric):
         est.transform(X[:, :1], sensitive_features=sex)
     with pytest.raises(ValueError, match="Reshape your data"):
         est.transform(X[0], sensitive_features=sex[:1])
+    on_frame = TVRepair(n_bins=3).fit(pd.DataFrame({"age": X[:, 0], "hours": X[:, 1]}), y, sensitive_features=sex)
+    with pytest.raises(DataValidationError, match=r"X lacks column\(s\) \['age', 'hours'\] seen at fit"):
+        on_frame.transform(X, sensitive_features=sex)
 
 
 @pytest.mark.parametrize("bad, word", [(np.inf, "inf"), (np.nan, "NaN")])

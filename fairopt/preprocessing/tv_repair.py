@@ -301,6 +301,10 @@ class TVRepair(TransformerMixin, BaseEstimator):
         if array_dtype is not None and X.shape[1] != self.n_features_in_:
             raise DataValidationError(f"X has {X.shape[1]} features, but TVRepair is expecting {self.n_features_in_} "
                                       "features as input (the columns seen at fit).")
+        missing = [c for c in self.features_ if c not in X.columns]
+        if missing:
+            raise DataValidationError(f"X lacks column(s) {missing[:10]} seen at fit; pass the columns TVRepair was "
+                                      f"fitted on{' (as a DataFrame)' if array_dtype is not None else ''}.")
         if sensitive_features is None:
             if not self.sensitive_in_X_:
                 raise DataValidationError("the sensitive feature was passed as an array at fit time; pass "
