@@ -60,7 +60,11 @@ def test_fit_matches_the_formulation_and_transform_follows_the_mapping(adult):
 def test_fit_transform_and_unseen_rows(adult):
     data, X, y = adult
     est = TVRepair(**PARAMS)
-    Xa, ya = est.fit_transform(X.iloc[:5000], y.iloc[:5000], sensitive_features="sex", random_state=2)
+    # scikit-learn's contract (issue 24): fit_transform returns the repaired features, the same draw as
+    # fit(...).transform(X); the training records' repaired labels come from transform(X, y)
+    Xf = est.fit_transform(X.iloc[:5000], y.iloc[:5000], sensitive_features="sex", random_state=2)
+    pd.testing.assert_frame_equal(Xf, est.transform(X.iloc[:5000], random_state=2))
+    Xa, ya = est.transform(X.iloc[:5000], y.iloc[:5000], random_state=2)
     assert len(Xa) == 5000 and len(ya) == 5000
     seen = set(map(tuple, est.mapping_[["sex", "age_decade", "education_years", "income"]].to_numpy().tolist()))
     rest = pd.concat([X.iloc[5000:], y.iloc[5000:]], axis=1)

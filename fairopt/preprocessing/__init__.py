@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from numbers import Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -28,6 +28,11 @@ from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level, che
 from fairopt.preprocessing.maxent import MaxEntResampler
 from fairopt.preprocessing.reweighting import RepresentationReweighing, Reweighing, _WeightedResampler
 from fairopt.validation import RANDOM_STATE, validate_params
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from fairopt.preprocessing._frame import Records, Seed
 
 __all__ = ["MaxEntResampler", "RepresentationReweighing", "Reweighing", "TVRepairResampler"]
 
@@ -76,8 +81,9 @@ class TVRepairResampler(_WeightedResampler):
         "domain": [None, Domain],
     }
 
-    def __init__(self, statistical_rate=1.0, representation="data", solver="highs", pos_label=None,
-                 random_state=None, domain=None):
+    def __init__(self, statistical_rate: float = 1.0, representation: str | ArrayLike = "data",
+                 solver: str | SolverSpec | dict[str, Any] = "highs", pos_label: object = None,
+                 random_state: Seed = None, domain: Domain | None = None) -> None:
         self.statistical_rate = statistical_rate
         self.representation = representation
         self.solver = solver
@@ -85,7 +91,8 @@ class TVRepairResampler(_WeightedResampler):
         self.random_state = random_state
         self.domain = domain
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def fit(self, X: Records, y: ArrayLike, sensitive_features: Any = None,
+            sample_weight: ArrayLike | None = None) -> TVRepairResampler:
         """Solve the TV program on the training cells."""
         from fairopt.formulations.tv_repair import TVRepair
 

@@ -1,6 +1,8 @@
 """Shared parts of the resamplers: the record frame, domain bookkeeping, decoding samples."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -22,10 +24,26 @@ from fairopt.validation import (
     to_native,
 )
 
+if TYPE_CHECKING:
+    import polars as pl
+    from numpy.typing import ArrayLike, NDArray
+    from sklearn.base import BaseEstimator as _MixinBase  # the mixin always precedes BaseEstimator in the bases
+    from sklearn.utils import Tags
+else:
+    _MixinBase = object
+
 _OUTPUTS = ("default", "pandas", "polars")
 
+#: a seed: what :func:`fairopt._utils.as_generator` takes
+Seed: TypeAlias = "int | np.random.Generator | None"
+#: records as the estimators take them: a pandas / polars / pyarrow frame, a 2-D array, a Dask frame or a
+#: Parquet path (the types share no interface, so they are read at run time)
+Records: TypeAlias = Any
 
-def output_kind(estimator, X=None) -> str:
+_M = TypeVar("_M", bound="_FrameMixin")
+
+
+def output_kind(estimator: object, X: Records = None) -> str:
     """Frame library of an estimator's output: the ``set_output(transform=...)`` choice, else the
     library of ``X`` (``"default"``: the library the estimator was fitted with)."""
     config = getattr(estimator, "_sklearn_output_config", {}).get("transform", "default")
@@ -36,7 +54,7 @@ def output_kind(estimator, X=None) -> str:
     return frame_kind(X) if X is not None else getattr(estimator, "input_frame_kind_", "pandas")
 
 
-def _n_samples(n) -> int:
+def _n_samples(n: float) -> int:
     """Number of records to draw: a non-negative integer (``1e4`` accepted, ``-1``/``2.7`` rejected)."""
     return check_int(n, "n (number of samples)", min_value=0)
 
@@ -46,25 +64,60 @@ def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
 
 
-def _assemble(X, y, sensitive_features):
+def as_record_frame(X: Records) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
+    """``X`` as a DataFrame of records, and the dtype of ``X`` when it was a 2-D array (whose columns
+    are named ``x0, x1, ...``, scikit-learn's names); a DataFrame is returned with ``None`` (its
+    non-string column names, such as ``pd.DataFrame(array)``'s integers, read as strings).
+
+    An object array holding numbers becomes numeric columns (scikit-learn reads such arrays as
+    numbers); strings stay levels. Sparse matrices are refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame, dtype = as_record_frame(np.array([[1, 2], [3, 4]]))
+    >>> list(frame.columns), dtype
+    (['x0', 'x1'], dtype('int64'))
+    """
+    if X is None:
+        raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
+                                  "categorical or pre-binned columns.")
+    X = to_native(X)
+    if sp.issparse(X):
+        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported (sparse input): pass a "
+                                  f"DataFrame (or a dense 2-D array) of categorical or pre-binned columns "
+                                  f"(shape {X.shape}).")
+    if type(X).__module__.startswith("dask"):   # Dask collections are left alone
+        return X, None
+    if isinstance(X, pd.DataFrame):
+        if not all(isinstance(c, str) for c in X.columns):
+            # columns name the domain's attributes: integer names (pd.DataFrame(array)) are read as strings
+            names = [str(c) for c in X.columns]
+            if len(set(names)) != len(names):
+                raise DataValidationError(f"X's column names {list(X.columns)[:10]} collide once read as strings; "
+                                          "rename them.")
+            X = X.set_axis(names, axis=1)
+        return X, None
+    arr = check_X(X, "X", ensure_finite=False)   # 2-D, real, at least one feature
+    frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])], copy=False)
+    if arr.dtype == object:
+        frame = frame.infer_objects()
+    return frame, arr.dtype
+
+
+def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
     """Frame of all columns, plus the names of the label and protected columns."""
     if X is None:
         raise DataValidationError("X is required but was None; pass a DataFrame (pandas, polars or pyarrow) of "
                                   "categorical or pre-binned columns.")
     X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
-    if sp.issparse(X):
-        raise DataValidationError(f"X is a scipy sparse matrix, which is not supported: pass a DataFrame (or a 2-D "
-                                  f"array) of categorical or pre-binned columns (shape {X.shape}).")
     if y is None:
         raise DataValidationError("this estimator requires y to be passed, but the target y is None; pass the label "
                                   "column.")
-    if (not isinstance(X, (pd.DataFrame, np.ndarray)) and hasattr(X, "__array__")
-            and not type(X).__module__.startswith("dask")):   # array-likes; Dask collections are left alone
-        X = np.asarray(X)
-    if isinstance(X, np.ndarray):   # a 2-D array of level codes: columns x0, x1, ... (scikit-learn's names)
-        X = check_X(X, "X")
-        sensitive_columns(sensitive_features, X, len(X))   # names need a DataFrame: raises, saying so
-        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])], copy=False)
+    given_frame = isinstance(X, pd.DataFrame)
+    X, _ = as_record_frame(X)   # a 2-D array: columns x0, x1, ...; sparse refused
+    if not given_frame and isinstance(X, pd.DataFrame):   # names need the caller's DataFrame: raises, saying so
+        sensitive_columns(sensitive_features, np.empty((len(X), 0)), len(X))
     if not isinstance(X, pd.DataFrame):
         raise DataValidationError(
             f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or pre-binned columns, got "
@@ -95,11 +148,21 @@ def _assemble(X, y, sensitive_features):
     frame[y_name] = y.values if isinstance(y, pd.Series) else y_arr
     if frame.isna().any().any():
         col = frame.columns[frame.isna().any()].tolist()
-        raise DataValidationError(f"columns {col} have missing values; drop or impute them first.")
+        raise DataValidationError(f"columns {col} have missing values (NaN or None); drop or impute them first.")
+    num = frame.select_dtypes(include="number")
+    infinite = [c for c in num.columns if np.isinf(num[c].to_numpy(dtype=float)).any()]
+    if infinite:
+        raise DataValidationError(f"columns {infinite} hold inf values, which are no level; clip or drop them first.")
+    for c in [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c].dtype)]:
+        try:
+            pd.unique(frame[c])
+        except TypeError as exc:     # a dict or list in a cell: worded as numpy's refusal of such a value
+            raise TypeError(f"column {c!r} holds an unhashable value ({exc}); a level argument must be a string or "
+                            "a number.") from exc
     return frame, y_name, z_name
 
 
-def _pos_level(domain: Domain, y_name: str, pos_label) -> int:
+def _pos_level(domain: Domain, y_name: str, pos_label: object) -> int:
     levels = domain.levels[y_name]
     if pos_label is None:
         pos_label = 1 if 1 in levels else levels[-1]
@@ -129,7 +192,8 @@ def check_data_codes(dom: Domain, codes: np.ndarray, y_name: str, z_name: str, w
         check_two_valued(codes[:, j], dom.levels[name], name, what, role)
 
 
-def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: str, what: str):
+def check_sample_weight(sample_weight: ArrayLike | None, dom: Domain, codes: NDArray[np.int64], z_name: str,
+                        what: str) -> NDArray[np.float64] | None:
     """Validated weights (``None`` stays ``None``); a group whose weights are all 0 raises."""
     if sample_weight is None:
         return None
@@ -139,16 +203,16 @@ def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: s
     return w
 
 
-class _FrameMixin:
+class _FrameMixin(_MixinBase):
     """Common fit-time bookkeeping of the resamplers."""
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True    # columns are levels of a product domain
         tags.target_tags.required = True
         return tags
 
-    def set_output(self, *, transform=None):
+    def set_output(self: _M, *, transform: str | None = None) -> _M:
         """Frame library of :meth:`sample`: ``"pandas"``, ``"polars"``, or ``"default"`` (the library of
         the ``X`` given to ``fit``); ``None`` keeps the current choice.
 
@@ -165,11 +229,12 @@ class _FrameMixin:
         self._sklearn_output_config = {"transform": transform}
         return self
 
-    def _output(self, frame: pd.DataFrame):
+    def _output(self, frame: pd.DataFrame) -> pd.DataFrame | pl.DataFrame:
         """``frame`` (pandas) in the frame library :meth:`set_output` asks for."""
         return to_frame_kind(frame, output_kind(self))
 
-    def _prepare(self, X, y, sensitive_features, domain=None):
+    def _prepare(self, X: Records, y: ArrayLike, sensitive_features: Any,
+                 domain: Domain | None = None) -> tuple[pd.DataFrame, NDArray[np.int64], int, int]:
         self.input_frame_kind_ = frame_kind(X)
         frame, y_name, z_name = _assemble(X, y, sensitive_features)
         dom = domain if domain is not None else Domain.from_frame(frame)
@@ -187,5 +252,5 @@ class _FrameMixin:
         self.n_features_in_ = int(X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1])
         return frame, codes, dom.index(y_name), dom.index(z_name)
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         check_is_fitted(self, "domain_", "fit(X, y, sensitive_features)")

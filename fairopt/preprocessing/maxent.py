@@ -1,8 +1,9 @@
 """Max-entropy fair resampler (Celis, Keswani & Vishnoi 2020): :class:`MaxEntResampler`."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,13 @@ from fairopt.formulations.maxent.model import PRIORS, TARGETS
 from fairopt.modeling import SolverSpec
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
 from fairopt.validation import RANDOM_STATE, check_levels, validate_params
+
+if TYPE_CHECKING:
+    import polars as pl
+    from numpy.typing import ArrayLike, NDArray
+
+    from fairopt.formulations.maxent.model import MaxEntDistribution
+    from fairopt.preprocessing._frame import Records, Seed
 
 __all__ = ["MaxEntResampler"]
 
@@ -103,9 +111,11 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         "domain": [None, Domain],
     }
 
-    def __init__(self, C=0.5, prior="reweighted", target="weighted", tau=1.0, solver="native",
-                 tol=1e-8, max_iter=100, random_state=None, theta_smoothing=0.0, pos_label=None,
-                 domain=None):
+    def __init__(self, C: float = 0.5, prior: str = "reweighted",
+                 target: str | ArrayLike | Mapping[str, Any] = "weighted", tau: float | Sequence[float] = 1.0,
+                 solver: str | SolverSpec | dict[str, Any] = "native", tol: float = 1e-8, max_iter: int = 100,
+                 random_state: Seed = None, theta_smoothing: float = 0.0, pos_label: object = None,
+                 domain: Domain | None = None) -> None:
         self.C = C
         self.prior = prior
         self.target = target
@@ -118,7 +128,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.pos_label = pos_label
         self.domain = domain
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def fit(self, X: Records, y: ArrayLike, sensitive_features: Any = None,
+            sample_weight: ArrayLike | None = None) -> MaxEntResampler:
         """Learn the max-entropy distribution of the records ``(X, sensitive, y)``.
 
         ``X`` may also be a Dask DataFrame or a Parquet path (with ``y`` and ``sensitive_features``
@@ -136,19 +147,20 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
         target = self.target
         if not isinstance(target, str) and hasattr(target, "keys"):
-            target = {k: self._level_vector(k, v) for k, v in dict(target).items()}
+            target = {k: self._level_vector(k, v) for k, v in dict(cast("Mapping[str, Any]", target)).items()}
         self.model_ = MaxEnt(codes, enc, label=label, protected=protected, C=self.C, prior=self.prior,
                              target=target, tau=self.tau, sample_weight=sample_weight,
                              theta_smoothing=self.theta_smoothing,
                              level_names=[dom.levels[n] for n in dom.names])
-        sol = self.model_.solve(self.solver, tol=self.tol, max_iter=self.max_iter)
+        # MaxEnt.solve parses a config mapping too (SolverSpec.parse); its hint names str | SolverSpec only
+        sol = self.model_.solve(self.solver, tol=self.tol, max_iter=self.max_iter)  # type: ignore[arg-type]
         if not sol.is_optimal:
             raise SolverError(
                 f"max-entropy dual did not converge with solver {self.solver!r}: status {sol.status}, "
                 f"max marginal violation {sol.max_violation:.3e} > tol {self.tol:g}. Raise max_iter, "
                 "loosen tol or use solver='native'.", status=sol.status, log=sol.log)
         self.solution_ = sol
-        self.distribution_ = sol.distribution
+        self.distribution_ = cast("MaxEntDistribution", sol.distribution)   # set on every optimal solution
         self.label_index_, self.protected_index_ = label, protected
         names = dom.one_hot_names
         full = np.concatenate(self.model_.target)
@@ -168,12 +180,12 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self._pos = _pos_level(dom, self.label_name_, self.pos_label)
         return self
 
-    def _row_weights(self, codes, sample_weight):
+    def _row_weights(self, codes: NDArray[np.int64], sample_weight: ArrayLike) -> NDArray[np.float64]:
         sw = np.asarray(sample_weight, dtype=float)
         _, wsum, inverse = P.collapse(codes, sw)
         return _share(self.model_.prior_weights[inverse] * sw, wsum[inverse])
 
-    def _level_vector(self, name, value):
+    def _level_vector(self, name: str, value: Any) -> Any:
         if isinstance(value, (dict, pd.Series)):
             lv = self.domain_.levels[name]
             value = dict(value)
@@ -198,7 +210,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         """Exact ``min_z p(Z=z) / max_z p(Z=z)`` of ``p*`` (or the prior)."""
         return self._dist(distribution).representation_rate(self.protected_index_)
 
-    def _dist(self, which: str):
+    def _dist(self, which: str) -> MaxEntDistribution:
         self._check_fitted()
         if which == "fitted":
             return self.distribution_
@@ -208,12 +220,13 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
             return self._prior_dist
         raise DataValidationError(f"distribution must be 'fitted' or 'prior', got {which!r}.")
 
-    def sample_codes(self, n: int, random_state=None, distribution: str = "fitted") -> np.ndarray:
+    def sample_codes(self, n: int, random_state: Seed = None, distribution: str = "fitted") -> NDArray[np.int64]:
         """``n`` exact draws as integer codes of :attr:`domain_`."""
         rs = self.random_state if random_state is None else random_state
         return self._dist(distribution).sample(_n_samples(n), as_generator(rs))
 
-    def sample(self, n: int, random_state=None, distribution: str = "fitted") -> pd.DataFrame:
+    def sample(self, n: int, random_state: Seed = None,
+               distribution: str = "fitted") -> pd.DataFrame | pl.DataFrame:
         """Draw ``n`` synthetic records from ``p*`` (or from the prior with ``distribution="prior"``).
 
         Returns a frame with the fitted columns (``X``'s, the sensitive feature, the label) and
@@ -224,7 +237,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
 
 
 
-def _collapse_if_lazy(X, y, sensitive_features, sample_weight):
+def _collapse_if_lazy(X: Records, y: Any, sensitive_features: Any,
+                      sample_weight: ArrayLike | None) -> tuple[Records, Any, Any, ArrayLike | None]:
     """Dask / Parquet records -> distinct records and counts (the fit's sufficient statistics)."""
     from fairopt.stats import collapse_records, is_lazy_frame
     if is_lazy_frame(X):

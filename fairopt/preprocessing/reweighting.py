@@ -8,7 +8,8 @@ model (which uses the Kamiran–Calders form as one of its priors, Algorithm 1).
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -21,10 +22,19 @@ from fairopt.formulations.maxent import priors as P
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _share, check_sample_weight
 from fairopt.validation import RANDOM_STATE, check_weights, validate_params
 
+if TYPE_CHECKING:
+    import polars as pl
+    from numpy.typing import ArrayLike, NDArray
+
+    from fairopt.preprocessing._frame import Records, Seed
+
+_W = TypeVar("_W", bound="_WeightedResampler")
+
 __all__ = ["RepresentationReweighing", "Reweighing", "kamiran_calders_weights", "representation_weights"]
 
 
-def kamiran_calders_weights(points, counts, label: int, protected: int, n_levels=None):
+def kamiran_calders_weights(points: NDArray[np.int64], counts: ArrayLike, label: int, protected: int,
+                            n_levels: Sequence[int] | None = None) -> NDArray[np.float64]:
     """Kamiran–Calders reweighing: ``w_i ∝ n_i c(y) c(z) / (N c(y, z))`` (``Y ⊥ Z``, group sizes kept).
 
     ``points`` are distinct cells (integer codes, one column per attribute) with total weights
@@ -39,7 +49,9 @@ def kamiran_calders_weights(points, counts, label: int, protected: int, n_levels
     return w / w.sum()
 
 
-def representation_weights(points, counts, protected: int, n_levels=None, group_names=None):
+def representation_weights(points: NDArray[np.int64], counts: ArrayLike, protected: int,
+                           n_levels: Sequence[int] | None = None,
+                           group_names: Sequence[object] | None = None) -> NDArray[np.float64]:
     """Representation reweighting: ``w_i ∝ n_i / c(z)`` (equal group shares).
 
     A group whose rows all have weight 0 cannot get an equal share: that raises
@@ -63,19 +75,21 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
 
-    def __init__(self, random_state=None, domain=None):
+    def __init__(self, random_state: Seed = None, domain: Domain | None = None) -> None:
         self.random_state = random_state
         self.domain = domain
 
     #: weighting scheme of the subclass: "kamiran_calders" or "representation"
     _scheme = "kamiran_calders"
 
-    def _weights(self, points, counts, label, protected, k):
+    def _weights(self, points: NDArray[np.int64], counts: NDArray[np.float64], label: int, protected: int,
+                 k: Sequence[int]) -> NDArray[np.float64]:
         if self._scheme == "representation":
             return representation_weights(points, counts, protected, k, self.domain_.levels[self.sensitive_name_])
         return kamiran_calders_weights(points, counts, label, protected, k)
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def fit(self: _W, X: Records, y: ArrayLike, sensitive_features: Any = None,
+            sample_weight: ArrayLike | None = None) -> _W:
         """Compute one weight per row (``sample_weight_``, mean 1 over rows)."""
         t0 = time.perf_counter()
         validate_params(self)
@@ -91,7 +105,7 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def sample_codes(self, n: int, random_state=None) -> np.ndarray:
+    def sample_codes(self, n: int, random_state: Seed = None) -> NDArray[np.int64]:
         """Draw ``n`` records (as domain codes) from the reweighted distribution.
 
         Parameters
@@ -119,7 +133,7 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
                          len(cdf) - 1)
         return self.points_[idx]
 
-    def sample(self, n: int, random_state=None) -> pd.DataFrame:
+    def sample(self, n: int, random_state: Seed = None) -> pd.DataFrame | pl.DataFrame:
         """Draw ``n`` rows of the reweighted empirical distribution."""
         codes = self.sample_codes(n, random_state)
         return self._output(_decode(self.domain_, codes, self.dtypes_))

@@ -2,26 +2,29 @@
 
 ``fit`` learns the randomised mapping P(x̂, ŷ | d, x, y) of
 :class:`fairopt.formulations.tv_repair.OptimizedPreprocessing` on categorical (or pre-binned)
-columns; ``transform`` applies it to records, vectorised and seeded. The protected attribute is
-copied through unchanged.
+columns, or on numeric columns it discretises itself (``n_bins``); ``transform`` applies it to
+records, vectorised and seeded. The protected attribute is copied through unchanged.
 """
 from __future__ import annotations
 
 import time
-from numbers import Real
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from fairopt.data import Domain
+from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
 from fairopt.modeling import SolverSpec
-from fairopt.preprocessing._frame import check_data_codes, check_sample_weight, output_kind
+from fairopt.preprocessing._binning import BINNINGS, ColumnBins, learn_bins, numeric_columns
+from fairopt.preprocessing._frame import as_record_frame, check_data_codes, check_sample_weight, output_kind
 from fairopt.validation import (
     RANDOM_STATE,
     check_is_fitted,
@@ -31,6 +34,12 @@ from fairopt.validation import (
     to_native,
     validate_params,
 )
+
+if TYPE_CHECKING:
+    from sklearn.utils import Tags
+
+    from fairopt.formulations.tv_repair.distortion import Distortion
+    from fairopt.preprocessing._frame import Records, Seed
 
 
 class TVRepair(TransformerMixin, BaseEstimator):
@@ -71,9 +80,28 @@ class TVRepair(TransformerMixin, BaseEstimator):
         Fixes level sets and order (ordinal distortion rules read the level order).
     random_state : int, Generator or None
         Default seed of :meth:`transform`.
+    n_bins : int >= 2 or None, default None
+        Discretise every numeric (non-boolean) feature column with more than ``n_bins`` distinct
+        training values into at most ``n_bins`` bins learnt at fit, as Calmon et al. bin age into
+        decades; the bins are the column's levels in the mapping. A record whose bin the repair
+        keeps keeps its value; one moved to another bin takes that bin's representative (the
+        weighted median of the training values in it). ``None``: every column is used as levels,
+        and a column with too many levels is refused (the domain is the product of the columns).
+        The sensitive feature and the label are never binned.
+    binning : {"quantile", "uniform"}, default "quantile"
+        Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
+        column may get fewer bins) or equal-width bins over the training range. Test values beyond
+        the range fall in the first or last bin.
 
     Attributes
     ----------
+    n_features_in_ : int
+        Number of columns of ``X`` at fit (the sensitive column included when it is one of them).
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` at fit (only for a DataFrame with string column names; a 2-D array's
+        columns are named ``x0, x1, ...`` in ``mapping_``).
+    bins_ : dict
+        ``{column: ColumnBins}`` of the columns ``n_bins`` discretised (edges and representatives).
     mapping_ : DataFrame
         Non-zero mapping entries: the record's columns, the mapped ``<column>_hat`` and ``probability``.
     result_ : MappingResult
@@ -97,6 +125,20 @@ class TVRepair(TransformerMixin, BaseEstimator):
     >>> X_new, y_new = repair.transform(X, y, random_state=0)
     >>> X_new.shape == X.shape
     True
+
+    As a scikit-learn transformer on numeric arrays (``fit_transform`` returns the repaired
+    features, the same draw as ``fit(...).transform(X)``):
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> sex = rng.integers(0, 2, 400)
+    >>> X_num = np.column_stack([rng.normal(40 + 5 * sex, 10), rng.normal(size=400)])
+    >>> y_num = (X_num[:, 0] > 42).astype(int)
+    >>> repair = TVRepair(epsilon=0.1, n_bins=4, random_state=0)
+    >>> repair.fit_transform(X_num, y_num, sensitive_features=sex).shape
+    (400, 2)
+    >>> [bins.n_bins for bins in repair.bins_.values()]
+    [4, 4]
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -114,11 +156,19 @@ class TVRepair(TransformerMixin, BaseEstimator):
         "solver": [None, str, SolverSpec, dict],
         "domain": [None, Domain],
         "random_state": RANDOM_STATE,
+        "n_bins": [None, Interval(Integral, 2, None, closed="left")],
+        "binning": [StrOptions(set(BINNINGS))],
     }
 
-    def __init__(self, discrimination="ratio", epsilon=0.05, distortion=None, clist=(), dlist=(),
-                 max_expected_distortion=None, conditioning="dxy", utility="xy", divergence="tv",
-                 columns="all", favourable_label=None, solver=None, domain=None, random_state=None):
+    def __init__(self, discrimination: Literal["ratio", "target", "additive"] = "ratio", epsilon: float = 0.05,
+                 distortion: str | Mapping[str, Any] | Callable[..., Any] | Distortion | None = None,
+                 clist: Sequence[float] = (), dlist: Sequence[float] = (),
+                 max_expected_distortion: float | dict[Any, float] | None = None,
+                 conditioning: Literal["dxy", "xy"] = "dxy", utility: str = "xy",
+                 divergence: Literal["tv", "kl"] = "tv", columns: Literal["all", "observed"] = "all",
+                 favourable_label: object = None, solver: str | SolverSpec | dict[str, Any] | None = None,
+                 domain: Domain | None = None, random_state: Seed = None, n_bins: int | None = None,
+                 binning: Literal["quantile", "uniform"] = "quantile") -> None:
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
@@ -133,16 +183,38 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.solver = solver
         self.domain = domain
         self.random_state = random_state
+        self.n_bins = n_bins
+        self.binning = binning
 
-    def _frame(self, X, y, sensitive_features):
+    def __sklearn_tags__(self) -> Tags:
+        # no ``categorical`` input tag: with ``n_bins`` numeric columns are the estimator's own input,
+        # so scikit-learn's checks run it on continuous data rather than rounded codes
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def _frame(self, X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.DataFrame, str, str]:
         from fairopt.preprocessing._frame import _assemble
-        if X is not None and not isinstance(X, pd.DataFrame):
-            # the mapping is keyed by column name and transform returns X's own frame: a frame is needed
-            raise DataValidationError(f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or "
-                                      f"pre-binned columns, got {type(X).__name__}.")
         return _assemble(X, y, sensitive_features)
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def _fit_bins(self, frame: pd.DataFrame, features: list[str], weights: NDArray[np.float64]) -> None:
+        """Learn ``bins_``: the numeric features ``n_bins`` discretises (those a given ``domain`` lists keep
+        its levels)."""
+        self.bins_: dict[str, ColumnBins] = {}
+        if self.n_bins is None:
+            return
+        listed = set(self.domain.names) if self.domain is not None else set()
+        for c in numeric_columns(frame, [c for c in features if c not in listed], self.n_bins, weights):
+            self.bins_[c] = learn_bins(frame[c].to_numpy(dtype=float), weights, self.n_bins, self.binning)
+
+    def _binned(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with every binned column replaced by its bin index."""
+        if not self.bins_:
+            return frame
+        return frame.assign(**{c: b.codes(frame[c].to_numpy(dtype=float)) for c, b in self.bins_.items()})
+
+    def fit(self, X: Records, y: ArrayLike | str | None, sensitive_features: Any = None,
+            sample_weight: ArrayLike | None = None) -> TVRepair:
         """Solve for the mapping on the training records.
 
         ``X`` may also be a Dask DataFrame or a Parquet path (with ``y`` and ``sensitive_features``
@@ -155,20 +227,24 @@ class TVRepair(TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         validate_params(self)
         X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
+        X, array_dtype = as_record_frame(X)
         frame, y_name, z_name = self._frame(X, y, sensitive_features)
         features = [c for c in X.columns if c != z_name]
         if not features:
             raise DataValidationError("X needs at least one feature column besides the sensitive feature.")
         names = [z_name, *features, y_name]
+        sw = check_weights(sample_weight, len(frame))
+        self._fit_bins(frame, features, sw)
+        frame = self._binned(frame)
+        bin_levels = {c: tuple(range(b.n_bins)) for c, b in self.bins_.items()}
         if self.domain is not None:
-            missing = [c for c in names if c not in self.domain.names]
+            missing = [c for c in names if c not in self.domain.names and c not in bin_levels]
             if missing:
                 raise DataValidationError(f"domain lacks columns {missing} of the data.")
-            dom = self.domain.subdomain(names)
+            dom = Domain([Attribute(c, bin_levels[c]) if c in bin_levels else self.domain[c] for c in names])
         else:
-            dom = Domain.from_frame(frame[names])
+            dom = Domain.from_frame(frame[names], levels=bin_levels)
         check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "TVRepair.fit")
-        sw = check_weights(sample_weight, len(frame))
         cells, counts = _domain_counts(dom, frame, names, sw)
         # the distinct cells carry the same observed groups, labels and group weights as the rows
         check_data_codes(dom, cells, y_name, z_name, "TVRepair.fit")
@@ -184,7 +260,10 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.features_, self.label_name_, self.sensitive_name_ = features, y_name, z_name
         self.sensitive_in_X_ = isinstance(sensitive_features, str)
         self.n_features_in_ = X.shape[1]
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        if array_dtype is None and all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        else:
+            self.__dict__.pop("feature_names_in_", None)
         self.mapping_ = result.to_frame()
         self.objective_ = result.objective
         self.rates_ = result.rates
@@ -192,17 +271,40 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def transform(self, X, y=None, sensitive_features=None, random_state=None):
+    def transform(self, X: Records, y: ArrayLike | None = None, sensitive_features: Any = None,
+                  random_state: Seed = None) -> Any:
         """Map records through the fitted mapping (one seeded draw per record, vectorised).
 
-        With ``y``, features and label are mapped together by P(x̂, ŷ | d, x, y) and
-        ``(X_new, y_new)`` is returned; without it (test time), features are mapped by
-        P(x̂ | d, x) and ``X_new`` is returned. Records of (d, x, y) types unseen in training are
-        kept unchanged (with a warning). ``sensitive_features`` defaults to the fitted column of X.
+        Without ``y`` (test time, and what a :class:`~sklearn.pipeline.Pipeline` calls), features
+        are mapped by P(x̂ | d, x) and ``X_new`` is returned. With ``y`` (the training records),
+        features and label are mapped together by P(x̂, ŷ | d, x, y) and ``(X_new, y_new)`` is
+        returned: the repaired labels of Calmon et al.'s training data. ``X_new`` has ``X``'s type
+        (a 2-D array stays an array of its dtype, a frame keeps its columns and dtypes). Records of
+        (d, x, y) types unseen in training are kept unchanged (with a warning).
+        ``sensitive_features`` defaults to the fitted column of X.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"sex": ["f", "m"] * 20, "edu": ["lo", "hi", "hi", "lo"] * 10})
+        >>> y = pd.Series([0, 1, 1, 1] * 10, name="y")
+        >>> repair = TVRepair(epsilon=0.1, random_state=0).fit(X, y, sensitive_features="sex")
+        >>> X_new, y_new = repair.transform(X, y)
+        >>> list(X_new.columns), len(y_new)
+        (['sex', 'edu'], 40)
         """
         check_is_fitted(self, "result_")
         kind = output_kind(self, X)
         X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
+        given_columns = getattr(X, "columns", None)
+        X, array_dtype = as_record_frame(X)
+        if array_dtype is not None and X.shape[1] != self.n_features_in_:
+            raise DataValidationError(f"X has {X.shape[1]} features, but TVRepair is expecting {self.n_features_in_} "
+                                      "features as input (the columns seen at fit).")
+        missing = [c for c in self.features_ if c not in X.columns]
+        if missing:
+            raise DataValidationError(f"X lacks column(s) {missing[:10]} seen at fit; pass the columns TVRepair was "
+                                      f"fitted on{' (as a DataFrame)' if array_dtype is not None else ''}.")
         if sensitive_features is None:
             if not self.sensitive_in_X_:
                 raise DataValidationError("the sensitive feature was passed as an array at fit time; pass "
@@ -213,6 +315,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         y_in = pd.Series(np.full(len(X), self.domain_.levels[self.label_name_][0]), name=self.label_name_) \
             if not y_given else pd.Series(np.asarray(y), name=self.label_name_)
         frame, _, _ = self._frame(X, y_in, sensitive_features)
+        frame = self._binned(frame)
         dom = self.domain_
         codes = dom.encode(frame)
         xy = self.result_.xy_domain
@@ -224,19 +327,25 @@ class TVRepair(TransformerMixin, BaseEstimator):
         decoded = xy.decode(new)
         X_new = X.copy()
         for c in self.features_:
+            values = decoded[c].to_numpy()
+            if c in self.bins_:       # a record keeps its value unless its bin moved
+                values = self.bins_[c].restore(X[c].to_numpy(dtype=float), frame[c].to_numpy(), values.astype(np.int64))
             # pandas casts to extension dtypes too (pandas 3's default ``str``, categoricals)
-            X_new[c] = pd.Series(decoded[c].to_numpy(), index=X.index).astype(X[c].dtype)
-        X_new = to_frame_kind(X_new, kind)
+            X_new[c] = pd.Series(values, index=X.index).astype(X[c].dtype)
+        if array_dtype is not None:
+            X_out = X_new.to_numpy(dtype=array_dtype)
+        else:
+            X_out = to_frame_kind(X_new.set_axis(given_columns, axis=1), kind)   # the caller's column labels
         if not y_given:
-            return X_new
+            return X_out
         y_new = decoded[self.label_name_].to_numpy()
         if isinstance(y, pd.Series):
             y_new = pd.Series(y_new, index=y.index, name=y.name).astype(y.dtype)
-        return X_new, y_new
+        return X_out, y_new
 
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> NDArray[np.object_]:
         """Names of the transformed columns: those of ``X`` at fit, in order (the mapping changes
-        values, never columns).
+        values, never columns); ``x0, x1, ...`` for an array.
 
         Examples
         --------
@@ -248,18 +357,35 @@ class TVRepair(TransformerMixin, BaseEstimator):
         ['sex', 'edu']
         """
         check_is_fitted(self, "result_")
-        if input_features is not None and list(input_features) != list(self.feature_names_in_):
-            raise DataValidationError(f"input_features {list(input_features)} differ from the columns seen at fit "
-                                      f"{list(self.feature_names_in_)}.")
-        return np.asarray(self.feature_names_in_, dtype=object)
+        fitted = getattr(self, "feature_names_in_", None)
+        names = list(fitted) if fitted is not None else [f"x{j}" for j in range(self.n_features_in_)]
+        if input_features is not None:
+            given = list(np.asarray(input_features, dtype=object))
+            if (fitted is not None and given != names) or len(given) != self.n_features_in_:
+                raise DataValidationError(f"input_features {given} differ from the columns seen at fit {names}.")
+            names = given
+        return np.asarray(names, dtype=object)
 
-    def fit_transform(self, X, y, sensitive_features=None, sample_weight=None, random_state=None):
-        """``fit`` then ``transform`` the training records; returns ``(X_new, y_new)``."""
+    def fit_transform(self, X: Records, y: ArrayLike | None = None, sensitive_features: Any = None,
+                      sample_weight: ArrayLike | None = None, random_state: Seed = None) -> Any:
+        """``fit``, then ``transform(X)``: the repaired features (the same draw as ``fit(...).transform(X)``,
+        scikit-learn's transformer contract, so the estimator works in a ``Pipeline``). The repaired
+        labels of the training records come from ``transform(X, y)``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> X = pd.DataFrame({"sex": ["f", "m"] * 20, "edu": ["lo", "hi", "hi", "lo"] * 10})
+        >>> y = pd.Series([0, 1, 1, 1] * 10, name="y")
+        >>> TVRepair(epsilon=0.1, random_state=0).fit_transform(X, y, sensitive_features="sex").shape
+        (40, 2)
+        """
         return self.fit(X, y, sensitive_features, sample_weight).transform(
-            X, y, None if isinstance(sensitive_features, str) else sensitive_features, random_state)
+            X, None, None if isinstance(sensitive_features, str) else sensitive_features, random_state)
 
 
-def _domain_counts(dom, frame: pd.DataFrame, names: list, sw) -> tuple[np.ndarray, np.ndarray]:
+def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
+                   sw: NDArray[np.float64] | None) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Observed cells of ``dom`` and their counts (weights), the statistics of the mapping.
 
     The records are grouped first and only the distinct ones encoded: on Adult (45,222 rows,
