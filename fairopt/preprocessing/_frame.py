@@ -99,6 +99,35 @@ def _assemble(X, y, sensitive_features):
     return frame, y_name, z_name
 
 
+def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, np.ndarray]:
+    """The domain of ``frame`` (``domain`` restricted to its columns, else read from it) and the
+    integer codes of its rows, the same as ``Domain.from_frame`` and ``Domain.encode`` give.
+
+    Each column is factorised once (pandas' hash table, Arrow's for string columns); levels and
+    codes are then read off the few distinct values, not off every row. A value that is not a
+    level re-runs ``Domain.encode`` on the frame for its message (row numbers included).
+    """
+    if domain is not None:
+        missing = [c for c in frame.columns if c not in domain.names]
+        if missing:
+            raise DataValidationError(f"domain lacks columns {missing} of the data.")
+    n = len(frame)
+    codes = np.empty((n, frame.shape[1]), dtype=np.int64)
+    attrs = []
+    for j, c in enumerate(frame.columns):   # a loop over columns, not rows
+        raw, uniques = pd.factorize(frame[c])
+        distinct = pd.DataFrame({c: uniques}) if n else frame[[c]]
+        sub = Domain.from_frame(distinct) if domain is None else domain.subdomain([c])
+        attrs.append(sub.attributes[0])
+        try:
+            position = sub.encode(distinct)[:, 0]
+        except DataValidationError:
+            Domain(attrs).encode(frame[[a.name for a in attrs]])   # raises, naming the rows
+            raise
+        codes[:, j] = position[raw] if n else raw
+    return Domain(attrs), codes
+
+
 def _pos_level(domain: Domain, y_name: str, pos_label) -> int:
     levels = domain.levels[y_name]
     if pos_label is None:
@@ -172,13 +201,7 @@ class _FrameMixin:
     def _prepare(self, X, y, sensitive_features, domain=None):
         self.input_frame_kind_ = frame_kind(X)
         frame, y_name, z_name = _assemble(X, y, sensitive_features)
-        dom = domain if domain is not None else Domain.from_frame(frame)
-        if isinstance(dom, Domain):
-            missing = [c for c in frame.columns if c not in dom.names]
-            if missing:
-                raise DataValidationError(f"domain lacks columns {missing} of the data.")
-            dom = dom.subdomain(list(frame.columns))
-        codes = dom.encode(frame)
+        dom, codes = _domain_codes(frame, domain)
         check_data_codes(dom, codes, y_name, z_name, f"{type(self).__name__}.fit")
         self.domain_ = dom
         self.label_name_, self.sensitive_name_ = y_name, z_name
