@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.data import Domain
+from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
 from fairopt.validation import (
     Groups,
@@ -115,7 +115,17 @@ def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, n
     codes = np.empty((n, frame.shape[1]), dtype=np.int64)
     attrs = []
     for j, c in enumerate(frame.columns):   # a loop over columns, not rows
-        raw, uniques = pd.factorize(frame[c])
+        col = frame[c]
+        raw, uniques = pd.factorize(col)
+        if domain is None and n and not isinstance(col.dtype, pd.CategoricalDtype):
+            # Domain.from_frame's levels: the sorted distinct values
+            values = np.asarray(uniques)
+            order = np.argsort(values, kind="stable")
+            attrs.append(Attribute(c, tuple(values[order])))
+            position = np.empty(order.size, dtype=np.int64)
+            position[order] = np.arange(order.size)
+            codes[:, j] = position[raw]
+            continue
         distinct = pd.DataFrame({c: uniques}) if n else frame[[c]]
         sub = Domain.from_frame(distinct) if domain is None else domain.subdomain([c])
         attrs.append(sub.attributes[0])
@@ -154,8 +164,10 @@ def _decode(domain: Domain, codes: np.ndarray, dtypes: pd.Series) -> pd.DataFram
 def check_data_codes(dom: Domain, codes: np.ndarray, y_name: str, z_name: str, what: str) -> None:
     """At least two observed groups and two observed labels (a fairness repair compares them)."""
     for name, role in ((z_name, "sensitive feature"), (y_name, "label")):
-        j = dom.index(name)
-        check_two_valued(codes[:, j], dom.levels[name], name, what, role)
+        col = codes[:, dom.index(name)]
+        if col.size and (col != col[0]).any():   # two values seen: no sort of the column needed
+            continue
+        check_two_valued(col, dom.levels[name], name, what, role)
 
 
 def check_sample_weight(sample_weight, dom: Domain, codes: np.ndarray, z_name: str, what: str):

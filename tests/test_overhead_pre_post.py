@@ -1,0 +1,66 @@
+"""The pre-/post-processing overhead benchmark (smoke profile) and the frame encoding it sped up."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairopt.data import Domain
+from fairopt.errors import DataValidationError
+from fairopt.preprocessing._frame import _domain_codes
+from tests.conftest import load_benchmark, requires_data
+
+ENTRIES = ("threshold_debiaser", "threshold_debiaser_isotonic", "shift_inference", "reweighing",
+           "representation_reweighing", "maxent_resampler", "balanced_filter", "fair_selection")
+
+
+@requires_data
+def test_overhead_benchmark_smoke(tmp_path):
+    bench = load_benchmark("overhead_pre_post")
+    out = tmp_path / "overhead.json"
+    bench.run("smoke", out)
+    res = json.loads(out.read_text())
+    assert res["profile"] == "smoke" and res["cpus"] >= 1 and "machine_note" in res
+    assert set(res["estimators"]) == set(ENTRIES)
+    for name, e in res["estimators"].items():
+        assert e["fit_seconds"] > 0 and e["bare_seconds"] > 0, name
+        assert e["ratio"] == pytest.approx(e["fit_seconds"] / e["bare_seconds"]), name
+        # the two timings are of the same program: same objective (or fitted numbers)
+        assert e["agreement"] <= 1e-6, name
+        if e["fit_objective"] is not None:
+            assert e["fit_objective"] == pytest.approx(e["bare_objective"], abs=1e-6), name
+
+
+def _frames():
+    rng = np.random.default_rng(0)
+    n = 300
+    yield pd.DataFrame({"s": rng.choice(["b", "a", "c"], n), "k": rng.integers(3, 9, n),
+                        "y": rng.integers(0, 2, n)})
+    yield pd.DataFrame({"s": pd.Categorical(rng.choice(["m", "f"], n), categories=["m", "x", "f"]),
+                        "b": rng.random(n) < 0.5, "v": rng.choice([0.5, -1.0, 2.25], n)})
+    yield pd.DataFrame({"o": pd.Series(rng.choice(["u", "v"], n), dtype=object), "y": np.zeros(n, int)})
+
+
+@pytest.mark.parametrize("frame", list(_frames()))
+def test_domain_codes_equal_from_frame_and_encode(frame):
+    dom, codes = _domain_codes(frame, None)
+    ref = Domain.from_frame(frame)
+    assert dom == ref and dom.levels == ref.levels
+    np.testing.assert_array_equal(codes, ref.encode(frame))
+    wider = Domain([(c, tuple(reversed(ref.levels[c])) + ("zz",) if frame[c].dtype == object else ref.levels[c])
+                    for c in frame.columns])   # a user domain with another level order
+    dom2, codes2 = _domain_codes(frame, wider)
+    assert dom2 == wider.subdomain(list(frame.columns))
+    np.testing.assert_array_equal(codes2, wider.encode(frame))
+
+
+def test_domain_codes_unknown_level_names_the_rows():
+    frame = pd.DataFrame({"s": ["a", "b", "q", "a", "q"], "y": [0, 1, 0, 1, 1]})
+    dom = Domain([("s", ("a", "b")), ("y", (0, 1))])
+    with pytest.raises(DataValidationError) as got:
+        _domain_codes(frame, dom)
+    with pytest.raises(DataValidationError) as ref:
+        dom.encode(frame)
+    assert str(got.value) == str(ref.value) and "row 2" in str(got.value)
