@@ -58,28 +58,33 @@ from pathlib import Path
 import numpy as np
 
 OUT = Path(__file__).resolve().parent / "results" / "overhead_pre_post.json"
-PROFILES = {"full": {"repeats": 7, "rows": None, "selection_rows": None},
+PROFILES = {"full": {"repeats": 9, "rows": None, "selection_rows": None},
             "smoke": {"repeats": 1, "rows": 4000, "selection_rows": 3000}}
 TOL = 1e-8
 
 
-def interleaved(fit, bare, repeats: int) -> tuple[float, float, object, object]:
-    """Best-of-``repeats`` wall times of ``fit`` and ``bare``, alternated after one warm-up each;
-    returns the times and the last results."""
+def interleaved(fit, bare, repeats: int) -> tuple[dict, object, object]:
+    """Best-of-``repeats`` wall and CPU times of ``fit`` and ``bare``, alternated after one warm-up
+    each; returns the times and the last results."""
     out_f, out_b = fit(), bare()
-    tf, tb = [], []
+    times = {"fit": [], "bare": [], "fit_cpu": [], "bare_cpu": []}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        out_f = fit()
-        tf.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        out_b = bare()
-        tb.append(time.perf_counter() - t0)
-    return min(tf), min(tb), out_f, out_b
+        for key, fn in (("fit", fit), ("bare", bare)):
+            c0, t0 = time.process_time(), time.perf_counter()
+            out = fn()
+            times[key].append(time.perf_counter() - t0)
+            times[key + "_cpu"].append(time.process_time() - c0)
+            if key == "fit":
+                out_f = out
+            else:
+                out_b = out
+    return {k: min(v) for k, v in times.items()}, out_f, out_b
 
 
-def _entry(fit_s, bare_s, fit_obj, bare_obj, agreement, **extra) -> dict:
-    return {"fit_seconds": fit_s, "bare_seconds": bare_s, "ratio": fit_s / bare_s,
+def _entry(t: dict, fit_obj, bare_obj, agreement, **extra) -> dict:
+    return {"fit_seconds": t["fit"], "bare_seconds": t["bare"], "ratio": t["fit"] / t["bare"],
+            "fit_cpu_seconds": t["fit_cpu"], "bare_cpu_seconds": t["bare_cpu"],
+            "cpu_ratio": t["fit_cpu"] / max(t["bare_cpu"], 1e-9),
             "fit_objective": fit_obj, "bare_objective": bare_obj, "agreement": float(agreement), **extra}
 
 
@@ -152,8 +157,8 @@ def threshold_debiaser(f, s, y, repeats: int, calibrated: bool) -> dict:
         cal_at = merge_atoms(at.cell, 2.0 * eta - 1.0, at.weight, at.positive, K)
         return RandomizedThresholdParity(gamma=gamma, atoms=cal_at).solve_native()
 
-    fs, bs, a, b = interleaved(fit, bare, repeats)
-    return _entry(fs, bs, a.objective, b.objective, abs(a.objective - b.objective), rows=len(f),
+    t, a, b = interleaved(fit, bare, repeats)
+    return _entry(t, a.objective, b.objective, abs(a.objective - b.objective), rows=len(f),
                   atoms=int(at.n_atoms), groups=K)
 
 
@@ -173,8 +178,8 @@ def shift_inference(f, s, y, repeats: int) -> dict:
         pk = np.bincount(codes, weights=yf, minlength=K) / np.bincount(codes, minlength=K)
         return np.clip(np.r_[pk, yf.mean()], 1e-6, 1 - 1e-6)
 
-    fs, bs, a, b = interleaved(fit, bare, repeats)
-    return _entry(fs, bs, None, None, np.max(np.abs(a - b)), rows=len(f))
+    t, a, b = interleaved(fit, bare, repeats)
+    return _entry(t, None, None, np.max(np.abs(a - b)), rows=len(f))
 
 
 # ----------------------------------------------------------------------------- reweighting
@@ -206,8 +211,8 @@ def reweighing(X, y, repeats: int, representation: bool) -> dict:
         row = (w / w.sum())[inv] / cnt[inv]
         return row * (len(row) / row.sum())
 
-    fs, bs, a, b = interleaved(fit, bare, repeats)
-    return _entry(fs, bs, None, None, np.max(np.abs(a - b)), rows=len(X))
+    t, a, b = interleaved(fit, bare, repeats)
+    return _entry(t, None, None, np.max(np.abs(a - b)), rows=len(X))
 
 
 # ----------------------------------------------------------------------------- max-ent
@@ -301,8 +306,8 @@ def maxent_resampler(X, y, repeats: int) -> dict:
     def bare():
         return _newton_dual(S, n_levels, logw, model.C, theta, TOL)[1]
 
-    fs, bs, a, b = interleaved(fit, bare, repeats)
-    return _entry(fs, bs, a, b, abs(a - b), rows=len(X), points=int(pts.shape[0]), dual_dim=int(S.shape[1]))
+    t, a, b = interleaved(fit, bare, repeats)
+    return _entry(t, a, b, abs(a - b), rows=len(X), points=int(pts.shape[0]), dual_dim=int(S.shape[1]))
 
 
 # ----------------------------------------------------------------------------- balanced filter
@@ -374,10 +379,10 @@ def balanced_filter(rows, repeats: int) -> dict:
             _highs_solve(lp, {"primal_feasibility_tolerance": 1e-10})
         return model.coef_, obj
 
-    fs, bs, a, (coef, obj) = interleaved(fit_obj, bare, repeats)
+    t, a, (coef, obj) = interleaved(fit_obj, bare, repeats)
     fit_qp = float(np.sum((A.T @ e.weights_ - 1.0 / A.shape[1]) ** 2))
     agree = max(float(np.max(np.abs(a - coef))), abs(fit_qp - obj))
-    return _entry(fs, bs, fit_qp, obj, agree, rows=len(df), cells=int(A.shape[0]), groups=int(A.shape[1]))
+    return _entry(t, fit_qp, obj, agree, rows=len(df), cells=int(A.shape[0]), groups=int(A.shape[1]))
 
 
 # ----------------------------------------------------------------------------- fair selection
@@ -411,8 +416,8 @@ def fair_selection(rows, repeats: int) -> dict:
                     b_eq=b_eq if eq.any() else None, bounds=bounds, method="highs")
         return canon.sense * (r.fun + canon.constant)
 
-    fs, bs, a, b = interleaved(fit, bare, repeats)
-    return _entry(fs, bs, a, b, abs(a - b) / max(1.0, abs(a)), rows=len(pool), variables=int(canon.n))
+    t, a, b = interleaved(fit, bare, repeats)
+    return _entry(t, a, b, abs(a - b) / max(1.0, abs(a)), rows=len(pool), variables=int(canon.n))
 
 
 # ----------------------------------------------------------------------------- main

@@ -64,3 +64,46 @@ def test_domain_codes_unknown_level_names_the_rows():
     with pytest.raises(DataValidationError) as ref:
         dom.encode(frame)
     assert str(got.value) == str(ref.value) and "row 2" in str(got.value)
+
+
+@pytest.mark.parametrize("per_group", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_calibration_on_atoms_equals_the_row_fit(per_group, weighted):
+    from fairopt.formulations.constrained_classification import IsotonicScoreMap
+    from fairopt.formulations.constrained_classification.atoms import collapse_atoms
+    from fairopt.postprocessing._statistics import calibrate_atoms
+    rng = np.random.default_rng(3)
+    n, K = 2000, 3
+    g = rng.integers(0, K, n)
+    f = np.round(rng.uniform(-1, 1, n) + 0.2 * g, 2)          # many tied scores
+    y = (rng.uniform(size=n) < (f + 1.4) / 2.8).astype(int)
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], n) if weighted else None
+    rows = IsotonicScoreMap(per_group=per_group).fit(f, y, g, K, w)
+    cal, merged = calibrate_atoms(collapse_atoms(f, g, K, w, labels=y), per_group)
+    assert len(cal.breakpoints_) == len(rows.breakpoints_)
+    for (x, e), (xr, er) in zip(cal.breakpoints_, rows.breakpoints_, strict=True):
+        np.testing.assert_array_equal(x, xr)
+        np.testing.assert_allclose(e, er, rtol=0, atol=1e-12)
+    # the calibrated atoms are the atoms of the calibrated rows
+    ref = collapse_atoms(rows.transform(f, g), g, K, w, labels=y)
+    np.testing.assert_allclose(merged.score, ref.score, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged.weight, ref.weight, rtol=1e-12)
+    np.testing.assert_allclose(merged.positive, ref.positive, rtol=1e-12)
+    np.testing.assert_array_equal(merged.offsets, ref.offsets)
+
+
+def test_calibrated_threshold_fit_equals_the_fit_on_calibrated_scores():
+    from fairopt.formulations.constrained_classification import IsotonicScoreMap
+    from fairopt.postprocessing import ThresholdDebiaser
+    rng = np.random.default_rng(5)
+    n = 3000
+    g = rng.choice(["a", "b"], n)
+    f = np.clip(rng.normal(0.2 * (g == "b"), 0.5), -1, 1)
+    y = (rng.uniform(size=n) < (f + 1) / 2).astype(int)
+    deb = ThresholdDebiaser(gamma=0.05, calibration="isotonic_per_group").fit(f, y, sensitive_features=g)
+    codes = (g == "b").astype(int)
+    fc = IsotonicScoreMap(per_group=True).fit(f, y, codes, 2).transform(f, codes)
+    ref = ThresholdDebiaser(gamma=0.05, calibration=None).fit(fc, sensitive_features=g)
+    np.testing.assert_allclose(deb.thresholds_, ref.thresholds_, rtol=0, atol=1e-12)
+    assert deb.solution_.objective == pytest.approx(ref.solution_.objective, abs=1e-12)
+    np.testing.assert_allclose(deb.fitted_rates_, ref.fitted_rates_, atol=1e-12)
