@@ -164,7 +164,7 @@ def calibrate_atoms(at, per_group: bool):
     >>> at = collapse_atoms(np.array([0.1, 0.2, 0.3, 0.4]), np.zeros(4, int), labels=np.array([0, 1, 0, 1]))
     >>> cal, merged = calibrate_atoms(at, per_group=True)
     >>> merged.score.tolist(), merged.weight.tolist()
-    [[-1.0, 0.0, 1.0], [1.0, 2.0, 1.0]]
+    ([-1.0, 0.0, 1.0], [1.0, 2.0, 1.0])
     """
     from scipy.optimize import isotonic_regression
 
