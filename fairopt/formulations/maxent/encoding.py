@@ -17,6 +17,7 @@ The level-feature matrix ``Phi_f`` (``k_f x m_f``) turns dual parameters into le
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -102,25 +103,27 @@ class Encoding:
         """Number of attributes encoded."""
         return len(self.n_levels)
 
-    @property
+    # sizes are read inside the dual's inner loops: computed once per (immutable) encoding, and
+    # returned read-only
+    @cached_property
     def widths(self) -> np.ndarray:
         """``m_f``, the number of dual coordinates of each attribute."""
-        return np.array([p.shape[1] for p in self._phis], dtype=int)
+        return _frozen(np.array([p.shape[1] for p in self._phis], dtype=int))
 
-    @property
+    @cached_property
     def dim(self) -> int:
         """``d = sum_f m_f``, the number of dual parameters."""
         return int(self.widths.sum())
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
         """Start of each attribute's block of dual coordinates (length ``F + 1``)."""
-        return np.concatenate([[0], np.cumsum(self.widths)])
+        return _frozen(np.concatenate([[0], np.cumsum(self.widths)]))
 
-    @property
+    @cached_property
     def level_offsets(self) -> np.ndarray:
         """Start of each attribute's levels in a concatenated level vector (length ``F + 1``)."""
-        return np.concatenate([[0], np.cumsum(self.n_levels)])
+        return _frozen(np.concatenate([[0], np.cumsum(self.n_levels)]))
 
     @property
     def domain_size(self) -> int:
@@ -152,8 +155,12 @@ class Encoding:
         slice
             ``offsets[f]:offsets[f + 1]``.
         """
+        return self._blocks[f]
+
+    @cached_property
+    def _blocks(self) -> tuple[slice, ...]:
         o = self.offsets
-        return slice(int(o[f]), int(o[f + 1]))
+        return tuple(slice(int(o[f]), int(o[f + 1])) for f in range(self.n_attributes))
 
     # ------------------------------------------------------------ conversions
     def level_scores(self, lam: np.ndarray) -> list[np.ndarray]:
@@ -246,3 +253,8 @@ class Encoding:
             The vectors, one after the other.
         """
         return np.concatenate(probs)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
