@@ -107,3 +107,22 @@ def test_calibrated_threshold_fit_equals_the_fit_on_calibrated_scores():
     np.testing.assert_allclose(deb.thresholds_, ref.thresholds_, rtol=0, atol=1e-12)
     assert deb.solution_.objective == pytest.approx(ref.solution_.objective, abs=1e-12)
     np.testing.assert_allclose(deb.fitted_rates_, ref.fitted_rates_, atol=1e-12)
+
+
+def test_maxent_oracle_dense_and_histogram_paths_agree(monkeypatch):
+    import fairopt.formulations.maxent.oracle as oracle_mod
+    from fairopt.formulations.maxent import DualOracle, Encoding
+    rng = np.random.default_rng(11)
+    levels = (2, 3, 5, 4)
+    enc = Encoding.make(levels, "onehot")
+    points = np.unique(np.column_stack([rng.integers(0, k, 300) for k in levels]), axis=0)
+    w = rng.random(points.shape[0])
+    lam = rng.normal(0, 0.7, enc.dim)
+    theta = np.full(enc.dim, 0.2)
+    dense = DualOracle(enc, points, w, 0.4, theta)
+    assert dense._dense_features() is not None
+    monkeypatch.setattr(oracle_mod, "DENSE_FEATURES_MAX", 0)
+    hist = DualOracle(enc, points, w, 0.4, theta)
+    assert hist._dense_features() is None
+    for a, b in zip(dense.value_grad_hess(lam), hist.value_grad_hess(lam), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)

@@ -30,6 +30,10 @@ from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
 
+#: largest ``M d`` (support points x dual dimension) held as a dense feature matrix
+DENSE_FEATURES_MAX = 1 << 18
+
+
 @dataclass
 class MixtureState:
     """Everything the oracles and the sampler need at one ``λ``.
@@ -118,6 +122,7 @@ class DualOracle:
         # Moments of the support never touch the feature matrix S (M x d): they are level
         # histograms of rho mapped through the level-feature matrices (see support_moments).
         self._S = None
+        self._S_dense: np.ndarray | bool | None = None   # dense S for small supports (built on first use)
         # attribute-major copy in the smallest integer type: contiguous per-attribute gathers
         # and histograms (the row-major points would be read with a stride of F)
         self._codes_t = np.ascontiguousarray(self.points.T, dtype=_small_int(max(enc.level_offsets[-1], 1)))
@@ -138,6 +143,15 @@ class DualOracle:
         if self._S is None:
             self._S = self.enc.sparse_features(self.points)
         return self._S
+
+    def _dense_features(self) -> np.ndarray | None:
+        """The support's feature matrix as a dense array when it is small (``M d <= 2^18``): then
+        two matrix products beat the per-attribute gathers and histograms, whose fixed costs
+        dominate on a few hundred points; ``None`` for larger supports."""
+        if self._S_dense is None:
+            small = self.points.shape[0] * self.enc.dim <= DENSE_FEATURES_MAX
+            self._S_dense = np.ascontiguousarray(self.S.toarray(), dtype=float) if small else False
+        return None if self._S_dense is False else self._S_dense
 
     def support_log_weights(self, flat_scores: np.ndarray) -> np.ndarray:
         """``log w_i + <λ, s_i>`` of every support point, from concatenated level scores
@@ -191,10 +205,11 @@ class DualOracle:
             P = [np.full(k, 1.0 / k) for k in enc.n_levels]
             log_zu, mean_u = -np.inf, np.zeros(d)
         if self.has_w:
-            t = self.support_log_weights(np.concatenate(scores))
+            D = self._dense_features()
+            t = self.log_w + D @ lam if D is not None else self.support_log_weights(np.concatenate(scores))
             log_zw = _lse(t)
             rho = np.exp(t - log_zw)
-            mean_w = self._phi_full.T @ self.support_level_histogram(rho)
+            mean_w = D.T @ rho if D is not None else self._phi_full.T @ self.support_level_histogram(rho)
         else:
             rho, log_zw, mean_w = np.zeros(self.points.shape[0]), -np.inf, np.zeros(d)
         if self.has_u and self.has_w:
@@ -270,7 +285,9 @@ class DualOracle:
                 mu = st.mean_u[blk]
                 H[blk, blk] += st.pi * ((phi.T * P) @ phi - np.outer(mu, mu))
         if self.has_w and st.pi < 1:
-            cov_w = self.support_second_moment(st.rho) - np.outer(st.mean_w, st.mean_w)
+            D = self._dense_features()
+            second = (D.T * st.rho) @ D if D is not None else self.support_second_moment(st.rho)
+            cov_w = second - np.outer(st.mean_w, st.mean_w)
             H += (1.0 - st.pi) * cov_w
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
