@@ -226,11 +226,12 @@ class Encoding:
             raise DataValidationError(
                 f"codes must be an (n, {self.n_attributes}) integer array, got shape {codes.shape}.")
         k = np.asarray(self.n_levels)
-        bad = (codes < 0) | (codes >= k)
-        if bad.any():
-            f = int(np.nonzero(bad.any(axis=0))[0][0])
-            raise DataValidationError(
-                f"attribute {self.names[f]!r} has codes outside 0..{k[f] - 1}.")
+        if codes.shape[0]:   # range of each column (no (n, F) boolean temporaries)
+            for f in range(self.n_attributes):
+                col = codes[:, f]
+                if col.min() < 0 or col.max() >= k[f]:
+                    raise DataValidationError(
+                        f"attribute {self.names[f]!r} has codes outside 0..{k[f] - 1}.")
         return codes
 
     def moments_from_level_probs(self, probs: list[np.ndarray]) -> np.ndarray:
