@@ -3,9 +3,11 @@ solve of its own program, built once from the same statistics outside the timer.
 
 For every estimator both timings are taken in the same run, interleaved (fit, bare, fit, bare,
 ...), after one warm-up of each, and the best of ``k`` repeats is kept;
-``ratio = fit_seconds / bare_seconds``. The bare answer is checked against the estimator's
-(``agreement``: objective, or the fitted numbers for the closed forms, to 1e-6) so the two timings
-are of the same program.
+``ratio = fit_seconds / bare_seconds`` (wall clock). The process CPU time of the same runs is kept
+too (``cpu_ratio``): on a loaded machine a fit of a few milliseconds is often descheduled in the
+middle, which inflates its best wall time but not its CPU time. The bare answer is checked against
+the estimator's (``agreement``: objective, or the fitted numbers for the closed forms, to 1e-6)
+so the two timings are of the same program.
 
 What "bare" is, per entry:
 
@@ -43,7 +45,9 @@ What "bare" is, per entry:
 
 Run: ``FAIROPT_DATA_HOME=../shared/datasets python benchmarks/overhead_pre_post.py`` (writes
 ``benchmarks/results/overhead_pre_post.json``); ``--profile smoke`` runs one repeat of each on
-subsamples (the test suite's check of the script and of the agreement).
+subsamples (the test suite's check of the script and of the agreement); ``--only NAME ...``
+runs some entries. ``overhead_pre_post_before.json`` holds the same script's run against the
+code before the overhead work (commit 071de76, same load), for comparison.
 """
 from __future__ import annotations
 
