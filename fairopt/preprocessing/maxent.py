@@ -149,7 +149,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.solution_ = sol
         self.distribution_ = sol.distribution
         self.label_index_, self.protected_index_ = label, protected
-        names = dom.one_hot_names
+        names = pd.Index(dom.one_hot_names)   # one index for both Series (its dtype inferred once)
         full = np.concatenate(self.model_.target)
         self.theta_ = pd.Series(full, index=names, name="theta")
         lam_full = np.concatenate(enc.level_scores(sol.primal["lambda"]))
