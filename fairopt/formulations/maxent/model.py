@@ -187,6 +187,13 @@ class MaxEnt:
     level_names : list of sequences, optional
         Level labels for messages.
 
+    Attributes
+    ----------
+    points, counts : ndarray
+        Distinct records (lexicographic order) and their total weights.
+    row_index : ndarray (n,) of int
+        Position in ``points`` of every input record.
+
     Examples
     --------
     >>> from fairopt.data import load_builtin
