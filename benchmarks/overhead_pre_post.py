@@ -201,7 +201,7 @@ def reweighing(X, y, repeats: int, representation: bool) -> dict:
         return est.fit(X, y, sensitive_features="sex").sample_weight_
 
     def bare():
-        keys, inv, cnt = np.unique(codes @ radix, return_inverse=True, return_counts=True)
+        _, inv, cnt = np.unique(codes @ radix, return_inverse=True, return_counts=True)
         pts = codes[np.unique(inv, return_index=True)[1]]
         z = pts[:, zcol]
         cz = np.bincount(z, weights=cnt, minlength=card[zcol])
@@ -265,7 +265,7 @@ def _newton_dual(S, n_levels, logw, C, theta, tol, max_iter=100):
         g = grad_of(st)
         if violation(g) <= tol:
             break
-        lz, pi, mu_u, mu_w, rho, blocks = st
+        _, pi, mu_u, mu_w, rho, blocks = st
         Hu = np.zeros((d, d))
         for f, p in enumerate(blocks):
             sl = slice(starts[f], starts[f + 1])

@@ -49,7 +49,7 @@ def test_domain_codes_equal_from_frame_and_encode(frame):
     ref = Domain.from_frame(frame)
     assert dom == ref and dom.levels == ref.levels
     np.testing.assert_array_equal(codes, ref.encode(frame))
-    wider = Domain([(c, tuple(reversed(ref.levels[c])) + ("zz",) if frame[c].dtype == object else ref.levels[c])
+    wider = Domain([(c, (*reversed(ref.levels[c]), "zz") if frame[c].dtype == object else ref.levels[c])
                     for c in frame.columns])   # a user domain with another level order
     dom2, codes2 = _domain_codes(frame, wider)
     assert dom2 == wider.subdomain(list(frame.columns))

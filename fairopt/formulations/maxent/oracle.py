@@ -29,7 +29,6 @@ from scipy.special import logsumexp
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
-
 #: largest ``M d`` (support points x dual dimension) held as a dense feature matrix
 DENSE_FEATURES_MAX = 1 << 18
 
@@ -122,7 +121,8 @@ class DualOracle:
         # Moments of the support never touch the feature matrix S (M x d): they are level
         # histograms of rho mapped through the level-feature matrices (see support_moments).
         self._S = None
-        self._S_dense: np.ndarray | bool | None = None   # dense S for small supports (built on first use)
+        self._S_dense: np.ndarray | None = None   # dense S for small supports (built on first use)
+        self._dense_checked = False
         # attribute-major copy in the smallest integer type: contiguous per-attribute gathers
         # and histograms (the row-major points would be read with a stride of F)
         self._codes_t = np.ascontiguousarray(self.points.T, dtype=_small_int(max(enc.level_offsets[-1], 1)))
@@ -148,10 +148,11 @@ class DualOracle:
         """The support's feature matrix as a dense array when it is small (``M d <= 2^18``): then
         two matrix products beat the per-attribute gathers and histograms, whose fixed costs
         dominate on a few hundred points; ``None`` for larger supports."""
-        if self._S_dense is None:
-            small = self.points.shape[0] * self.enc.dim <= DENSE_FEATURES_MAX
-            self._S_dense = np.ascontiguousarray(self.S.toarray(), dtype=float) if small else False
-        return None if self._S_dense is False else self._S_dense
+        if not self._dense_checked:
+            if self.points.shape[0] * self.enc.dim <= DENSE_FEATURES_MAX:
+                self._S_dense = np.ascontiguousarray(self.S.toarray(), dtype=float)
+            self._dense_checked = True
+        return self._S_dense
 
     def support_log_weights(self, flat_scores: np.ndarray) -> np.ndarray:
         """``log w_i + <λ, s_i>`` of every support point, from concatenated level scores
