@@ -261,7 +261,8 @@ def _newton_dual(S, n_levels, logw, C, theta, tol, max_iter=100):
     lam = np.zeros(d)
     st = state(lam)
     h = st[0] - theta @ lam
-    for _ in range(max_iter):
+    it = 0
+    for it in range(max_iter):   # noqa: B007  (the count is returned)
         g = grad_of(st)
         if violation(g) <= tol:
             break
@@ -282,15 +283,19 @@ def _newton_dual(S, n_levels, logw, C, theta, tol, max_iter=100):
                 break
             t *= 0.5
         lam, st, h = lam + t * step, new, hn
-    return lam, h
+    return lam, h, it
 
 
 def maxent_resampler(X, y, repeats: int) -> dict:
     from fairopt.preprocessing import MaxEntResampler
     est = MaxEntResampler(C=0.5, tol=TOL)
 
+    iters = {}
+
     def fit():
-        return est.fit(X, y, sensitive_features="sex").solution_.objective
+        e = est.fit(X, y, sensitive_features="sex")
+        iters["fit"] = e.n_iter_
+        return e.solution_.objective
 
     est.fit(X, y, sensitive_features="sex")
     model = est.model_
@@ -308,10 +313,12 @@ def maxent_resampler(X, y, repeats: int) -> dict:
     theta = np.asarray(model.theta, dtype=float)
 
     def bare():
-        return _newton_dual(S, n_levels, logw, model.C, theta, TOL)[1]
+        _, h, iters["bare"] = _newton_dual(S, n_levels, logw, model.C, theta, TOL)
+        return h
 
     t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, a, b, abs(a - b), rows=len(X), points=int(pts.shape[0]), dual_dim=int(S.shape[1]))
+    return _entry(t, a, b, abs(a - b), rows=len(X), points=int(pts.shape[0]), dual_dim=int(S.shape[1]),
+                  fit_iterations=iters["fit"], bare_iterations=iters["bare"])
 
 
 # ----------------------------------------------------------------------------- balanced filter
