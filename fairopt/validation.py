@@ -679,7 +679,10 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
     if isinstance(sensitive_features, pd.Series):
         return [sensitive_features.to_numpy()], [sensitive_features.name]
     arr = np.asarray(sensitive_features)
-    if arr.ndim == 1 and arr.dtype.kind in "US" and not all(isinstance(v, str) for v in sensitive_features):
+    # a NumPy string array holds strings only: the per-element check is for lists numpy converted
+    typed = isinstance(sensitive_features, np.ndarray) and arr.dtype.kind == "U"
+    if (arr.ndim == 1 and arr.dtype.kind in "US" and not typed
+            and not all(isinstance(v, str) for v in sensitive_features)):
         # numpy turned mixed labels (["a", 1], ["a", nan]) into strings: keep the objects so the
         # mixed types and missing values are caught instead of becoming groups "1" and "nan"
         arr = np.empty(len(sensitive_features), dtype=object)

@@ -176,12 +176,26 @@ def newton(problem: SmoothProblem, x0: np.ndarray, tol: float, max_iter: int,
     BLAS is limited to one thread: the systems are small (``d`` in the hundreds), and threaded
     BLAS on a busy machine costs far more in contention than it gains.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+    controller = _blas_controller()
+    if controller is None:  # pragma: no cover - threadpoolctl ships with scikit-learn
         return _newton(problem, x0, tol, max_iter, deadline)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with controller.limit(limits=1, user_api="blas"):
         return _newton(problem, x0, tol, max_iter, deadline)
+
+
+_CONTROLLER: list[Any] = []
+
+
+def _blas_controller() -> Any:
+    """One ``threadpoolctl`` controller per process: building it scans the loaded libraries
+    (0.3-3 ms, more than a whole small Newton solve), so it is built once and reused."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+            return None
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _newton(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,14 @@ def backend_names() -> list[str]:
     >>> "highs" in backend_names()
     True
     """
-    return sorted(p.name[:-len("_backend.py")] for p in _BACKEND_DIR.glob("*_backend.py"))
+    return list(_backend_files())
+
+
+@lru_cache(maxsize=1)
+def _backend_files() -> tuple[str, ...]:
+    # the directory is listed once per process: every SolverSpec.parse asks, and a glob costs
+    # more than a small solve
+    return tuple(sorted(p.name[:-len("_backend.py")] for p in _BACKEND_DIR.glob("*_backend.py")))
 
 
 @dataclass(frozen=True)

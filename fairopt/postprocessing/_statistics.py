@@ -33,6 +33,9 @@ from fairopt.stats import (
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
+    from fairopt.formulations.constrained_classification import IsotonicScoreMap
+    from fairopt.stats._atoms import ScoreAtoms
+
 
 def lazy_input(*args: object) -> bool:
     """Any argument is a Dask collection, a memmap or a file path (fit by statistics)."""
@@ -90,10 +93,7 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
                    grid: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> BaseEstimator:
     """Fit ``est`` from the statistics of the sources ``f`` (scores), ``g`` (raw groups, coded by
     position in ``labels``), ``y`` and ``w``; ``score_bins`` selects histograms over exact atoms."""
-    from fairopt.formulations.constrained_classification import (
-        IsotonicScoreMap,
-        RandomizedThresholdParity,
-    )
+    from fairopt.formulations.constrained_classification import RandomizedThresholdParity
     from fairopt.formulations.constrained_classification.atoms import merge_atoms
     from fairopt.formulations.constrained_classification.covariance import (
         RandomizedThresholdCovariance,
@@ -133,13 +133,7 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
     est.calibrator_ = None
     est.calibration_ = calibration
     if calibration is not None:
-        # isotonic regression on the atoms: each atom is its positive and its negative weight at
-        # one score, the same weighted fit as on the rows
-        neg = at.weight - at.positive
-        est.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
-            np.concatenate([at.score, at.score]), np.concatenate([np.ones(at.n_atoms), np.zeros(at.n_atoms)]),
-            np.concatenate([at.cell, at.cell]), K, np.concatenate([at.positive, np.maximum(neg, 0.0)]))
-        at = merge_atoms(at.cell, est.calibrator_.transform(at.score, at.cell), at.weight, at.positive, K)
+        est.calibrator_, at = calibrate_atoms(at, calibration == "isotonic_per_group")
     form: RandomizedThresholdParity | RandomizedThresholdCovariance | ThresholdMixtureOdds
     if constraint == "demographic_parity":
         form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
@@ -149,6 +143,70 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
     else:
         form = ThresholdMixtureOdds(None, None, None, constraint, est.eps, atoms=at)
     return est._solve_form(form, constraint, est._solver_options(constraint))
+
+
+def calibrate_atoms(at: ScoreAtoms, per_group: bool) -> tuple[IsotonicScoreMap, ScoreAtoms]:
+    """Isotonic calibration fitted on labelled score atoms, and the atoms of the calibrated scores.
+
+    The weighted isotonic regression of ``y`` on the score, fitted on the rows, is the same fit
+    on the atoms (each atom: its score, its weight, its mean label), so one pass of pool adjacent
+    violators over the sorted atoms of each group (``per_group``) or of all groups gives the
+    :class:`~fairopt.formulations.constrained_classification.IsotonicScoreMap` that fitting it
+    on the rows gives: the same breakpoints (sklearn's ``X_thresholds_`` / ``y_thresholds_``:
+    points whose level equals both neighbours' dropped), without re-sorting the rows.
+
+    Parameters
+    ----------
+    at : ScoreAtoms
+        Atoms with ``positive`` (label-1 weight) set, every cell non-empty.
+    per_group : bool
+        One map per cell, or one pooled map.
+
+    Returns
+    -------
+    calibrator : IsotonicScoreMap
+        The fitted map.
+    atoms : ScoreAtoms
+        Atoms of the calibrated scores ``2 eta_hat - 1`` (atoms that calibrate to the same value in
+        a cell merged), with their weights and label weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.atoms import collapse_atoms
+    >>> at = collapse_atoms(np.array([0.1, 0.2, 0.3, 0.4]), np.zeros(4, int), labels=np.array([0, 1, 0, 1]))
+    >>> cal, merged = calibrate_atoms(at, per_group=True)
+    >>> merged.score.tolist(), merged.weight.tolist()
+    ([-1.0, 0.0, 1.0], [1.0, 2.0, 1.0])
+    """
+    from scipy.optimize import isotonic_regression
+
+    from fairopt.formulations.constrained_classification import IsotonicScoreMap
+    from fairopt.formulations.constrained_classification.atoms import merge_atoms
+
+    K = at.n_cells
+    positive = at.positive
+    assert positive is not None      # the atoms were collected with labels
+    maps: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    if per_group:
+        maps = [(at.score[at.cell_slice(k)], at.weight[at.cell_slice(k)], positive[at.cell_slice(k)])
+                for k in range(K)]
+    else:
+        pooled = merge_atoms(np.zeros(at.n_atoms, np.int64), at.score, at.weight, positive, 1)
+        assert pooled.positive is not None
+        maps = [(pooled.score, pooled.weight, pooled.positive)]
+    breakpoints = []
+    for k, (x, w, pos) in enumerate(maps):   # a loop over groups, not rows
+        if w.sum() <= 0:
+            raise DataValidationError(f"group {k} has no rows (or zero weight) to fit its isotonic "
+                                      "calibration; use calibration='isotonic' (pooled) or merge groups.")
+        eta = np.clip(isotonic_regression(pos / w, weights=w).x, 0.0, 1.0)
+        keep = np.ones(eta.size, dtype=bool)
+        keep[1:-1] = (eta[1:-1] != eta[:-2]) | (eta[1:-1] != eta[2:])
+        breakpoints.append((x[keep], eta[keep]))
+    cal = IsotonicScoreMap(per_group=per_group)
+    cal.n_groups_, cal.breakpoints_ = K, breakpoints
+    return cal, merge_atoms(at.cell, cal.transform(at.score, at.cell), at.weight, at.positive, K)
 
 
 def quantise_fitted(est: BaseEstimator, f: np.ndarray, cells: np.ndarray) -> np.ndarray:

@@ -233,10 +233,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like, optional
             Row weights.
         """
-        from fairopt.formulations.constrained_classification import (
-            IsotonicScoreMap,
-            RandomizedThresholdParity,
-        )
+        from fairopt.formulations.constrained_classification import RandomizedThresholdParity
+        from fairopt.formulations.constrained_classification.atoms import collapse_atoms
         from fairopt.formulations.constrained_classification.covariance import (
             RandomizedThresholdCovariance,
         )
@@ -277,8 +275,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 raise DataValidationError(f"calibration={self.calibration!r} fits P(y=1 | score) on the "
                                           "fitting sample, so fit needs its labels y; pass y or set "
                                           "calibration=None.")
-            self.calibrator_ = IsotonicScoreMap(per_group=calibration == "isotonic_per_group").fit(
-                f, yv, codes, len(self.groups_), sw)
+            # fitted on the labelled score atoms (one sort of the rows), which the parity form reads too
+            at = collapse_atoms(f, codes, len(self.groups_), sw, labels=yv)
+            self.calibrator_, at = _statistics.calibrate_atoms(at, calibration == "isotonic_per_group")
+            if constraint == "demographic_parity":
+                parity = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps, rho=self.rho, atoms=at)
+                return self._solve_form(parity, constraint, opts)
             f = self.calibrator_.transform(f, codes)
         form: _Form
         if constraint == "demographic_parity":

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.data import Domain
+from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
 from fairopt.validation import (
     Groups,
@@ -162,6 +162,45 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
     return frame, y_name, z_name
 
 
+def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, np.ndarray]:
+    """The domain of ``frame`` (``domain`` restricted to its columns, else read from it) and the
+    integer codes of its rows, the same as ``Domain.from_frame`` and ``Domain.encode`` give.
+
+    Each column is factorised once (pandas' hash table, Arrow's for string columns); levels and
+    codes are then read off the few distinct values, not off every row. A value that is not a
+    level re-runs ``Domain.encode`` on the frame for its message (row numbers included).
+    """
+    if domain is not None:
+        missing = [c for c in frame.columns if c not in domain.names]
+        if missing:
+            raise DataValidationError(f"domain lacks columns {missing} of the data.")
+    n = len(frame)
+    codes = np.empty((n, frame.shape[1]), dtype=np.int64)
+    attrs = []
+    for j, c in enumerate(frame.columns):   # a loop over columns, not rows
+        col = frame[c]
+        raw, uniques = pd.factorize(col)
+        if domain is None and n and not isinstance(col.dtype, pd.CategoricalDtype):
+            # Domain.from_frame's levels: the sorted distinct values
+            values = np.asarray(uniques)
+            order = np.argsort(values, kind="stable")
+            attrs.append(Attribute(c, tuple(values[order])))
+            position = np.empty(order.size, dtype=np.int64)
+            position[order] = np.arange(order.size)
+            codes[:, j] = position[raw]
+            continue
+        distinct = pd.DataFrame({c: uniques}) if n else frame[[c]]
+        sub = Domain.from_frame(distinct) if domain is None else domain.subdomain([c])
+        attrs.append(sub.attributes[0])
+        try:
+            position = sub.encode(distinct)[:, 0]
+        except DataValidationError:
+            Domain(attrs).encode(frame[[a.name for a in attrs]])   # raises, naming the rows
+            raise
+        codes[:, j] = position[raw] if n else raw
+    return Domain(attrs), codes
+
+
 def _pos_level(domain: Domain, y_name: str, pos_label: object) -> int:
     levels = domain.levels[y_name]
     if pos_label is None:
@@ -188,8 +227,10 @@ def _decode(domain: Domain, codes: np.ndarray, dtypes: pd.Series) -> pd.DataFram
 def check_data_codes(dom: Domain, codes: np.ndarray, y_name: str, z_name: str, what: str) -> None:
     """At least two observed groups and two observed labels (a fairness repair compares them)."""
     for name, role in ((z_name, "sensitive feature"), (y_name, "label")):
-        j = dom.index(name)
-        check_two_valued(codes[:, j], dom.levels[name], name, what, role)
+        col = codes[:, dom.index(name)]
+        if col.size and (col != col[0]).any():   # two values seen: no sort of the column needed
+            continue
+        check_two_valued(col, dom.levels[name], name, what, role)
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, dom: Domain, codes: NDArray[np.int64], z_name: str,
@@ -237,13 +278,7 @@ class _FrameMixin(_MixinBase):
                  domain: Domain | None = None) -> tuple[pd.DataFrame, NDArray[np.int64], int, int]:
         self.input_frame_kind_ = frame_kind(X)
         frame, y_name, z_name = _assemble(X, y, sensitive_features)
-        dom = domain if domain is not None else Domain.from_frame(frame)
-        if isinstance(dom, Domain):
-            missing = [c for c in frame.columns if c not in dom.names]
-            if missing:
-                raise DataValidationError(f"domain lacks columns {missing} of the data.")
-            dom = dom.subdomain(list(frame.columns))
-        codes = dom.encode(frame)
+        dom, codes = _domain_codes(frame, domain)
         check_data_codes(dom, codes, y_name, z_name, f"{type(self).__name__}.fit")
         self.domain_ = dom
         self.label_name_, self.sensitive_name_ = y_name, z_name

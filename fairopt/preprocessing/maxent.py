@@ -14,7 +14,6 @@ from fairopt._utils import as_generator
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.maxent import Encoding, MaxEnt
-from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.model import PRIORS, TARGETS
 from fairopt.modeling import SolverSpec
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
@@ -162,28 +161,21 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.solution_ = sol
         self.distribution_ = cast("MaxEntDistribution", sol.distribution)   # set on every optimal solution
         self.label_index_, self.protected_index_ = label, protected
-        names = dom.one_hot_names
+        names = pd.Index(dom.one_hot_names)   # one index for both Series (its dtype inferred once)
         full = np.concatenate(self.model_.target)
         self.theta_ = pd.Series(full, index=names, name="theta")
         lam_full = np.concatenate(enc.level_scores(sol.primal["lambda"]))
         self.lambda_ = pd.Series(lam_full, index=names, name="lambda")
-        pts, _, inverse = P.collapse(codes)
-        cnt = np.bincount(inverse, minlength=len(pts)).astype(float)
+        inverse, cnt = self.model_.row_index, self.model_.counts   # the model's collapse of the rows
         w_pts = self.model_.prior_weights
-        # model points and these points are both np.unique-sorted, hence aligned
         self.prior_weights_ = w_pts[inverse] / cnt[inverse] if sample_weight is None else \
-            self._row_weights(codes, sample_weight)
+            _share(w_pts[inverse] * np.asarray(sample_weight, dtype=float), cnt[inverse])
         self.n_iter_ = int(sol.iterations or 0)
         self.solve_seconds_ = float(sol.solve_seconds)
         self.max_violation_ = float(sol.max_violation)
         self.kl_ = float(sol.kl)
         self._pos = _pos_level(dom, self.label_name_, self.pos_label)
         return self
-
-    def _row_weights(self, codes: NDArray[np.int64], sample_weight: ArrayLike) -> NDArray[np.float64]:
-        sw = np.asarray(sample_weight, dtype=float)
-        _, wsum, inverse = P.collapse(codes, sw)
-        return _share(self.model_.prior_weights[inverse] * sw, wsum[inverse])
 
     def _level_vector(self, name: str, value: Any) -> Any:
         if isinstance(value, (dict, pd.Series)):

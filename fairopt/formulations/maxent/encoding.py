@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,25 +105,27 @@ class Encoding:
         """Number of attributes encoded."""
         return len(self.n_levels)
 
-    @property
+    # sizes are read inside the dual's inner loops: computed once per (immutable) encoding, and
+    # returned read-only
+    @cached_property
     def widths(self) -> np.ndarray:
         """``m_f``, the number of dual coordinates of each attribute."""
-        return np.array([p.shape[1] for p in self._phis], dtype=int)
+        return _frozen(np.array([p.shape[1] for p in self._phis], dtype=int))
 
-    @property
+    @cached_property
     def dim(self) -> int:
         """``d = sum_f m_f``, the number of dual parameters."""
         return int(self.widths.sum())
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
         """Start of each attribute's block of dual coordinates (length ``F + 1``)."""
-        return np.concatenate([[0], np.cumsum(self.widths)])
+        return _frozen(np.concatenate([[0], np.cumsum(self.widths)]))
 
-    @property
+    @cached_property
     def level_offsets(self) -> np.ndarray:
         """Start of each attribute's levels in a concatenated level vector (length ``F + 1``)."""
-        return np.concatenate([[0], np.cumsum(self.n_levels)])
+        return _frozen(np.concatenate([[0], np.cumsum(self.n_levels)]))
 
     @property
     def domain_size(self) -> int:
@@ -154,8 +157,12 @@ class Encoding:
         slice
             ``offsets[f]:offsets[f + 1]``.
         """
+        return self._blocks[f]
+
+    @cached_property
+    def _blocks(self) -> tuple[slice, ...]:
         o = self.offsets
-        return slice(int(o[f]), int(o[f + 1]))
+        return tuple(slice(int(o[f]), int(o[f + 1])) for f in range(self.n_attributes))
 
     # ------------------------------------------------------------ conversions
     def level_scores(self, lam: np.ndarray) -> list[np.ndarray]:
@@ -221,11 +228,12 @@ class Encoding:
             raise DataValidationError(
                 f"codes must be an (n, {self.n_attributes}) integer array, got shape {codes.shape}.")
         k = np.asarray(self.n_levels)
-        bad = (codes < 0) | (codes >= k)
-        if bad.any():
-            f = int(np.nonzero(bad.any(axis=0))[0][0])
-            raise DataValidationError(
-                f"attribute {self.names[f]!r} has codes outside 0..{k[f] - 1}.")
+        if codes.shape[0]:   # range of each column (no (n, F) boolean temporaries)
+            for f in range(self.n_attributes):
+                col = codes[:, f]
+                if col.min() < 0 or col.max() >= k[f]:
+                    raise DataValidationError(
+                        f"attribute {self.names[f]!r} has codes outside 0..{k[f] - 1}.")
         return codes
 
     def moments_from_level_probs(self, probs: list[np.ndarray]) -> np.ndarray:
@@ -248,3 +256,8 @@ class Encoding:
             The vectors, one after the other.
         """
         return np.concatenate(probs)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a

@@ -187,6 +187,13 @@ class MaxEnt:
     level_names : list of sequences, optional
         Level labels for messages.
 
+    Attributes
+    ----------
+    points, counts : ndarray
+        Distinct records (lexicographic order) and their total weights.
+    row_index : ndarray (n,) of int
+        Position in ``points`` of every input record.
+
     Examples
     --------
     >>> from fairopt.data import load_builtin
@@ -228,7 +235,9 @@ class MaxEnt:
         self.level_names = level_names
         if sample_weight is not None:
             sample_weight = check_weights(sample_weight, codes.shape[0])
-        self.points, self.counts, _ = P.collapse(codes, sample_weight)
+        # row_index: the distinct point of every input record (the estimator spreads the prior's
+        # point weights back to the rows with it, without collapsing the records a second time)
+        self.points, self.counts, self.row_index = P.collapse(codes, sample_weight)
         self.data_weights = P.data_weights(self.counts)
         self.fair_weights = P.fair_reweighting(self.points, self.counts, self.label, self.protected,
                                                tau, enc.n_levels, enc.names)

@@ -31,6 +31,9 @@ from scipy.special import logsumexp
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
+#: largest ``M d`` (support points x dual dimension) held as a dense feature matrix
+DENSE_FEATURES_MAX = 1 << 18
+
 
 @dataclass
 class MixtureState:
@@ -120,6 +123,8 @@ class DualOracle:
         # Moments of the support never touch the feature matrix S (M x d): they are level
         # histograms of rho mapped through the level-feature matrices (see support_moments).
         self._S = None
+        self._S_dense: np.ndarray | None = None   # dense S for small supports (built on first use)
+        self._dense_checked = False
         # attribute-major copy in the smallest integer type: contiguous per-attribute gathers
         # and histograms (the row-major points would be read with a stride of F)
         self._codes_t = np.ascontiguousarray(self.points.T, dtype=_small_int(max(enc.level_offsets[-1], 1)))
@@ -140,6 +145,16 @@ class DualOracle:
         if self._S is None:
             self._S = self.enc.sparse_features(self.points)
         return self._S
+
+    def _dense_features(self) -> np.ndarray | None:
+        """The support's feature matrix as a dense array when it is small (``M d <= 2^18``): then
+        two matrix products beat the per-attribute gathers and histograms, whose fixed costs
+        dominate on a few hundred points; ``None`` for larger supports."""
+        if not self._dense_checked:
+            if self.points.shape[0] * self.enc.dim <= DENSE_FEATURES_MAX:
+                self._S_dense = np.ascontiguousarray(self.S.toarray(), dtype=float)
+            self._dense_checked = True
+        return self._S_dense
 
     def support_log_weights(self, flat_scores: np.ndarray) -> np.ndarray:
         """``log w_i + <λ, s_i>`` of every support point, from concatenated level scores
@@ -185,7 +200,7 @@ class DualOracle:
         scores = enc.level_scores(lam)
         d = enc.dim
         if self.has_u:
-            lse = np.array([logsumexp(a) for a in scores])
+            lse = np.array([_lse(a) for a in scores])
             P = [np.exp(a - z) for a, z in zip(scores, lse, strict=True)]
             log_zu = float(np.sum(lse - self._log_k))
             mean_u = enc.moments_from_level_probs(P)
@@ -193,10 +208,11 @@ class DualOracle:
             P = [np.full(k, 1.0 / k) for k in enc.n_levels]
             log_zu, mean_u = -np.inf, np.zeros(d)
         if self.has_w:
-            t = self.support_log_weights(np.concatenate(scores))
-            log_zw = float(logsumexp(t))
+            D = self._dense_features()
+            t = self.log_w + D @ lam if D is not None else self.support_log_weights(np.concatenate(scores))
+            log_zw = _lse(t)
             rho = np.exp(t - log_zw)
-            mean_w = self._phi_full.T @ self.support_level_histogram(rho)
+            mean_w = D.T @ rho if D is not None else self._phi_full.T @ self.support_level_histogram(rho)
         else:
             rho, log_zw, mean_w = np.zeros(self.points.shape[0]), -np.inf, np.zeros(d)
         if self.has_u and self.has_w:
@@ -272,7 +288,9 @@ class DualOracle:
                 mu = st.mean_u[blk]
                 H[blk, blk] += st.pi * ((phi.T * P) @ phi - np.outer(mu, mu))
         if self.has_w and st.pi < 1:
-            cov_w = self.support_second_moment(st.rho) - np.outer(st.mean_w, st.mean_w)
+            D = self._dense_features()
+            second = (D.T * st.rho) @ D if D is not None else self.support_second_moment(st.rho)
+            cov_w = second - np.outer(st.mean_w, st.mean_w)
             H += (1.0 - st.pi) * cov_w
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
@@ -353,6 +371,15 @@ class DualOracle:
         with np.errstate(divide="ignore"):
             q = (self.C * np.exp(-enc.log_domain_size) if self.has_u else 0.0) + (1 - self.C) * wq
             return np.log(q) + s - st.log_z
+
+
+def _lse(a: np.ndarray) -> float:
+    """``log Σ exp(a)`` of a 1-D array, shifted by its maximum (scipy's ``logsumexp`` spends tens
+    of microseconds on argument handling per call, paid F + 1 times per dual evaluation)."""
+    m = float(a.max())
+    if not np.isfinite(m):      # all -inf gives -inf; +inf and NaN propagate
+        return m
+    return m + float(np.log(np.sum(np.exp(a - m))))
 
 
 def _small_int(bound: int) -> type[np.signedinteger[Any]]:
