@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from itertools import combinations, permutations
 
 import numpy as np
@@ -39,13 +40,16 @@ from fairopt.formulations.tv_repair.distortion import Distortion, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
-from fairopt.modeling import Program, Solution, default_spec
+from fairopt.modeling import Program, Solution, SolverSpec, default_spec
+from fairopt.modeling.backends.highs_backend import HighsModel
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
 DISCRIMINATION_FORMS = ("ratio", "target", "additive")
 #: ``solve(solver=...)`` name of the column-generation method for huge TV mappings
 COLUMN_GENERATION = "column_generation"
+#: HiGHS ``simplex_strategy`` of the primal simplex, the default of the warm-started mapping solve
+PRIMAL_SIMPLEX = 4
 
 
 def _gather(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -441,13 +445,34 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             sol, build_s = solve_kl(self, prog, solver, t0, **kwargs)
         else:
             solver = solver if solver is not None else default_spec("LP")
-            comp = prog.compile(solver, **kwargs)
+            spec = SolverSpec.parse(solver, **kwargs)
+            warm = spec.backend == "highs" and "solver" not in spec.options
+            if warm:
+                # HiGHS's primal simplex from the identity mapping's basis (see _identity_basis):
+                # 4x faster than a cold dual simplex on Adult, 6x at 10^5 cells
+                spec = replace(spec, options={"simplex_strategy": PRIMAL_SIMPLEX, **spec.options})
+            comp = prog.compile(spec)
+            if warm and isinstance(comp, HighsModel):
+                comp.set_basis(*self._identity_basis(prog))
             build_s = time.perf_counter() - t0
             try:
                 sol = comp.solve(require_optimal=True)
             except InfeasibleError as exc:
                 raise self._infeasible(solver, exc) from exc
         return self._result(sol, build_s)
+
+    def _identity_basis(self, prog: Program) -> tuple[np.ndarray, np.ndarray]:
+        """Basis of the identity mapping (every record type keeps its cell): the own-cell columns
+        and every row but validity are basic. The matrix is block-triangular, so the basis is
+        non-singular; all basic costs are 0, so it is dual feasible; and the identity meets every
+        row but discrimination (no move, no distortion, no shortfall), so the primal simplex
+        starts one block of rows away from feasibility."""
+        canon = prog.canonical()
+        cols = np.zeros(canon.n, dtype=bool)
+        cols[canon.var_slices["mapping"].start + np.flatnonzero(self.var_col == self.own_column[self.var_row])] = True
+        rows = np.ones(canon.m, dtype=bool)
+        rows[canon.con_slices["validity"]] = False
+        return cols, rows
 
     def _solve_column_generation(self, prog: Program, t0: float, **kwargs) -> MappingResult:
         from fairopt.formulations.tv_repair.colgen import solve_column_generation

@@ -129,6 +129,32 @@ class HighsModel(CompiledModel):
         _check(self.h.passModel(_make_lp(canon)), "passModel")
         if canon.P is not None:
             _check(self.h.passHessian(_make_hessian(canon)), "passHessian")
+        if self._start is not None:
+            self._pass_basis(*self._start)
+
+    _start: tuple[np.ndarray, np.ndarray] | None = None
+
+    def set_basis(self, basic_columns: np.ndarray, basic_rows: np.ndarray) -> None:
+        """Start the next simplex solve from a basis: the ``True`` entries of the two masks are
+        basic (a row's entry stands for its activity); every other column and row is nonbasic
+        at a finite bound (lower, else upper, else zero). The basis must hold exactly as many
+        basic entries as rows and be non-singular, else HiGHS refuses it."""
+        self._start = (np.asarray(basic_columns, dtype=bool), np.asarray(basic_rows, dtype=bool))
+        if not self._dirty:
+            self._pass_basis(*self._start)
+
+    def _pass_basis(self, cols: np.ndarray, rows: np.ndarray) -> None:
+        hp = _highs()
+        st = hp.HighsBasisStatus
+
+        def status(basic, lo, hi):
+            return np.where(basic, st.kBasic, np.where(np.isfinite(lo), st.kLower,
+                                                       np.where(np.isfinite(hi), st.kUpper, st.kZero))).tolist()
+        basis = hp.HighsBasis()
+        basis.col_status = status(cols, self.canon.xl, self.canon.xu)
+        basis.row_status = status(rows, self.canon.rl, self.canon.ru)
+        basis.valid = True
+        _check(self.h.setBasis(basis), "setBasis")
 
     # in-place updates keep the basis (warm start)
     def _costs_changed(self) -> None:
