@@ -494,9 +494,9 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         Pi = self._rate_matrix()
         after = Pi @ x
         n_y = self.xy_domain.cardinalities[-1]
-        before = np.zeros(len(self.groups) * n_y)
         gi = np.searchsorted(self.groups, self.group)
-        np.add.at(before, gi * n_y + self.rows[:, -1], self.q / self.q_group[self.group])
+        before = np.bincount(gi * n_y + self.rows[:, -1], weights=self.q / self.q_group[self.group],
+                             minlength=len(self.groups) * n_y)
         g_levels = np.asarray(self.dxy_domain.levels[self.protected], dtype=object)[self.groups]
         y_levels = np.asarray(self.xy_domain.levels[self.label], dtype=object)
         rates = pd.DataFrame({self.protected: np.repeat(g_levels, n_y), self.label: np.tile(y_levels, len(g_levels)),
@@ -537,8 +537,14 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         other = np.where(j >= 0, np.asarray(g_levels, dtype=object)[np.maximum(j, 0)], "target")
         table = pd.DataFrame({"group": np.asarray(g_levels, dtype=object)[i], "other": other,
                               self.label: y_levels[y], "dual": dual})
-        pair = [f"{a} vs {b}" if self.discrimination != "ratio" else f"{a} <= (1+eps) {b}"
-                for a, b in zip(table["group"], table["other"], strict=False)]
-        price = (pd.DataFrame({"pair": pair, "sum_abs_dual": np.abs(dual), "d_objective_d_epsilon": contrib})
-                 .groupby("pair", sort=False, as_index=False).sum())
+        sep = " vs " if self.discrimination != "ratio" else " <= (1+eps) "
+        pair = np.array([f"{a}{sep}{b}" for a, b in zip(table["group"], table["other"], strict=True)], dtype=object)
+        # per pair, in order of first appearance (one entry per discrimination row, not per record)
+        names, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))
+        key = rank[inverse]
+        price = pd.DataFrame({"pair": names[np.argsort(first)].tolist(),
+                              "sum_abs_dual": np.bincount(key, weights=np.abs(dual), minlength=len(first)),
+                              "d_objective_d_epsilon": np.bincount(key, weights=contrib, minlength=len(first))})
         return table, price, float(contrib.sum())

@@ -77,12 +77,15 @@ class MappingResult:
     def to_frame(self) -> pd.DataFrame:
         """Non-zero entries: the row's attributes, the mapped ``<name>_hat`` attributes and ``probability``."""
         coo = self.mapping.tocoo()
-        out = self.dxy_domain.decode(self.rows[coo.row])
-        hat = self.xy_domain.decode(self.columns[coo.col])
-        hat.columns = [f"{c}_hat" for c in hat.columns]
-        out = pd.concat([out, hat], axis=1)
+        # one frame from the level arrays (what Domain.decode builds, without two frames and a concat)
+        out = {}
+        for domain, codes, suffix in ((self.dxy_domain, self.rows[coo.row], ""),
+                                      (self.xy_domain, self.columns[coo.col], "_hat")):
+            for j, a in enumerate(domain.attributes):
+                levels = np.asarray(a.levels) if domain._homogeneous(a) else np.asarray(a.levels, dtype=object)
+                out[a.name + suffix] = levels[codes[:, j]]
         out["probability"] = coo.data
-        return out
+        return pd.DataFrame(out)
 
     def apply(self, codes: np.ndarray, random_state=None) -> np.ndarray:
         """Draw mapped (x̂, ŷ) codes for records with (d, x, y) ``codes`` (vectorised).
