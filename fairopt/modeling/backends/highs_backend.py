@@ -146,8 +146,15 @@ class HighsModel(CompiledModel):
         """Start the next simplex solve from a basis: the ``True`` entries of the two masks are
         basic (a row's entry stands for its activity); every other column and row is nonbasic
         at a finite bound (lower, else upper, else zero). The basis must hold exactly as many
-        basic entries as rows and be non-singular, else HiGHS refuses it."""
-        self._start = (np.asarray(basic_columns, dtype=bool), np.asarray(basic_rows, dtype=bool))
+        basic entries as rows (checked here) and be non-singular (else HiGHS starts afresh)."""
+        cols, rows = np.asarray(basic_columns, dtype=bool), np.asarray(basic_rows, dtype=bool)
+        if cols.shape != (self.canon.n,) or rows.shape != (self.canon.m,):
+            raise DataValidationError(f"set_basis needs one flag per column ({self.canon.n}) and per row "
+                                      f"({self.canon.m}), got {cols.shape} and {rows.shape}.")
+        if int(cols.sum() + rows.sum()) != self.canon.m:
+            raise DataValidationError(f"a basis has one basic entry per row ({self.canon.m}); the masks mark "
+                                      f"{int(cols.sum() + rows.sum())} basic columns and rows.")
+        self._start = (cols, rows)
         if not self._dirty:
             self._pass_basis(*self._start)
 
