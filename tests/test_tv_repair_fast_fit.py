@@ -65,7 +65,7 @@ def test_domain_counts_on_mixed_columns_and_a_large_domain():
 def test_domain_counts_name_the_bad_value_and_row():
     dom = Domain([Attribute("g", ("a", "b")), Attribute("k", (1, 2, 3)), Attribute("y", (0, 1))])
     frame = pd.DataFrame({"g": ["a", "b", "a"], "k": [1, 7, 2], "y": [0, 1, 1]})
-    with pytest.raises(DataValidationError, match="'k'.*7|7.*'k'"):
+    with pytest.raises(DataValidationError, match=r"'k'.*7|7.*'k'"):
         _domain_counts(dom, frame, ["g", "k", "y"], np.ones(3))
     frame = pd.DataFrame({"g": ["a", None, "a"], "k": [1, 2, 2], "y": [0, 1, 1]})
     with pytest.raises(DataValidationError, match="missing"):

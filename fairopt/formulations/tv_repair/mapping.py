@@ -26,17 +26,20 @@ restrictions are exact. Everything is assembled from index arrays, with no loop 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import combinations, permutations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError, InfeasibleError
-from fairopt.formulations.tv_repair.distortion import Distortion, as_distortion
+from fairopt.formulations.tv_repair._types import RowMeta, SolverArg
+from fairopt.formulations.tv_repair.distortion import Distortion, DistortionLike, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
@@ -117,11 +120,13 @@ class OptimizedPreprocessing(EpsilonAnalysis):
     True
     """
 
-    def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str, features=None,
-                 favourable_label=None, discrimination: str = "ratio", epsilon: float = 0.05,
-                 distortion=None, clist=(), dlist=(), max_expected_distortion=None,
+    def __init__(self, domain: Domain, cells: ArrayLike, counts: ArrayLike, *, protected: str, label: str,
+                 features: Sequence[str] | None = None, favourable_label: object = None,
+                 discrimination: str = "ratio", epsilon: float = 0.05, distortion: DistortionLike | None = None,
+                 clist: Sequence[float] = (), dlist: Sequence[float] = (),
+                 max_expected_distortion: float | Mapping[Any, float] | None = None,
                  conditioning: str = "dxy", utility: str = "xy", divergence: str = "tv",
-                 columns: str = "all", name: str = "optimized_preprocessing"):
+                 columns: str = "all", name: str = "optimized_preprocessing") -> None:
         self.domain, self.protected, self.label, self.name = domain, protected, label, name
         self.discrimination, self.conditioning, self.utility = discrimination, conditioning, utility
         self.divergence, self.columns_mode = divergence, columns
@@ -133,7 +138,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         self._structure()
 
     # ------------------------------------------------------------------ validation
-    def _check_options(self, features, favourable_label, distortion) -> None:
+    def _check_options(self, features: Sequence[str] | None, favourable_label: object,
+                       distortion: DistortionLike | None) -> None:
         dom = self.domain
         check_roles(dom, self.protected, self.label)
         feats = [n for n in dom.names if n not in (self.protected, self.label)] if features is None \
@@ -176,7 +182,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         if isinstance(kappa, Mapping) and self.conditioning == "xy":
             raise DataValidationError("per-group max_expected_distortion needs conditioning='dxy'.")
 
-    def _collapse(self, cells, counts) -> None:
+    def _collapse(self, cells: ArrayLike, counts: ArrayLike) -> None:
         dom = self.domain
         cells = dom.check_codes(cells)
         counts = np.asarray(counts, dtype=float).reshape(-1)
@@ -258,7 +264,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             return [self._ypos]   # the other label's rows coincide
         return list(range(n_y))
 
-    def _discrimination_rows(self):
+    def _discrimination_rows(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray | None,
+                                            list[RowMeta]]:
         """Selection ``S`` (rows × Π rows), lower/upper bounds, per-row ε-slope, and row metadata."""
         n_y, ys, G = self.xy_domain.cardinalities[-1], self._labels(), len(self.groups)
         eps, form = self.epsilon, self.discrimination
@@ -298,6 +305,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
 
     def _kappa(self, cells: np.ndarray) -> np.ndarray:
         kappa = self.max_expected_distortion
+        assert kappa is not None  # called only when a cap is set
         if not isinstance(kappa, Mapping):
             return np.full(len(cells), float(kappa))
         levels = self.dxy_domain.levels[self.protected]
@@ -368,6 +376,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
                 raise DataValidationError("the ratio form's minimal ε is found by bisection "
                                           "(minimal_epsilon), not by one LP.")
             prog.add_variables("epsilon", shape=(1,), lb=0.0)
+            assert slope is not None  # the additive and target forms have a slope
             centre = 0.5 * (lo + hi)
             D = (S @ Pi).tocsr()
             prog.add_constraints("discrimination_upper", {"mapping": D, "epsilon": -slope[:, None]},
@@ -420,7 +429,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
                    else "") + f"\n{prog.summary()}")
 
     # ------------------------------------------------------------------ solve
-    def solve(self, solver=None, **kwargs) -> MappingResult:
+    def solve(self, solver: SolverArg = None, **kwargs: Any) -> MappingResult:
         """Build, solve and return a :class:`MappingResult`.
 
         ``solver`` defaults to the registry's LP back end (TV) or to cvxpy, the only back end
@@ -474,7 +483,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         rows[canon.con_slices["validity"]] = False
         return cols, rows
 
-    def _solve_column_generation(self, prog: Program, t0: float, **kwargs) -> MappingResult:
+    def _solve_column_generation(self, prog: Program, t0: float, **kwargs: Any) -> MappingResult:
         from fairopt.formulations.tv_repair.colgen import solve_column_generation
         if self.divergence != "tv":
             raise DataValidationError("solver='column_generation' solves the TV (linear) mapping; use a "
@@ -520,7 +529,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
                                                       minlength=rows).max())
         return out
 
-    def _price(self, sol: Solution, pi: np.ndarray, g_levels, y_levels):
+    def _price(self, sol: Solution, pi: np.ndarray, g_levels: np.ndarray,
+               y_levels: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, float]:
         meta = self._disc_meta
         dual = sol.dual.get("discrimination")
         cols = ["group", "other", self.label, "dual"]

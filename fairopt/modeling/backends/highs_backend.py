@@ -131,7 +131,8 @@ class HighsModel(CompiledModel):
         else:   # the arrays themselves: a HighsLp's fields are copied element by element (5x slower)
             A = canon.A.tocsc()
             A.sort_indices()
-            _check(self.h.passModel(canon.n, canon.m, A.nnz, _highs().MatrixFormat.kColwise, _highs().ObjSense.kMinimize,
+            hp = _highs()
+            _check(self.h.passModel(canon.n, canon.m, A.nnz, hp.MatrixFormat.kColwise, hp.ObjSense.kMinimize,
                                     canon.constant, canon.c, canon.xl, canon.xu, canon.rl, canon.ru,
                                     A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data,
                                     np.zeros(canon.n, dtype=np.int32)), "passModel")
