@@ -243,6 +243,7 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         self.q_group = np.bincount(self.group, weights=self.q, minlength=self.dxy_domain.cardinalities[0])
         self.u_of_r, self.q_xy = u_of_r, np.bincount(u_of_r, weights=self.q)
         self.n_dense = int(self.dxy_domain.size) * C
+        self._pi: sp.csr_matrix | None = None
 
     @property
     def n_variables(self) -> int:
@@ -251,7 +252,13 @@ class OptimizedPreprocessing(EpsilonAnalysis):
 
     # ------------------------------------------------------------------ constraint blocks
     def _rate_matrix(self) -> sp.csr_matrix:
-        """Π: row (g, y) for g in :attr:`groups`, ``Π @ P = π_{g,y}``."""
+        """Π: row (g, y) for g in :attr:`groups`, ``Π @ P = π_{g,y}`` (built once: it depends on the
+        structure only, not on ε)."""
+        if self._pi is None:
+            self._pi = self._build_rate_matrix()
+        return self._pi
+
+    def _build_rate_matrix(self) -> sp.csr_matrix:
         n_y = self.xy_domain.cardinalities[-1]
         gi = np.searchsorted(self.groups, self.group)[self.var_row]
         yhat = self.candidates[self.var_col, -1]
@@ -366,7 +373,8 @@ class OptimizedPreprocessing(EpsilonAnalysis):
         V = self.n_variables
         prog = Program(self.name if objective is None else f"{self.name}_min_epsilon")
         prog.add_variables("mapping", shape=(V,), lb=0.0)
-        valid = _csr(self.var_row, np.arange(V), np.ones(V), (len(self.q), V))
+        # variables are grouped by row (see _structure): the CSR arrays are the row pointers
+        valid = sp.csr_matrix((np.ones(V), np.arange(V), self.row_ptr), shape=(len(self.q), V))
         prog.add_constraints("validity", {"mapping": valid}, lb=1.0, ub=1.0)
         Pi = self._rate_matrix()
         S, lo, hi, slope, meta = self._discrimination_rows()
