@@ -414,10 +414,17 @@ def adult_calmon(repeats: int, with_aif360: bool) -> dict:
                      "highspy with the fit's own algorithm (primal simplex from the identity mapping's basis); "
                      "timed interleaved, best of the repeats; cpu_seconds: process CPU time of the same runs")}
     if with_aif360:
-        aif = min((_aif360(X, y, features) for _ in range(max(1, repeats // 2))), key=lambda r: r["fit_seconds"])
+        runs = []
+        for _ in range(max(1, repeats // 2)):
+            c0 = time.process_time()
+            runs.append({**_aif360(X, y, features), "cpu_seconds": time.process_time() - c0})
+        aif = min(runs, key=lambda r: r["fit_seconds"])
         out["aif360_seconds"] = aif["fit_seconds"]
+        out["aif360_cpu_seconds"] = min(r["cpu_seconds"] for r in runs)
         out["aif360_objective"] = aif["objective"]
         out["speedup_vs_aif360"] = aif["fit_seconds"] / best["fit"]
+        # under load a 20 ms fit waits for a core far more, relatively, than a 3 s one: CPU time too
+        out["speedup_vs_aif360_cpu"] = out["aif360_cpu_seconds"] / best_cpu["fit"]
     return out
 
 
