@@ -32,7 +32,6 @@ from itertools import combinations, permutations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
@@ -41,9 +40,10 @@ from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.formulations.tv_repair._types import RowMeta, SolverArg
 from fairopt.formulations.tv_repair.distortion import Distortion, DistortionLike, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
+from fairopt.formulations.tv_repair.report import MappingReport
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
-from fairopt.modeling import Program, Solution, SolverSpec, default_spec
+from fairopt.modeling import Program, SolverSpec, default_spec
 from fairopt.modeling.backends.highs_backend import HighsModel
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
@@ -64,7 +64,7 @@ def _gather(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return owner, starts[owner] + within
 
 
-class OptimizedPreprocessing(EpsilonAnalysis):
+class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
     """Calmon-style optimized pre-processing as a sparse LP (TV) or exponential-cone program (KL).
 
     Parameters
@@ -504,65 +504,3 @@ class OptimizedPreprocessing(EpsilonAnalysis):
             # failed); the full LP decides and reports the minimal epsilon
             return self.solve(default_spec("LP"))
         return self._result(sol, build_s)
-
-    def _result(self, sol: Solution, build_seconds: float) -> MappingResult:
-        x = np.clip(sol.primal["mapping"], 0.0, None)
-        P = sp.csr_matrix((x, self.var_col, self.row_ptr), shape=(len(self.q), len(self.candidates)))
-        Pi = self._rate_matrix()
-        after = Pi @ x
-        n_y = self.xy_domain.cardinalities[-1]
-        gi = np.searchsorted(self.groups, self.group)
-        before = np.bincount(gi * n_y + self.rows[:, -1], weights=self.q / self.q_group[self.group],
-                             minlength=len(self.groups) * n_y)
-        g_levels = np.asarray(self.dxy_domain.levels[self.protected], dtype=object)[self.groups]
-        y_levels = np.asarray(self.xy_domain.levels[self.label], dtype=object)
-        rates = pd.DataFrame({self.protected: np.repeat(g_levels, n_y), self.label: np.tile(y_levels, len(g_levels)),
-                              "before": before, "after": after})
-        duals, price, slope = self._price(sol, after.reshape(len(self.groups), n_y), g_levels, y_levels)
-        approx = ["columns restricted to observed (x, y)"] if self.columns_mode == "observed" else []
-        return MappingResult(objective=float(sol.objective), status=sol.status.value, mapping=P, rows=self.rows,
-                             columns=self.candidates, q=self.q, dxy_domain=self.dxy_domain,
-                             xy_domain=self.xy_domain, rates=rates, distortion=self._levels(x),
-                             fairness_duals=duals, price_of_fairness=price, d_objective_d_epsilon=slope,
-                             solution=sol, build_seconds=build_seconds, solve_seconds=sol.solve_seconds,
-                             approximations=approx)
-
-    def _levels(self, x: np.ndarray) -> dict:
-        out = {}
-        rows = len(self.q)
-        if self.max_expected_distortion is not None:
-            out["expected"] = float(np.bincount(self.var_row, weights=self.var_delta * x, minlength=rows).max())
-        for c in self.clist:
-            out[f"excess>={c:g}"] = float(np.bincount(self.var_row, weights=x * (self.var_delta >= c),
-                                                      minlength=rows).max())
-        return out
-
-    def _price(self, sol: Solution, pi: np.ndarray, g_levels: np.ndarray,
-               y_levels: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, float]:
-        meta = self._disc_meta
-        dual = sol.dual.get("discrimination")
-        cols = ["group", "other", self.label, "dual"]
-        if not meta or dual is None or len(dual) != len(meta):
-            nan = float("nan") if meta else 0.0
-            pairs = pd.DataFrame(columns=["pair", "sum_abs_dual", "d_objective_d_epsilon"])
-            return pd.DataFrame(columns=cols), pairs, nan
-        i = np.array([m[0] for m in meta])
-        j = np.array([m[1] for m in meta])
-        y = np.array([m[2] for m in meta])
-        # d bound / d eps per row: ratio rows' upper bound moves by pi_{j,y}; others by their slope
-        slope = pi[j, y] if self.discrimination == "ratio" else self._disc_slope
-        contrib = -np.abs(dual) * slope
-        other = np.where(j >= 0, np.asarray(g_levels, dtype=object)[np.maximum(j, 0)], "target")
-        table = pd.DataFrame({"group": np.asarray(g_levels, dtype=object)[i], "other": other,
-                              self.label: y_levels[y], "dual": dual})
-        sep = " vs " if self.discrimination != "ratio" else " <= (1+eps) "
-        pair = np.array([f"{a}{sep}{b}" for a, b in zip(table["group"], table["other"], strict=True)], dtype=object)
-        # per pair, in order of first appearance (one entry per discrimination row, not per record)
-        names, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[np.argsort(first)] = np.arange(len(first))
-        key = rank[inverse]
-        price = pd.DataFrame({"pair": names[np.argsort(first)].tolist(),
-                              "sum_abs_dual": np.bincount(key, weights=np.abs(dual), minlength=len(first)),
-                              "d_objective_d_epsilon": np.bincount(key, weights=contrib, minlength=len(first))})
-        return table, price, float(contrib.sum())
