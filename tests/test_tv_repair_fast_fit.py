@@ -70,6 +70,13 @@ def test_domain_counts_name_the_bad_value_and_row():
     frame = pd.DataFrame({"g": ["a", None, "a"], "k": [1, 2, 2], "y": [0, 1, 1]})
     with pytest.raises(DataValidationError, match="missing"):
         _domain_counts(dom, frame, ["g", "k", "y"], np.ones(3))
+    frame = pd.DataFrame({"g": ["a", "b", "a"], "k": pd.array([1, None, 2], dtype="Int64"), "y": [0, 1, 1]})
+    with pytest.raises(DataValidationError, match="missing"):
+        _domain_counts(dom, frame, ["g", "k", "y"], np.ones(3))
+    frame = pd.DataFrame({"g": ["a", "b", "a"], "k": pd.array([1, 3, 2], dtype="Int64"), "y": [0, 1, 1]})
+    cells, counts = _domain_counts(dom, frame, ["g", "k", "y"], np.ones(3))
+    np.testing.assert_array_equal(cells, [[0, 0, 0], [0, 1, 1], [1, 2, 1]])
+    np.testing.assert_array_equal(counts, [1.0, 1.0, 1.0])
 
 
 def _model(data):

@@ -266,7 +266,8 @@ def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray |
     Only the column's distinct values are looked up among the levels; an integer column with a
     compact range is indexed through a lookup table over that range (no hashing of the rows).
     """
-    values = column.to_numpy() if column.dtype.kind in "iu" else None
+    # plain NumPy integers only (a nullable Int64 column may hold NA: it takes the factorize path)
+    values = column.to_numpy() if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" else None
     if values is not None and len(values):
         lo = int(values.min())
         span = int(values.max()) - lo + 1
@@ -290,7 +291,7 @@ def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
     Each column is coded once (:func:`_column_codes`; a loop over the few columns, each step
     vectorised over the rows) into the cells' flat index, and the cells are counted with
     ``bincount`` (``np.unique`` for domains much larger than the data). On Adult (45,222 rows,
-    220 cells) this takes a fifth of the time of a grouped ``groupby().sum()``. A value outside
+    220 cells) this takes half the time of a grouped ``groupby().sum()``. A value outside
     the domain makes the full frame be encoded, so the error names the column, value and rows.
     """
     small = dom.size <= 4 * len(frame) + 65_536
