@@ -132,3 +132,21 @@ def test_scale_adult_calmon_section_agrees_with_its_bare_solves():
     assert abs(res["objective"] - res["bare_lp_objective"]) <= 1e-9
     assert abs(res["objective"] - res["bare_same_start_objective"]) <= 1e-9
     assert res["objective"] == pytest.approx(0.0116741230, abs=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "category", "object", "chunked"])
+def test_domain_counts_read_every_string_storage(dtype):
+    rng = np.random.default_rng(7)
+    g = rng.choice(["lo", "mid", "hi"], 300)
+    col = pd.concat([pd.Series(g[:100], dtype="str"), pd.Series(g[100:], dtype="str")], ignore_index=True) \
+        if dtype == "chunked" else pd.Series(g, dtype=dtype)
+    frame = pd.DataFrame({"g": col, "y": rng.integers(0, 2, 300)})
+    dom = Domain([Attribute("g", ("lo", "mid", "hi")), Attribute("y", (0, 1))])
+    cells, counts = _domain_counts(dom, frame, ["g", "y"], np.ones(300))
+    ref_cells, ref_counts = _reference_counts(dom, frame.astype({"g": object}), ["g", "y"], np.ones(300))
+    np.testing.assert_array_equal(cells, ref_cells)
+    np.testing.assert_array_equal(counts, ref_counts)
+    bad = frame.assign(g=col.astype(object).where(np.arange(300) != 5, "top").astype(col.dtype if dtype != "category"
+                                                                                      else object))
+    with pytest.raises(DataValidationError, match="top"):
+        _domain_counts(dom, bad, ["g", "y"], np.ones(300))

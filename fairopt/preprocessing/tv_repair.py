@@ -277,6 +277,14 @@ def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray |
             table = np.full(span, -1, dtype=np.int64)
             table[present] = _level_codes(levels, present + lo)
             return table[local] if (table[present] >= 0).all() else None
+    if (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
+            and all(isinstance(v, str) for v in levels)):
+        # Arrow-backed strings (pandas' default): one hash lookup per row in Arrow, no factorize
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        values = pa.array(column.array)
+        found = pc.index_in(values, value_set=pa.array(list(levels), type=values.type))
+        return None if found.null_count else found.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     local, uniques = pd.factorize(column)          # -1 marks a missing value
     level = _level_codes(levels, uniques)
     if (local < 0).any() or (level < 0).any():
