@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt.data import Attribute, Domain
+from fairopt.data.attribute import _level_codes
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
@@ -384,22 +385,62 @@ class TVRepair(TransformerMixin, BaseEstimator):
             X, None, None if isinstance(sensitive_features, str) else sensitive_features, random_state)
 
 
-def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
-                   sw: NDArray[np.float64] | None) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Observed cells of ``dom`` and their counts (weights), the statistics of the mapping.
+def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray | None:
+    """Level code of every row of one column (``None`` if a value is missing or not a level).
 
-    The records are grouped first and only the distinct ones encoded: on Adult (45,222 rows,
-    220 distinct) this is 4x faster than encoding every row. A value outside the domain makes
-    the full frame be encoded, so the error names the first offending row.
+    Only the column's distinct values are looked up among the levels; an integer column with a
+    compact range is indexed through a lookup table over that range (no hashing of the rows).
     """
-    w = pd.Series(1.0 if sw is None else sw, index=frame.index)
-    grouped = w.groupby([frame[c] for c in names], observed=True, sort=False).sum()
-    distinct = grouped.index.to_frame(index=False)
-    distinct.columns = names
-    try:
-        codes = dom.encode(distinct)
-    except DataValidationError:
-        dom.encode(frame)          # raises with the row numbers of the records
-        raise
-    return dom.unique_codes(codes, sample_weight=grouped.to_numpy())
+    # plain NumPy integers only (a nullable Int64 column may hold NA: it takes the factorize path)
+    values = column.to_numpy() if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" else None
+    if values is not None and len(values):
+        lo = int(values.min())
+        span = int(values.max()) - lo + 1
+        if span <= 4 * len(values) + 65_536:
+            local = values.astype(np.int64, copy=False) - lo
+            present = np.flatnonzero(np.bincount(local, minlength=span))
+            table = np.full(span, -1, dtype=np.int64)
+            table[present] = _level_codes(levels, present + lo)
+            return table[local] if (table[present] >= 0).all() else None
+    if (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
+            and all(isinstance(v, str) for v in levels)):
+        # Arrow-backed strings (pandas' default): one hash lookup per row in Arrow, no factorize
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        values = pa.array(column.array)
+        found = pc.index_in(values, value_set=pa.array(list(levels), type=values.type))
+        return None if found.null_count else found.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    local, uniques = pd.factorize(column)          # -1 marks a missing value
+    level = _level_codes(levels, uniques)
+    if (local < 0).any() or (level < 0).any():
+        return None
+    return level[local]
 
+
+def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
+                   sw: NDArray[np.float64] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Observed cells of ``dom`` and their summed weights, the statistics of the mapping.
+
+    Each column is coded once (:func:`_column_codes`; a loop over the few columns, each step
+    vectorised over the rows) into the cells' flat index, and the cells are counted with
+    ``bincount`` (``np.unique`` for domains much larger than the data). On Adult (45,222 rows,
+    220 cells) this takes half the time of a grouped ``groupby().sum()``. A value outside
+    the domain makes the full frame be encoded, so the error names the column, value and rows.
+    """
+    small = dom.size <= 4 * len(frame) + 65_536
+    flat = np.zeros(len(frame), dtype=np.int64)
+    codes = np.empty((len(frame), len(names)), dtype=np.int64) if not small else None
+    for j, (name, stride) in enumerate(zip(names, dom.strides, strict=True)):
+        col = _column_codes(dom.levels[name], frame[name])
+        if col is None:
+            dom.encode(frame)              # raises, naming the column, the value and its rows
+            raise DataValidationError(f"column {name!r} holds a value that is not a level of the domain.")
+        if codes is None:
+            flat += col * stride
+        else:
+            codes[:, j] = col
+    if codes is not None:
+        return dom.unique_codes(codes, sample_weight=sw)
+    seen = np.bincount(flat, minlength=dom.size)
+    cells = np.flatnonzero(seen)            # weight-0 records keep their cell
+    return dom.unravel(cells), np.bincount(flat, weights=sw, minlength=dom.size)[cells]

@@ -22,13 +22,18 @@ arrays of the :class:`~fairopt.modeling.Program` (``Program.canonical()``).
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.errors import SolverError
 from fairopt.modeling import Program, Solution, Status, to_solution
 from fairopt.modeling.certify import FEAS_TOL, KKT_TOL, kkt_residual, max_violation
+
+if TYPE_CHECKING:
+    import highspy
 
 __all__ = ["ColumnGenerationInfo", "solve_column_generation"]
 
@@ -49,7 +54,7 @@ class ColumnGenerationInfo(dict):
     """
 
 
-def _highs(quiet: bool = True):
+def _highs(quiet: bool = True) -> highspy.Highs:
     import highspy
     h = highspy.Highs()
     h.setOptionValue("output_flag", not quiet)
@@ -61,14 +66,15 @@ def _highs(quiet: bool = True):
     return h
 
 
-def _add_columns(h, A_csc: sp.csc_matrix, cols: np.ndarray, c, xl, xu) -> None:
+def _add_columns(h: highspy.Highs, A_csc: sp.csc_matrix, cols: np.ndarray, c: np.ndarray, xl: np.ndarray,
+                 xu: np.ndarray) -> None:
     sub = A_csc[:, cols]
     sub.sort_indices()
     h.addCols(len(cols), c[cols], xl[cols], xu[cols], int(sub.nnz), sub.indptr[:-1].astype(np.int32),
               sub.indices.astype(np.int32), sub.data)
 
 
-def solve_column_generation(prog: Program, block: str, initial, *, max_rounds: int = 200,
+def solve_column_generation(prog: Program, block: str, initial: ArrayLike, *, max_rounds: int = 200,
                             columns_per_round: int | None = None, verbose: bool = False,
                             options: dict | None = None) -> Solution:
     """Solve the LP ``prog`` by column generation over the variable block ``block``.

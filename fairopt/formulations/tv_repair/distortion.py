@@ -20,10 +20,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
@@ -45,7 +46,7 @@ class Distortion(abc.ABC):
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` codes (``inf`` = forbidden)."""
 
-    def __call__(self, domain: Domain, old, new) -> np.ndarray:
+    def __call__(self, domain: Domain, old: ArrayLike, new: ArrayLike) -> np.ndarray:
         old, new = np.asarray(old, dtype=np.int64), np.asarray(new, dtype=np.int64)
         if old.shape != new.shape or old.ndim != 2 or old.shape[1] != domain.n_attributes:
             raise DataValidationError(f"distortion: old and new codes must both have shape (n, "
@@ -62,7 +63,7 @@ class Distortion(abc.ABC):
         return out
 
 
-def _unchanged_elsewhere(domain: Domain, old, new, used: set[str]) -> np.ndarray:
+def _unchanged_elsewhere(domain: Domain, old: np.ndarray, new: np.ndarray, used: set[str]) -> np.ndarray:
     """``True`` where every attribute outside ``used`` keeps its value."""
     rest = [j for j, n in enumerate(domain.names) if n not in used]
     if not rest:
@@ -138,7 +139,7 @@ class AttributeRule:
     change: float = 1.0
     matrix: Mapping | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("free", "fixed", "ordinal", "change", "matrix"):
             raise DataValidationError(f"attribute rule kind must be free, fixed, ordinal, change or "
                                       f"matrix, got {self.kind!r}.")
@@ -206,7 +207,7 @@ class DistortionTable(Distortion):
     rules: Mapping[str, Any] = field(default_factory=dict)
     default: str = "fixed"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.rules = {k: v if isinstance(v, AttributeRule) else AttributeRule(**dict(v))
                       for k, v in dict(self.rules).items()}
         if self.default not in ("fixed", "free"):
@@ -319,7 +320,7 @@ class CompasDistortion(Distortion):
     label: str = "two_year_recid"
     others: tuple = ("sex", "race")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.rule not in ("aif360", "authors"):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
@@ -382,6 +383,9 @@ def bank_distortion() -> DistortionTable:
     })
 
 
+#: a distortion: a built-in name, a table of attribute rules, a Distortion, or ``f(old, new) -> costs``
+DistortionLike: TypeAlias = "str | Mapping[str, Any] | Distortion | Callable[[pd.DataFrame, pd.DataFrame], Any]"
+
 BUILTIN_DISTORTIONS: dict[str, Callable[[], Distortion]] = {
     "adult": AdultDistortion,
     "adult-compat": lambda: AdultDistortion(compat=True),
@@ -391,7 +395,7 @@ BUILTIN_DISTORTIONS: dict[str, Callable[[], Distortion]] = {
 }
 
 
-def as_distortion(spec) -> Distortion:
+def as_distortion(spec: DistortionLike) -> Distortion:
     """A :class:`Distortion` from a built-in name, a rules mapping, a Distortion or a callable.
 
     Examples

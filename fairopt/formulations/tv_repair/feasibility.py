@@ -8,16 +8,23 @@ reports a status per ε, and the discrimination rows an elastic LP has to relax.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from fairopt.errors import InfeasibleError, SolverError
+from fairopt.formulations.tv_repair._types import RowMeta, SolverArg, SolverLike
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from numpy.typing import ArrayLike
+
     from fairopt.data.domain import Domain
-    from fairopt.modeling import Program
+    from fairopt.formulations.tv_repair.result import MappingResult
+    from fairopt.modeling import Program, Solution
+
+_Model = TypeVar("_Model", bound="EpsilonAnalysis")
 
 
 class EpsilonAnalysis:
@@ -34,12 +41,19 @@ class EpsilonAnalysis:
     groups: np.ndarray
     dxy_domain: Domain
     xy_domain: Domain
-    _disc_meta: list[tuple[Any, ...]]
+    _disc_meta: list[RowMeta]
 
     if TYPE_CHECKING:
         def build(self, objective: str | None = None) -> Program: ...
 
-    def minimal_epsilon(self, solver="highs", tol: float = 1e-7) -> float:
+        def solve(self, solver: SolverArg = None, **kwargs: Any) -> MappingResult: ...
+
+        def _discrimination_rows(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray | None,
+                                                list[RowMeta]]: ...
+
+        def _result(self, sol: Solution, build_seconds: float) -> MappingResult: ...
+
+    def minimal_epsilon(self, solver: SolverLike = "highs", tol: float = 1e-7) -> float:
         """Smallest ε for which the discrimination and distortion constraints hold together.
 
         Additive and target forms: one LP with ε as the objective. Ratio form: bisection on
@@ -69,7 +83,7 @@ class EpsilonAnalysis:
             lo, hi = (lo, mid) if feasible(mid) else (mid, hi)
         return hi
 
-    def sweep_epsilon(self, epsilons, solver="highs") -> pd.DataFrame:
+    def sweep_epsilon(self, epsilons: ArrayLike, solver: SolverLike = "highs") -> pd.DataFrame:
         """Solve for every ε and report a status per value instead of stopping at the first
         infeasible one: columns ``epsilon``, ``status``, ``objective``, ``d_objective_d_epsilon``.
 
@@ -97,12 +111,12 @@ class EpsilonAnalysis:
         out.attrs["minimal_epsilon"] = self.minimal_epsilon(solver) if self.divergence == "tv" else np.nan
         return out
 
-    def _with_epsilon(self, eps: float):
+    def _with_epsilon(self: _Model, eps: float) -> _Model:
         twin = copy.copy(self)
         twin.epsilon = float(eps)
         return twin
 
-    def _infeasible(self, solver, exc: InfeasibleError) -> InfeasibleError:
+    def _infeasible(self, solver: SolverLike, exc: InfeasibleError) -> InfeasibleError:
         try:
             eps_min = self.minimal_epsilon(solver)
         except SolverError:
@@ -117,7 +131,7 @@ class EpsilonAnalysis:
             program=self.name, constraint="discrimination", tightest={"epsilon": eps_min, "pairs": pairs},
             status=exc.status, log=exc.log)
 
-    def offending_pairs(self, solver="highs") -> list[str]:
+    def offending_pairs(self, solver: SolverLike = "highs") -> list[str]:
         """Discrimination rows that need slack in the elastic LP (slack on those rows only,
         minimising the total violation), as ``"<group> vs <other> (label=y)"``."""
         prog = self.build("elastic")

@@ -10,13 +10,30 @@ exponential-cone objective ``Σ t log t − t' log(K P)``. :func:`solve_smooth` 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
-from fairopt.modeling import Solution, SolverSpec, Status
+from fairopt.formulations.tv_repair._types import SolverArg, SolverLike
+from fairopt.modeling import Program, Solution, SolverSpec, Status
 from fairopt.modeling.backends.cvxpy_backend import build_cvxpy
 from fairopt.modeling.smooth import CvxpyForm, SmoothProblem, solve_smooth
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+
+class _MappingModel(Protocol):
+    """What the KL solve reads of :class:`~fairopt.formulations.tv_repair.mapping.OptimizedPreprocessing`
+    (named structurally: the mapping module imports this one)."""
+
+    @property
+    def n_variables(self) -> int: ...
+
+    def _outflow(self) -> tuple[sp.csr_matrix, np.ndarray]: ...
+
+    def _infeasible(self, solver: SolverLike, exc: InfeasibleError) -> InfeasibleError: ...
 
 
 class KLMapping(SmoothProblem):
@@ -28,7 +45,7 @@ class KLMapping(SmoothProblem):
     #: the constraints live only in the cvxpy form (the oracle does not see them)
     backends = ("cvxpy",)
 
-    def __init__(self, model, prog):
+    def __init__(self, model: _MappingModel, prog: Program) -> None:
         self.name = prog.name
         self.prog = prog
         self.K, self.t = model._outflow()
@@ -38,7 +55,7 @@ class KLMapping(SmoothProblem):
     def initial_point(self) -> np.ndarray:
         return np.zeros(self.dim)
 
-    def value_grad(self, x):
+    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         out = self.K @ x
         with np.errstate(divide="ignore"):
             value = self._const - float(self.t @ np.log(out))
@@ -67,7 +84,8 @@ class KLMapping(SmoothProblem):
         return out
 
 
-def solve_kl(model, prog, solver, t0: float, **overrides) -> tuple[Solution, float]:
+def solve_kl(model: _MappingModel, prog: Program, solver: SolverArg, t0: float,
+             **overrides: Any) -> tuple[Solution, float]:
     """Solve the KL mapping through :func:`solve_smooth`; returns the named solution and the
     build seconds."""
     spec = SolverSpec.parse(solver, default=KLMapping.backends[0], **overrides)

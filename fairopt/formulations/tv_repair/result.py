@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
+from fairopt.formulations.tv_repair._types import RandomState
 from fairopt.modeling import Solution
 
 
-def _csr(rows, cols, vals, shape) -> sp.csr_matrix:
+def _csr(rows: ArrayLike, cols: ArrayLike, vals: ArrayLike, shape: tuple[int, int]) -> sp.csr_matrix:
     m = sp.csr_matrix((vals, (rows, cols)), shape=shape)
     m.eliminate_zeros()
     return m
@@ -77,14 +79,17 @@ class MappingResult:
     def to_frame(self) -> pd.DataFrame:
         """Non-zero entries: the row's attributes, the mapped ``<name>_hat`` attributes and ``probability``."""
         coo = self.mapping.tocoo()
-        out = self.dxy_domain.decode(self.rows[coo.row])
-        hat = self.xy_domain.decode(self.columns[coo.col])
-        hat.columns = [f"{c}_hat" for c in hat.columns]
-        out = pd.concat([out, hat], axis=1)
+        # one frame from the level arrays (what Domain.decode builds, without two frames and a concat)
+        out = {}
+        for domain, codes, suffix in ((self.dxy_domain, self.rows[coo.row], ""),
+                                      (self.xy_domain, self.columns[coo.col], "_hat")):
+            for j, a in enumerate(domain.attributes):
+                levels = np.asarray(a.levels) if domain._homogeneous(a) else np.asarray(a.levels, dtype=object)
+                out[a.name + suffix] = levels[codes[:, j]]
         out["probability"] = coo.data
-        return out
+        return pd.DataFrame(out)
 
-    def apply(self, codes: np.ndarray, random_state=None) -> np.ndarray:
+    def apply(self, codes: np.ndarray, random_state: RandomState = None) -> np.ndarray:
         """Draw mapped (x̂, ŷ) codes for records with (d, x, y) ``codes`` (vectorised).
 
         One uniform draw per record selects its cell by a single ``searchsorted`` over the
@@ -97,7 +102,7 @@ class MappingResult:
         out[seen] = self.columns[_draw(self.mapping, pos[seen], random_state)]
         return out
 
-    def apply_features(self, codes: np.ndarray, random_state=None) -> np.ndarray:
+    def apply_features(self, codes: np.ndarray, random_state: RandomState = None) -> np.ndarray:
         """Draw mapped x̂ for unlabelled records with (d, x) ``codes`` from :meth:`test_mapping`."""
         n_y = self.xy_domain.cardinalities[-1]
         codes = np.asarray(codes, dtype=np.int64)
@@ -135,7 +140,7 @@ def _locate(keys: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return pos, seen
 
 
-def _draw(P: sp.csr_matrix, rows: np.ndarray, random_state) -> np.ndarray:
+def _draw(P: sp.csr_matrix, rows: np.ndarray, random_state: RandomState) -> np.ndarray:
     """Column index drawn from row ``rows[i]`` of the row-stochastic ``P`` for every i: one
     ``searchsorted`` of ``row + u`` over the row CDFs offset by their row index."""
     P = P.tocsr()

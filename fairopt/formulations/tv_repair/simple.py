@@ -32,13 +32,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from itertools import combinations, pairwise, permutations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
+from fairopt.formulations.tv_repair._types import RandomState, SolverLike
 from fairopt.metrics import representation_rate, statistical_rate
 from fairopt.modeling import Program, Solution
 
@@ -113,7 +116,7 @@ class TVRepairResult:
         out["q"], out["p"] = self.q, self.p
         return out
 
-    def sample(self, n: int, random_state=None) -> pd.DataFrame:
+    def sample(self, n: int, random_state: RandomState = None) -> pd.DataFrame:
         """Draw ``n`` records from the repaired distribution (seeded, vectorised)."""
         if int(n) < 0:
             raise DataValidationError(f"n must be non-negative, got {n}.")
@@ -174,10 +177,10 @@ class TVRepair:
     0.1742
     """
 
-    def __init__(self, domain: Domain, cells, counts, *, protected: str, label: str,
-                 favourable_label=1, statistical_rate: float | None = None,
-                 sr_difference: float | None = None, representation="data",
-                 form: str = "aggregated", name: str = "tv_repair"):
+    def __init__(self, domain: Domain, cells: ArrayLike, counts: ArrayLike, *, protected: str, label: str,
+                 favourable_label: object = 1, statistical_rate: float | None = None,
+                 sr_difference: float | None = None, representation: str | ArrayLike = "data",
+                 form: str = "aggregated", name: str = "tv_repair") -> None:
         self.domain = domain
         self.protected, self.label = protected, label
         self.favourable_label = favourable_label
@@ -186,7 +189,7 @@ class TVRepair:
 
     @classmethod
     def from_frame(cls, data: pd.DataFrame, domain: Domain, *, count_column: str | None = None,
-                   **kwargs) -> TVRepair:
+                   **kwargs: Any) -> TVRepair:
         """Build from records (one row each) or a counts table (``count_column`` given)."""
         weights = None
         if count_column is not None:
@@ -197,7 +200,8 @@ class TVRepair:
         return cls(domain, cells, counts, **kwargs)
 
     # ------------------------------------------------------------------ validation
-    def _validate(self, cells, counts, statistical_rate, sr_difference, representation) -> None:
+    def _validate(self, cells: ArrayLike, counts: ArrayLike, statistical_rate: float | None,
+                  sr_difference: float | None, representation: str | ArrayLike) -> None:
         dom = self.domain
         check_roles(dom, self.protected, self.label)
         self._d, self._y = dom.index(self.protected), dom.index(self.label)
@@ -300,7 +304,7 @@ class TVRepair:
         act = self._active_groups
         # exact parity (tau = 1 or eps = 0) is a chain of equality rows between consecutive
         # groups: pairwise rows would be linearly dependent and make the duals non-unique
-        ordered = self.sr_difference is None and self.statistical_rate < 1
+        ordered = self.sr_difference is None and self.statistical_rate is not None and self.statistical_rate < 1
         exact = (self.sr_difference == 0) or (self.sr_difference is None and not ordered)
         if exact:
             pairs = list(pairwise(act))
@@ -331,7 +335,7 @@ class TVRepair:
                 f"form={self.form}\n{prog.summary()}")
 
     # ------------------------------------------------------------------ solve
-    def solve(self, solver="highs", **kwargs) -> TVRepairResult:
+    def solve(self, solver: SolverLike = "highs", **kwargs: Any) -> TVRepairResult:
         """Build, solve on any LP back end and lift the block solution to cells."""
         t0 = time.perf_counter()
         prog = self.build()
@@ -349,7 +353,7 @@ class TVRepair:
             price_of_fairness=self._price(sol, s), fairness_duals=self._duals(sol), solution=sol,
             build_seconds=build_seconds + comp.build_seconds, solve_seconds=sol.solve_seconds)
 
-    def _lift(self, s: np.ndarray):
+    def _lift(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Cell distribution with block masses ``s`` and ``p(x|d,y) = q(x|d,y)``."""
         if self.form == "full":
             keep = s > 0
@@ -396,11 +400,11 @@ class TVRepair:
                              self.label: np.asarray(self.domain.levels[self.label], dtype=object)[y],
                              "raw_mass": raw, "repaired_mass": rep})
 
-    def _rate_ratio(self, cells, w) -> float:
+    def _rate_ratio(self, cells: np.ndarray, w: np.ndarray) -> float:
         keep = w > 0   # statistical rate of the support (cells of zero mass are not records)
         return statistical_rate(cells[keep, self._y] == self._ypos, cells[keep, self._d], sample_weight=w[keep])
 
-    def _rr(self, cells, w) -> float:
+    def _rr(self, cells: np.ndarray, w: np.ndarray) -> float:
         keep = w > 0
         groups = np.asarray(self.domain.levels[self.protected], dtype=object)
         return representation_rate(groups[cells[keep, self._d]], sample_weight=w[keep],
@@ -408,7 +412,8 @@ class TVRepair:
 
     def _duals(self, sol: Solution) -> pd.Series:
         levels = self.domain.levels[self.protected]
-        sep = " >= tau * " if self.sr_difference is None and self.statistical_rate < 1 else " vs "
+        ratio = self.sr_difference is None and self.statistical_rate is not None and self.statistical_rate < 1
+        sep = " >= tau * " if ratio else " vs "
         index = [f"{levels[a]}{sep}{levels[b]}" for a, b in self._pairs]
         values = sol.dual.get("statistical_rate", np.zeros(0))
         return pd.Series(values, index=index, name="dual", dtype=float)
