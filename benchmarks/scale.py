@@ -428,20 +428,40 @@ def adult_calmon(repeats: int, with_aif360: bool) -> dict:
     return out
 
 
-def run(profile: str = "quick", out: Path = OUT, note: str = "") -> dict:
+SECTIONS = ("import", "dask", "chunked_threshold", "quantised_vs_exact", "mapping", "mapping_10m", "adult_calmon")
+
+
+def run(profile: str = "quick", out: Path = OUT, note: str = "", only: tuple[str, ...] = SECTIONS) -> dict:
+    """Run the ``only`` sections at ``profile``'s sizes. A partial run updates those sections of an
+    existing JSON of the same profile and records its note per section, so a figure measured on a
+    quiet machine can replace one measured under load without re-running the hour-long rest."""
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
     sizes = SIZES[profile]
-    result = {"profile": profile, "sizes": {k: v for k, v in sizes.items()}, "machine_note": note,
-              "cpus": os.cpu_count()}
-    result["import"] = import_times(sizes["repeats"])
-    result.update(dask_sections(sizes))
-    result["chunked_threshold"] = chunked_threshold(sizes["chunked_scores"], sizes["bins"])
-    result["quantised_vs_exact"] = quantised_vs_exact(sizes["quantised_scores"], sizes["bins"])
-    if sizes["mapping"] is not None:
+    result: dict = {}
+    if set(only) != set(SECTIONS) and out.exists():
+        result = json.loads(out.read_text())
+        if result.get("profile") != profile:
+            raise SystemExit(f"{out} holds the {result.get('profile')!r} profile; run all sections or use --out")
+    result.update({"profile": profile, "sizes": dict(sizes), "cpus": os.cpu_count()})
+    notes = result.setdefault("section_notes", {})
+    if "import" in only:
+        result["import"] = import_times(sizes["repeats"])
+    if "dask" in only:
+        result.update(dask_sections(sizes))
+    if "chunked_threshold" in only:
+        result["chunked_threshold"] = chunked_threshold(sizes["chunked_scores"], sizes["bins"])
+    if "quantised_vs_exact" in only:
+        result["quantised_vs_exact"] = quantised_vs_exact(sizes["quantised_scores"], sizes["bins"])
+    if "mapping" in only and sizes["mapping"] is not None:
         result["mapping"] = mapping(*sizes["mapping"])
-    if profile == "full":
+    if "mapping_10m" in only and profile == "full":
         result["mapping_10m"] = mapping_10m()
-    if os.environ.get("FAIROPT_DATA_HOME") or profile != "smoke":
+    if "adult_calmon" in only and (os.environ.get("FAIROPT_DATA_HOME") or profile != "smoke"):
         result["adult_calmon"] = adult_calmon(sizes["repeats"], sizes["aif360"])
+    for section in only:
+        notes[section] = note
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=float) + "\n")
     return result
@@ -453,7 +473,10 @@ if __name__ == "__main__":
     group.add_argument("--quick", action="store_true", help="reduced sizes (minutes)")
     group.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite's check)")
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--note", default="", help="machine conditions, stored in the JSON")
+    parser.add_argument("--note", default="", help="machine conditions, stored in the JSON per section")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to (re-)run, updating the JSON: {', '.join(SECTIONS)}")
     args = parser.parse_args()
-    res = run("smoke" if args.smoke else "quick" if args.quick else "full", Path(args.out), args.note)
+    res = run("smoke" if args.smoke else "quick" if args.quick else "full", Path(args.out), args.note,
+              tuple(s.strip() for s in args.only.split(",") if s.strip()))
     print(json.dumps(res, indent=2, default=float))

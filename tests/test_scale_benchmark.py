@@ -34,3 +34,20 @@ def test_scale_benchmark_smoke(tmp_path, monkeypatch):
         q = res["quantised_vs_exact"][gamma]
         assert -1e-12 <= q["objective_loss"] <= q["objective_bound"]
         assert q["fairness_gap_difference"] <= 1e-9
+
+
+def test_scale_benchmark_partial_run_updates_only_its_sections(tmp_path):
+    spec = importlib.util.spec_from_file_location("scale_benchmark_partial", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "scale.json"
+    out.write_text(json.dumps({"profile": "smoke", "mapping": {"kept": 1}, "section_notes": {"mapping": "old"}}))
+    res = mod.run("smoke", out, note="quiet", only=("import",))
+    stored = json.loads(out.read_text())
+    assert stored == res
+    assert stored["mapping"] == {"kept": 1} and stored["import"]["import_fairopt"] > 0
+    assert stored["section_notes"] == {"mapping": "old", "import": "quiet"}
+    with pytest.raises(SystemExit, match="unknown sections"):
+        mod.run("smoke", out, only=("nope",))
+    with pytest.raises(SystemExit, match="holds the 'smoke' profile"):
+        mod.run("quick", out, only=("import",))     # a partial run never mixes profiles
