@@ -45,16 +45,23 @@ Run: ``FAIROPT_DATA_HOME=../shared/datasets python benchmarks/overhead_inprocess
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import sys
-import time
-import warnings
-from pathlib import Path
 
-import numpy as np
+# BLAS on one thread, for fit and bare alike: on 2 shared cores a threaded OpenBLAS made the tiny
+# BLAS calls of L-BFGS-B's update (scipy's setulb) 50x slower under load (9 ms a call instead of
+# 0.2 ms), noise that is in neither fairopt's code nor the solver's work.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -353,6 +360,7 @@ def run(profile: str = "full", out: Path = OUT, repeats: int | None = None, only
         prof["repeats"] = int(repeats)
     result = {"profile": profile, "repeats": prof["repeats"], "objective_tol": OBJECTIVE_TOL,
               "machine": {"cpu_count": os.cpu_count(), "load_average_start": list(os.getloadavg()),
+                          "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
                           "python": platform.python_version(), "note": note
                           or "shared machine: other jobs ran at the same time; compare ratios, not seconds"},
               "estimators": {}}

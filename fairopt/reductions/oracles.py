@@ -24,6 +24,7 @@ from sklearn.base import clone, is_classifier
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
 from fairopt.reductions.discretization import prefix_table
+from fairopt.reductions.game import keep_training_predictions, training_predictions
 from fairopt.reductions.losses import ScaledLogisticLoss
 from fairopt.reductions.problems import CostTable, ExampleCosts, SampleWeights
 
@@ -208,13 +209,20 @@ class _HeuristicSP(Oracle):
         """
         super().prepare(moment, X)
         self.n_fits = 0
+        self._stacked = None      # the risk-minimisation design (X stacked twice), built on first use
         return self
 
     def _fit_targets(self, U):  # pragma: no cover - interface
         raise AttributeError
 
+    def _train_pred(self, h) -> np.ndarray:
+        """``h``'s training predictions, computed once and kept on ``h`` for the pool."""
+        pred = training_predictions(h, self.X)
+        keep_training_predictions(h, self.X, pred)
+        return pred
+
     def _value(self, h, lam) -> float:
-        return float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
+        return float(self.moment.lagrangian(*self.moment.stats(self._train_pred(h)), lam))
 
     def _fit(self, lam):
         m = self.moment
@@ -227,12 +235,12 @@ class _HeuristicSP(Oracle):
         mids = np.minimum(np.arange(N + 1) / N + 0.5 / N, 1.0)
         best, best_value = h, self._value(h, lam)
         for rho in self.refine_weights:
-            f = best.predict(self.X)
+            f = self._train_pred(best)
             for _ in range(int(self.refine_rounds)):
                 U = mids[np.argmin(G + rho * (mids[None, :] - f[:, None]) ** 2, axis=1)]
                 self.n_fits += 1
                 h = self._fit_targets(U)
-                f = h.predict(self.X)
+                f = self._train_pred(h)
                 value = float(m.lagrangian(*m.stats(f), lam))
                 if value < best_value:
                     best, best_value = h, value
@@ -391,8 +399,9 @@ class RiskMinimizationOracle(_HeuristicSP):
     def _fit_targets(self, U):
         m = self.moment
         w1 = two_label_weights(m.loss_, U)
-        X2 = _stack_rows(self.X, self.X)
-        y2 = np.concatenate([np.ones(U.size), np.zeros(U.size)])
+        if getattr(self, "_stacked", None) is None:   # the same two-label design at every call
+            self._stacked = (_stack_rows(self.X, self.X), np.concatenate([np.ones(U.size), np.zeros(U.size)]))
+        X2, y2 = self._stacked
         w2 = np.concatenate([w1, 1.0 - w1])
         if m.sample_weight is not None:
             w2 = w2 * np.concatenate([m.sample_weight, m.sample_weight])
@@ -555,7 +564,9 @@ class CostSensitiveOracle(Oracle):
         if labels.min() == labels.max():
             return ConstantHypothesis(float(labels[0]))
         if getattr(self, "_warm", None) is not None:
-            return ClassifierHypothesis(self._warm.fit(labels, w))
+            h = ClassifierHypothesis(self._warm.fit(labels, w))
+            # the fit's training scores give its training predictions (the estimator's predict)
+            return keep_training_predictions(h, self.X, (self._warm.last_scores > 0).astype(float))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
         return ClassifierHypothesis(est)
 
