@@ -184,9 +184,9 @@ def _game_objectives(res, lps: list, bare_values: list) -> dict:
 
 # ---------------------------------------------------------------------------- FairClassifier
 def fair_classifier(prof: dict) -> dict:
+    from fair_classification import adult
     from scipy.optimize import minimize
 
-    from fair_classification import adult
     from fairopt.inprocessing import FairClassifier
     from fairopt.reductions import logistic as warm
     Xtr, _, ytr, _, atr, _ = adult()
@@ -222,7 +222,7 @@ def fair_classifier(prof: dict) -> dict:
                              jac=True, options=c["options"]).x for c in calls]
         out["lp"] = _replay_lps(lps)
     timing = _interleaved(fit, bare, prof["repeats"])
-    theta_diff = max((float(np.max(np.abs(a - c["x"]))) for a, c in zip(out["x"], calls)), default=0.0)
+    theta_diff = max((float(np.max(np.abs(a - c["x"]))) for a, c in zip(out["x"], calls, strict=True)), default=0.0)
     return {"data": "adult", "rows": int(X.shape[0]), "features": int(X.shape[1]), "eps": 0.01,
             "oracle_calls": len(calls), "lp_solves": len(lps), "status": est.status_,
             **_game_objectives(est.result_, lps, out["lp"]), "max_theta_difference": theta_diff,
@@ -269,7 +269,7 @@ def fair_regressor(prof: dict) -> dict:
         out["coef"] = [np.r_[f.coef_.ravel(), f.intercept_] for f in fits]
         out["lp"] = _replay_lps(lps)
     timing = _interleaved(fit, bare, prof["repeats"])
-    coef_diff = max((float(np.max(np.abs(a_ - b_))) for a_, b_ in zip(out["coef"], coefs)), default=0.0)
+    coef_diff = max((float(np.max(np.abs(a_ - b_))) for a_, b_ in zip(out["coef"], coefs, strict=True)), default=0.0)
     return {"data": "adult", "card": "fair-regression-adult-2k", "rows": int(X.shape[0]),
             "features": int(X.shape[1]), "eps": 0.05, "learner_fits": len(weights), "lp_solves": len(lps),
             "status": est.status_, **_game_objectives(est.result_, lps, out["lp"]),
@@ -346,7 +346,7 @@ def fair_logloss(prof: dict) -> dict:
     theta, lam = r.x, r.primal["lambda"]
     t, _ = model.terms(theta, lam)
     bare_obj = float(np.mean(model.row_losses(t)) + np.mean(t.c * t.P)) + model.regulariser(theta)
-    return {"data": "adult", "card": "fair-logloss-adult", "rows": int(len(ytr)), "features": int(Xtr.shape[1]),
+    return {"data": "adult", "card": "fair-logloss-adult", "rows": len(ytr), "features": int(Xtr.shape[1]),
             "status": est.status_, "fit_objective": float(est.solution_.objective), "bare_objective": bare_obj,
             "max_theta_difference": float(np.max(np.abs(est.solution_.x - theta))),
             "bare": "the model's L-BFGS-B + semismooth Newton solve on the prebuilt model, from zero", **timing}

@@ -90,7 +90,7 @@ def test_kept_predictions_are_for_that_training_array_only():
 
 
 def test_warm_start_choice_matches_recomputed_scores():
-    X, a, rng = _data(500, 2)
+    X, _, rng = _data(500, 2)
     y = (X[:, 0] - X[:, 2] > 0).astype(float)
     warm = WarmLogistic(LogisticRegression(), X, tol=1e-6)
     for _ in range(WARM := 5):

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import load_benchmark, requires_data
 
 ESTIMATORS = {"FairClassifier", "FairRegressor", "SEORegressor", "FairLogLossClassifier"}
