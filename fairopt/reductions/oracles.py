@@ -209,7 +209,8 @@ class _HeuristicSP(Oracle):
         """
         super().prepare(moment, X)
         self.n_fits = 0
-        self._stacked = None      # the risk-minimisation design (X stacked twice), built on first use
+        # the risk-minimisation design (X stacked twice) and its labels, built on first use
+        self._stacked: tuple | None = None
         return self
 
     def _fit_targets(self, U):  # pragma: no cover - interface
@@ -399,9 +400,11 @@ class RiskMinimizationOracle(_HeuristicSP):
     def _fit_targets(self, U):
         m = self.moment
         w1 = two_label_weights(m.loss_, U)
-        if getattr(self, "_stacked", None) is None:   # the same two-label design at every call
-            self._stacked = (_stack_rows(self.X, self.X), np.concatenate([np.ones(U.size), np.zeros(U.size)]))
-        X2, y2 = self._stacked
+        stacked = getattr(self, "_stacked", None)
+        if stacked is None:           # the same two-label design at every call
+            stacked = self._stacked = (_stack_rows(self.X, self.X),
+                                       np.concatenate([np.ones(U.size), np.zeros(U.size)]))
+        X2, y2 = stacked
         w2 = np.concatenate([w1, 1.0 - w1])
         if m.sample_weight is not None:
             w2 = w2 * np.concatenate([m.sample_weight, m.sample_weight])
@@ -563,10 +566,13 @@ class CostSensitiveOracle(Oracle):
         labels, w = problem.labels(), problem.weights()
         if labels.min() == labels.max():
             return ConstantHypothesis(float(labels[0]))
-        if getattr(self, "_warm", None) is not None:
-            h = ClassifierHypothesis(self._warm.fit(labels, w))
+        warm = getattr(self, "_warm", None)
+        if warm is not None:
+            h = ClassifierHypothesis(warm.fit(labels, w))
             # the fit's training scores give its training predictions (the estimator's predict)
-            return keep_training_predictions(h, self.X, (self._warm.last_scores > 0).astype(float))
+            scores = warm.last_scores
+            assert scores is not None  # set by every fit
+            return keep_training_predictions(h, self.X, (scores > 0).astype(float))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
         return ClassifierHypothesis(est)
 
