@@ -53,3 +53,15 @@ def test_saddle_residual_of_the_same_point_is_computed_once(monkeypatch):
     before = len(calls)
     other = model.saddle_residual(theta + 1e-3, lam)      # another point is computed
     assert len(calls) == before + 1 and other[0] != first[0]
+
+
+def test_sparse_design_without_intercept_and_with_empty_rows():
+    X, y, group = _data(density=0.05)
+    X[:7] = 0.0                                  # rows without a nonzero feature
+    for fit_intercept in (True, False):
+        model = FairLogLoss(X, y, group, fit_intercept=fit_intercept)
+        ref = sp.csr_matrix(np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X)
+        assert model.X.shape == ref.shape and model.X.has_sorted_indices
+        np.testing.assert_array_equal(model.X.indptr, ref.indptr)
+        np.testing.assert_array_equal(model.X.indices, ref.indices)
+        np.testing.assert_array_equal(model.X.data, ref.data)
