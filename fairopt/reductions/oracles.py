@@ -19,6 +19,7 @@ moments, :class:`CostSensitiveOracle`; for tests, :class:`FiniteClassOracle` (ex
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import issparse as sp_issparse
 from sklearn.base import clone, is_classifier
 
 from fairopt.errors import ConfigError, DataValidationError
@@ -413,9 +414,26 @@ class RiskMinimizationOracle(_HeuristicSP):
                 raise ConfigError("the logistic risk-minimisation oracle needs a classifier "
                                   "with decision_function (e.g. LogisticRegression).")
             est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
-            return LogisticScore(est, m.loss_)
+            h = LogisticScore(est, m.loss_)
+            logit = _linear_decision(est, self.X)
+            if logit is not None:      # the training scores without a validated predict per fit
+                keep_training_predictions(h, self.X, m.loss_.score_from_logit(logit))
+            return h
         est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
         return ClippedRegressor(est)
+
+
+def _linear_decision(est, X):
+    """``est.decision_function(X)`` for a fitted scikit-learn linear classifier on the validated
+    dense training array, by the same product (``X @ coef_.T + intercept_``); None otherwise."""
+    from sklearn.linear_model._base import LinearClassifierMixin
+    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and isinstance(est, LinearClassifierMixin)
+            and type(est).decision_function is LinearClassifierMixin.decision_function):
+        return None
+    coef = getattr(est, "coef_", None)
+    if coef is None or coef.shape[0] != 1 or sp_issparse(coef):
+        return None
+    return (X @ coef.T + est.intercept_).reshape(-1)
 
 
 class WeightedLossOracle(Oracle):
