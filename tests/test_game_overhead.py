@@ -86,6 +86,22 @@ def test_risk_minimisation_training_scores_equal_predict():
     np.testing.assert_array_equal(kept, h.predict(X))      # bit for bit: the same product
 
 
+def test_least_squares_oracle_keeps_exact_training_predictions(monkeypatch):
+    from sklearn.linear_model import LinearRegression
+
+    from fairopt.reductions import LeastSquaresOracle
+    X, a, rng = _data(300, 4)
+    y = np.clip(0.5 + 0.2 * X[:, 0] + 0.15 * a + 0.1 * rng.normal(size=X.shape[0]), 0, 1)
+    moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+    oracle = LeastSquaresOracle(LinearRegression(), refine_rounds=2).prepare(moment, X)
+    lam = np.linspace(0.0, 0.5, moment.n_rows)
+    calls = _count_predict(monkeypatch, oracles_module.ClippedRegressor)
+    h = oracle.best_response(lam)
+    assert calls == [] and oracle.n_fits == 1 + 2 * 3     # no validated predict on the training rows
+    monkeypatch.undo()
+    np.testing.assert_array_equal(training_predictions(h, X), h.predict(X))   # bit for bit
+
+
 def test_kept_predictions_are_for_that_training_array_only():
     X, a, _ = _data(50)
     y = (X[:, 0] > 0).astype(int)

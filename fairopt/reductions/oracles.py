@@ -239,7 +239,12 @@ class _HeuristicSP(Oracle):
         for rho in self.refine_weights:
             f = self._train_pred(best)
             for _ in range(int(self.refine_rounds)):
-                U = mids[np.argmin(G + rho * (mids[None, :] - f[:, None]) ** 2, axis=1)]
+                # G + rho (mids - f)^2, the same operations in place (no temporaries of n x (N+1))
+                D = mids[None, :] - f[:, None]
+                D *= D
+                D *= rho
+                D += G
+                U = mids[np.argmin(D, axis=1)]
                 self.n_fits += 1
                 h = self._fit_targets(U)
                 f = self._train_pred(h)
@@ -356,8 +361,14 @@ class LeastSquaresOracle(_HeuristicSP):
         return self
 
     def _fit_targets(self, U):
-        if getattr(self, "_factored", None) is not None:
-            return self._factored.fit(U)
+        factored = getattr(self, "_factored", None)
+        if factored is not None:
+            h = factored.fit(U)
+            if isinstance(self.X, np.ndarray) and self.X.dtype == np.float64:
+                # the training predictions by LinearRegression's own product, without its validation
+                est = h.estimator
+                keep_training_predictions(h, self.X, np.clip(self.X @ est.coef_ + est.intercept_, 0.0, 1.0))
+            return h
         w = self.moment.sample_weight
         kw = {} if w is None else {"sample_weight": w}
         return ClippedRegressor(clone(self.estimator).fit(self.X, U, **kw))
