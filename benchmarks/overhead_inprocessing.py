@@ -25,6 +25,14 @@ logistic loss, risk-minimisation oracle, N = 40, eps = 0.05)
     The same game with the LR heuristic oracle: the bare solve is the same number of
     ``LogisticRegression(max_iter=1000).fit`` calls on the same two-label reweighted data (the
     design stacked twice, built once) and the same best-mixture LPs through highspy.
+``FairRegressor[least_squares]`` (the ``fair-regression-law`` card: law school, 50 % train, square
+loss, least-squares heuristic over ``LinearRegression``, N = 40, eps = 0.05)
+    The same game with the LS heuristic, whose learner is factored once per game: the bare solve is
+    one thin SVD of the centred design and two products per recorded target vector (the
+    minimum-norm least squares ``LinearRegression`` computes), plus the same mixture LPs. The
+    heuristic's per-row work (the targets from the cost table, the proximal refinement over the
+    ``n x (N + 1)`` table, the statistics of every candidate) is outside the solver calls and so
+    counts as overhead here.
 ``SEORegressor`` (Adult, full 50 % training split of ``fairopt.runs.fair_regression.prepare_data``)
     A closed form: the zero-covariance least-squares solution by numpy on the design with the
     intercept column, the weights and the centred group indicators built outside the timer.
