@@ -19,7 +19,9 @@ in ``benchmarks/fair_classification.py``; demographic parity, eps = 0.01, defaul
     handed to highspy directly (one model, new hypotheses appended as columns, as the game does).
     Scoring each hypothesis on the data, the multiplier updates, validation and the result are
     fairopt's overhead. Objective: the penalised value ``cost + B max(0, max violation)`` of the
-    fitted mixture against the bare final LP's optimum.
+    fitted mixture against the bare optimum of the mixture LP it came from (the game returns its
+    best LP iterate, ``returned_lp``; ``bare_final_lp_objective`` is the last one). The same
+    check holds for both ``FairRegressor`` entries.
 ``FairRegressor`` (the ``fair-regression-adult-2k`` card: Adult, 2,000-row sample, 50 % train,
 logistic loss, risk-minimisation oracle, N = 40, eps = 0.05)
     The same game with the LR heuristic oracle: the bare solve is the same number of
