@@ -66,9 +66,14 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         validate_params(self)
         X, y, grp, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight, "SEORegressor.fit",
                                         interval=(0.0, 1.0) if self.clip else None, dense=True, numeric=True)
-        Xf = as_float(np.asarray(X), "SEORegressor.fit: X")
+        X = np.asarray(X)
+        n, d = X.shape
+        # the design with its intercept column, in one copy: numeric columns were checked finite
+        # at the edge (check_X), other dtypes go through as_float's typed errors
+        Xt = np.empty((n, d + 1))
+        Xt[:, :d] = X if X.dtype.kind in "biuf" else as_float(X, "SEORegressor.fit: X")
+        Xt[:, d] = 1.0
         w = np.ones(len(y)) if w is None else w
-        Xt = np.hstack([Xf, np.ones((len(y), 1))])
         A = (grp.codes[:, None] == np.arange(1, grp.n_groups)[None, :]).astype(float)
         XtW = Xt.T * w
         M = np.linalg.pinv(XtW @ Xt)

@@ -37,6 +37,11 @@ if TYPE_CHECKING:
 WARM_CANDIDATES = 8
 
 
+def _softplus(Z: ArrayLike) -> NDArray[np.float64]:
+    """``log(1 + e^Z)`` without overflow."""
+    return np.log1p(np.exp(-np.abs(Z))) + np.maximum(Z, 0.0)
+
+
 class WarmLogistic:
     """Repeated weighted fits of one ``LogisticRegression`` on a fixed dense design.
 
@@ -60,6 +65,12 @@ class WarmLogistic:
         self.X = np.ascontiguousarray(X, dtype=float)
         self.d = self.X.shape[1]
         self.solutions: list[np.ndarray] = []
+        #: scores ``z = X @ coef + intercept`` of the last solutions (starting-point candidates)
+        #: and their softplus terms ``log(1 + e^z)``, which do not depend on the weights
+        self.scores: list[np.ndarray] = []
+        self.softplus: list[np.ndarray] = []
+        #: scores of the last fit on the training rows
+        self.last_scores: np.ndarray | None = None
         self.n_evaluations = 0
 
     @staticmethod
@@ -104,21 +115,18 @@ class WarmLogistic:
             g[self.d] = p.sum() / S
         return f, g
 
-    def _objective(self, Z: NDArray[np.float64], Theta: NDArray[np.float64], y: NDArray[np.float64],
-                   s: NDArray[np.float64], S: float) -> NDArray[np.float64]:
-        """Objective of several parameter vectors at once (``Z`` their scores, one column each)."""
-        loss = np.log1p(np.exp(-np.abs(Z))) + np.maximum(Z, 0.0) - y[:, None] * Z
-        coef = Theta[:, :self.d]
-        return (s @ loss) / S + 0.5 * np.einsum("kj,kj->k", coef, coef) / (self.C * S)
-
     def _start(self, y: NDArray[np.float64], s: NDArray[np.float64], S: float) -> NDArray[np.float64]:
         """Zero (scikit-learn's start) or the previous solution with the smallest objective."""
         cands = [np.zeros(self.d + int(self.fit_intercept)), *self.solutions[-WARM_CANDIDATES:]]
         Theta = np.vstack(cands)
-        Z = self.X @ Theta[:, :self.d].T
-        if self.fit_intercept:
-            Z += Theta[:, self.d]
-        return Theta[int(np.argmin(self._objective(Z, Theta, y, s, S)))].copy()
+        # the candidates' scores and softplus terms were kept when they were fitted: under the new
+        # weights their objectives cost one product, no pass over X and no transcendental
+        n = self.X.shape[0]
+        Z = np.column_stack([np.zeros(n), *self.scores[-WARM_CANDIDATES:]])
+        SP = np.column_stack([np.full(n, _softplus(0.0)), *self.softplus[-WARM_CANDIDATES:]])
+        coef = Theta[:, :self.d]
+        values = (s @ (SP - y[:, None] * Z)) / S + 0.5 * np.einsum("kj,kj->k", coef, coef) / (self.C * S)
+        return Theta[int(np.argmin(values))].copy()
 
     # ---- fits ---------------------------------------------------------------------------------
     def fit(self, labels: ArrayLike, sample_weight: ArrayLike) -> LogisticRegression:
@@ -134,6 +142,9 @@ class WarmLogistic:
                           f"({res.message}); raise the estimator's max_iter.", ConvergenceWarning, stacklevel=3)
         theta = res.x
         self.solutions.append(theta)
+        self.last_scores = self._z(theta)
+        self.scores = [*self.scores[-(WARM_CANDIDATES - 1):], self.last_scores]
+        self.softplus = [*self.softplus[-(WARM_CANDIDATES - 1):], _softplus(self.last_scores)]
         est = clone(self.estimator)
         est.classes_ = np.array([0, 1])
         est.coef_ = theta[None, :self.d].copy()

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.sparse import issparse as sp_issparse
 from sklearn.base import clone, is_classifier
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
 from fairopt.reductions.discretization import prefix_table
+from fairopt.reductions.game import keep_training_predictions, training_predictions
 from fairopt.reductions.losses import Loss, ScaledLogisticLoss
 from fairopt.reductions.problems import CostTable, ExampleCosts, SampleWeights
 
@@ -222,13 +224,21 @@ class _HeuristicSP(Oracle):
         """
         super().prepare(moment, X)
         self.n_fits = 0
+        # the risk-minimisation design (X stacked twice) and its labels, built on first use
+        self._stacked: tuple | None = None
         return self
 
     def _fit_targets(self, U: NDArray[np.float64]) -> Any:  # pragma: no cover - interface
         raise AttributeError
 
+    def _train_pred(self, h: Any) -> np.ndarray:
+        """``h``'s training predictions, computed once and kept on ``h`` for the pool."""
+        pred = training_predictions(h, self.X)
+        keep_training_predictions(h, self.X, pred)
+        return pred
+
     def _value(self, h: Any, lam: NDArray[np.float64]) -> float:
-        return float(self.moment.lagrangian(*self.moment.stats(h.predict(self.X)), lam))
+        return float(self.moment.lagrangian(*self.moment.stats(self._train_pred(h)), lam))
 
     def _fit(self, lam: NDArray[np.float64]) -> Any:
         m = self.moment
@@ -241,12 +251,17 @@ class _HeuristicSP(Oracle):
         mids = np.minimum(np.arange(N + 1) / N + 0.5 / N, 1.0)
         best, best_value = h, self._value(h, lam)
         for rho in self.refine_weights:
-            f = best.predict(self.X)
+            f = self._train_pred(best)
             for _ in range(int(self.refine_rounds)):
-                U = mids[np.argmin(G + rho * (mids[None, :] - f[:, None]) ** 2, axis=1)]
+                # G + rho (mids - f)^2, the same operations in place (no temporaries of n x (N+1))
+                D = mids[None, :] - f[:, None]
+                D *= D
+                D *= rho
+                D += G
+                U = mids[np.argmin(D, axis=1)]
                 self.n_fits += 1
                 h = self._fit_targets(U)
-                f = h.predict(self.X)
+                f = self._train_pred(h)
                 value = float(m.lagrangian(*m.stats(f), lam))
                 if value < best_value:
                     best, best_value = h, value
@@ -362,7 +377,12 @@ class LeastSquaresOracle(_HeuristicSP):
     def _fit_targets(self, U: NDArray[np.float64]) -> ClippedRegressor:
         factored: FactoredLeastSquares | None = getattr(self, "_factored", None)
         if factored is not None:
-            return factored.fit(U)
+            h = factored.fit(U)
+            if isinstance(self.X, np.ndarray) and self.X.dtype == np.float64:
+                # the training predictions by LinearRegression's own product, without its validation
+                est = h.estimator
+                keep_training_predictions(h, self.X, np.clip(self.X @ est.coef_ + est.intercept_, 0.0, 1.0))
+            return h
         w = self.moment.sample_weight
         kw = {} if w is None else {"sample_weight": w}
         return ClippedRegressor(clone(self.estimator).fit(self.X, U, **kw))
@@ -406,8 +426,11 @@ class RiskMinimizationOracle(_HeuristicSP):
     def _fit_targets(self, U: NDArray[np.float64]) -> LogisticScore | ClippedRegressor:
         m = self.moment
         w1 = two_label_weights(m.loss_, U)
-        X2 = _stack_rows(self.X, self.X)
-        y2 = np.concatenate([np.ones(U.size), np.zeros(U.size)])
+        stacked = getattr(self, "_stacked", None)
+        if stacked is None:           # the same two-label design at every call
+            stacked = self._stacked = (_stack_rows(self.X, self.X),
+                                       np.concatenate([np.ones(U.size), np.zeros(U.size)]))
+        X2, y2 = stacked
         w2 = np.concatenate([w1, 1.0 - w1])
         if m.sample_weight is not None:
             w2 = w2 * np.concatenate([m.sample_weight, m.sample_weight])
@@ -416,9 +439,26 @@ class RiskMinimizationOracle(_HeuristicSP):
                 raise ConfigError("the logistic risk-minimisation oracle needs a classifier "
                                   "with decision_function (e.g. LogisticRegression).")
             est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
-            return LogisticScore(est, m.loss_)
+            h = LogisticScore(est, m.loss_)
+            logit = _linear_decision(est, self.X)
+            if logit is not None:      # the training scores without a validated predict per fit
+                keep_training_predictions(h, self.X, m.loss_.score_from_logit(logit))
+            return h
         est = clone(self.estimator).fit(X2, y2, sample_weight=w2)
         return ClippedRegressor(est)
+
+
+def _linear_decision(est: Any, X: Any) -> np.ndarray | None:
+    """``est.decision_function(X)`` for a fitted scikit-learn linear classifier on the validated
+    dense training array, by the same product (``X @ coef_.T + intercept_``); None otherwise."""
+    from sklearn.linear_model._base import LinearClassifierMixin
+    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and isinstance(est, LinearClassifierMixin)
+            and type(est).decision_function is LinearClassifierMixin.decision_function):
+        return None
+    coef = getattr(est, "coef_", None)
+    if coef is None or coef.shape[0] != 1 or sp_issparse(coef):
+        return None
+    return (X @ coef.T + est.intercept_).reshape(-1)
 
 
 class WeightedLossOracle(Oracle):
@@ -573,7 +613,11 @@ class CostSensitiveOracle(Oracle):
             return ConstantHypothesis(float(labels[0]))
         warm: WarmLogistic | None = getattr(self, "_warm", None)
         if warm is not None:
-            return ClassifierHypothesis(warm.fit(labels, w))
+            h = ClassifierHypothesis(warm.fit(labels, w))
+            # the fit's training scores give its training predictions (the estimator's predict)
+            scores = warm.last_scores
+            assert scores is not None  # set by every fit
+            return keep_training_predictions(h, self.X, (scores > 0).astype(float))
         est = clone(self.estimator).fit(self.X, labels, sample_weight=w)
         return ClassifierHypothesis(est)
 
