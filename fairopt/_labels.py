@@ -22,7 +22,14 @@ __all__ = ["BinaryLabels", "decode_labels", "encode_labels", "label_codes", "pro
 
 class BinaryLabels(NamedTuple):
     """Encoded labels: ``y`` (float 0/1, 1 = favourable), ``classes`` (the caller's two labels,
-    sorted) and ``pos_index`` (position of the favourable label in ``classes``)."""
+    sorted) and ``pos_index`` (position of the favourable label in ``classes``).
+
+    Examples
+    --------
+    >>> enc = encode_labels([-1, 1, -1], 3, pos_label=-1)
+    >>> enc.y.tolist(), enc.classes.tolist(), enc.pos_index
+    ([1.0, 0.0, 1.0], [-1, 1], 0)
+    """
 
     y: NDArray[np.float64]
     classes: NDArray[Any]
