@@ -85,7 +85,7 @@ def fit_labels(estimator: BaseEstimator, y: ArrayLike, n: int, name: str) -> np.
     """``y`` encoded to float 0/1 with 1 the favourable label ``estimator.pos_label``; records the
     caller's labels in ``classes_`` and the favourable one in ``pos_label_``."""
     enc = encode_labels(y, n, pos_label=getattr(estimator, "pos_label", None), name=name)
-    estimator.classes_, estimator.pos_label_ = enc.classes, enc.classes[enc.pos_index]
+    estimator.classes_, estimator.pos_label_ = enc.classes, enc.classes.tolist()[enc.pos_index]
     estimator._pos_index = enc.pos_index
     return enc.y
 

@@ -190,7 +190,7 @@ class _ScoreMixin:
         if y is not None:
             enc = encode_labels(y, n, pos_label=pos_label, name=f"{what}: y")
             self.classes_, self._pos_index = enc.classes, enc.pos_index
-            self.pos_label_ = enc.classes[enc.pos_index]
+            self.pos_label_ = enc.classes.tolist()[enc.pos_index]
             return enc.y.astype(int)
         est_classes = getattr(self.estimator, "classes_", None) if self.prefit else None
         classes = np.asarray(est_classes) if est_classes is not None and len(est_classes) == 2 else np.array([0, 1])
@@ -198,7 +198,7 @@ class _ScoreMixin:
         enc = encode_labels(classes, 2, pos_label=pos_label, name=f"{what}: the labels (classes_ of the "
                             "estimator, or 0/1)")
         self.classes_, self._pos_index = enc.classes, enc.pos_index
-        self.pos_label_ = enc.classes[enc.pos_index]
+        self.pos_label_ = enc.classes.tolist()[enc.pos_index]
         return None
 
     def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int) -> np.ndarray:
