@@ -44,21 +44,22 @@ def _is_zero_one(values: NDArray[Any]) -> bool:
 
 def _distinct(arr: NDArray[Any], name: str) -> NDArray[Any]:
     """Sorted distinct labels; mixed label types (strings and numbers) raise."""
+    uniq = pd.unique(arr)       # hashing, then sorting the few distinct labels (not the rows)
     if arr.dtype == object:
         kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, (numbers.Number, np.bool_))
-                 else type(v).__name__ for v in pd.unique(arr)}
+                 else type(v).__name__ for v in uniq}
         if len(kinds) > 1:
             raise DataValidationError(f"{name} mixes label types {sorted(kinds)}; use one type for every row, e.g. "
                                       "convert all labels to strings with .astype(str).")
         if kinds - {"str", "number"}:
             raise DataValidationError(f"{name} holds labels of type {sorted(kinds)}; class labels must be strings, "
                                       "numbers or booleans.")
-    if arr.dtype.kind == "f" and arr.size and not np.equal(np.mod(arr, 1), 0).all():
+    if arr.dtype.kind == "f" and uniq.size and not np.equal(np.mod(uniq, 1), 0).all():
         # scikit-learn's wording for the target type, then the fix
-        raise DataValidationError(f"{name} holds real values such as {arr[np.mod(arr, 1) != 0][:3].tolist()} "
+        raise DataValidationError(f"{name} holds real values such as {uniq[np.mod(uniq, 1) != 0][:3].tolist()} "
                                   "(Unknown label type: continuous); a classifier needs class labels, e.g. "
                                   "(y > threshold).astype(int).")
-    return np.unique(arr)
+    return np.unique(np.asarray(uniq, dtype=arr.dtype))
 
 
 def encode_labels(y: Any, n: int, *, pos_label: Any = None, name: str = "y") -> BinaryLabels:
@@ -112,14 +113,16 @@ def encode_labels(y: Any, n: int, *, pos_label: Any = None, name: str = "y") -> 
     arr = as_1d(y, name, n)
     if arr.dtype.kind == "c":
         raise DataValidationError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass class labels.")
-    classes = _distinct(arr, name)
+    # 0/1 labels (the common case) are recognised in one vectorised pass, without sorting the rows
+    zero_one = arr.dtype == bool or (arr.dtype.kind in "iuf" and bool(((arr == 0) | (arr == 1)).all()))
+    classes = np.array([0, 1]) if zero_one else _distinct(arr, name)
     seen = classes.tolist()
     if classes.size > 2:
         raise DataValidationError(
             f"{name} has {classes.size} labels {seen[:10]} (Only binary classification is supported. The type of "
             "the target is multiclass); pass two labels, e.g. (y == favourable).astype(int), and name the "
             "favourable one with pos_label.")
-    if _is_zero_one(classes):
+    if zero_one or _is_zero_one(classes):
         boolean = arr.dtype == bool
         out_classes = np.array([False, True]) if boolean else np.array([0, 1])
         if pos_label is None or _same(pos_label, 1):
