@@ -493,7 +493,8 @@ def check_target(y: Any, n: int, *, kind: str = "continuous", name: str = "y",
 
     ``kind="continuous"``: finite numbers, inside ``interval`` when given (values outside are
     rejected, never clipped). ``kind="binary"``: labels in {0, 1} (booleans allowed); other labels
-    (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1.
+    (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1. A
+    classifier that takes any two labels encodes them with :func:`encode_labels` instead.
 
     Examples
     --------
