@@ -206,6 +206,6 @@ def test_a_dict_in_a_numeric_input_is_a_data_type_error():
 def test_resamplers_raise_the_same_data_type_error():
     from fairopt.preprocessing import Reweighing
     X = pd.DataFrame({"c": pd.Series([{"a": 1}] + ["a", "b"] * 9 + ["a"], dtype=object), "d": [0, 1, 1, 0] * 5})
-    with pytest.raises(DataTypeError, match="column 'c' holds an unhashable value.*argument must be .* string.* "
-                                            "number"):
+    with pytest.raises(DataTypeError, match=r"column 'c' holds an unhashable value.*argument must be .* string.* "
+                                            r"number"):
         Reweighing().fit(X, np.array([0, 1] * 10), sensitive_features=np.array([0, 0, 1, 1] * 5))
