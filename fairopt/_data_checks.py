@@ -3,6 +3,7 @@ all-zero group weights, sparse or non-numeric features, too many levels, a singl
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataTypeError, DataValidationError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -72,7 +73,7 @@ def check_numeric_columns(X: Any, name: str = "X", hint: str = "") -> None:
     >>> check_numeric_columns(pd.DataFrame({"age": [30, 40], "workclass": ["Private", "Gov"]}))
     Traceback (most recent call last):
     ...
-    fairopt.errors.DataValidationError: X has non-numeric column(s) ['workclass'] (strings ...
+    fairopt.errors.DataTypeError: X has non-numeric column(s) ['workclass'] (strings ...
     """
     if isinstance(X, pd.DataFrame):
         bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
@@ -92,10 +93,31 @@ def check_numeric_columns(X: Any, name: str = "X", hint: str = "") -> None:
                    if (pd.to_numeric(pd.Series(cols[:, j]), errors="coerce").isna() & pd.notna(cols[:, j])).any()]
     if bad:
         example = bad[:3]
-        raise DataValidationError(
-            f"{name} has non-numeric column(s) {bad[:10]} (strings or categories) but needs numbers; encode "
-            f"them first, e.g. pd.get_dummies(X, columns={example!r}) for one-hot columns or "
-            f"sklearn.preprocessing.OrdinalEncoder for codes{hint}.")
+        raise DataTypeError(
+            f"{name} has non-numeric column(s) {bad[:10]} (strings or categories) but needs numbers"
+            f"{_object_cell(X, bad[0])}; encode them first, e.g. pd.get_dummies(X, columns={example!r}) for one-hot "
+            f"columns or sklearn.preprocessing.OrdinalEncoder for codes{hint}.")
+
+
+def _object_cell(X: Any, col: Any) -> str:
+    """Words for a cell of column ``col`` that is neither a string nor a number (a dict, a list),
+    with numpy's wording for it (scikit-learn's checks look for it); empty when there is none."""
+    if isinstance(X, pd.DataFrame):
+        values = X[col].to_numpy()
+    elif sp.issparse(X):
+        values = X.tocsc()[:, col].data
+    else:
+        arr = np.asarray(X)
+        values = arr.reshape(len(arr), -1)[:, col] if arr.ndim else arr.reshape(1)
+    if values.dtype != object:
+        return ""
+    odd = next((v for v in values if not isinstance(v, (str, bytes, numbers.Number, np.bool_)) and v is not None),
+               None)
+    if odd is None:
+        return ""
+    kind = type(odd).__name__
+    return (f"; column {col!r} holds a {kind} (a float() argument must be a string or a real number, not "
+            f"{kind!r}), so pass numbers in it")
 
 
 #: most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have

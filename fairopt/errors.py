@@ -16,6 +16,23 @@ class DataValidationError(FairoptError, ValueError):
     """Input data or parameters are malformed (wrong shape, NaN, unknown group, bad target...)."""
 
 
+class DataTypeError(DataValidationError, TypeError):
+    """A value of the wrong type in a numeric-only input (a string, a dict or a list where a number
+    is needed); the message names the column and says what to pass.
+
+    Both a :class:`DataValidationError` (so a ``ValueError``) and a ``TypeError``, as numpy's
+    ``AxisError`` is both an ``IndexError`` and a ``ValueError``: ``except ValueError`` written for
+    fairopt's data errors and ``except TypeError`` written for numpy's refusal of such a value (and
+    scikit-learn's checks, which expect the latter) both catch it.
+
+    Examples
+    --------
+    >>> from fairopt.errors import DataTypeError, DataValidationError
+    >>> issubclass(DataTypeError, DataValidationError) and issubclass(DataTypeError, TypeError)
+    True
+    """
+
+
 class ConfigError(FairoptError, ValueError):
     """A model card or solver configuration is invalid; the message names the offending key."""
 

@@ -14,7 +14,9 @@ Features
     predict time, reorder a DataFrame by column name (or check the column count of an array).
 Targets
     :func:`check_target` -- ``kind="continuous"`` (finite floats, optional ``interval``) or
-    ``kind="binary"`` (labels in {0, 1}).
+    ``kind="binary"`` (labels in {0, 1}); :func:`encode_labels` -- any two class labels to 0/1
+    with 1 the favourable ``pos_label`` (``fairopt._labels``), :func:`decode_labels`,
+    :func:`proba_columns` and :func:`label_codes` back to the caller's labels.
 Sensitive features
     :func:`check_groups` -> :class:`Groups` (integer ``codes`` and ``labels``). Accepts one
     attribute (1-D array, list of row labels, Series), several attributes for intersectional
@@ -82,6 +84,7 @@ from fairopt._data_checks import (
     check_numeric_columns,
     check_two_valued,
 )
+from fairopt._labels import BinaryLabels, decode_labels, encode_labels, label_codes, proba_columns
 from fairopt._param_validation import (
     RANDOM_STATE,
     ParameterError,
@@ -101,6 +104,7 @@ _T = TypeVar("_T")
 __all__ = [
     "MAX_LEVELS",
     "RANDOM_STATE",
+    "BinaryLabels",
     "Groups",
     "ParameterError",
     "align_features",
@@ -121,9 +125,13 @@ __all__ = [
     "check_target",
     "check_two_valued",
     "check_weights",
+    "decode_labels",
+    "encode_labels",
     "frame_kind",
+    "label_codes",
     "num_rows",
     "parameter_error",
+    "proba_columns",
     "record_features",
     "sensitive_columns",
     "to_frame_kind",
@@ -485,7 +493,8 @@ def check_target(y: Any, n: int, *, kind: str = "continuous", name: str = "y",
 
     ``kind="continuous"``: finite numbers, inside ``interval`` when given (values outside are
     rejected, never clipped). ``kind="binary"``: labels in {0, 1} (booleans allowed); other labels
-    (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1.
+    (strings, {-1, 1}, {1, 2}) raise with the hint to encode the favourable label as 1. A
+    classifier that takes any two labels encodes them with :func:`encode_labels` instead.
 
     Examples
     --------

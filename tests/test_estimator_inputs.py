@@ -181,8 +181,10 @@ def test_non_finite_features_raise(make, bad):
 
 def test_typed_errors_for_labels_groups_samples_and_empty_input():
     X, y, a = _classification(n=100)
-    with pytest.raises(DataValidationError, match="0/1"):
-        FairClassifier().fit(X, np.where(y == 1, "yes", "no"), sensitive_features=a)
+    three = np.where(y == 1, "yes", "no").astype(object)
+    three[0] = "maybe"      # any two labels are accepted (pos_label); three are not
+    with pytest.raises(DataValidationError, match=r"3 labels \['maybe', 'no', 'yes'\].*multiclass"):
+        FairClassifier().fit(X, three, sensitive_features=a)
     mixed = np.array(["a", 1] * 50, dtype=object)
     for groups in (mixed, [None] + list(a[1:])):
         with pytest.raises(DataValidationError):

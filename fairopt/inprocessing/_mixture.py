@@ -25,6 +25,7 @@ from fairopt.validation import (
     check_target,
     check_weights,
     check_X,
+    encode_labels,
     num_rows,
     parameter_error,
     record_features,
@@ -48,6 +49,9 @@ def check_fit_inputs(estimator: BaseEstimator, X: Any, y: ArrayLike, sensitive_f
                      numeric: bool = False) -> tuple[Any, np.ndarray, Groups, np.ndarray | None]:
     """Validated ``(X, y, groups, sample_weight)`` of an in-processing ``fit``.
 
+    ``target="labels"``: ``y`` holds any two class labels and is returned encoded to 0/1 (see
+    :func:`fit_labels`).
+
     ``groups`` is a :class:`~fairopt.validation.Groups` with at least two groups (several
     sensitive columns give intersectional groups), each with positive total weight;
     ``sample_weight`` stays ``None`` when not given. ``dense`` refuses sparse ``X`` and
@@ -64,7 +68,10 @@ def check_fit_inputs(estimator: BaseEstimator, X: Any, y: ArrayLike, sensitive_f
         check_dense(X, f"{what}: X")
     if numeric:
         check_numeric_columns(X, f"{what}: X", hint=", or pass an estimator (e.g. a Pipeline) that encodes them")
-    y = check_target(y, n, kind=target, name=f"{what}: y", interval=interval)
+    if target == "labels":      # any two class labels, encoded once here to 0/1 (1 = pos_label)
+        y = fit_labels(estimator, y, n, f"{what}: y")
+    else:
+        y = check_target(y, n, kind=target, name=f"{what}: y", interval=interval)
     w = None if sample_weight is None else check_weights(sample_weight, n, f"{what}: sample_weight")
     check_group_weights(groups, w, what)
     record_features(estimator, X)
@@ -72,6 +79,15 @@ def check_fit_inputs(estimator: BaseEstimator, X: Any, y: ArrayLike, sensitive_f
     # game validates a plain float array (a DataFrame was 4x slower on Adult)
     estimator._fit_on_array = numeric
     return (as_numeric_array(X) if numeric else X), y, groups, w
+
+
+def fit_labels(estimator: BaseEstimator, y: ArrayLike, n: int, name: str) -> np.ndarray:
+    """``y`` encoded to float 0/1 with 1 the favourable label ``estimator.pos_label``; records the
+    caller's labels in ``classes_`` and the favourable one in ``pos_label_``."""
+    enc = encode_labels(y, n, pos_label=getattr(estimator, "pos_label", None), name=name)
+    estimator.classes_, estimator.pos_label_ = enc.classes, enc.classes.tolist()[enc.pos_index]
+    estimator._pos_index = enc.pos_index
+    return enc.y
 
 
 def moment_from(constraint: str | Moment, known: Mapping[str, Callable[..., Moment]], what: str,

@@ -25,7 +25,14 @@ from fairopt.modeling import SolverSpec
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
 from fairopt.reductions.oracles import Oracle
-from fairopt.validation import RANDOM_STATE, check_target, check_weights, validate_params
+from fairopt.validation import (
+    RANDOM_STATE,
+    check_weights,
+    decode_labels,
+    label_codes,
+    proba_columns,
+    validate_params,
+)
 
 if TYPE_CHECKING:
     from sklearn.utils import Tags
@@ -70,13 +77,23 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     min_iter : int, default=5
         Practical mode: rounds played before the gap may stop the game (the gap of heuristic
         learners is an estimate; more rounds add columns to the mixture LP).
+    pos_label : str, int, bool or None, default=None
+        The favourable label of ``y``: the one whose rates the constraint counts. ``None`` means
+        1 when the labels are 0/1, otherwise the greater of the two sorted labels
+        (``classes_[1]``, scikit-learn's positive class). Demographic parity and equalized odds
+        are symmetric in the two labels, so the choice only relabels their fit; equal opportunity
+        bounds the true-positive rates of ``pos_label``, so it changes with it. ``y`` is encoded
+        once to 0/1 (1 = ``pos_label``) and predictions are decoded back to the labels of ``y``.
 
     Attributes
     ----------
     predictors_, weights_, lambda_, gap_, status_, n_iter_, n_oracle_calls_, constraint_names_
         As in :class:`~fairopt.inprocessing.FairRegressor`.
-    classes_ : ndarray
-        ``[0, 1]``.
+    classes_ : ndarray of shape (2,)
+        The two labels of ``y``, sorted (``[0, 1]`` for 0/1 labels); ``predict`` returns them and
+        ``predict_proba``'s columns follow their order.
+    pos_label_ : object
+        The favourable label (``pos_label`` resolved).
     groups_ : pandas.Index
         Group labels seen at fit (tuples for several sensitive columns).
     oracle_exact_ : bool
@@ -100,6 +117,15 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     True
     >>> clf.oracle_exact_
     False
+
+    Any two labels work; the favourable one is ``pos_label`` (by default the greater one):
+
+    >>> labels = np.where(y == 1, "good", "bad")
+    >>> clf = FairClassifier(eps=0.02, random_state=0).fit(X, labels, sensitive_features=a)
+    >>> clf.classes_.tolist(), clf.pos_label_
+    (['bad', 'good'], 'good')
+    >>> sorted(set(clf.predict(X).tolist()))
+    ['bad', 'good']
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -113,6 +139,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         "nu": [None, Interval(Real, 0, None, closed="neither")],
         "mode": [StrOptions({"practical", "faithful"})],
         "min_iter": [Interval(Integral, 0, None, closed="left")],
+        "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
     }
 
     def __init__(self, estimator: BaseEstimator | Oracle | None = None, constraint: str | Moment = "demographic_parity",
@@ -120,7 +147,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
                  solver: str | SolverSpec | Mapping[str, Any] = "highs", max_iter: int = 50,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  B: float | None = None, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
-                 min_iter: int = 5) -> None:
+                 min_iter: int = 5, pos_label: str | int | bool | None = None) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -131,10 +158,11 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.nu = nu
         self.mode = mode
         self.min_iter = min_iter
+        self.pos_label = pos_label
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False     # labels 0/1, 1 = favourable
+        tags.classifier_tags.multi_class = False     # two labels, pos_label favourable
         tags.input_tags.sparse = self.estimator is None   # the default LogisticRegression takes sparse X
         return tags
 
@@ -146,7 +174,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike, *, sensitive_features: ArrayLike,
             sample_weight: ArrayLike | None = None, progress: Progress | None = None) -> FairClassifier:
-        """Play the game on ``(X, y)``; ``y`` holds 0/1 labels (1 = favourable).
+        """Play the game on ``(X, y)``; ``y`` holds two class labels (``pos_label`` favourable).
 
         ``sensitive_features`` may hold several columns (intersectional groups); ``sample_weight``
         makes every rate and the error weighted means.
@@ -154,17 +182,16 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         validate_params(self)
         check_eps(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
-                                           "FairClassifier.fit", target="binary",
+                                           "FairClassifier.fit", target="labels",
                                            numeric=self.estimator is None)
         moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=self.eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()
         check_game_params(self, B=self_B)
-        self.classes_ = np.unique(y)
-        if not np.array_equal(self.classes_, [0.0, 1.0]):
-            raise DataValidationError(f"FairClassifier needs both labels 0 and 1 in y, got {self.classes_.size} "
-                                      f"class {self.classes_.tolist()}.")
-        self.classes_ = np.array([0, 1])
+        if np.unique(y).size < 2:       # y is encoded: 1 = pos_label
+            present = self.classes_[self._pos_index] if y.size and y[0] == 1 else self.classes_[1 - self._pos_index]
+            raise DataValidationError(f"FairClassifier needs both labels {self.classes_.tolist()} in y, got 1 "
+                                      f"class [{present!r}].")
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
         game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
                                      max_iter=self.max_iter, mode=self.mode, solver=self.solver,
@@ -191,31 +218,35 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_predictors, n_samples)
-            Row ``k`` is ``predictors_[k]``'s 0/1 prediction; ``weights_`` mixes them.
+            Row ``k`` is ``predictors_[k]``'s 0/1 prediction (1 = ``pos_label_``); ``weights_``
+            mixes them.
         """
         X = self._features(X)
         return np.vstack([h.predict(X) for h in self.predictors_])
 
     def predict(self, X: ArrayLike,
                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
-        """Randomized labels (seeded)."""
-        return self._draw(self.predict_components(X), random_state).astype(int)
+        """Randomized labels (seeded), in the labels of ``classes_``."""
+        return decode_labels(self._draw(self.predict_components(X), random_state), self.classes_,
+                             self._pos_index)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Accuracy of the randomized :meth:`predict` (seeded by ``random_state``); ``y`` must hold
-        the fitted labels 0/1 and ``sample_weight`` must be finite and >= 0."""
+        labels of ``classes_`` and ``sample_weight`` must be finite and >= 0."""
         pred = self.predict(X)
-        y = check_target(y, pred.shape[0], kind="binary", name="FairClassifier.score: y")
-        w = check_weights(sample_weight, pred.shape[0], "FairClassifier.score: sample_weight")
-        return float(np.average(pred == y, weights=w))
+        n = pred.shape[0]
+        codes = label_codes(y, self.classes_, n, "FairClassifier.score: y")
+        w = check_weights(sample_weight, n, "FairClassifier.score: sample_weight")
+        return float(np.average(label_codes(pred, self.classes_, n) == codes, weights=w))
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Probability that the randomized classifier predicts each class."""
+        """Probability that the randomized classifier predicts each class, columns in the order
+        of ``classes_``."""
         self._check_fitted()
         p1 = self.weights_ @ self.predict_components(X)
-        return np.column_stack([1.0 - p1, p1])
+        return proba_columns(p1, self._pos_index)
 
     def decision_scores(self, X: ArrayLike) -> np.ndarray:
-        """Real-valued scores of the support members (their class-1 probabilities), ``(K, n)``."""
+        """Real-valued scores of the support members (their probabilities of ``pos_label_``), ``(K, n)``."""
         X = self._features(X)
         return np.vstack([h.score(X) for h in self.predictors_])

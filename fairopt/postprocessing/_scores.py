@@ -11,7 +11,16 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
-from fairopt.validation import Groups, as_1d, check_dense, check_groups, check_numeric_columns, check_weights, num_rows
+from fairopt.validation import (
+    Groups,
+    check_dense,
+    check_groups,
+    check_numeric_columns,
+    check_weights,
+    encode_labels,
+    label_codes,
+    num_rows,
+)
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -79,9 +88,13 @@ class _ScoreMixin:
     score_map: ScoreMap
     prefit: bool
     predict: Callable[..., Any]
+    # fitted labels: the two labels of y (sorted), the favourable one and its position
+    classes_: np.ndarray
+    pos_label_: Any
+    _pos_index: int
 
     def __sklearn_tags__(self) -> Tags:
-        # binary 0/1 labels; without a wrapped estimator X is a 1-D array of scores
+        # two class labels; without a wrapped estimator X is a 1-D array of scores
         tags = super().__sklearn_tags__()  # type: ignore[misc]  # a mixin: the estimator's BaseEstimator has it
         if tags.classifier_tags is not None:
             tags.classifier_tags.multi_class = False
@@ -138,12 +151,14 @@ class _ScoreMixin:
                                           f"{raw.shape}; pass estimator=... to score features.")
             kind = "identity" if kind == "auto" else kind
         else:
+            pos = self._estimator_positive_column(est)
             if kind in ("auto", "proba") and hasattr(est, "predict_proba"):
                 proba = np.asarray(est.predict_proba(X), dtype=float)
-                classes = list(getattr(est, "classes_", [0, 1]))
-                raw, kind = proba[:, classes.index(1) if 1 in classes else -1], "proba"
+                raw, kind = proba[:, pos], "proba"
             elif kind in ("auto", "logit") and hasattr(est, "decision_function"):
-                raw, kind = np.asarray(est.decision_function(X), dtype=float).reshape(-1), "logit"
+                # a binary decision function is positive for classes_[1]
+                sign = -1.0 if pos == 0 else 1.0
+                raw, kind = sign * np.asarray(est.decision_function(X), dtype=float).reshape(-1), "logit"
             elif kind == "identity":
                 raw = np.asarray(est.predict(X), dtype=float).reshape(-1)
             else:
@@ -152,6 +167,39 @@ class _ScoreMixin:
         if not np.isfinite(raw).all():
             raise DataValidationError("scores contain NaN or infinite values.")
         return map_scores(raw, kind)
+
+    def _estimator_positive_column(self, est: Any) -> int:
+        """Column of the favourable label in the wrapped estimator's ``predict_proba``: the label 1
+        of the encoded ``y`` it was fitted on, or, for a prefit estimator, ``pos_label_`` among its
+        own ``classes_`` (then 1, then the last column)."""
+        classes = list(getattr(est, "classes_", [0, 1]))
+        targets = [getattr(self, "pos_label_", 1), 1] if self.prefit else [1]
+        for t in targets:
+            hits = [i for i, c in enumerate(classes) if isinstance(c, str) == isinstance(t, str) and c == t]
+            if hits:
+                return hits[0]
+        return len(classes) - 1
+
+    def _fit_labels(self, y: Source | None, n: int, what: str) -> np.ndarray | None:
+        """``y`` encoded to int 0/1 (1 = ``pos_label``), with ``classes_`` and ``pos_label_`` set.
+
+        Without ``y`` the labels are those of a prefit estimator's two ``classes_`` when it has
+        them, else 0/1; ``pos_label`` must then be one of them.
+        """
+        pos_label = getattr(self, "pos_label", None)
+        if y is not None:
+            enc = encode_labels(y, n, pos_label=pos_label, name=f"{what}: y")
+            self.classes_, self._pos_index = enc.classes, enc.pos_index
+            self.pos_label_ = enc.classes.tolist()[enc.pos_index]
+            return enc.y.astype(int)
+        est_classes = getattr(self.estimator, "classes_", None) if self.prefit else None
+        classes = np.asarray(est_classes) if est_classes is not None and len(est_classes) == 2 else np.array([0, 1])
+        # the labels' own rule, run on one row of each (it resolves pos_label or names the labels)
+        enc = encode_labels(classes, 2, pos_label=pos_label, name=f"{what}: the labels (classes_ of the "
+                            "estimator, or 0/1)")
+        self.classes_, self._pos_index = enc.classes, enc.pos_index
+        self.pos_label_ = enc.classes.tolist()[enc.pos_index]
+        return None
 
     def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
@@ -172,14 +220,13 @@ class _ScoreMixin:
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               sensitive_features: ArrayLike | None = None, **predict_params: Any) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)`` (``predict_params`` go to ``predict``, e.g.
-        ``subgroups``); ``y`` holds the fitted labels 0/1 and ``sample_weight`` must be finite, >= 0."""
+        ``subgroups``); ``y`` holds labels of ``classes_`` and ``sample_weight`` must be finite, >= 0."""
         what = f"{type(self).__name__}.score"
-        pred = self.predict(X, sensitive_features=sensitive_features, **predict_params)
-        y = as_1d(y, f"{what}: y", pred.shape[0])
-        if not np.isin(y, (0, 1)).all():
-            raise DataValidationError(f"{what}: y must hold the fitted labels 0/1, got {pd.unique(y)[:5].tolist()}.")
-        w = check_weights(sample_weight, pred.shape[0], f"{what}: sample_weight")
-        return float(np.average(pred == y.astype(float), weights=w))
+        pred = np.asarray(self.predict(X, sensitive_features=sensitive_features, **predict_params))
+        n = pred.shape[0]
+        codes = label_codes(y, self.classes_, n, f"{what}: y")
+        w = check_weights(sample_weight, n, f"{what}: sample_weight")
+        return float(np.average(label_codes(pred, self.classes_, n) == codes, weights=w))
 
     def _n_rows(self, X: Source | None) -> int:
         if X is None:

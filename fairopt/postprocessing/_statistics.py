@@ -66,6 +66,10 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
     if subgroups is not None:
         raise DataValidationError("subgroups (covariance) are supported for in-memory inputs only; pass "
                                   "NumPy arrays or omit subgroups.")
+    if getattr(est, "pos_label", None) not in (None, 1):
+        raise DataValidationError(
+            f"pos_label={est.pos_label!r}: chunked and Dask fits read y as 0/1 labels with 1 the favourable one; "
+            "encode y where it lives, e.g. (y == favourable).astype(int), and leave pos_label=None.")
     est._check_score_map()
     kind = "identity" if est.score_map == "auto" else est.score_map
     f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
@@ -82,7 +86,7 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
         grid = (lo, hi)
     est.groups_ = pd.Index(labels)
     est.sensitive_columns_ = None
-    est.classes_ = np.array([0, 1])
+    est.classes_, est.pos_label_, est._pos_index = np.array([0, 1]), 1, 1   # y is read as 0/1 labels
     est.n_features_in_ = 1
     return fit_statistics(est, f, g, labels, yv, w, constraint, smap, grid)
 

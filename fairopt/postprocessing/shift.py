@@ -1,6 +1,7 @@
 """Prior-shift baseline (Saerens et al. 2002): :class:`ShiftInference`."""
 from __future__ import annotations
 
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, _ScoreMixin
-from fairopt.validation import check_dense, check_target, check_weights, validate_params
+from fairopt.validation import check_dense, check_weights, decode_labels, proba_columns, validate_params
 
 __all__ = ["ShiftInference"]
 
@@ -28,6 +29,21 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
     ----------
     estimator, prefit, score_map
         As in :class:`ThresholdDebiaser` (scores are read as ``2p - 1``).
+    pos_label : str, int, bool or None, default None
+        The favourable label of ``y``, whose prior is corrected. ``None`` means 1 when the labels
+        are 0/1, otherwise the greater of the two sorted labels (``classes_[1]``). The prior
+        correction is symmetric in the two labels, so the choice only relabels the fit. ``y`` is
+        encoded once to 0/1 (1 = ``pos_label``) and predictions are decoded back to its labels.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels (sorted); ``predict`` returns them and ``predict_proba``'s columns follow
+        their order.
+    pos_label_ : object
+        The favourable label (``pos_label`` resolved).
+    prior_, group_priors_ : float, ndarray
+        Overall and per-group rates of ``pos_label_`` on the fitting sample.
 
     Examples
     --------
@@ -49,28 +65,33 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
                       HasMethods(["predict"])],
         "prefit": ["boolean"],
         "score_map": [StrOptions(set(SCORE_MAPS))],
+        "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
-                 score_map: ScoreMap = "auto") -> None:
+                 score_map: ScoreMap = "auto", pos_label: str | int | bool | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.score_map = score_map
+        self.pos_label = pos_label
 
     def __sklearn_clone__(self) -> ShiftInference:
         est = self.estimator if (self.prefit or self.estimator is None) else clone(self.estimator)
-        return type(self)(estimator=est, prefit=self.prefit, score_map=self.score_map)
+        return type(self)(estimator=est, prefit=self.prefit, score_map=self.score_map, pos_label=self.pos_label)
 
     def fit(self, X: ArrayLike, y: ArrayLike, sensitive_features: ArrayLike | None = None,
             sample_weight: ArrayLike | None = None) -> ShiftInference:
-        """Estimate the overall and per-group label priors."""
+        """Estimate the overall and per-group priors of ``pos_label`` (``y`` holds two labels)."""
         validate_params(self)
         n = self._n_rows(X)
         if self.estimator is None:   # X is the score array: refuse what predict could not read
             check_dense(X, "X (the scores)")
-        yv = check_target(y, n, kind="binary", name="ShiftInference.fit: y").astype(int)
+        if y is None:   # scikit-learn's wording, which its estimator checks look for
+            raise DataValidationError("ShiftInference.fit: y: this estimator requires y to be passed, but the "
+                                      "target y is None.")
+        yv = self._fit_labels(y, n, "ShiftInference.fit")     # 0/1, 1 = pos_label
+        assert yv is not None
         w = check_weights(sample_weight, n)
-        self.classes_ = np.array([0, 1])
         codes = self._fit_groups(sensitive_features, X, n)
         self._fit_estimator(X, yv, None if sample_weight is None else w)
         G = len(self.groups_)
@@ -85,7 +106,8 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
-        """Prior-corrected posteriors ``[1 - p', p']``."""
+        """Prior-corrected posteriors, columns in the order of ``classes_`` (``[1 - p', p']`` for
+        0/1 labels, ``p'`` the posterior of ``pos_label_``)."""
         if not hasattr(self, "prior_"):
             raise NotFittedError("ShiftInference is not fitted; call fit first.")
         n = self._n_rows(X)
@@ -95,8 +117,9 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         pk = self.group_priors_[k]
         logit = np.log(p / (1 - p)) + np.log(self.prior_ / (1 - self.prior_)) - np.log(pk / (1 - pk))
         q = 1.0 / (1.0 + np.exp(-logit))
-        return np.column_stack([1.0 - q, q])
+        return proba_columns(q, self._pos_index)
 
     def predict(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
-        """Deterministic predictions ``1{p' > 1/2}``."""
-        return (self.predict_proba(X, sensitive_features)[:, 1] > 0.5).astype(np.int64)
+        """Deterministic predictions: ``pos_label_`` where ``p' > 1/2``, else the other label."""
+        return decode_labels(self.predict_proba(X, sensitive_features)[:, self._pos_index] > 0.5, self.classes_,
+                             self._pos_index)

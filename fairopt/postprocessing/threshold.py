@@ -25,8 +25,9 @@ from fairopt.validation import (
     check_group_weights,
     check_groups,
     check_options,
-    check_target,
     check_weights,
+    decode_labels,
+    proba_columns,
     validate_params,
 )
 
@@ -120,6 +121,16 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         and the fitted rates meet the constraint exactly (see ``docs/scaling.md``). ``None``:
         exact scores. Inputs may also be chunked (``numpy.memmap``, ``.npy`` path) or Dask
         collections; see ``docs/scaling.md``.
+    pos_label : str, int, bool or None, default None
+        The favourable label of ``y`` (the label whose rate the rule sets). ``None`` means 1 when
+        the labels are 0/1, otherwise the greater of the two sorted labels (``classes_[1]``,
+        scikit-learn's positive class); without ``y``, the labels are a prefit estimator's two
+        ``classes_`` (else 0/1). Demographic parity, covariance and equalized odds are symmetric
+        in the two labels, so the choice only relabels the rule; equal opportunity bounds the
+        true-positive rates of ``pos_label``, so it changes with it. ``y`` is encoded once to 0/1
+        (1 = ``pos_label``; a wrapped estimator that is not prefit is fitted on that encoding)
+        and predictions are decoded back to the labels of ``y``. Chunked and Dask inputs need
+        0/1 labels (``pos_label`` None or 1).
 
     Attributes
     ----------
@@ -142,6 +153,11 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         hold the isotonic steps (per group for ``"isotonic_per_group"``).
     score_grid_ : tuple (lo, hi, bins) or None
         With ``score_bins``: each group's score range and the number of bins of the grid.
+    classes_ : ndarray of shape (2,)
+        The two labels (sorted); ``predict`` returns them and ``predict_proba``'s columns follow
+        their order.
+    pos_label_ : object
+        The favourable label (``pos_label`` resolved).
 
     Examples
     --------
@@ -171,6 +187,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "solver_options": [None, dict],
         "calibration": [None, StrOptions({c for c in CALIBRATIONS if c is not None})],
         "score_bins": [None, Interval(Integral, 2, None, closed="left")],
+        "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
@@ -179,7 +196,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  score_map: ScoreMap = "auto", solver_options: dict[str, Any] | None = None,
                  calibration: Literal["auto", "isotonic", "isotonic_per_group"] | None = "auto",
-                 score_bins: int | None = None) -> None:
+                 score_bins: int | None = None, pos_label: str | int | bool | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -192,6 +209,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.solver_options = solver_options
         self.calibration = calibration
         self.score_bins = score_bins
+        self.pos_label = pos_label
 
     def __sklearn_clone__(self) -> ThresholdDebiaser:
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
@@ -222,9 +240,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         ----------
         X : array-like
             Features for ``estimator``, or a 1-D array of scores when ``estimator=None``.
-        y : array-like of {0, 1}, optional
-            Labels; needed for the label-based constraints, for ``calibration`` and to fit a
-            non-prefit estimator.
+        y : array-like of two labels, optional
+            Labels (``pos_label`` the favourable one); needed for the label-based constraints, for
+            ``calibration`` and to fit a non-prefit estimator.
         sensitive_features : array-like, DataFrame, or column name(s) of X
             Group of every row; several columns define intersectional groups (the paper's
             gender x ethnicity). For ``covariance``, the binary sensitive attribute.
@@ -250,10 +268,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         if n == 0:
             raise DataValidationError("X has no rows.")
         sw = None if sample_weight is None else check_weights(sample_weight, n)
-        yv = None
-        if y is not None:
-            yv = check_target(y, n, kind="binary", name="ThresholdDebiaser.fit: y").astype(int)
-        self.classes_ = np.array([0, 1])
+        yv = self._fit_labels(y, n, "ThresholdDebiaser.fit")     # 0/1, 1 = pos_label
         codes = self._fit_groups(sensitive_features, X, n)
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
@@ -367,19 +382,18 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Source, sensitive_features: Source | None = None,
                       subgroups: ArrayLike | None = None) -> np.ndarray:
-        """Columns ``[P(y_hat=0), P(y_hat=1)]`` of the randomized rule."""
+        """Probabilities of the randomized rule's labels, columns in the order of ``classes_``
+        (``[P(y_hat=0), P(y_hat=1)]`` for 0/1 labels)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
-        if is_dask(h):
-            import dask.array as da
-            return da.stack([1.0 - h, h], axis=1)
-        return np.column_stack([1.0 - h, h])
+        return proba_columns(h, self._pos_index)
 
     def predict(self, X: Source, sensitive_features: Source | None = None, subgroups: ArrayLike | None = None,
                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
-        """Sampled 0/1 predictions ``y_hat ~ Bernoulli(h)``; reproducible through ``random_state``
-        (the argument, else the estimator's)."""
+        """Sampled labels: ``pos_label_`` with probability ``h`` (``y_hat ~ Bernoulli(h)``), the
+        other label of ``classes_`` otherwise; reproducible through ``random_state`` (the
+        argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
-        if is_dask(h):
+        if is_dask(h):      # chunked fits have 0/1 labels: the draws are the labels
             return _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
         rng = as_generator(self.random_state if random_state is None else random_state)
-        return (rng.random(h.shape[0]) < h).astype(np.int64)
+        return decode_labels(rng.random(h.shape[0]) < h, self.classes_, self._pos_index)

@@ -8,7 +8,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.data import Attribute, Domain
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataTypeError, DataValidationError
 from fairopt.validation import (
     Groups,
     as_1d,
@@ -157,8 +157,8 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
         try:
             pd.unique(frame[c])
         except TypeError as exc:     # a dict or list in a cell: worded as numpy's refusal of such a value
-            raise TypeError(f"column {c!r} holds an unhashable value ({exc}); a level argument must be a string or "
-                            "a number.") from exc
+            raise DataTypeError(f"column {c!r} holds an unhashable value ({exc}); a level argument must be a string "
+                                "or a number, so pass strings or numbers in it.") from exc
     return frame, y_name, z_name
 
 

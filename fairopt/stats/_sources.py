@@ -286,7 +286,9 @@ def _check_labels(y: ArrayLike | None) -> NDArray[np.float64] | None:
         return None
     y = np.asarray(y)
     if not np.isin(y, (0, 1)).all():
-        raise DataValidationError(f"y must be binary 0/1 labels, got classes {np.unique(y)[:5].tolist()}.")
+        raise DataValidationError(f"y must be binary 0/1 labels, got classes {np.unique(y)[:5].tolist()}; chunked and "
+                                  "Dask inputs read y as 0/1 with 1 the favourable label, so encode it where it "
+                                  "lives, e.g. (y == favourable).astype(int).")
     return y.astype(float)
 
 
