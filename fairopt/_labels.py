@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._arrays import as_1d, as_float
 from fairopt.errors import DataValidationError
 
 __all__ = ["BinaryLabels", "decode_labels", "encode_labels", "label_codes", "proba_columns"]
@@ -101,7 +102,6 @@ def encode_labels(y: Any, n: int, *, pos_label: Any = None, name: str = "y") -> 
     ...     print(str(err).split(";")[0])
     y has 3 labels ['a', 'b', 'c'] (Only binary classification is supported. The type of the target is multiclass)
     """
-    from fairopt.validation import as_1d, as_float
     if y is None:   # scikit-learn's wording, which its estimator checks look for
         raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
     if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
@@ -189,7 +189,6 @@ def label_codes(y: Any, classes: NDArray[Any], n: int, name: str = "y") -> NDArr
     >>> label_codes(["yes", "no"], np.array(["no", "yes"]), 2).tolist()
     [1, 0]
     """
-    from fairopt.validation import as_1d, as_float
     arr = as_1d(y, name, n)
     if _is_zero_one(np.asarray(classes)) and (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
         values = as_float(arr, name)

@@ -23,7 +23,7 @@ LAYERS = [
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "_data_checks.py", "_param_validation.py", "parallel.py", "criteria.py",
+    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py", "criteria.py",
                 "stats/"]),
     ("ground", ["errors.py", "_utils.py", "_progress.py", "__init__.py"]),
 ]
