@@ -703,6 +703,9 @@ def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
             raise DataValidationError(
                 f"{label} mixes label types {sorted(kinds)}; use one type for every row, e.g. convert all "
                 "labels to strings with .astype(str).")
+    if col.dtype.kind == "U":   # NumPy strings: a sort of the fixed-width values beats hashing them as objects
+        uniques, codes = np.unique(col, return_inverse=True)
+        return codes.reshape(-1), uniques
     try:
         return pd.factorize(col, sort=True)
     except TypeError as exc:
