@@ -164,3 +164,34 @@ def test_maxent_oracle_dense_and_histogram_paths_agree(monkeypatch):
     assert hist._dense_features() is None
     for a, b in zip(dense.value_grad_hess(lam), hist.value_grad_hess(lam), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+def test_validate_params_skips_only_unchanged_scalar_parameters(monkeypatch):
+    import fairopt._param_validation as pv
+    from fairopt.data import Domain
+    from fairopt.preprocessing import MaxEntResampler, Reweighing
+    from fairopt.validation import ParameterError, validate_params
+    calls = []
+    real = pv.validate_parameter_constraints
+    monkeypatch.setattr(pv, "validate_parameter_constraints", lambda *a, **k: calls.append(1) or real(*a, **k))
+    est = MaxEntResampler(C=0.5)
+    validate_params(est)
+    validate_params(est)
+    assert len(calls) == 1                      # unchanged scalars: checked once
+    est.C = 1.5                                 # attribute assignment is seen
+    with pytest.raises(ParameterError, match="'C'"):
+        validate_params(est)
+    est.set_params(C=0.25)
+    validate_params(est)
+    est.C = True                                # the extra no-bool check runs again too
+    with pytest.raises(ParameterError, match="not a boolean"):
+        validate_params(est)
+    est.set_params(C=0.5, target={"sex": [0.5, 0.5]})   # a mapping may change in place: always checked
+    n = len(calls)
+    validate_params(est)
+    validate_params(est)
+    assert len(calls) == n + 2
+    rw = Reweighing(domain=Domain([("sex", ("F", "M"))]))
+    validate_params(rw)
+    validate_params(rw)
+    assert len(calls) == n + 4 and "_validated_params" not in rw.__dict__
