@@ -46,7 +46,9 @@ def _frames():
     yield pd.DataFrame({"s": rng.choice(["b", "a", "c"], n), "k": rng.integers(3, 9, n),
                         "y": rng.integers(0, 2, n)})
     yield pd.DataFrame({"s": pd.Categorical(rng.choice(["m", "f"], n), categories=["m", "x", "f"]),
-                        "b": rng.random(n) < 0.5, "v": rng.choice([0.5, -1.0, 2.25], n)})
+                        "b": rng.random(n) < 0.5, "v": rng.choice([0.5, -1.0, 2.25], n),
+                        "ic": pd.Categorical(rng.integers(0, 4, n)),     # categoricals: pandas' codes are read
+                        "oc": pd.Categorical(rng.choice(["lo", "hi"], n), categories=["lo", "hi"], ordered=True)})
     yield pd.DataFrame({"o": pd.Series(rng.choice(["u", "v"], n), dtype=object), "y": np.zeros(n, int)})
     # NumPy int32 / uint8 columns (coded through a table over their range), a sparse int range
     # (factorised), and an Arrow string column in several chunks (Arrow's dictionary_encode)

@@ -259,7 +259,16 @@ def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, n
                 attrs.append(domain.subdomain([c]).attributes[0])
                 codes[:, j] = known
                 continue
-        elif domain is None and n and not isinstance(col.dtype, pd.CategoricalDtype):
+        elif domain is None and n and isinstance(col.dtype, pd.CategoricalDtype):
+            # the categories are the levels (Domain.from_frame's rule) and pandas holds the codes
+            levels = tuple(col.cat.categories)
+            position = _level_codes(levels, col.cat.categories)
+            raw = col.cat.codes.to_numpy()
+            if (position >= 0).all() and raw.size and raw.min() >= 0:
+                attrs.append(Attribute(c, levels))
+                codes[:, j] = position[raw]
+                continue
+        elif domain is None and n:
             fast = _sorted_codes(col)
             if fast is not None:
                 attrs.append(Attribute(c, tuple(fast[0])))
