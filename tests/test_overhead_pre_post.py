@@ -197,3 +197,49 @@ def test_validate_params_skips_only_unchanged_scalar_parameters(monkeypatch):
     validate_params(rw)
     validate_params(rw)
     assert len(calls) == n + 4 and "_validated_params" not in rw.__dict__
+
+
+def _group_inputs():
+    rng = np.random.default_rng(4)
+    n = 400
+    s = rng.choice(["b", "a", "cc"], n)
+    yield pd.Series(s)                                                       # Arrow strings (pandas 3)
+    yield pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(             # several chunks
+        [pa.array(s[:150]).cast(pa.large_string()), pa.array(s[150:]).cast(pa.large_string())])))
+    yield pd.Series(pd.Categorical(s, categories=["zz", "cc", "b", "a"]))   # unobserved, unsorted categories
+    yield pd.Series(pd.Categorical(rng.integers(0, 5, n)))
+    yield pd.Series(pd.Categorical(rng.choice([0.5, -1.0], n)), name="f")
+    yield pd.DataFrame({"s": pd.Categorical(s), "t": rng.choice(["x", "y"], n)})   # intersectional
+    yield pd.Series(s, dtype=object)                                          # general path
+
+
+@pytest.mark.parametrize("groups", list(_group_inputs()))
+def test_check_groups_typed_series_equal_the_factorize_path(groups):
+    from fairopt.validation import _columns, _factorize, as_1d, check_groups
+    got = check_groups(groups)
+    # the reference: every column through to_numpy and the sorted factorisation
+    cols, names = _columns(groups)
+    ref = [_factorize(as_1d(np.asarray(c.to_numpy()), "g", len(c)), "g") for c in cols]
+    if len(ref) == 1:
+        np.testing.assert_array_equal(got.codes, ref[0][0])
+        assert got.labels.equals(pd.Index(ref[0][1], name=names[0]))
+        assert got.labels.dtype == pd.Index(ref[0][1]).dtype
+    else:
+        keys = np.column_stack([c for c, _ in ref])
+        _, expect = np.unique(keys, axis=0, return_inverse=True)
+        np.testing.assert_array_equal(got.codes, expect.reshape(-1))
+        assert list(got.labels) == sorted({tuple(u[c] for c, (_, u) in zip(row, ref, strict=True)) for row in keys})
+    assert got.codes.dtype == np.intp
+
+
+def test_check_groups_typed_series_missing_and_length_still_raise():
+    from fairopt.validation import check_groups
+    with pytest.raises(DataValidationError, match="missing"):
+        check_groups(pd.Series(["a", None, "b"], dtype="str"))
+    with pytest.raises(DataValidationError, match="missing"):
+        check_groups(pd.Series(pd.Categorical(["a", None, "b"])))
+    with pytest.raises(DataValidationError, match="rows"):
+        check_groups(pd.Series(pd.Categorical(["a", "b", "b"])), 4)
+    mixed = pd.Series(pd.Categorical(np.array(["a", 1, "a"], dtype=object), categories=["a", 1]))
+    with pytest.raises(DataValidationError, match="mixes label types"):   # object categories: the general path
+        check_groups(mixed)
