@@ -718,19 +718,35 @@ def _series_codes(col: Any, n: int) -> tuple[np.ndarray, np.ndarray] | None:
         position = np.empty(len(cats), dtype=np.intp)
         position[seen[order]] = np.arange(seen.size)
         return position[raw], values[order]
-    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        encoded = pc.dictionary_encode(pa.chunked_array(pa.array(col.array)))
-        if encoded.null_count or encoded.num_chunks == 0:
-            return None
-        values = encoded.chunk(0).dictionary.to_numpy(zero_copy_only=False)   # one dictionary for every chunk
-        raw = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks])
-        order = np.argsort(values, kind="stable")
-        position = np.empty(order.size, dtype=np.intp)
-        position[order] = np.arange(order.size)
-        return position[raw], values[order]
-    return None
+    coded = _arrow_sorted_codes(col)
+    return None if coded is None else (coded[1], coded[0])
+
+
+def _arrow_sorted_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Sorted distinct values and row codes of an Arrow-backed string Series without missing
+    values, by Arrow's ``dictionary_encode`` (``None`` for any other Series).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> values, codes = _arrow_sorted_codes(pd.Series(["b", "a", "b"], dtype="string[pyarrow]"))
+    >>> values.tolist(), codes.tolist()
+    (['a', 'b'], [1, 0, 1])
+    """
+    dtype = col.dtype
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    encoded = pc.dictionary_encode(pa.chunked_array(pa.array(col.array)))
+    if encoded.null_count or encoded.num_chunks == 0:
+        return None
+    values = encoded.chunk(0).dictionary.to_numpy(zero_copy_only=False)   # one dictionary for every chunk
+    raw = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks])
+    order = np.argsort(values, kind="stable")
+    position = np.empty(order.size, dtype=np.intp)
+    position[order] = np.arange(order.size)
+    return values[order], position[raw]
 
 
 def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:

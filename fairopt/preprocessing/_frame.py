@@ -12,6 +12,7 @@ from fairopt.data.attribute import _level_codes
 from fairopt.errors import DataValidationError
 from fairopt.validation import (
     Groups,
+    _arrow_sorted_codes,
     as_1d,
     check_group_weights,
     check_int,
@@ -221,20 +222,7 @@ def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
         table = np.empty(span, dtype=np.int64)
         table[present] = np.arange(present.size)
         return (present + lo).astype(dtype), table[local]
-    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        encoded = pc.dictionary_encode(pa.chunked_array(pa.array(column.array)))
-        if encoded.null_count or encoded.num_chunks == 0:
-            return None
-        # the chunks share one dictionary (the kernel keeps its hash table across chunks)
-        uniques = encoded.chunk(0).dictionary.to_numpy(zero_copy_only=False)
-        raw = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks])
-        order = np.argsort(uniques, kind="stable")
-        position = np.empty(order.size, dtype=np.int64)
-        position[order] = np.arange(order.size)
-        return uniques[order], position[raw]
-    return None
+    return _arrow_sorted_codes(column)
 
 
 def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, np.ndarray]:
