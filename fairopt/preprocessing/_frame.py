@@ -170,6 +170,17 @@ def _may_miss(dtype: Any) -> bool:
     return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
 
 
+def _compact_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """``(values - lo, the sorted distinct offsets, lo)`` of an integer array whose range is
+    compact (at most ``4 n + 65536`` wide: a table over it costs no more than the rows), else ``None``."""
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    if span > 4 * len(values) + 65_536:
+        return None
+    local = values.astype(np.int64, copy=False) - lo
+    return local, np.flatnonzero(np.bincount(local, minlength=span)), lo
+
+
 def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray | None:
     """Level code of every row of one column (``None`` if a value is missing or not a level).
 
@@ -178,15 +189,12 @@ def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray |
     """
     # plain NumPy integers only (a nullable Int64 column may hold NA: it takes the factorize path)
     values = column.to_numpy() if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" else None
-    if values is not None and len(values):
-        lo = int(values.min())
-        span = int(values.max()) - lo + 1
-        if span <= 4 * len(values) + 65_536:
-            local = values.astype(np.int64, copy=False) - lo
-            present = np.flatnonzero(np.bincount(local, minlength=span))
-            table = np.full(span, -1, dtype=np.int64)
-            table[present] = _level_codes(levels, present + lo)
-            return table[local] if (table[present] >= 0).all() else None
+    compact = _compact_ints(values) if values is not None and len(values) else None
+    if compact is not None:
+        local, present, lo = compact
+        table = np.full(int(present[-1]) + 1, -1, dtype=np.int64)
+        table[present] = _level_codes(levels, present + lo)
+        return table[local] if (table[present] >= 0).all() else None
     if (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
             and all(isinstance(v, str) for v in levels)):
         # Arrow-backed strings (pandas' default): one hash lookup per row in Arrow, no factorize
@@ -212,14 +220,11 @@ def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """
     dtype = column.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
-        values = column.to_numpy()
-        lo = int(values.min())
-        span = int(values.max()) - lo + 1
-        if span > 4 * len(values) + 65_536:
+        compact = _compact_ints(column.to_numpy())
+        if compact is None:
             return None
-        local = values.astype(np.int64, copy=False) - lo
-        present = np.flatnonzero(np.bincount(local, minlength=span))
-        table = np.empty(span, dtype=np.int64)
+        local, present, lo = compact
+        table = np.empty(int(present[-1]) + 1, dtype=np.int64)
         table[present] = np.arange(present.size)
         return (present + lo).astype(dtype), table[local]
     return _arrow_sorted_codes(column)
