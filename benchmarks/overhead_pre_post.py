@@ -1,15 +1,26 @@
 """Overhead benchmark (issue 26 §6): each pre-/post-processing estimator's ``fit`` against the bare
-solve of its own program, built once from the same statistics outside the timer.
+solve of its own program, timed two ways.
 
-For every estimator both timings are taken in the same run, interleaved (fit, bare, fit, bare,
-...), after one warm-up of each, and the best of ``k`` repeats is kept;
-``ratio = fit_seconds / bare_seconds`` (wall clock). The process CPU time of the same runs is kept
-too (``cpu_ratio``): on a loaded machine a fit of a few milliseconds is often descheduled in the
-middle, which inflates its best wall time but not its CPU time. The bare answer is checked against
-the estimator's (``agreement``: objective, or the fitted numbers for the closed forms, to 1e-6)
-so the two timings are of the same program.
+* ``bare_seconds`` ("bare from codes"): the program's statistics (integer codes, score atoms,
+  collapsed points) are built once OUTSIDE the timer; the timer holds only the solve.
+* ``bare_input_seconds`` ("bare from input"): the independent computation a user would write
+  from the SAME raw input the fit gets (the string / integer columns, the label array): the
+  obvious NumPy / pandas encoding (``pd.factorize`` per column, or ``np.unique(...,
+  return_inverse=True)`` on a NumPy string array, whichever is faster there) INSIDE the timer,
+  then the same solve. For the closed forms (Reweighing, RepresentationReweighing,
+  ShiftInference) the statistics are the program, so this is the honest comparison; for the
+  others it adds the encoding the fit must do and bare-from-codes skips.
 
-What "bare" is, per entry:
+For every estimator the three timings are taken in the same run, interleaved (fit, bare,
+bare_input, fit, ...), after one warm-up of each, and the best of ``k`` repeats is kept;
+``ratio = fit_seconds / bare_seconds`` and ``ratio_input = fit_seconds / bare_input_seconds``
+(wall clock). The process CPU time of the same runs is kept too (``cpu_ratio``,
+``cpu_ratio_input``): on a loaded machine a fit of a few milliseconds is often descheduled in the
+middle, which inflates its best wall time but not its CPU time. Both bare answers are checked
+against the estimator's (``agreement``, ``input_agreement``: objective, or the fitted numbers for
+the closed forms, to 1e-6) so the timings are of the same program.
+
+What "bare" (from codes) is, per entry, and what bare from input adds:
 
 * ``threshold_debiaser`` (Adult, sex; logistic-regression scores ``2p - 1`` of the
   post-processing split; ``gamma=0.1``, ``eps=0``, free ``rho``, ``calibration=None``, the native
@@ -17,31 +28,43 @@ What "bare" is, per entry:
   sufficient statistics) are built once outside the timer; bare is the exact algorithm
   (bisection on ``rho`` over the tabulated ramps, then the per-group thresholds) run on them:
   ``RandomizedThresholdParity(atoms=...).solve_native()``. Objective: ``(gamma/2) E[h^2] - E[h f]``.
+  From input: ``np.unique`` of the NumPy string groups (the fit gets the same array), the atoms
+  (``collapse_atoms``) and the same solve.
 * ``threshold_debiaser_isotonic`` (same, ``calibration="isotonic_per_group"`` with the labels):
   bare adds one pool-adjacent-violators fit per group on the prebuilt label atoms
   (``scipy.optimize.isotonic_regression``), re-collapses the calibrated atoms and runs the same
-  exact algorithm.
+  exact algorithm. From input: as above, then the same calibration and solve.
 * ``shift_inference`` (same scores and labels): a closed form; bare is the two ``np.bincount`` of
-  the (prebuilt) group codes that give the group priors. Agreement: the priors.
+  the (prebuilt) group codes that give the group priors. Agreement: the priors. From input:
+  ``np.unique(groups, return_inverse=True)`` then the same two ``bincount``.
 * ``reweighing`` / ``representation_reweighing`` (the 45,222 Adult records over the 504-cell
   domain, sex): closed forms; the integer codes of the records (n x 5) are built once outside
   the timer; bare collapses them to cells (``np.unique`` of mixed-radix keys), evaluates the
   weight formula on the cell counts and spreads it back to the rows. Agreement: the row weights.
+  From input: ``pd.factorize`` of each of the five raw columns (X's four, pandas 3's Arrow
+  strings and int64, and y), then the same collapse and formula.
 * ``maxent_resampler`` (the same records; ``C=0.5``, reweighted prior, weighted target): the
   distinct points, their prior weights and the target (the dual's statistics) are built once
   outside the timer; bare is an independent damped Newton on the dual
   ``h(lam) = log(C Z_u + (1-C) sum_i w_i e^{<lam, s_i>}) - <theta, lam>`` in plain NumPy (dense
   one-hot matrix of the points, the uniform part factorised over attributes), from ``lam = 0``
   with the same stopping rule (max marginal violation over every level <= tol).
-  Objective: ``h(lam*)``.
+  Objective: ``h(lam*)``. From input: ``pd.factorize`` of the five raw columns, the distinct
+  points (``np.unique`` of mixed-radix keys), the reweighted prior (Algorithm 1, tau = 1), its
+  one-hot marginals as the target, the one-hot matrix and the same Newton.
 * ``balanced_filter`` (Adult, race, ``proxy="regression"``, ``alpha=0.2``): the program is the
   proxy's oracle call, ``LogisticRegression(max_iter=1000).fit`` on the encoded features, then
   the proxy-weights QP P1 and the acceptance LP. Bare is the same ``fit`` call on the same
   (prebuilt) encoded matrix, then the QP and the LP handed to ``highspy`` from their arrays
   (built once outside the timer from the estimator's conditional matrix). Objective: the QP's.
+  From input: the same ``ColumnTransformer`` fitted afresh on the raw frame and the groups by
+  ``pd.factorize``, then the same calls (the QP/LP arrays stay prebuilt: they come from the
+  proxy's conditional matrix).
 * ``fair_selection`` (credit applicant pool of the card, approval-rate parity ``eps=0.02``, LP
   relaxation): fit is ``approval_program(...).solve("highs")``; bare is
-  ``scipy.optimize.linprog(method="highs")`` on ``Program.canonical()``'s arrays.
+  ``scipy.optimize.linprog(method="highs")`` on ``Program.canonical()``'s arrays. From input:
+  the groups by ``pd.factorize`` and the LP (budget row, ``0 <= r_a(x) - m <= eps`` per group)
+  assembled with ``scipy.sparse`` from the pool's columns, then the same ``linprog``.
 
 Run: ``FAIROPT_DATA_HOME=../shared/datasets python benchmarks/overhead_pre_post.py`` (writes
 ``benchmarks/results/overhead_pre_post.json``); ``--profile smoke`` runs one repeat of each on
@@ -60,6 +83,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 OUT = Path(__file__).resolve().parent / "results" / "overhead_pre_post.json"
 PROFILES = {"full": {"repeats": 9, "rows": None, "selection_rows": None},
@@ -67,29 +91,34 @@ PROFILES = {"full": {"repeats": 9, "rows": None, "selection_rows": None},
 TOL = 1e-8
 
 
-def interleaved(fit, bare, repeats: int) -> tuple[dict, object, object]:
-    """Best-of-``repeats`` wall and CPU times of ``fit`` and ``bare``, alternated after one warm-up
-    each; returns the times and the last results."""
-    out_f, out_b = fit(), bare()
-    times = {"fit": [], "bare": [], "fit_cpu": [], "bare_cpu": []}
+def interleaved(fns: dict, repeats: int) -> tuple[dict, dict]:
+    """Best-of-``repeats`` wall and CPU times of each callable in ``fns`` (``fit``, ``bare``,
+    ``bare_input``), alternated after one warm-up each; returns the times and the last results."""
+    out = {key: fn() for key, fn in fns.items()}
+    times: dict = {k: [] for key in fns for k in (key, key + "_cpu")}
     for _ in range(repeats):
-        for key, fn in (("fit", fit), ("bare", bare)):
+        for key, fn in fns.items():
             c0, t0 = time.process_time(), time.perf_counter()
-            out = fn()
+            out[key] = fn()
             times[key].append(time.perf_counter() - t0)
             times[key + "_cpu"].append(time.process_time() - c0)
-            if key == "fit":
-                out_f = out
-            else:
-                out_b = out
-    return {k: min(v) for k, v in times.items()}, out_f, out_b
+    return {k: min(v) for k, v in times.items()}, out
 
 
-def _entry(t: dict, fit_obj, bare_obj, agreement, **extra) -> dict:
+def _entry(t: dict, fit_obj, bare_obj, agreement, input_obj, input_agreement, **extra) -> dict:
     return {"fit_seconds": t["fit"], "bare_seconds": t["bare"], "ratio": t["fit"] / t["bare"],
+            "bare_input_seconds": t["bare_input"], "ratio_input": t["fit"] / t["bare_input"],
             "fit_cpu_seconds": t["fit_cpu"], "bare_cpu_seconds": t["bare_cpu"],
+            "bare_input_cpu_seconds": t["bare_input_cpu"],
             "cpu_ratio": t["fit_cpu"] / max(t["bare_cpu"], 1e-9),
-            "fit_objective": fit_obj, "bare_objective": bare_obj, "agreement": float(agreement), **extra}
+            "cpu_ratio_input": t["fit_cpu"] / max(t["bare_input_cpu"], 1e-9),
+            "fit_objective": fit_obj, "bare_objective": bare_obj, "agreement": float(agreement),
+            "bare_input_objective": input_obj, "input_agreement": float(input_agreement), **extra}
+
+
+def _codes(column) -> np.ndarray:
+    """Integer codes of one raw column, as a user would write them (pandas' hash table)."""
+    return pd.factorize(column)[0]
 
 
 # ----------------------------------------------------------------------------- data
@@ -151,7 +180,7 @@ def threshold_debiaser(f, s, y, repeats: int, calibrated: bool) -> dict:
     if calibrated:   # per group: sorted atoms with their label sums (built outside the timer)
         slices = [at.cell_slice(k) for k in range(K)]
 
-    def bare():
+    def solve(at, slices):
         if not calibrated:
             return RandomizedThresholdParity(gamma=gamma, atoms=at).solve_native()
         eta = np.empty(at.n_atoms)
@@ -161,9 +190,18 @@ def threshold_debiaser(f, s, y, repeats: int, calibrated: bool) -> dict:
         cal_at = merge_atoms(at.cell, 2.0 * eta - 1.0, at.weight, at.positive, K)
         return RandomizedThresholdParity(gamma=gamma, atoms=cal_at).solve_native()
 
-    t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, a.objective, b.objective, abs(a.objective - b.objective), rows=len(f),
-                  atoms=int(at.n_atoms), groups=K)
+    def bare():
+        return solve(at, slices if calibrated else None)
+
+    def bare_input():   # from the raw labels: numpy's sort-based encoding, then atoms and the same solve
+        _, g = np.unique(s, return_inverse=True)
+        a = collapse_atoms(f, g, K, labels=y if calibrated else None)
+        return solve(a, [a.cell_slice(k) for k in range(K)] if calibrated else None)
+
+    t, o = interleaved({"fit": fit, "bare": bare, "bare_input": bare_input}, repeats)
+    a, b, c = o["fit"], o["bare"], o["bare_input"]
+    return _entry(t, a.objective, b.objective, abs(a.objective - b.objective), c.objective,
+                  abs(a.objective - c.objective), rows=len(f), atoms=int(at.n_atoms), groups=K)
 
 
 def shift_inference(f, s, y, repeats: int) -> dict:
@@ -178,12 +216,20 @@ def shift_inference(f, s, y, repeats: int) -> dict:
 
     yf = y.astype(float)
 
-    def bare():
+    def priors(codes):
         pk = np.bincount(codes, weights=yf, minlength=K) / np.bincount(codes, minlength=K)
         return np.clip(np.r_[pk, yf.mean()], 1e-6, 1 - 1e-6)
 
-    t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, None, None, np.max(np.abs(a - b)), rows=len(f))
+    def bare():
+        return priors(codes)
+
+    def bare_input():   # from the raw labels (numpy's sort-based encoding; faster than pd.factorize here)
+        return priors(np.unique(s, return_inverse=True)[1])
+
+    t, o = interleaved({"fit": fit, "bare": bare, "bare_input": bare_input}, repeats)
+    a = o["fit"]
+    return _entry(t, None, None, np.max(np.abs(a - o["bare"])), None, np.max(np.abs(a - o["bare_input"])),
+                  rows=len(f))
 
 
 # ----------------------------------------------------------------------------- reweighting
@@ -200,7 +246,7 @@ def reweighing(X, y, repeats: int, representation: bool) -> dict:
     def fit():
         return est.fit(X, y, sensitive_features="sex").sample_weight_
 
-    def bare():
+    def weights(codes, card, radix):
         _, inv, cnt = np.unique(codes @ radix, return_inverse=True, return_counts=True)
         pts = codes[np.unique(inv, return_index=True)[1]]
         z = pts[:, zcol]
@@ -215,8 +261,18 @@ def reweighing(X, y, repeats: int, representation: bool) -> dict:
         row = (w / w.sum())[inv] / cnt[inv]
         return row * (len(row) / row.sum())
 
-    t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, None, None, np.max(np.abs(a - b)), rows=len(X))
+    def bare():
+        return weights(codes, card, radix)
+
+    def bare_input():   # from the raw X and y: pd.factorize of every column, then the same formula
+        raw = np.column_stack([_codes(y if c == y.name else X[c]) for c in dom.names])
+        k = raw.max(axis=0) + 1
+        return weights(raw, k, np.r_[np.cumprod(k[::-1])[::-1][1:], 1])
+
+    t, o = interleaved({"fit": fit, "bare": bare, "bare_input": bare_input}, repeats)
+    a = o["fit"]
+    return _entry(t, None, None, np.max(np.abs(a - o["bare"])), None, np.max(np.abs(a - o["bare_input"])),
+                  rows=len(X))
 
 
 # ----------------------------------------------------------------------------- max-ent
@@ -316,9 +372,37 @@ def maxent_resampler(X, y, repeats: int) -> dict:
         _, h, iters["bare"] = _newton_dual(S, n_levels, logw, model.C, theta, TOL)
         return h
 
-    t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, a, b, abs(a - b), rows=len(X), points=int(pts.shape[0]), dual_dim=int(S.shape[1]),
-                  fit_iterations=iters["fit"], bare_iterations=iters["bare"])
+    names = list(model.encoding.names)
+    yc, zc = names.index(y.name), names.index("sex")
+
+    def bare_input():
+        # from the raw X and y: pd.factorize of every column (first-seen level order: the reference
+        # level changes, the optimum does not), distinct points by mixed-radix keys, the
+        # reweighted prior, its marginals as the target, then the same Newton
+        raw = np.column_stack([_codes(y if c == y.name else X[c]) for c in names])
+        k = raw.max(axis=0) + 1
+        radix = np.r_[np.cumprod(k[::-1])[::-1][1:], 1]
+        _, first, cnt = np.unique(raw @ radix, return_index=True, return_counts=True)
+        p = raw[first]
+        yy, zz = p[:, yc], p[:, zc]
+        cyz = np.zeros((k[yc], k[zc]))
+        np.add.at(cyz, (yy, zz), cnt)
+        w = cnt * cyz.sum(axis=1)[yy] / cyz[yy, zz]   # Algorithm 1's prior (tau = 1): equal group shares
+        w /= w.sum()
+        st = np.r_[0, np.cumsum(k - 1)]
+        S2 = np.zeros((p.shape[0], int(st[-1])))
+        th = np.empty(int(st[-1]))
+        for j in range(p.shape[1]):   # a loop over attributes: reference coding, level 0 dropped
+            r = np.flatnonzero(p[:, j] > 0)
+            S2[r, st[j] + p[r, j] - 1] = 1.0
+            th[st[j]:st[j + 1]] = np.bincount(p[:, j], weights=w, minlength=k[j])[1:]
+        _, h, _ = _newton_dual(S2, k, np.log(w), model.C, th, TOL)
+        return h
+
+    t, o = interleaved({"fit": fit, "bare": bare, "bare_input": bare_input}, repeats)
+    a, b, c = o["fit"], o["bare"], o["bare_input"]
+    return _entry(t, a, b, abs(a - b), c, abs(a - c), rows=len(X), points=int(pts.shape[0]),
+                  dual_dim=int(S.shape[1]), fit_iterations=iters["fit"], bare_iterations=iters["bare"])
 
 
 # ----------------------------------------------------------------------------- balanced filter
@@ -357,6 +441,7 @@ def sp_tril(P):
 
 
 def balanced_filter(rows, repeats: int) -> dict:
+    from sklearn.base import clone
     from sklearn.linear_model import LogisticRegression
 
     from fairopt.data import load_dataset
@@ -383,17 +468,26 @@ def balanced_filter(rows, repeats: int) -> dict:
     def fit_obj():
         return fit().proxy_.model.coef_
 
-    def bare():
+    def solve(Z, z):
         with threadpool_limits(limits=1, user_api="blas"):
             model = LogisticRegression(max_iter=1000).fit(Z, z)
             obj, _ = _highs_solve(qp)
             _highs_solve(lp, {"primal_feasibility_tolerance": 1e-10})
         return model.coef_, obj
 
-    t, a, (coef, obj) = interleaved(fit_obj, bare, repeats)
+    def bare():
+        return solve(Z, z)
+
+    def bare_input():   # from the raw frame: the same encoder fitted afresh, the groups by pd.factorize
+        return solve(clone(e.encoder_).fit_transform(X), pd.factorize(df["race"], sort=True)[0])
+
+    t, o = interleaved({"fit": fit_obj, "bare": bare, "bare_input": bare_input}, repeats)
+    a, (coef, obj), (coef_in, obj_in) = o["fit"], o["bare"], o["bare_input"]
     fit_qp = float(np.sum((A.T @ e.weights_ - 1.0 / A.shape[1]) ** 2))
     agree = max(float(np.max(np.abs(a - coef))), abs(fit_qp - obj))
-    return _entry(t, fit_qp, obj, agree, rows=len(df), cells=int(A.shape[0]), groups=int(A.shape[1]))
+    agree_in = max(float(np.max(np.abs(a - coef_in))), abs(fit_qp - obj_in))
+    return _entry(t, fit_qp, obj, agree, obj_in, agree_in, rows=len(df), cells=int(A.shape[0]),
+                  groups=int(A.shape[1]))
 
 
 # ----------------------------------------------------------------------------- fair selection
@@ -427,8 +521,24 @@ def fair_selection(rows, repeats: int) -> dict:
                     b_eq=b_eq if eq.any() else None, bounds=bounds, method="highs")
         return canon.sense * (r.fun + canon.constant)
 
-    t, a, b = interleaved(fit, bare, repeats)
-    return _entry(t, a, b, abs(a - b) / max(1.0, abs(a)), rows=len(pool), variables=int(canon.n))
+    def bare_input():
+        # from the pool's columns: groups by pd.factorize; variables x (n) and the mean rate m;
+        # rows: the budget, then 0 <= r_a(x) - m <= eps per group, handed to linprog
+        g = _codes(pool["group"])
+        n, k = len(g), int(g.max()) + 1
+        rate = sp.csr_matrix((1.0 / np.bincount(g)[g], (g, np.arange(n))), shape=(k, n))
+        R = sp.hstack([rate, sp.csr_matrix(-np.ones((k, 1)))], format="csr")
+        budget_row = sp.csr_matrix(np.r_[pool["exposure"].to_numpy(), 0.0][None, :])
+        A_in = sp.vstack([budget_row, R, -R], format="csr")
+        b_in = np.r_[budget, np.full(k, 0.02), np.zeros(k)]
+        cost = -np.r_[pool["profit"].to_numpy(), 0.0]
+        r = linprog(cost, A_ub=A_in, b_ub=b_in, bounds=[(0.0, 1.0)] * n + [(None, None)], method="highs")
+        return -r.fun
+
+    t, o = interleaved({"fit": fit, "bare": bare, "bare_input": bare_input}, repeats)
+    a, b, c = o["fit"], o["bare"], o["bare_input"]
+    return _entry(t, a, b, abs(a - b) / max(1.0, abs(a)), c, abs(a - c) / max(1.0, abs(a)), rows=len(pool),
+                  variables=int(canon.n))
 
 
 # ----------------------------------------------------------------------------- main

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 
 from fairopt.errors import ConfigError, DataValidationError
 
@@ -29,7 +29,7 @@ class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
 
     Examples
     --------
-    >>> from sklearn.utils._param_validation import Interval, InvalidParameterError
+    >>> from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
     >>> issubclass(ParameterError, InvalidParameterError)
     True
     """
@@ -39,9 +39,30 @@ class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 
+#: parameter values that cannot change in place: a fit may skip re-validating them when unchanged
+_SCALARS = (type(None), bool, int, float, str, np.bool_, np.integer, np.floating)
+
+
+def _scalar_params_key(estimator: BaseEstimator) -> tuple[tuple[str, type, object], ...] | None:
+    """``(name, type, value)`` of every constrained parameter when all are immutable scalars, else
+    ``None`` (an estimator, a mapping or a ``Domain`` may be changed in place, so is always checked)."""
+    key = []
+    for name in estimator._parameter_constraints:
+        value = getattr(estimator, name, _SCALARS)   # the tuple itself marks a missing attribute
+        if value is _SCALARS or not isinstance(value, _SCALARS):
+            return None
+        key.append((name, type(value), value))
+    return tuple(key)
+
+
 def validate_params(estimator: BaseEstimator) -> None:
     """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's
-    ``_validate_params``), raising :class:`ParameterError` that names the parameter.
+    ``validate_parameter_constraints``), raising :class:`ParameterError` that names the parameter.
+
+    The check is a pure function of the parameter values, so when every constrained parameter is
+    an immutable scalar (number, string, bool, None) and none changed since the last successful
+    check on this instance (``set_params`` or attribute assignment both change them), it is
+    skipped: a refit does not pay for it again.
 
     Examples
     --------
@@ -52,13 +73,17 @@ def validate_params(estimator: BaseEstimator) -> None:
     ...     print(str(exc)[:40])
     The 'eps' parameter of FairClassifier mu
     """
+    key = _scalar_params_key(estimator)
+    if key is not None and estimator.__dict__.get("_validated_params") == key:
+        return
+    params = estimator.get_params(deep=False)   # read once: scikit-learn's _validate_params reads it again
     try:
-        estimator._validate_params()
+        validate_parameter_constraints(estimator._parameter_constraints, params,
+                                       caller_name=type(estimator).__name__)
     except InvalidParameterError as exc:
         raise ParameterError(str(exc)) from None
     # a bool is an Integral to Python, so Interval lets True through as 1, and an Interval open to
     # the right lets inf through: refuse both where a number (or a seed) is expected
-    params = estimator.get_params(deep=False)
     for name, constraints in estimator._parameter_constraints.items():
         value = params.get(name)
         if constraints == "no_validation" or "boolean" in constraints:
@@ -70,6 +95,8 @@ def validate_params(estimator: BaseEstimator) -> None:
             raise parameter_error(estimator, name, "a number, not a boolean", value)
         if isinstance(value, numbers.Real) and not np.isfinite(float(value)):
             raise parameter_error(estimator, name, "a finite number", value)
+    if key is not None:
+        estimator.__dict__["_validated_params"] = key
 
 
 def parameter_error(estimator: object, name: str, expected: str, value: object) -> ParameterError:

@@ -568,8 +568,9 @@ def sensitive_columns(sensitive_features: Any, X: Any, n: int | None = None) -> 
     return cols
 
 
-def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
-    """Split group input into a list of 1-D columns and their names."""
+def _columns(sensitive_features: Any) -> tuple[list[Any], list[Any]]:
+    """Split group input into a list of 1-D columns (pandas Series stay Series: a categorical or
+    Arrow string column is coded from its own codes or dictionary) and their names."""
     sensitive_features = to_native(sensitive_features)
     if isinstance(sensitive_features, Mapping):
         sensitive_features = pd.DataFrame(dict(sensitive_features))
@@ -577,9 +578,9 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
         if sensitive_features.shape[1] == 0:
             raise DataValidationError("sensitive_features is a DataFrame with no columns; pass at least one.")
         names = list(sensitive_features.columns)
-        return [col.to_numpy() for _, col in sensitive_features.items()], names  # per column, not per row
+        return [col for _, col in sensitive_features.items()], names  # per column, not per row
     if isinstance(sensitive_features, pd.Series):
-        return [sensitive_features.to_numpy()], [sensitive_features.name]
+        return [sensitive_features], [sensitive_features.name]
     arr = np.asarray(sensitive_features)
     # a NumPy string array holds strings only: the per-element check is for lists numpy converted
     typed = isinstance(sensitive_features, np.ndarray) and arr.dtype.kind == "U"
@@ -597,6 +598,59 @@ def _columns(sensitive_features: Any) -> tuple[list[np.ndarray], list[Any]]:
         f"sensitive_features must be 1-D (one attribute) or 2-D (rows x attributes); got shape {arr.shape}.")
 
 
+def _series_codes(col: Any, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes and sorted labels of a categorical (string or numeric categories) or Arrow string
+    Series of length ``n`` without missing values, read from pandas' codes or Arrow's
+    ``dictionary_encode`` (the same as ``pd.factorize(col.to_numpy(), sort=True)``, without
+    turning the rows into Python objects); ``None`` for any other column (the general path)."""
+    if not isinstance(col, pd.Series) or len(col) != n or n == 0:
+        return None
+    dtype = col.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        numeric = isinstance(cats.dtype, np.dtype) and cats.dtype.kind in "iuf"
+        if not (numeric or isinstance(cats.dtype, pd.StringDtype)):
+            return None   # object categories may mix label types: the general path checks them
+        raw = col.cat.codes.to_numpy()
+        if raw.min() < 0:
+            return None
+        seen = np.flatnonzero(np.bincount(raw, minlength=len(cats)))
+        values = cats.to_numpy()[seen]        # the observed categories only, as the general path
+        order = np.argsort(values, kind="stable")
+        position = np.empty(len(cats), dtype=np.intp)
+        position[seen[order]] = np.arange(seen.size)
+        return position[raw], values[order]
+    coded = _arrow_sorted_codes(col)
+    return None if coded is None else (coded[1], coded[0])
+
+
+def _arrow_sorted_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Sorted distinct values and row codes of an Arrow-backed string Series without missing
+    values, by Arrow's ``dictionary_encode`` (``None`` for any other Series).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> values, codes = _arrow_sorted_codes(pd.Series(["b", "a", "b"], dtype="string[pyarrow]"))
+    >>> values.tolist(), codes.tolist()
+    (['a', 'b'], [1, 0, 1])
+    """
+    dtype = col.dtype
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    encoded = pc.dictionary_encode(pa.chunked_array(pa.array(col.array)))
+    if encoded.null_count or encoded.num_chunks == 0:
+        return None
+    values = encoded.chunk(0).dictionary.to_numpy(zero_copy_only=False)   # one dictionary for every chunk
+    raw = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks])
+    order = np.argsort(values, kind="stable")
+    position = np.empty(order.size, dtype=np.intp)
+    position[order] = np.arange(order.size)
+    return values[order], position[raw]
+
+
 def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
     if col.dtype == object:
         kinds = {"str" if isinstance(v, str) else "number" if isinstance(v, (numbers.Number, np.bool_))
@@ -605,6 +659,9 @@ def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
             raise DataValidationError(
                 f"{label} mixes label types {sorted(kinds)}; use one type for every row, e.g. convert all "
                 "labels to strings with .astype(str).")
+    if col.dtype.kind == "U":   # NumPy strings: a sort of the fixed-width values beats hashing them as objects
+        uniques, codes = np.unique(col, return_inverse=True)
+        return codes.reshape(-1), uniques
     try:
         return pd.factorize(col, sort=True)
     except TypeError as exc:
@@ -648,8 +705,11 @@ def check_groups(sensitive_features: Any, n: int | None = None, *, X: Any = None
     codes_list, levels = [], []
     for col, cname in zip(cols, names, strict=True):
         label = name if cname is None else f"{name}[{cname!r}]"
-        col = as_1d(col, label, m)
-        c, u = _factorize(col, label)
+        fast = _series_codes(col, m)
+        if fast is not None:
+            c, u = fast
+        else:
+            c, u = _factorize(as_1d(col, label, m), label)
         codes_list.append(c.astype(np.intp))
         levels.append(np.asarray(u, dtype=object) if len(cols) > 1 else u)
     if len(cols) == 1:

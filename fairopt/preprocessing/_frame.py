@@ -8,9 +8,11 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.data import Attribute, Domain
+from fairopt.data.attribute import _level_codes
 from fairopt.errors import DataTypeError, DataValidationError
 from fairopt.validation import (
     Groups,
+    _arrow_sorted_codes,
     as_1d,
     check_group_weights,
     check_int,
@@ -123,7 +125,7 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
             f"X must be a DataFrame (pandas, polars or pyarrow) of categorical or pre-binned columns, got "
             f"{type(X).__name__}.")
     check_X(X, "X", ensure_finite=False)
-    frame = X.copy()
+    frame = X.copy(deep=False)   # copy-on-write: adding the label column leaves X alone
     n = len(frame)
     y_name = getattr(y, "name", None) or "y"
     y_arr = as_1d(y, "y", n, allow_missing=True)
@@ -146,20 +148,86 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
         else:
             frame[z_name] = z
     frame[y_name] = y.values if isinstance(y, pd.Series) else y_arr
-    if frame.isna().any().any():
-        col = frame.columns[frame.isna().any()].tolist()
-        raise DataValidationError(f"columns {col} have missing values (NaN or None); drop or impute them first.")
-    num = frame.select_dtypes(include="number")
-    infinite = [c for c in num.columns if np.isinf(num[c].to_numpy(dtype=float)).any()]
+    missing = [c for c, col in frame.items() if _may_miss(col.dtype) and col.isna().any()]
+    if missing:
+        raise DataValidationError(f"columns {missing} have missing values (NaN or None); drop or impute them first.")
+    # only float columns can hold inf (integer, string and categorical columns cannot)
+    infinite = [c for c, col in frame.items() if pd.api.types.is_float_dtype(col.dtype)
+                and np.isinf(col.to_numpy(dtype=float)).any()]
     if infinite:
         raise DataValidationError(f"columns {infinite} hold inf values, which are no level; clip or drop them first.")
-    for c in [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c].dtype)]:
+    for c in [c for c, col in frame.items() if pd.api.types.is_object_dtype(col.dtype)]:
         try:
             pd.unique(frame[c])
         except TypeError as exc:     # a dict or list in a cell: worded as numpy's refusal of such a value
             raise DataTypeError(f"column {c!r} holds an unhashable value ({exc}); a level argument must be a string "
                                 "or a number, so pass strings or numbers in it.") from exc
     return frame, y_name, z_name
+
+
+def _may_miss(dtype: Any) -> bool:
+    """Whether a column of ``dtype`` can hold a missing value (NumPy integer and bool columns cannot)."""
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def _compact_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """``(values - lo, the sorted distinct offsets, lo)`` of an integer array whose range is
+    compact (at most ``4 n + 65536`` wide: a table over it costs no more than the rows), else ``None``."""
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    if span > 4 * len(values) + 65_536:
+        return None
+    local = values.astype(np.int64, copy=False) - lo
+    return local, np.flatnonzero(np.bincount(local, minlength=span)), lo
+
+
+def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray | None:
+    """Level code of every row of one column (``None`` if a value is missing or not a level).
+
+    Only the column's distinct values are looked up among the levels; an integer column with a
+    compact range is indexed through a lookup table over that range (no hashing of the rows).
+    """
+    # plain NumPy integers only (a nullable Int64 column may hold NA: it takes the factorize path)
+    values = column.to_numpy() if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" else None
+    compact = _compact_ints(values) if values is not None and len(values) else None
+    if compact is not None:
+        local, present, lo = compact
+        table = np.full(int(present[-1]) + 1, -1, dtype=np.int64)
+        table[present] = _level_codes(levels, present + lo)
+        return table[local] if (table[present] >= 0).all() else None
+    if (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
+            and all(isinstance(v, str) for v in levels)):
+        # Arrow-backed strings (pandas' default): one hash lookup per row in Arrow, no factorize
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        values = pa.array(column.array)
+        found = pc.index_in(values, value_set=pa.array(list(levels), type=values.type))
+        return None if found.null_count else found.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    local, uniques = pd.factorize(column)          # -1 marks a missing value
+    level = _level_codes(levels, uniques)
+    if (local < 0).any() or (level < 0).any():
+        return None
+    return level[local]
+
+
+def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """The sorted distinct values of a NumPy integer or Arrow-string column without missing values,
+    and each row's position among them (``None`` for other columns: they take ``pd.factorize``).
+
+    An integer column with a compact range is coded through a table over that range (its
+    ``bincount`` gives the sorted values); an Arrow string column by Arrow's
+    ``dictionary_encode`` (one hash lookup per row, half the time of ``pd.factorize`` on it).
+    """
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        compact = _compact_ints(column.to_numpy())
+        if compact is None:
+            return None
+        local, present, lo = compact
+        table = np.empty(int(present[-1]) + 1, dtype=np.int64)
+        table[present] = np.arange(present.size)
+        return (present + lo).astype(dtype), table[local]
+    return _arrow_sorted_codes(column)
 
 
 def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, np.ndarray]:
@@ -177,8 +245,28 @@ def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, n
     n = len(frame)
     codes = np.empty((n, frame.shape[1]), dtype=np.int64)
     attrs = []
-    for j, c in enumerate(frame.columns):   # a loop over columns, not rows
-        col = frame[c]
+    for j, (c, col) in enumerate(frame.items()):   # a loop over columns, not rows
+        if domain is not None and n:
+            known = _column_codes(domain.levels[c], col)   # None: a missing or unknown value, raised below
+            if known is not None:
+                attrs.append(domain.subdomain([c]).attributes[0])
+                codes[:, j] = known
+                continue
+        elif domain is None and n and isinstance(col.dtype, pd.CategoricalDtype):
+            # the categories are the levels (Domain.from_frame's rule) and pandas holds the codes
+            levels = tuple(col.cat.categories)
+            position = _level_codes(levels, col.cat.categories)
+            raw = col.cat.codes.to_numpy()
+            if (position >= 0).all() and raw.size and raw.min() >= 0:
+                attrs.append(Attribute(c, levels))
+                codes[:, j] = position[raw]
+                continue
+        elif domain is None and n:
+            fast = _sorted_codes(col)
+            if fast is not None:
+                attrs.append(Attribute(c, tuple(fast[0])))
+                codes[:, j] = fast[1]
+                continue
         raw, uniques = pd.factorize(col)
         if domain is None and n and not isinstance(col.dtype, pd.CategoricalDtype):
             # Domain.from_frame's levels: the sorted distinct values

@@ -19,13 +19,18 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fairopt.data import Attribute, Domain
-from fairopt.data.attribute import _level_codes
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
 from fairopt.modeling import SolverSpec
 from fairopt.preprocessing._binning import BINNINGS, ColumnBins, learn_bins, numeric_columns
-from fairopt.preprocessing._frame import as_record_frame, check_data_codes, check_sample_weight, output_kind
+from fairopt.preprocessing._frame import (
+    _column_codes,
+    as_record_frame,
+    check_data_codes,
+    check_sample_weight,
+    output_kind,
+)
 from fairopt.validation import (
     RANDOM_STATE,
     check_is_fitted,
@@ -383,38 +388,6 @@ class TVRepair(TransformerMixin, BaseEstimator):
         """
         return self.fit(X, y, sensitive_features, sample_weight).transform(
             X, None, None if isinstance(sensitive_features, str) else sensitive_features, random_state)
-
-
-def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray | None:
-    """Level code of every row of one column (``None`` if a value is missing or not a level).
-
-    Only the column's distinct values are looked up among the levels; an integer column with a
-    compact range is indexed through a lookup table over that range (no hashing of the rows).
-    """
-    # plain NumPy integers only (a nullable Int64 column may hold NA: it takes the factorize path)
-    values = column.to_numpy() if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu" else None
-    if values is not None and len(values):
-        lo = int(values.min())
-        span = int(values.max()) - lo + 1
-        if span <= 4 * len(values) + 65_536:
-            local = values.astype(np.int64, copy=False) - lo
-            present = np.flatnonzero(np.bincount(local, minlength=span))
-            table = np.full(span, -1, dtype=np.int64)
-            table[present] = _level_codes(levels, present + lo)
-            return table[local] if (table[present] >= 0).all() else None
-    if (isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
-            and all(isinstance(v, str) for v in levels)):
-        # Arrow-backed strings (pandas' default): one hash lookup per row in Arrow, no factorize
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        values = pa.array(column.array)
-        found = pc.index_in(values, value_set=pa.array(list(levels), type=values.type))
-        return None if found.null_count else found.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    local, uniques = pd.factorize(column)          # -1 marks a missing value
-    level = _level_codes(levels, uniques)
-    if (local < 0).any() or (level < 0).any():
-        return None
-    return level[local]
 
 
 def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
