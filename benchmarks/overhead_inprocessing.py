@@ -29,13 +29,17 @@ logistic loss, risk-minimisation oracle, N = 40, eps = 0.05)
     design stacked twice, built once) and the same best-mixture LPs through highspy.
 ``FairRegressor[least_squares]`` (the ``fair-regression-law`` card: law school, 50 % train, square
 loss, least-squares heuristic over ``LinearRegression``, N = 40, eps = 0.05)
-    The same game with the LS heuristic, whose learner is factored once per game: the bare solve is
-    one thin SVD of the centred design and two products per recorded target vector (the
-    minimum-norm least squares ``LinearRegression`` computes), plus the same mixture LPs. The
-    heuristic's per-row work (the targets from the cost table, the proximal refinement over the
-    ``n x (N + 1)`` table, the statistics of every candidate) is outside the solver calls and so
-    counts as overhead here. For context only, ``sklearn_refit_seconds`` times the same fits as
-    ``LinearRegression().fit`` calls that refactor the design each time.
+    The same game with the LS heuristic, whose learner is factored once per game. The bare solve
+    is the heuristic's own arithmetic replayed on the recorded multipliers: each best response's
+    targets (first minimising cell of its cost table ``g_lambda``, the table built outside the
+    timer like an LP's arrays), the proximal refinement's argmins over the ``n x (N + 1)`` table,
+    the minimum-norm least squares ``LinearRegression`` computes (one thin SVD of the centred
+    design, two products per target) and each fit's training predictions, plus the same mixture
+    LPs, with every candidate's Lagrangian (the moment's statistics) to keep the best, as the
+    heuristic does. ``targets_differing`` checks that the replay computed the fit's targets
+    (share of rows that differ; 0 when exact). For
+    context, ``sklearn_refit_seconds`` times the same fits as ``LinearRegression().fit`` calls
+    that refactor the design each time.
 ``SEORegressor`` (Adult, full 50 % training split of ``fairopt.runs.fair_regression.prepare_data``)
     A closed form: the zero-covariance least-squares solution by numpy on the design with the
     intercept column, the weights and the centred group indicators built outside the timer.
@@ -315,33 +319,61 @@ def fair_regressor_least_squares(prof: dict) -> dict:
         return FairRegressor(**params).fit(X, y, sensitive_features=a)
 
     lps, undo = _record_lps()
-    targets = []
-    orig_fit = oracles.FactoredLeastSquares.fit
+    targets, calls = [], []
+    orig_fit, orig_sp_fit = oracles.FactoredLeastSquares.fit, oracles._HeuristicSP._fit
 
     def recording_fit(self, U):
         targets.append(np.array(U, dtype=float, copy=True))
         return orig_fit(self, U)
-    oracles.FactoredLeastSquares.fit = recording_fit
+
+    def recording_sp_fit(self, lam):
+        calls.append((self, np.array(lam, dtype=float, copy=True)))     # one best response's multipliers
+        return orig_sp_fit(self, lam)
+    oracles.FactoredLeastSquares.fit, oracles._HeuristicSP._fit = recording_fit, recording_sp_fit
     try:
         est = fit()
     finally:
-        oracles.FactoredLeastSquares.fit = orig_fit
+        oracles.FactoredLeastSquares.fit, oracles._HeuristicSP._fit = orig_fit, orig_sp_fit
         undo()
+    # the program's data, built outside the timer: each best response's cost table g_lambda over
+    # the (label, group, cell) grid (the moment's statistics, as the LPs' arrays are for the LP)
+    oracle = calls[0][0]
+    m = oracle.moment
+    tables = [(oracles.prefix_table(m.cost_sensitive_table(lam)), lam) for _, lam in calls]
+    ycode, group, N, alpha = m.ycode, m.group, m.grid.size, m.grid.alpha
+    mids = np.minimum(np.arange(N + 1) / N + 0.5 / N, 1.0)
+    R, rhos = int(oracle.refine_rounds), [float(r) for r in oracle.refine_weights]
     out = {}
 
     def bare():
-        # LinearRegression's minimum-norm least squares, factored once: thin SVD of the centred
-        # design, then two products per target vector
+        # the heuristic's arithmetic: targets from the cost table (first minimising cell), the
+        # proximal refinement's argmins over the n x (N + 1) table, LinearRegression's minimum-norm
+        # least squares factored once (thin SVD, two products per target), each candidate's
+        # training predictions and Lagrangian (the moment's statistics, the constraint values by
+        # definition) to keep the best; then the same mixture LPs
         xm = X.mean(axis=0)
         Uf, S, Vt = np.linalg.svd(X - xm, full_matrices=False)
         keep = S > max(X.shape) * np.finfo(float).eps * S[0]
         Ut, V_s = Uf[:, keep].T, Vt[keep].T / S[keep]
-        coefs = []
-        for U in targets:
+
+        def candidate(U, lam):
+            used.append(U)
             u_mean = U.mean()
             coef = V_s @ (Ut @ (U - u_mean))
-            coefs.append(np.r_[coef, u_mean - xm @ coef])
-        out["coef"] = coefs
+            f = np.clip(X @ coef + (u_mean - xm @ coef), 0.0, 1.0)
+            return f, float(m.lagrangian(*m.stats(f), lam))
+        used = []
+        for T, lam in tables:
+            kstar = np.argmax(T <= T.min(axis=-1, keepdims=True) + oracles.TIE_TOLERANCE, axis=-1)
+            best, best_value = candidate(np.minimum(kstar * alpha + 0.5 * alpha, 1.0)[ycode, group], lam)
+            G = T[ycode, group]
+            for rho in rhos:
+                f = best
+                for _ in range(R):
+                    f, value = candidate(mids[np.argmin(G + rho * (mids[None, :] - f[:, None]) ** 2, axis=1)], lam)
+                    if value < best_value:
+                        best, best_value = f, value
+        out["targets"] = used
         out["lp"] = _replay_lps(lps)
     timing = _interleaved(fit, bare, prof["repeats"])
     from sklearn.linear_model import LinearRegression
@@ -356,8 +388,18 @@ def fair_regressor_least_squares(prof: dict) -> dict:
     return {"data": "law", "card": "fair-regression-law", "rows": int(X.shape[0]), "features": int(X.shape[1]),
             "eps": 0.05, "learner_fits": len(targets), "lp_solves": len(lps), "status": est.status_,
             **_game_objectives(est.result_, lps, out["lp"]),
-            "bare": "one thin SVD of the centred design + two products per least-squares fit (same targets) "
-                    "+ highspy per mixture LP", **timing}
+            "targets_differing": _targets_differing(targets, out["targets"]),
+            "bare": "targets from each best response's cost table, the proximal refinement's argmins, one thin "
+                    "SVD of the centred design + two products, the training predictions and the Lagrangian per "
+                    "least-squares fit, + highspy per mixture LP", **timing}
+
+
+def _targets_differing(fitted: list, bare: list) -> float:
+    """Largest share of rows whose target differs between the fit and the bare replay (0: the bare
+    computed every one of the fit's least-squares targets)."""
+    if len(fitted) != len(bare):
+        raise AssertionError(f"the bare replay made {len(bare)} least-squares fits, the fit {len(fitted)}")
+    return max((float(np.mean(a != b)) for a, b in zip(fitted, bare, strict=True)), default=0.0)
 
 
 # ---------------------------------------------------------------------------- SEORegressor

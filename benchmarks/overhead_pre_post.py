@@ -542,13 +542,13 @@ def fair_selection(rows, repeats: int) -> dict:
 
 
 # ----------------------------------------------------------------------------- main
-def run(profile: str = "full", out: Path = OUT, only: list[str] | None = None) -> dict:
+def run(profile: str = "full", out: Path = OUT, only: list[str] | None = None, note: str = "") -> dict:
     cfg = PROFILES[profile]
     k, rows = cfg["repeats"], cfg["rows"]
     res = {"profile": profile, "repeats": k, "cpus": os.cpu_count(), "machine": platform.node(),
            "load_average_at_start": list(os.getloadavg()),
-           "machine_note": "timed on a shared 2-core machine with other jobs running; ratios are of "
-                           "interleaved fit/bare runs in the same process", "estimators": {}}
+           "machine_note": (note or "machine conditions not stated") + "; ratios are of interleaved "
+                           "fit/bare runs in the same process", "estimators": {}}
     f, s, y = _adult_scores(rows)
     X, yr = _adult_records(rows)
     jobs = {
@@ -577,5 +577,6 @@ if __name__ == "__main__":
     ap.add_argument("--profile", choices=sorted(PROFILES), default="full")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--note", default="", help="machine conditions, stored in the JSON")
     a = ap.parse_args()
-    run(a.profile, Path(a.out), a.only)
+    run(a.profile, Path(a.out), a.only, a.note)

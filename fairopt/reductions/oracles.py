@@ -18,6 +18,7 @@ moments, :class:`CostSensitiveOracle`; for tests, :class:`FiniteClassOracle` (ex
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -312,6 +313,9 @@ class FactoredLeastSquares:
         # robust to the rounding noise that decides gelsd's eps * s_max cut either way
         keep = S > max(X.shape) * np.finfo(float).eps * (S[0] if S.size else 0.0)
         self.Ut, self.V_over_s = Uf[:, keep].T, Vt[keep].T / S[keep]
+        # an unfitted clone, copied per fit: LinearRegression's parameters are immutable scalars, so a
+        # shallow copy is a clone without scikit-learn's signature inspection (~0.15 ms a fit)
+        self._unfitted = clone(estimator)
 
     @staticmethod
     def applies(estimator: BaseEstimator) -> bool:
@@ -323,7 +327,7 @@ class FactoredLeastSquares:
         U = np.asarray(U, dtype=float)
         u_mean = float(self.w @ U / self.w.sum()) if self.fit_intercept else 0.0
         coef = self.V_over_s @ (self.Ut @ ((U - u_mean) * self.sw))
-        est = clone(self.estimator)
+        est = copy.copy(self._unfitted)
         est.coef_, est.intercept_ = coef, u_mean - float(self.x_mean @ coef)
         est.n_features_in_, est.rank_ = coef.shape[0], self.Ut.shape[0]
         return ClippedRegressor(est)
