@@ -153,7 +153,7 @@ def _reexported_constant_doc(app, what, name, obj, options, lines):
     if what not in ("data", "attribute") or inspect.isclass(obj) or inspect.isroutine(obj):
         return
     own = type(obj).__doc__
-    if not lines or own is None or "\n".join(lines).strip() != inspect.cleandoc(own).strip():
+    if not lines or not isinstance(own, str) or "\n".join(lines).strip() != inspect.cleandoc(own).strip():
         return
     attr = name.rpartition(".")[2]
     for modname, module in sorted(sys.modules.items()):
