@@ -122,3 +122,24 @@ def as_float(arr: np.ndarray, name: str) -> np.ndarray:
         raise DataValidationError(f"{name} has {bad} non-finite value(s) (inf or NaN; first at position "
                                   f"{first}); remove or clip them.")
     return out
+
+
+def target_1d(y: Any, name: str, n: int | None = None) -> np.ndarray:
+    """A target ``y`` as a 1-D array (:func:`as_1d`), with scikit-learn's wording for a missing ``y``
+    and its warning for a column vector (both looked for by its estimator checks).
+
+    Examples
+    --------
+    >>> target_1d([0, 1], "y").tolist()
+    [0, 1]
+    """
+    if y is None:
+        raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
+    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      f"({name}) to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=4)
+    return as_1d(y, name, n)
+

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._arrays import as_1d, as_float
+from fairopt._arrays import as_1d, as_float, target_1d
 from fairopt.errors import DataValidationError
 
 __all__ = ["BinaryLabels", "decode_labels", "encode_labels", "label_codes", "proba_columns"]
@@ -102,15 +102,7 @@ def encode_labels(y: Any, n: int, *, pos_label: Any = None, name: str = "y") -> 
     ...     print(str(err).split(";")[0])
     y has 3 labels ['a', 'b', 'c'] (Only binary classification is supported. The type of the target is multiclass)
     """
-    if y is None:   # scikit-learn's wording, which its estimator checks look for
-        raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
-    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
-        import warnings
-
-        from sklearn.exceptions import DataConversionWarning
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
-                      f"({name}) to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
-    arr = as_1d(y, name, n)
+    arr = target_1d(y, name, n)
     if arr.dtype.kind == "c":
         raise DataValidationError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass class labels.")
     # 0/1 labels (the common case) are recognised in one vectorised pass, without sorting the rows

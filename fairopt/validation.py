@@ -76,7 +76,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._arrays import _first_missing, as_1d, as_float, to_native
+from fairopt._arrays import _first_missing, as_1d, as_float, target_1d, to_native
 from fairopt._data_checks import (
     MAX_LEVELS,
     check_dense,
@@ -400,15 +400,7 @@ def check_target(y: Any, n: int, *, kind: str = "continuous", name: str = "y",
     ...     print(str(err).split(";")[0])
     y must lie in [0, 1] (got [1.5, 1.5])
     """
-    if y is None:   # scikit-learn's wording, which its estimator checks look for
-        raise DataValidationError(f"{name}: this estimator requires y to be passed, but the target y is None.")
-    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
-        import warnings
-
-        from sklearn.exceptions import DataConversionWarning
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
-                      f"({name}) to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
-    arr = as_1d(y, name, n)
+    arr = target_1d(y, name, n)
     if kind == "binary":
         if arr.dtype.kind in "USO" and not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
             raise DataValidationError(
