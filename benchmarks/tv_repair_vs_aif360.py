@@ -192,12 +192,12 @@ def compas_large() -> dict:
     return out
 
 
-def run(quick: bool = False, out: Path = OUT) -> dict:
+def run(quick: bool = False, out: Path = OUT, note: str = "") -> dict:
     specs = set(installed_specs("LP"))
     backends = [b for b in LP_BACKENDS if (b if ":" in b else f"{b}:{'highs' if b == 'scipy' else b}") in specs]
     if quick:
         backends = ["highs"]
-    result = {"machine_note": "2-core machine shared with other jobs; compare ratios from the same run",
+    result = {"machine_note": (note or "machine conditions not stated") + "; compare ratios from the same run",
               "adult_252": adult_side_by_side("252", backends, repeats=1 if quick else 3)}
     if not quick:
         result["adult_504"] = adult_side_by_side("504", ["highs"], repeats=1)
@@ -214,6 +214,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--note", default="", help="machine conditions, stored in the JSON")
     args = parser.parse_args()
-    res = run(args.quick, Path(args.out))
+    res = run(args.quick, Path(args.out), args.note)
     print(json.dumps(res, indent=2, default=float))
