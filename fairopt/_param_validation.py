@@ -29,7 +29,7 @@ class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
 
     Examples
     --------
-    >>> from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
+    >>> from sklearn.utils._param_validation import InvalidParameterError
     >>> issubclass(ParameterError, InvalidParameterError)
     True
     """
