@@ -191,14 +191,16 @@ def _rich_table(title: str, columns: Sequence[object], rows: Iterable[Sequence[o
     from rich.table import Table as RichTable
     # cells and titles are data, not rich markup ("lambda[demographic_parity]" must print as is)
     table = RichTable(title=escape(str(title)), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    rows = [list(r) + [""] * (len(columns) - len(r)) for r in rows]
-    for i, col in enumerate(columns):
-        values = [r[i] for r in rows if r[i] is not None and r[i] != ""]
+    # a printed summary (a few rows of a report, not data rows): read it column by column
+    cells = [(list(r) + [""] * len(columns))[:len(columns)] for r in rows]   # short rows padded
+    by_column = list(zip(*cells, strict=True)) if cells else [() for _ in columns]
+    for i, (col, column) in enumerate(zip(columns, by_column, strict=True)):
+        values = [v for v in column if v is not None and v != ""]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         table.add_column(escape(str(col)), justify="right" if numeric and i > 0 else "left", overflow="fold")
-    shown = [format_column([r[i] for r in rows]) for i in range(len(columns))]
-    for j in range(len(rows)):
-        table.add_row(*[escape(shown[i][j]) for i in range(len(columns))])
+    shown = [[escape(text) for text in format_column(list(column))] for column in by_column]
+    for row in zip(*shown, strict=True):   # rich adds rows one at a time (no bulk call)
+        table.add_row(*row)
     return table
 
 

@@ -359,172 +359,43 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
     return target
 
 
-def fetch_adult(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                force: bool = False) -> Path:
-    """Fetch UCI Adult (``adult.data`` + ``adult.test``) and write ``adult.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_adult, load_adult
-    >>> load_adult(fetch_adult()).shape  # doctest: +SKIP
-    (45222, 15)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "adult.csv.gz").write_bytes(b"")
-    >>> fetch_adult(dest) == dest / "adult.csv.gz"
-    True
-    """
-    return fetch_dataset("adult", dest, cache_dir=cache_dir, force=force)
-
-
-def fetch_compas(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                 force: bool = False) -> Path:
-    """Fetch ProPublica's ``compas-scores-two-years.csv`` and write ``compas.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_compas, load_compas
-    >>> load_compas(fetch_compas()).shape  # doctest: +SKIP
-    (6167, 13)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "compas.csv.gz").write_bytes(b"")
-    >>> fetch_compas(dest) == dest / "compas.csv.gz"
-    True
-    """
-    return fetch_dataset("compas", dest, cache_dir=cache_dir, force=force)
-
-
-def fetch_law(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
+def _fetcher(name: str, source: str, shape: tuple[int, int]) -> Callable[..., Path]:
+    """The public ``fetch_<name>``: :func:`fetch_dataset` for one data set, with its own docstring."""
+    def fetch(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
               force: bool = False) -> Path:
-    """Fetch the LSAC ``law_data.csv`` and write ``law.csv.gz``; see :func:`fetch_dataset`.
+        return fetch_dataset(name, dest, cache_dir=cache_dir, force=force)
+
+    filename = DATASETS[name].filename
+    fetch.__name__ = fetch.__qualname__ = f"fetch_{name}"
+    fetch.__doc__ = f"""Fetch {source} and write ``{filename}``; see :func:`fetch_dataset`.
 
     Examples
     --------
     Downloading needs the network, so it is not run here:
 
-    >>> from fairopt.data import fetch_law, load_law
-    >>> load_law(fetch_law()).shape  # doctest: +SKIP
-    (21791, 6)
+    >>> from fairopt.data import fetch_{name}, load_{name}
+    >>> load_{name}(fetch_{name}()).shape  # doctest: +SKIP
+    {shape}
 
     A file already in ``dest`` is returned as is, without going online (``force=True``
     rebuilds it):
 
     >>> import pathlib, tempfile
     >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "law.csv.gz").write_bytes(b"")
-    >>> fetch_law(dest) == dest / "law.csv.gz"
+    >>> _ = (dest / "{filename}").write_bytes(b"")
+    >>> fetch_{name}(dest) == dest / "{filename}"
     True
     """
-    return fetch_dataset("law", dest, cache_dir=cache_dir, force=force)
+    return fetch
 
 
-def fetch_crime(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                force: bool = False) -> Path:
-    """Fetch UCI ``communities.data`` and write ``crime.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_crime, load_crime
-    >>> load_crime(fetch_crime()).shape  # doctest: +SKIP
-    (1993, 150)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "crime.csv.gz").write_bytes(b"")
-    >>> fetch_crime(dest) == dest / "crime.csv.gz"
-    True
-    """
-    return fetch_dataset("crime", dest, cache_dir=cache_dir, force=force)
-
-
-def fetch_credit(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                 force: bool = False) -> Path:
-    """Fetch UCI's ``default of credit card clients.xls`` and write ``credit.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_credit, load_credit
-    >>> load_credit(fetch_credit()).shape  # doctest: +SKIP
-    (30000, 25)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "credit.csv.gz").write_bytes(b"")
-    >>> fetch_credit(dest) == dest / "credit.csv.gz"
-    True
-    """
-    return fetch_dataset("credit", dest, cache_dir=cache_dir, force=force)
-
-
-def fetch_bank(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-               force: bool = False) -> Path:
-    """Fetch UCI's ``bank.zip`` (``bank-full.csv``) and write ``bank.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_bank, load_bank
-    >>> load_bank(fetch_bank()).shape  # doctest: +SKIP
-    (45211, 17)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "bank.csv.gz").write_bytes(b"")
-    >>> fetch_bank(dest) == dest / "bank.csv.gz"
-    True
-    """
-    return fetch_dataset("bank", dest, cache_dir=cache_dir, force=force)
-
-
-def fetch_german(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                 force: bool = False) -> Path:
-    """Fetch UCI's Statlog ``german.data`` and write ``german.csv.gz``; see :func:`fetch_dataset`.
-
-    Examples
-    --------
-    Downloading needs the network, so it is not run here:
-
-    >>> from fairopt.data import fetch_german, load_german
-    >>> load_german(fetch_german()).shape  # doctest: +SKIP
-    (1000, 60)
-
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
-
-    >>> import pathlib, tempfile
-    >>> dest = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (dest / "german.csv.gz").write_bytes(b"")
-    >>> fetch_german(dest) == dest / "german.csv.gz"
-    True
-    """
-    return fetch_dataset("german", dest, cache_dir=cache_dir, force=force)
+fetch_adult = _fetcher("adult", "UCI Adult (``adult.data`` + ``adult.test``)", (45222, 15))
+fetch_compas = _fetcher("compas", "ProPublica's ``compas-scores-two-years.csv``", (6167, 13))
+fetch_law = _fetcher("law", "the LSAC ``law_data.csv``", (21791, 6))
+fetch_crime = _fetcher("crime", "UCI ``communities.data``", (1993, 150))
+fetch_credit = _fetcher("credit", "UCI's ``default of credit card clients.xls``", (30000, 25))
+fetch_bank = _fetcher("bank", "UCI's ``bank.zip`` (``bank-full.csv``)", (45211, 17))
+fetch_german = _fetcher("german", "UCI's Statlog ``german.data``", (1000, 60))
 
 
 # ---------------------------------------------------------------------- command line
