@@ -463,7 +463,10 @@ def run(profile: str = "quick", out: Path = OUT, note: str = "", only: tuple[str
     for section in only:
         notes[section] = note
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    # atomic: a partial run rewrites a JSON that holds other sections, so an interrupted write
+    # must leave the old file whole
+    from fairopt.runs.files import write_bytes_atomic
+    write_bytes_atomic(out, json.dumps(result, indent=2, default=float) + "\n")
     return result
 
 
