@@ -38,6 +38,7 @@ MODELING = [
     ["backends/"],
     ["registry.py"],
     ["program.py"],
+    ["parametric.py"],
     ["smooth.py"],
     ["planted.py", "__init__.py"],
 ]
