@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fairopt import __version__
 from fairopt._cli_output import (
     _PIPE,
     _console,
@@ -25,6 +24,7 @@ from fairopt._cli_output import (
     escape,
 )
 from fairopt._cli_output import format_column as format_column  # public here (see its example)
+from fairopt._version import __version__
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program

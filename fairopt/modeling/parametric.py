@@ -26,7 +26,7 @@ from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.program import Program
 from fairopt.modeling.spec import SolverSpec
 
-__all__ = ["MovingRows", "ValueCurve", "value_curve"]
+__all__ = ["MovingRows", "ParametricProblem", "ValueCurve", "value_curve"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,44 @@ class MovingRows:
         dlb = np.broadcast_to(np.asarray(self.dlb, dtype=float), (rows,))
         dub = np.broadcast_to(np.asarray(self.dub, dtype=float), (rows,))
         return float(np.where(y < 0, y * dub, y * dlb).sum())
+
+
+@dataclass
+class ParametricProblem:
+    """An LP whose fairness rows widen with a tolerance ``eps``: what an exact frontier needs.
+
+    Attributes
+    ----------
+    program : Program
+        The linear program (built at any ``eps``; the moving rows' bounds are reset per solve).
+    rows : list of MovingRows
+        The rows whose bounds move with ``eps``.
+    eps_min : float
+        Smallest ``eps`` at which the program is feasible.
+    eps_max : float
+        A tolerance beyond which the constraint no longer binds (the curve is flat after it).
+    objective : str
+        What the program's objective measures, in the method's own units.
+    scale, offset : float
+        The method's objective is ``scale * program objective + offset``.
+
+    Examples
+    --------
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("toy")
+    >>> _ = prog.add_variables("x", shape=(1,), lb=0.0, ub=1.0)
+    >>> _ = prog.add_constraints("gap", {"x": [[1.0]]}, lb=0.0, ub=0.0)
+    >>> ParametricProblem(prog, [MovingRows("gap", dub=1.0)], 0.0, 1.0, "cost").eps_max
+    1.0
+    """
+
+    program: Program
+    rows: list[MovingRows]
+    eps_min: float
+    eps_max: float
+    objective: str
+    scale: float = 1.0
+    offset: float = 0.0
 
 
 @dataclass

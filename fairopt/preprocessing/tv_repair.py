@@ -262,7 +262,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
             max_expected_distortion=self.max_expected_distortion, conditioning=self.conditioning,
             utility=self.utility, divergence=self.divergence, columns=self.columns)
         result = model.solve(self.solver)
-        self.domain_, self.result_ = dom, result
+        self.domain_, self.result_, self.model_ = dom, result, model
         self.features_, self.label_name_, self.sensitive_name_ = features, y_name, z_name
         self.sensitive_in_X_ = isinstance(sensitive_features, str)
         self.n_features_in_ = X.shape[1]

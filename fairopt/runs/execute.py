@@ -9,7 +9,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from fairopt import __version__
+from fairopt._version import __version__
 from fairopt.errors import InfeasibleError, SolverError
 from fairopt.modeling.registry import iteration_limit_option
 from fairopt.runs.base import Progress, no_progress

@@ -45,6 +45,7 @@ from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
 from fairopt.modeling import Program, SolverSpec, default_spec
 from fairopt.modeling.backends.highs_backend import HighsModel
+from fairopt.modeling.parametric import ParametricProblem
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
@@ -477,6 +478,30 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
             except InfeasibleError as exc:
                 raise self._infeasible(solver, exc) from exc
         return self._result(sol, build_s)
+
+    def parametric_problem(self) -> ParametricProblem:
+        """The TV mapping LP with its discrimination rows as functions of ε (exact frontiers).
+
+        The ``"additive"`` and ``"target"`` forms bound ``|S Π x - c| <= ε s`` row by row, so the
+        optimal shortfall is a convex piecewise-linear function of ε: from the smallest feasible
+        ε (the ``"min_epsilon"`` LP) up to the identity mapping's own discrimination, where the
+        rows stop binding and the shortfall is 0.
+
+        Examples
+        --------
+        >>> from fairopt.data import load_builtin
+        >>> compas = load_builtin("compas")
+        >>> cells, counts = compas.codes()
+        >>> features = [c for c in compas.domain.names if c not in ("race", "two_year_recid")]
+        >>> model = OptimizedPreprocessing(compas.domain, cells, counts, protected="race",
+        ...     label="two_year_recid", features=features, favourable_label=0,
+        ...     discrimination="additive", epsilon=0.05)
+        >>> problem = model.parametric_problem()
+        >>> problem.eps_min <= 0.05 < problem.eps_max
+        True
+        """
+        from fairopt.formulations.tv_repair.parametric import mapping_problem
+        return mapping_problem(self)
 
     def _identity_basis(self, prog: Program) -> tuple[np.ndarray, np.ndarray]:
         """Basis of the identity mapping (every record type keeps its cell): the own-cell columns

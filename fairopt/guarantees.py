@@ -1,0 +1,151 @@
+"""Finite-sample guarantees: how far a rate measured on a sample can be from the population's.
+
+Two kinds of bound, both two-sided and both valid for rules chosen on the same data only where
+stated:
+
+* **Uniform over threshold rules (DKW).** For ``n`` i.i.d. scores with CDF ``F`` and empirical
+  CDF ``F_n``, ``P(sup_s |F_n(s) - F(s)| > e) <= 2 exp(-2 n e^2)`` (Dvoretzky–Kiefer–Wolfowitz
+  with Massart's constant). Every rule that predicts 1 with probability ``h(s)`` for a
+  non-decreasing ``h`` with values in [0, 1] is a mixture of thresholds
+  (``h(s) = integral of 1{s > t} dmu(t)``, plus the left limits ``1{s >= t}``), so its rate
+  ``E[h(S)] = integral of (1 - F(t)) dmu(t)`` is within ``e`` of the sample rate **for every such
+  rule at once**. Randomized-threshold post-processing picks one of these rules per group
+  (and per label value for the error-rate criteria), so the bound holds for the rule it picked.
+* **A fixed rule on held-out rows (Hoeffding).** The mean of ``n`` i.i.d. values in [0, 1]
+  (the predicted probabilities of a randomized rule fixed before those rows were seen) is
+  within ``sqrt(log(2/delta) / (2 n))`` of its expectation with probability ``1 - delta``.
+
+A union bound spends ``delta = 1 - confidence`` over every rate that enters the constraint.
+Sample weights break the i.i.d. reading of a sample, so weighted fits are not certified.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from fairopt.errors import DataValidationError
+
+__all__ = ["Certificate", "check_confidence", "dkw_margin", "hoeffding_margin", "range_margin"]
+
+
+def check_confidence(confidence: object, where: str) -> float:
+    """Validate a confidence level: a float strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> check_confidence(0.95, "ThresholdDebiaser")
+    0.95
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
+            or not 0.0 < float(confidence) < 1.0:
+        raise DataValidationError(f"{where}: confidence must be a number strictly between 0 and 1 "
+                                  f"(for example 0.95), got {confidence!r}.")
+    return float(confidence)
+
+
+def _counts(n: ArrayLike) -> np.ndarray:
+    arr = np.asarray(n, dtype=float)
+    if np.any(~np.isfinite(arr)) or np.any(arr < 1):
+        raise DataValidationError(f"every sample size must be at least 1, got {arr.tolist()}: a group (or a "
+                                  f"group's label cell) with no rows cannot be certified.")
+    return arr
+
+
+def dkw_margin(n: ArrayLike, delta: float) -> np.ndarray:
+    """Uniform deviation of an empirical CDF: ``sqrt(log(2 / delta) / (2 n))`` (DKW–Massart).
+
+    With probability at least ``1 - delta`` the empirical CDF of ``n`` i.i.d. draws is within
+    this distance of the true CDF everywhere, so every mixture of threshold rules has its rate
+    within it too.
+
+    Examples
+    --------
+    >>> round(float(dkw_margin(1000, 0.05)), 4)
+    0.0429
+    """
+    if not 0 < delta < 1:
+        raise DataValidationError(f"delta must be in (0, 1), got {delta}.")
+    return np.sqrt(np.log(2.0 / delta) / (2.0 * _counts(n)))
+
+
+def hoeffding_margin(n: ArrayLike, delta: float) -> np.ndarray:
+    """Two-sided Hoeffding deviation of a mean of ``n`` values in [0, 1] for a fixed rule.
+
+    Examples
+    --------
+    >>> round(float(hoeffding_margin(400, 0.01)), 4)
+    0.0814
+    """
+    if not 0 < delta < 1:
+        raise DataValidationError(f"delta must be in (0, 1), got {delta}.")
+    return np.sqrt(np.log(2.0 / delta) / (2.0 * _counts(n)))
+
+
+def range_margin(margins: ArrayLike) -> float:
+    """Slack on the range ``max_g r_g - min_g r_g`` when each ``r_g`` may move by ``margins[g]``.
+
+    The range can grow by at most the sum of the two largest margins (the two groups that end up
+    at the extremes move apart).
+
+    Examples
+    --------
+    >>> range_margin([0.01, 0.05, 0.02])
+    0.07
+    """
+    m = np.sort(np.asarray(margins, dtype=float).reshape(-1))[::-1]
+    if m.size < 2:
+        raise DataValidationError("a rate gap needs at least two groups.")
+    return round(float(m[0] + m[1]), 15)
+
+
+@dataclass
+class Certificate:
+    """A population bound on a fairness gap, and how it was obtained.
+
+    Attributes
+    ----------
+    confidence : float
+        The bound holds with at least this probability over the draw of the sample.
+    certified_eps : float
+        Population gap bound: the sample gap plus ``margin``.
+    sample_gap : float
+        The gap measured on the rows the bound is computed from.
+    margin : float
+        What the sampling error can add to the gap.
+    method : str
+        ``"dkw"`` (uniform over the rule class, same rows as the fit) or ``"hoeffding-holdout"``
+        (a fixed rule, held-out rows).
+    per_rate : dict
+        Margin of every rate that entered the union bound, by name.
+    n_rows : int
+        Rows the bound is computed from.
+
+    Examples
+    --------
+    >>> c = Certificate(0.95, 0.12, 0.05, 0.07, "dkw", {"a": 0.03, "b": 0.04}, 2000)
+    >>> c.holds(0.15)
+    True
+    """
+
+    confidence: float
+    certified_eps: float
+    sample_gap: float
+    margin: float
+    method: str
+    per_rate: Mapping[str, float] = field(default_factory=dict)
+    n_rows: int = 0
+
+    def holds(self, eps: float) -> bool:
+        """Whether the certified population gap is at most ``eps``."""
+        return self.certified_eps <= eps + 1e-12
+
+    def describe(self) -> str:
+        """One sentence for reports."""
+        how = ("DKW bound on each group's score CDF, uniform over threshold rules, on the fitting rows"
+               if self.method == "dkw" else "Hoeffding bound on held-out rows for the fitted rule")
+        return (f"with probability >= {self.confidence:g}, the population gap is <= {self.certified_eps:.4g} "
+                f"(sample gap {self.sample_gap:.4g} + margin {self.margin:.4g}; {how}; union bound over "
+                f"{len(self.per_rate)} rates).")
