@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 
-__all__ = ["Certificate", "check_confidence", "dkw_margin", "hoeffding_margin", "range_margin"]
+__all__ = ["Certificate", "check_confidence", "dkw_margin", "gap_margin", "hoeffding_margin", "range_margin"]
 
 
 def check_confidence(confidence: object, where: str) -> float:
@@ -99,6 +99,57 @@ def range_margin(margins: ArrayLike) -> float:
     if m.size < 2:
         raise DataValidationError("a rate gap needs at least two groups.")
     return round(float(m[0] + m[1]), 15)
+
+
+def gap_margin(counts: ArrayLike, confidence: float, *, kind: str = "range",
+               pooled: ArrayLike | None = None) -> tuple[float, dict[str, float]]:
+    """Slack a fairness gap can gain from sample to population, with a union bound.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_groups, n_conditions)
+        Rows behind each group's rate in each conditioning event (one column for demographic
+        parity; one per label value for equalized odds; the positives for equal opportunity).
+    confidence : float in (0, 1)
+        Every rate is within its margin of the population's at once with at least this
+        probability (``delta = 1 - confidence`` split evenly over the rates).
+    kind : {"range", "deviation"}
+        ``"range"``: the gap is ``max_g r_g - min_g r_g`` per condition (slack: the two largest
+        group margins). ``"deviation"``: the gap is ``max_g |r_g - r|`` against the pooled rate
+        ``r`` (slack: a group's margin plus the pooled rate's, whose row counts are ``pooled``,
+        default the column sums).
+
+    Returns
+    -------
+    margin : float
+        The largest slack over the conditions.
+    per_rate : dict
+        Each rate's own margin, keyed ``"g{group}|c{condition}"`` (and ``"pooled|c{condition}"``).
+
+    Examples
+    --------
+    >>> margin, rates = gap_margin([[1000], [4000]], 0.95)
+    >>> round(margin, 4), len(rates)
+    (0.0702, 2)
+    """
+    conf = check_confidence(confidence, "gap_margin")
+    n = np.asarray(counts, dtype=float)
+    if n.ndim == 1:
+        n = n[:, None]
+    if n.ndim != 2 or n.shape[0] < 2:
+        raise DataValidationError(f"gap_margin needs counts of shape (n_groups >= 2, n_conditions), got {n.shape}.")
+    if kind not in ("range", "deviation"):
+        raise DataValidationError(f"gap_margin: kind must be 'range' or 'deviation', got {kind!r}.")
+    n_rates = n.size + (n.shape[1] if kind == "deviation" else 0)
+    delta = (1.0 - conf) / n_rates
+    eps = dkw_margin(n, delta)
+    per_rate = {f"g{g}|c{c}": float(eps[g, c]) for g in range(n.shape[0]) for c in range(n.shape[1])}
+    if kind == "range":
+        return max(range_margin(eps[:, c]) for c in range(n.shape[1])), per_rate
+    tot = n.sum(axis=0) if pooled is None else np.asarray(pooled, dtype=float).reshape(-1)
+    eps0 = dkw_margin(tot, delta)
+    per_rate.update({f"pooled|c{c}": float(eps0[c]) for c in range(n.shape[1])})
+    return float(np.max(eps.max(axis=0) + eps0)), per_rate
 
 
 @dataclass
