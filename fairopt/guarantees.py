@@ -28,7 +28,8 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 
-__all__ = ["Certificate", "check_confidence", "dkw_margin", "gap_margin", "hoeffding_margin", "range_margin"]
+__all__ = ["Certificate", "certification_split", "check_confidence", "dkw_margin", "gap_margin", "hoeffding_margin",
+           "holdout_certificate", "range_margin"]
 
 
 def check_confidence(confidence: object, where: str) -> float:
@@ -200,3 +201,86 @@ class Certificate:
         return (f"with probability >= {self.confidence:g}, the population gap is <= {self.certified_eps:.4g} "
                 f"(sample gap {self.sample_gap:.4g} + margin {self.margin:.4g}; {how}; union bound over "
                 f"{len(self.per_rate)} rates).")
+
+
+def _strata(groups: np.ndarray, y: np.ndarray | None, conditions: tuple[int, ...]) -> np.ndarray:
+    g = np.asarray(groups, dtype=np.int64).reshape(-1)
+    if not conditions or y is None:
+        return g
+    return g * 2 + (np.asarray(y).reshape(-1) == conditions[0]).astype(np.int64)
+
+
+def certification_split(groups: ArrayLike, y: ArrayLike | None, certify_size: float, *,
+                        conditions: tuple[int, ...] = (), random_state: object = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(fit, certify)``: a held-out share of the rows, stratified by group (and label).
+
+    The rule is fitted on the first part only, so the second part certifies a fixed rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fit, cert = certification_split(np.repeat([0, 1], 50), None, 0.3, random_state=0)
+    >>> len(fit), len(cert), np.bincount(np.repeat([0, 1], 50)[cert]).tolist()
+    (70, 30, [15, 15])
+    """
+    from sklearn.model_selection import train_test_split
+    size = float(certify_size)
+    if not 0.0 < size < 1.0:
+        raise DataValidationError(f"certify_size must be a share of the rows strictly between 0 and 1, got "
+                                  f"{certify_size!r}.")
+    strata = _strata(np.asarray(groups), None if y is None else np.asarray(y), conditions)
+    idx = np.arange(strata.size)
+    try:
+        fit, cert = train_test_split(idx, test_size=size, stratify=strata, random_state=random_state)
+    except ValueError as err:
+        raise DataValidationError(f"cannot hold out {size:g} of the rows in every group (and label): {err} "
+                                  f"Use a larger certify_size or groups with more rows.") from None
+    return np.sort(fit), np.sort(cert)
+
+
+def holdout_certificate(proba: ArrayLike, groups: ArrayLike, y: ArrayLike | None, confidence: float, *,
+                        conditions: tuple[int, ...] = (), kind: str = "deviation") -> Certificate:
+    """Hoeffding certificate of a fixed randomized rule on held-out rows.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n,)
+        The rule's probability of the favourable decision on each held-out row.
+    groups : array-like of int
+        Group code of each row.
+    y : array-like or None
+        Labels (needed when ``conditions`` is not empty).
+    confidence : float in (0, 1)
+        Probability with which the certificate holds.
+    conditions : tuple of int
+        Label values that condition the rates (``()``: all rows; ``(1,)``: equal opportunity;
+        ``(1, 0)``: equalized odds).
+    kind : {"deviation", "range"}
+        The gap: each group's distance to the pooled rate, or the range of group rates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.integers(0, 2, 4000)
+    >>> c = holdout_certificate(np.full(4000, 0.3), g, None, 0.95)
+    >>> round(c.sample_gap, 9), c.method, round(c.margin, 3)
+    (0.0, 'hoeffding-holdout', 0.059)
+    """
+    conf = check_confidence(confidence, "holdout_certificate")
+    p = np.asarray(proba, dtype=float).reshape(-1)
+    g = np.asarray(groups, dtype=np.int64).reshape(-1)
+    n_groups = int(g.max()) + 1 if g.size else 0
+    masks = [np.ones(p.size, dtype=bool)] if not conditions else [np.asarray(y).reshape(-1) == c for c in conditions]
+    counts = np.column_stack([np.bincount(g[m], minlength=n_groups) for m in masks]).astype(float)
+    pooled = np.array([m.sum() for m in masks], dtype=float)
+    rates = np.column_stack([np.bincount(g[m], weights=p[m], minlength=n_groups) for m in masks]) \
+        / np.maximum(counts, 1)
+    margin, per_rate = gap_margin(counts, conf, kind=kind, pooled=pooled)
+    if kind == "range":
+        gap = float(np.max(np.ptp(rates, axis=0)))
+    else:
+        overall = np.array([p[m].mean() for m in masks])
+        gap = float(np.max(np.abs(rates - overall)))
+    return Certificate(conf, gap + margin, gap, margin, "hoeffding-holdout", per_rate, int(p.size))

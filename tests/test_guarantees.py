@@ -55,3 +55,23 @@ def test_confidence_is_validated(bad: object) -> None:
 def test_empty_groups_cannot_be_certified() -> None:
     with pytest.raises(DataValidationError, match="no rows cannot be certified"):
         gap_margin([[10], [0]], 0.9)
+
+
+def test_holdout_certificate_covers_a_fixed_rule() -> None:
+    """A fixed randomized rule with a known population gap: the held-out certificate's bound is
+    below the population gap at most 1 - confidence of the time."""
+    from fairopt.guarantees import certification_split, holdout_certificate
+    rng = np.random.default_rng(3)
+    miss = 0
+    trials = 300
+    for _ in range(trials):
+        g = rng.integers(0, 3, 900)
+        x = rng.uniform(size=900)
+        proba = np.clip(x + 0.1 * g, 0, 1)          # population rates E[min(U + 0.1 g, 1)]
+        fit, cert = certification_split(g, None, 0.5, random_state=int(rng.integers(1 << 30)))
+        assert np.intersect1d(fit, cert).size == 0 and fit.size + cert.size == 900
+        c = holdout_certificate(proba[cert], g[cert], None, 0.9)
+        pop = np.array([0.5, 0.5 + 0.1 - 0.005, 0.5 + 0.2 - 0.02])   # exact: E[min(U + s, 1)] = 1/2 + s - s^2/2
+        pooled = pop.mean()
+        miss += c.certified_eps < np.max(np.abs(pop - pooled))
+    assert miss / trials <= 0.1
