@@ -29,9 +29,11 @@ def cell_counts(codes: ArrayLike, n_groups: int, y: ArrayLike | None, constraint
     return np.column_stack([np.bincount(g[yv == c], minlength=n_groups) for c in conditions]).astype(float)
 
 
-def threshold_margin(codes: ArrayLike, n_groups: int, y: ArrayLike | None, constraint: str, confidence: object,
+def threshold_margin(counts: np.ndarray, constraint: str, confidence: object,
                      sample_weight: ArrayLike | None, where: str) -> tuple[float, dict[str, float], int]:
     """DKW slack of the range of group rates: ``(margin, per-rate margins, rows)``.
+
+    ``counts`` are :func:`cell_counts` of the fitting rows.
 
     Raises
     ------
@@ -49,9 +51,8 @@ def threshold_margin(codes: ArrayLike, n_groups: int, y: ArrayLike | None, const
         if w.size and not np.allclose(w, w.flat[0]):
             raise DataValidationError(f"{where}: confidence needs unweighted rows (the DKW bound is for an i.i.d. "
                                       f"sample); fit without sample_weight or with confidence=None.")
-    counts = cell_counts(codes, n_groups, y, constraint)
     margin, per_rate = gap_margin(counts, conf, kind="range")
-    return margin, per_rate, int(np.asarray(codes).size)
+    return margin, per_rate, int(counts[:, 0].sum() if counts.shape[1] == 1 else counts.sum())
 
 
 def tightened_eps(eps: float, margin: float, confidence: float, where: str) -> float:

@@ -140,12 +140,12 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
         est.calibrator_, at = calibrate_atoms(at, calibration == "isotonic_per_group")
     form: RandomizedThresholdParity | RandomizedThresholdCovariance | ThresholdMixtureOdds
     if constraint == "demographic_parity":
-        form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
+        form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps_, rho=est.rho, atoms=at)
     elif constraint == "covariance":             # one subgroup: cells 2 * 0 + s are the groups
         est.subgroups_ = pd.Index([None])
-        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps, atoms=at)
+        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps_, atoms=at)
     else:
-        form = ThresholdMixtureOdds(None, None, None, constraint, est.eps, atoms=at)
+        form = ThresholdMixtureOdds(None, None, None, constraint, est.eps_, atoms=at)
     return est._solve_form(form, constraint, est._solver_options(constraint))
 
 

@@ -14,9 +14,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, resolve
 from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
+from fairopt.guarantees import Certificate
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
+from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin, tightened_eps
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
 from fairopt.stats import is_dask
 from fairopt.validation import (
@@ -132,14 +135,31 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         and predictions are decoded back to the labels of ``y``. Chunked and Dask inputs need
         0/1 labels (``pos_label`` None or 1).
 
+    confidence : float in (0, 1) or None, default None
+        Certify the constraint on the population, not only on the fitting sample: the fit uses
+        the tolerance ``eps`` minus the DKW margin of the group score CDFs (union-bounded over
+        the groups and, for the error-rate criteria, the label values), so that with probability
+        at least ``confidence`` the population's gap is at most ``certified_eps_ <= eps``. The
+        bound holds uniformly over threshold rules, so it covers the rule fitted on the same
+        rows (see :doc:`/guarantees`). An ``eps`` below the margin raises
+        :class:`~fairopt.errors.InfeasibleError` with the smallest certifiable ``eps`` in
+        ``tightest``. Needs unweighted in-memory rows and a rate criterion (not ``covariance``).
     Attributes
     ----------
+    certificate_ : Certificate or None
+        With ``confidence``: the sample gap, the margin and the method
+        (:class:`fairopt.guarantees.Certificate`); ``None`` otherwise.
+    certified_eps_ : float
+        With ``confidence``: population gap bound holding with that probability.
+    cell_counts_ : ndarray of shape (n_groups, n_conditions)
+        With ``confidence``: fitting rows per group (and label value) behind the margin.
     thresholds_ : ndarray of shape (n_groups,)
         Thresholds ``t_k`` aligned with ``groups_`` (for ``covariance``: shape
         ``(n_subgroups, 2)``, columns for outside / inside the sensitive class; for the label
         criteria: list of per-group arrays of cut points of the step rule).
     gamma_, rho_, eps_ : float
-        Fitted ramp width, target rate (the optimal one when ``rho=None``) and tolerance.
+        Fitted ramp width, target rate (the optimal one when ``rho=None``) and the tolerance the
+        rule was fitted to (``eps``, minus the margin with ``confidence``).
     groups_ : pandas.Index
         Group labels seen at fit (tuples for several sensitive columns).
     fitted_rates_ : ndarray
@@ -188,6 +208,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "calibration": [None, StrOptions({c for c in CALIBRATIONS if c is not None})],
         "score_bins": [None, Interval(Integral, 2, None, closed="left")],
         "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
@@ -196,7 +217,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  score_map: ScoreMap = "auto", solver_options: dict[str, Any] | None = None,
                  calibration: Literal["auto", "isotonic", "isotonic_per_group"] | None = "auto",
-                 score_bins: int | None = None, pos_label: str | int | bool | None = None) -> None:
+                 score_bins: int | None = None, pos_label: str | int | bool | None = None,
+                 confidence: float | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -210,6 +232,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.calibration = calibration
         self.score_bins = score_bins
         self.pos_label = pos_label
+        self.confidence = confidence
 
     def __sklearn_clone__(self) -> ThresholdDebiaser:
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
@@ -262,7 +285,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         validate_params(self)
         constraint = self._constraint()
         opts = self._solver_options(constraint)
+        self.eps_ = float(self.eps)
+        self.certificate_: Certificate | None = None
         if self._by_statistics(X, y, sensitive_features, sample_weight):
+            if self.confidence is not None:
+                raise DataValidationError("confidence is computed from in-memory rows; chunked and Dask inputs are "
+                                          "fitted without it (use confidence=None, or pass NumPy/pandas inputs).")
             return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
         n = self._n_rows(X)
         if n == 0:
@@ -272,6 +300,11 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         codes = self._fit_groups(sensitive_features, X, n)
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
+        if self.confidence is not None:
+            self.cell_counts_ = cell_counts(codes, len(self.groups_), yv, constraint)
+            self._margin = threshold_margin(self.cell_counts_, constraint, self.confidence, sw,
+                                            "ThresholdDebiaser.fit")
+            self.eps_ = tightened_eps(float(self.eps), self._margin[0], float(self.confidence), "ThresholdDebiaser")
         self._fit_estimator(X, yv, sw)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         if self.score_bins is not None:
@@ -294,12 +327,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             at = collapse_atoms(f, codes, len(self.groups_), sw, labels=yv)
             self.calibrator_, at = _statistics.calibrate_atoms(at, calibration == "isotonic_per_group")
             if constraint == "demographic_parity":
-                parity = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps, rho=self.rho, atoms=at)
+                parity = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps_, rho=self.rho, atoms=at)
                 return self._solve_form(parity, constraint, opts)
             f = self.calibrator_.transform(f, codes)
         form: _Form
         if constraint == "demographic_parity":
-            form = RandomizedThresholdParity(f, codes, self.gamma, self.eps, self.rho, sw, len(self.groups_))
+            form = RandomizedThresholdParity(f, codes, self.gamma, self.eps_, self.rho, sw, len(self.groups_))
         elif constraint == "covariance":
             if len(self.groups_) != 2:
                 raise DataValidationError(f"constraint='covariance' needs a binary sensitive attribute; got "
@@ -309,11 +342,11 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             else:
                 sub = check_groups(subgroups, n, X=X, name="subgroups")
                 sub_codes, self.subgroups_ = sub.codes, sub.labels
-            form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps, sw, len(self.subgroups_))
+            form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps_, sw, len(self.subgroups_))
         else:
             if yv is None:
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
-            form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
+            form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps_, sample_weight=sw,
                                         n_groups=len(self.groups_))
         return self._solve_form(form, constraint, opts)
 
@@ -330,7 +363,6 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         solver_name = getattr(self.solver, "backend", self.solver)
         opts = dict(opts)
         sol: ThresholdSolution | OddsSolution
-        self.eps_ = float(self.eps)
         if constraint in ("demographic_parity", "covariance"):
             if solver_name == "sgd":
                 opts.setdefault("random_state", self.random_state)
@@ -353,7 +385,36 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr
         self.solution_ = sol
         self.constraint_ = constraint
+        if self.confidence is not None:
+            if isinstance(sol, ThresholdSolutionType):
+                rates = [sol.rates]
+            else:
+                rates = [sol.tpr] if constraint == "equal_opportunity" else [sol.tpr, sol.fpr]
+            margin, per_rate, n_rows = self._margin
+            cert = certificate(rates, margin, per_rate, float(self.confidence), n_rows)
+            self.certificate_, self.certified_eps_ = cert, cert.certified_eps
         return self
+
+    def certify_gap(self, eps: float, confidence: float) -> float:
+        """Population gap certified at ``confidence`` for a rule fitted to the sample gap ``eps``
+        on this fit's rows (``eps`` plus the DKW margin; see :doc:`/guarantees`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> f, g = rng.uniform(-1, 1, 2000), rng.integers(0, 2, 2000)
+        >>> deb = ThresholdDebiaser(eps=0.2, confidence=0.9).fit(f, sensitive_features=g)
+        >>> round(deb.certify_gap(0.1, 0.95), 3), deb.certified_eps_ <= 0.2
+        (0.194, True)
+        """
+        self._check_fitted()
+        counts = getattr(self, "cell_counts_", None)
+        if counts is None:
+            raise DataValidationError("certify_gap needs a fit with confidence set (its cell counts); refit with "
+                                      "confidence=0.95, say.")
+        margin, _, _ = threshold_margin(counts, self.constraint_, confidence, None, "ThresholdDebiaser.certify_gap")
+        return float(eps) + margin
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "solution_"):
