@@ -163,3 +163,10 @@ class NotOptimalWarning(RuntimeWarning):
     """A fit ended without a certificate of optimality or with a constraint violated on the training
     data (iteration cap, duality gap above tolerance). The message says what to raise or loosen;
     turn it into an error with ``warnings.simplefilter("error", NotOptimalWarning)``."""
+
+
+class CertificateWarning(RuntimeWarning):
+    """A fit with ``confidence`` certified a population gap above the requested ``eps`` (the rule
+    was fitted to the tightened tolerance, but its gap on the held-out certification rows came out
+    larger). ``certified_eps_`` holds what is certified; refit with a smaller ``eps``, more rows or a
+    lower confidence."""

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, InfeasibleError
 
 __all__ = ["Certificate", "certification_split", "check_confidence", "dkw_margin", "gap_margin", "hoeffding_margin",
-           "holdout_certificate", "range_margin"]
+           "holdout_certificate", "range_margin", "tightened_eps"]
 
 
 def check_confidence(confidence: object, where: str) -> float:
@@ -151,6 +151,24 @@ def gap_margin(counts: ArrayLike, confidence: float, *, kind: str = "range",
     eps0 = dkw_margin(tot, delta)
     per_rate.update({f"pooled|c{c}": float(eps0[c]) for c in range(n.shape[1])})
     return float(np.max(eps.max(axis=0) + eps0)), per_rate
+
+
+def tightened_eps(eps: float, margin: float, confidence: float, where: str) -> float:
+    """The training tolerance that certifies ``eps`` on the population, or the error saying which
+    ``eps`` can be certified at this confidence and sample size.
+
+    Examples
+    --------
+    >>> tightened_eps(0.1, 0.03, 0.95, "here")
+    0.07
+    """
+    if eps < margin:
+        raise InfeasibleError(
+            f"{where}: eps = {eps:g} cannot be certified at confidence {confidence:g} with this sample: the "
+            f"sampling error alone can add {margin:.4g} to the gap. The smallest certifiable eps is {margin:.4g} "
+            f"(lower the confidence, or add rows to the smallest groups).",
+            constraint="fairness", tightest={"eps": float(margin)})
+    return round(float(eps - margin), 15)
 
 
 @dataclass

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from fairopt.criteria import criterion
-from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.errors import DataValidationError
 from fairopt.guarantees import Certificate, check_confidence, gap_margin
 
 
@@ -53,18 +53,6 @@ def threshold_margin(counts: np.ndarray, constraint: str, confidence: object,
                                       f"sample); fit without sample_weight or with confidence=None.")
     margin, per_rate = gap_margin(counts, conf, kind="range")
     return margin, per_rate, int(counts[:, 0].sum() if counts.shape[1] == 1 else counts.sum())
-
-
-def tightened_eps(eps: float, margin: float, confidence: float, where: str) -> float:
-    """The training tolerance that certifies ``eps`` on the population, or the error saying which
-    ``eps`` can be certified at this confidence and sample size."""
-    if eps < margin:
-        raise InfeasibleError(
-            f"{where}: eps = {eps:g} cannot be certified at confidence {confidence:g} with this sample: the "
-            f"sampling error alone can add {margin:.4g} to the gap. The smallest certifiable eps is {margin:.4g} "
-            f"(lower the confidence, or add rows to the smallest groups).",
-            constraint="fairness", tightest={"eps": float(margin)})
-    return float(eps - margin)
 
 
 def certificate(rates: ArrayLike, margin: float, per_rate: dict[str, float], confidence: float,

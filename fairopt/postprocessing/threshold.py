@@ -15,11 +15,11 @@ from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, resolve
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
-from fairopt.guarantees import Certificate
+from fairopt.guarantees import Certificate, tightened_eps
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing import _statistics
-from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin, tightened_eps
+from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
 from fairopt.stats import is_dask
 from fairopt.validation import (
@@ -146,7 +146,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         ``tightest``. Needs unweighted in-memory rows and a rate criterion (not ``covariance``).
     Attributes
     ----------
-    certificate_ : Certificate or None
+    guarantee_ : Certificate or None
         With ``confidence``: the sample gap, the margin and the method
         (:class:`fairopt.guarantees.Certificate`); ``None`` otherwise.
     certified_eps_ : float
@@ -286,7 +286,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         constraint = self._constraint()
         opts = self._solver_options(constraint)
         self.eps_ = float(self.eps)
-        self.certificate_: Certificate | None = None
+        self.guarantee_: Certificate | None = None
         if self._by_statistics(X, y, sensitive_features, sample_weight):
             if self.confidence is not None:
                 raise DataValidationError("confidence is computed from in-memory rows; chunked and Dask inputs are "
@@ -392,7 +392,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
                 rates = [sol.tpr] if constraint == "equal_opportunity" else [sol.tpr, sol.fpr]
             margin, per_rate, n_rows = self._margin
             cert = certificate(rates, margin, per_rate, float(self.confidence), n_rows)
-            self.certificate_, self.certified_eps_ = cert, cert.certified_eps
+            self.guarantee_, self.certified_eps_ = cert, cert.certified_eps
         return self
 
     def certify_gap(self, eps: float, confidence: float) -> float:
