@@ -103,3 +103,18 @@ def test_frontier_refuses_what_it_cannot_certify() -> None:
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(DataValidationError, match="no population guarantee"):
         frontier(FairClassifier(LogisticRegression()), X, y, sensitive_features=group, eps=[0.1], confidence=0.9)
+
+
+def test_fair_regressor_frontier_is_certified() -> None:
+    from sklearn.linear_model import LinearRegression
+
+    from fairopt.inprocessing import FairRegressor
+    rng = np.random.default_rng(4)
+    n = 400
+    group = rng.integers(0, 2, n)
+    X = np.column_stack([rng.normal(size=n) + group, rng.normal(size=n)])
+    y = np.clip(0.3 * X[:, 0] + 0.1 * rng.normal(size=n) + 0.4, 0, 1)
+    f = frontier(FairRegressor(LinearRegression(), eps=0.1), X, y, sensitive_features=group, eps=[0.05, 0.2])
+    assert f.method == "certified game"
+    assert np.all(f.lower_bound <= f.value + 1e-12)
+    assert np.all(f.value - f.lower_bound >= -1e-12)
