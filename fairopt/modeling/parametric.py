@@ -84,7 +84,8 @@ class ParametricProblem:
     objective : str
         What the program's objective measures, in the method's own units.
     scale, offset : float
-        The method's objective is ``scale * program objective + offset``.
+        The method's objective is ``scale * V + offset``, with ``V`` the value of the
+        minimisation form (the program's objective, negated for a maximisation).
 
     Examples
     --------
