@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.inprocessing._mixture import (

@@ -9,9 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from fairopt.criteria import accepted_names
+from fairopt._param_validation import HasMethods, Interval, StrOptions
+from fairopt.criteria import accepted_names, criterion
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing._mixture import (
@@ -237,7 +237,10 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             if name in self.__dict__:
                 delattr(self, name)
         validate_params(self)
-        check_eps(self, high=1.0 if self.constraint == "statistical_parity" else None)
+        # a rate criterion's eps is a difference of rates, in [0, 1]; a loss bound only needs eps >= 0.
+        # The name goes through the registry: an alias (demographic_parity) is checked the same way
+        check_eps(self, high=1.0 if isinstance(self.constraint, str) and criterion(self.constraint).is_rate
+                  else None)
         check_lambda_scales(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
                                            "FairRegressor.fit", interval=(0.0, 1.0), dense=True,

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, resolve
 from fairopt.errors import DataValidationError, NotFittedError
