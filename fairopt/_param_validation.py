@@ -29,9 +29,20 @@ from fairopt.errors import ParameterError
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
-__all__ = ["RANDOM_STATE", "HasMethods", "Interval", "ParameterError", "StrOptions", "check_numbers",
-           "check_options", "check_value", "parameter_error", "validate_parameter_constraints",
-           "validate_params"]
+__all__ = [
+    "RANDOM_STATE",
+    "HasMethods",
+    "Interval",
+    "ParameterError",
+    "StrOptions",
+    "check_count",
+    "check_numbers",
+    "check_options",
+    "check_value",
+    "parameter_error",
+    "validate_parameter_constraints",
+    "validate_params",
+]
 
 
 def _is_bool(value: object) -> bool:
@@ -193,6 +204,24 @@ def check_value(name: str, value: object, constraints: list[Any] | str, owner: s
                              f"Got {value!r} instead.")
     if numeric and isinstance(value, numbers.Real) and not _is_bool(value) and not np.isfinite(float(value)):
         raise ParameterError(f"The {name!r} parameter of {owner} must be a finite number. Got {value!r} instead.")
+
+
+def check_count(owner: str, name: str, value: object, low: int = 1, high: int | None = None) -> int:
+    """``value`` as an int in ``[low, high]`` (a number of positions, items, ...): an integer,
+    not ``2.5`` (which ``int()`` would quietly truncate), not a boolean.
+
+    Examples
+    --------
+    >>> check_count("position_weights", "k", 3, high=5)
+    3
+    >>> try:
+    ...     check_count("position_weights", "k", 2.5, high=5)
+    ... except ParameterError as exc:
+    ...     print(exc)
+    The 'k' parameter of position_weights must be an int in the range [1, 5]. Got 2.5 instead.
+    """
+    check_value(name, value, [Interval(numbers.Integral, low, high, closed="both")], owner)
+    return int(value)  # type: ignore[call-overload]
 
 
 def validate_parameter_constraints(constraints: Mapping[str, Any], params: Mapping[str, Any],
