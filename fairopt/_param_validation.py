@@ -155,7 +155,7 @@ def _satisfies(constraint: Any, value: object) -> bool:
         return _is_bool(value)
     if constraint == "random_state":
         return value is None or isinstance(value, np.random.RandomState) or (
-            isinstance(value, numbers.Integral) and not _is_bool(value) and 0 <= value <= 2**32 - 1)
+            isinstance(value, numbers.Integral) and not _is_bool(value) and 0 <= int(value) <= 2**32 - 1)
     if isinstance(constraint, type):
         return isinstance(value, constraint)
     raise TypeError(f"unknown parameter constraint {constraint!r}")

@@ -155,6 +155,7 @@ class Criterion:
             raise ConfigError(f"criterion {self.name!r}: give at least two distinct classes, got {classes!r}.")
         if positive is not None and positive not in labels:
             raise ConfigError(f"criterion {self.name!r}: positive={positive!r} is not one of the classes {labels}.")
+        pairs: list[tuple[Hashable | None, Hashable]]
         if self.given == "all":
             pairs = [(None, k) for k in labels]
         elif self.given == "same":
