@@ -10,13 +10,13 @@ A **rate criterion** bounds, across groups ``g``, the differences of conditional
 conditioned on besides the group), and :meth:`Criterion.events` spells them out for any set of
 classes as :class:`Event` pairs ``(given, predicted)`` = ``(j, k)``, ``j = None`` meaning all rows:
 
-========== =========================== ==============================================
-``given``  rates compared               criteria
-========== =========================== ==============================================
-``"all"``  ``P(ŷ=k | A=g)``             demographic parity
-``"same"`` ``P(ŷ=k | Y=k, A=g)``        equal opportunity (per-class recall)
-``"each"`` ``P(ŷ=k | Y=j, A=g)``, all j equalized odds (the whole confusion matrix)
-========== =========================== ==============================================
+============ ============================== ==============================================
+``given``    rates compared                 criteria
+============ ============================== ==============================================
+``"all"``    ``P(ŷ=k | A=g)``               demographic parity
+``"same"``   ``P(ŷ=k | Y=k, A=g)``          equal opportunity (per-class recall)
+``"each"``   ``P(ŷ=k | Y=j, A=g)``, all j   equalized odds (the whole confusion matrix)
+============ ============================== ==============================================
 
 For a binary problem with a favourable class (``positive=1``) only the events predicting it are
 kept: ``P(ŷ=0 | E) = 1 - P(ŷ=1 | E)``, so parity of the other class's rate on the same event
