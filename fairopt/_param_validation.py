@@ -194,14 +194,14 @@ def check_value(name: str, value: object, constraints: list[Any] | str, owner: s
     if constraints == "no_validation":
         return
     constraints = list(constraints)
-    if not any(_satisfies(c, value) for c in constraints):
-        described = [_describe(c) for c in constraints]
-        want = described[0] if len(described) == 1 else f"{', '.join(described[:-1])} or {described[-1]}"
-        raise ParameterError(f"The {name!r} parameter of {owner} must be {want}. Got {value!r} instead.")
     numeric = [c for c in constraints if isinstance(c, Interval) or c == "random_state"]
     if numeric and "boolean" not in constraints and _is_bool(value):
         raise ParameterError(f"The {name!r} parameter of {owner} must be a number, not a boolean. "
                              f"Got {value!r} instead.")
+    if not any(_satisfies(c, value) for c in constraints):
+        described = [_describe(c) for c in constraints]
+        want = described[0] if len(described) == 1 else f"{', '.join(described[:-1])} or {described[-1]}"
+        raise ParameterError(f"The {name!r} parameter of {owner} must be {want}. Got {value!r} instead.")
     if numeric and isinstance(value, numbers.Real) and not _is_bool(value) and not np.isfinite(float(value)):
         raise ParameterError(f"The {name!r} parameter of {owner} must be a finite number. Got {value!r} instead.")
 

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from fairopt.modeling import SolverSpec
-    from fairopt.runs.card import Card
 
 __all__ = ["Progress", "RunOutput", "Runner", "Table", "no_progress", "split_rows"]
 
@@ -84,7 +83,8 @@ class Runner(Protocol):
         ``Data`` and ``Parameters``: pydantic models (``extra="forbid"``) validating the card's
         ``[data]`` and ``[parameters]`` tables;
         ``run(card, params, data, solver, progress) -> RunOutput``: fits and evaluates the
-        card's model, with ``params`` / ``data`` the validated tables, ``solver`` the card's
+        card's model, with ``card`` the loaded :class:`~fairopt.runs.card.Card` (typed ``Any``
+        here: the card module imports this one), ``params`` / ``data`` the validated tables, ``solver`` the card's
         :class:`~fairopt.modeling.SolverSpec` (``None``: the registry's default) and
         ``progress(step, total, message)`` the progress callback.
     Optional (absent: the feature is off for this formulation)
@@ -105,7 +105,7 @@ class Runner(Protocol):
     Data: type[BaseModel]
     Parameters: type[BaseModel]
 
-    def run(self, card: Card, params: Any, data: Any, solver: SolverSpec | None,
+    def run(self, card: Any, params: Any, data: Any, solver: SolverSpec | None,
             progress: Progress) -> RunOutput:
         """Fit and evaluate the card's model."""
         ...
