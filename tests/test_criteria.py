@@ -85,7 +85,7 @@ def test_constraint_blocks_by_criterion_name():
 
 # ---- issue 32 item 3: a criterion is meaning (its events), not a name ------------------------------
 from fairopt.criteria import Criterion, Event  # noqa: E402
-from fairopt.errors import ParameterError  # noqa: E402
+from fairopt.errors import DataValidationError, ParameterError  # noqa: E402
 
 
 def _empirical_rates(pred, y, g, events):
@@ -194,3 +194,19 @@ def test_fair_regressor_checks_eps_by_meaning_not_by_name(data, alias):
     target = 1 / (1 + np.exp(-X[:, 0]))
     with pytest.raises(ParameterError, match="'eps' parameter of FairRegressor"):
         FairRegressor(constraint=alias, eps=5, max_iter=2).fit(X, target, sensitive_features=a)
+
+
+def test_the_label_cells_every_group_needs_come_from_the_events():
+    # group 1 has no negatives: equalized odds (events given Y=1 and Y=0) cannot compare its FPR,
+    # equal opportunity (given Y=1 only) and demographic parity (all rows) can
+    from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+    scores = np.linspace(-1, 1, 8)
+    g = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    y = np.array([1, 0, 1, 0, 1, 1, 1, 1])
+    with pytest.raises(DataValidationError, match=r"groups \[1\] have no negative labels"):
+        ThresholdMixtureOdds(scores, g, y, "equalized_odds", 0.1)
+    for name in ("equal_opportunity", "demographic_parity"):
+        assert ThresholdMixtureOdds(scores, g, y, name, 0.1).solve().accuracy > 0
+    with pytest.raises(DataValidationError, match=r"groups \[1\] have no positive labels"):
+        ThresholdMixtureOdds(scores, g, 1 - y, "equal_opportunity", 0.1)
+    assert criterion("equalized_odds").label_cells((1, 0), positive=1) == (1, 0)
