@@ -210,3 +210,15 @@ def test_the_label_cells_every_group_needs_come_from_the_events():
     with pytest.raises(DataValidationError, match=r"groups \[1\] have no positive labels"):
         ThresholdMixtureOdds(scores, g, 1 - y, "equal_opportunity", 0.1)
     assert criterion("equalized_odds").label_cells((1, 0), positive=1) == (1, 0)
+
+
+def test_model_cards_take_the_same_aliases_as_the_estimators():
+    from pydantic import ValidationError
+
+    from fairopt.runs.fair_logloss import Parameters as LogLossParameters
+    from fairopt.runs.threshold_debiasing import Parameters as ThresholdParameters
+    assert ThresholdParameters(constraint="statistical_parity").constraint == "demographic_parity"
+    assert LogLossParameters(constraint="true_positive_rate_parity").constraint == "equal_opportunity"
+    assert LogLossParameters(constraint="none").constraint == "none"
+    with pytest.raises(ValidationError):
+        ThresholdParameters(constraint="parity")

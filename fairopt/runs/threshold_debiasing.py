@@ -72,6 +72,13 @@ class Parameters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds"] = _DEFAULT["constraint"]
+
+    @field_validator("constraint", mode="before")
+    @classmethod
+    def _canonical_criterion(cls, v: object) -> object:
+        # aliases (statistical_parity, ...) resolve in fairopt.criteria, as the estimator's do
+        from fairopt.criteria import canonical
+        return (canonical(v) or v) if isinstance(v, str) else v
     gamma: float = Field(default=_DEFAULT["gamma"], ge=0)
     eps: float = Field(default=_DEFAULT["eps"], ge=0)
     rho: float | None = Field(default=_DEFAULT["rho"], ge=0, le=1)
