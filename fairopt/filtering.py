@@ -33,8 +33,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import (

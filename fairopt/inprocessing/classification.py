@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import CertificateWarning, DataValidationError
 from fairopt.guarantees import tightened_eps
@@ -20,7 +20,6 @@ from fairopt.inprocessing._mixture import (
     RandomizedMixture,
     check_eps,
     check_fit_inputs,
-    check_game_params,
     moment_from,
     warn_if_not_optimal,
 )
@@ -219,7 +218,6 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()
-        check_game_params(self, B=self_B)
         if np.unique(y).size < 2:       # y is encoded: 1 = pos_label
             present = self.classes_[self._pos_index] if y.size and y[0] == 1 else self.classes_[1 - self._pos_index]
             raise DataValidationError(f"FairClassifier needs both labels {self.classes_.tolist()} in y, got 1 "

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss

@@ -9,16 +9,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from fairopt.criteria import accepted_names
-from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
+from fairopt._param_validation import HasMethods, Interval, StrOptions
+from fairopt.criteria import accepted_names, criterion
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
     check_eps,
     check_fit_inputs,
-    check_game_params,
     check_lambda_scales,
     moment_from,
     warn_if_not_optimal,
@@ -223,8 +222,9 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         ------
         DataValidationError
             Targets outside ``[0, 1]``, NaN/inf, mismatched lengths, a single group, empty X.
-        ConfigError
-            Unknown constraint, ``max_iter`` not a positive integer, non-positive ``B``/``nu``.
+        ParameterError
+            A parameter outside what it accepts (unknown constraint, ``max_iter`` not a positive
+            integer, non-positive ``B``/``nu``, a rate criterion's ``eps`` outside ``[0, 1]``).
         InfeasibleError
             Bounded group loss cannot be met: no mixture of the oracle's hypotheses reaches
             the bound (``constraint`` names the group; ``tightest`` the smallest bound found).
@@ -237,14 +237,14 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             if name in self.__dict__:
                 delattr(self, name)
         validate_params(self)
-        check_eps(self, high=1.0 if self.constraint == "statistical_parity" else None)
+        # a rate criterion's eps is a difference of rates, in [0, 1]; a loss bound only needs eps >= 0.
+        # The name goes through the registry: an alias (demographic_parity) is checked the same way
+        check_eps(self, high=1.0 if isinstance(self.constraint, str) and criterion(self.constraint).is_rate
+                  else None)
         check_lambda_scales(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
                                            "FairRegressor.fit", interval=(0.0, 1.0), dense=True,
                                            numeric=self.estimator is None)
-        check_game_params(self)
-        if self.round not in ("down", "mid"):
-            raise ConfigError(f"round={self.round!r}; use 'down' or 'mid'.")
         moment = self._moment()
         oracle = self._oracle(moment)
         game = ExponentiatedGradient(moment, oracle, B=self.B, nu=self.nu, max_iter=self.max_iter,

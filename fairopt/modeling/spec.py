@@ -217,7 +217,8 @@ class SolverSpec:
                               f"{backend_names()} (see `fairopt solvers`).")
         if base.time_limit is not None:
             try:
-                ok = float(base.time_limit) > 0
+                # a bool is an int to Python: time_limit=True is a mistake, not one second
+                ok = type(base.time_limit).__name__ not in ("bool", "bool_") and float(base.time_limit) > 0
             except (TypeError, ValueError):
                 ok = False
             if not ok:

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
-from fairopt.criteria import accepted_names, resolve
+from fairopt.criteria import accepted_names, criterion, resolve
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
 from fairopt.guarantees import Certificate, tightened_eps
@@ -249,7 +249,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def _solver_options(self, constraint: str) -> dict[str, Any]:
         """``solver_options`` checked against what the chosen back end reads (unknown keys raise)."""
         backend = SolverSpec.parse(self.solver, default="native").backend
-        if constraint in ("equal_opportunity", "equalized_odds") and backend == "native":
+        if criterion(constraint).needs_labels and backend == "native":
             backend = "highs"   # the label criteria are LPs
         allowed = {"native": (), "sgd": SGD_OPTIONS}.get(backend, PROGRAM_OPTIONS)
         return check_options(self, "solver_options", self.solver_options, allowed,

@@ -19,8 +19,7 @@ import time
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.data import Domain
 from fairopt.modeling import SolverSpec

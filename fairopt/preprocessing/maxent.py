@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError, SolverError

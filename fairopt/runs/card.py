@@ -30,14 +30,13 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairopt.errors import ConfigError
 from fairopt.modeling.registry import SolverSpec
-from fairopt.runs import get_runner
+from fairopt.runs import Runner, get_runner
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,7 +90,7 @@ class Card:
     name: str
     description: str
     formulation: str
-    runner: ModuleType
+    runner: Runner
     data: BaseModel
     parameters: BaseModel
     solver: SolverSpec | None

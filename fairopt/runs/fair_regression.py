@@ -327,7 +327,4 @@ def build(card: Card, params: Parameters, data: Data) -> Program:
                                loss=params.loss or prepared["loss"])
     moment.fit(prepared["y_train"], prepared["a_train"])
     oracle = HingeLPOracle().prepare(moment, prepared["X_train"])
-    C = oracle.augmented_costs(np.zeros(moment.n_rows))
-    from fairopt.formulations.cost_sensitive import WeightedHingeLP
-    return WeightedHingeLP(oracle._features, oracle._z, np.abs(C), np.where(C <= 0, 1.0, -1.0),
-                           moment.grid.alpha).build()
+    return oracle.hinge_lp(np.zeros(moment.n_rows)).build()

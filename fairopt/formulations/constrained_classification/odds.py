@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.criteria import resolve
+from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
 from fairopt.modeling.registry import SolverSpec, default_backend
@@ -135,15 +135,12 @@ class ThresholdMixtureOdds:
         self.P = np.bincount(at.cell, weights=self.pos, minlength=K)
         self.Q = np.bincount(at.cell, weights=self.neg, minlength=K)
         self.n = at.cell_weight
-        if constraint != "demographic_parity":
-            bad = np.flatnonzero(self.P <= 0)
+        # every label the criterion's events condition on must occur in every group (fairopt.criteria)
+        for label in criterion(constraint).label_cells((1, 0), positive=1):
+            bad = np.flatnonzero((self.P if label == 1 else self.Q) <= 0)
             if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no positive labels; their true "
-                                          "positive rate is undefined.")
-        if constraint == "equalized_odds":
-            bad = np.flatnonzero(self.Q <= 0)
-            if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no negative labels; their false "
+                kind, rate = ("positive", "true") if label == 1 else ("negative", "false")
+                raise DataValidationError(f"groups {bad.tolist()} have no {kind} labels; their {rate} "
                                           "positive rate is undefined.")
 
     def _rows(self) -> tuple[np.ndarray, np.ndarray, dict[str, sp.csr_matrix]]:
