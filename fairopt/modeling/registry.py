@@ -1,9 +1,11 @@
 """The back-end registry: which back ends exist, which are installed, what each takes.
 
-Every back end is one module, ``fairopt/modeling/backends/<name>_backend.py``, exporting an
-:data:`INFO` (:class:`~fairopt.modeling.spec.BackendInfo`); the registry finds them by scanning
-that package. Programs (LP, QP, MILP) compile through ``compile(program, spec)``, smooth problems
-go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
+Every algorithm, fairopt's own included, is a registered solver: one module
+``fairopt/modeling/backends/<name>_backend.py`` exporting an :data:`INFO`
+(:class:`~fairopt.modeling.spec.BackendInfo`) that declares the problem kinds
+(:mod:`fairopt.modeling.kinds`) each inner solver accepts and its capabilities; the registry reads
+the one list :data:`fairopt.modeling.backends.NAMES`. Programs (LP, QP, MILP) compile through
+``compile(program, spec)``, smooth problems go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
 (``native``, ``sgd``) to ``solve_own(problem, spec, ...)`` of the same modules, always after
 :func:`check_spec`, which has no per-back-end special cases. Runners and estimators ask
 :func:`default_spec` instead of naming a solver.
@@ -12,13 +14,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import pkgutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache, partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
+from fairopt.modeling.backends import NAMES
 from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
 if TYPE_CHECKING:
@@ -26,9 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
            "available_backends", "backend_info", "backend_installed", "backends_for",
-           "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
+           "accepts", "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
            "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
-           "reject_unknown_options", "solve_own", "takes"]
+           "reject_unknown_options", "resolve", "solve_own", "solver_table", "takes"]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
@@ -38,13 +40,12 @@ REFERENCES = {"LP": ("highs:highs", "cvxpy:CLARABEL"),
               "QP": ("osqp:osqp", "cvxpy:CLARABEL", "highs:highs")}
 
 
-def _scan_backends() -> None:
-    import fairopt.modeling.backends as pkg
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name.endswith("_backend"):
-            info = getattr(importlib.import_module(f"{pkg.__name__}.{mod.name}"), "INFO", None)
-            if info is not None:
-                BACKENDS[info.name] = info
+def _load_backends() -> None:
+    for name in NAMES:
+        info = importlib.import_module(f"fairopt.modeling.backends.{name}_backend").INFO
+        if info.name != name:  # a packaging error, not a user's
+            raise RuntimeError(f"back-end module {name}_backend declares the name {info.name!r}")
+        BACKENDS[name] = info
     for p in PROBLEM_CLASSES:
         owners = [b.name for b in BACKENDS.values() if p in b.default_for]
         if len(owners) != 1:  # a packaging error, not a user's
@@ -88,6 +89,67 @@ def default_spec(problem_class: str) -> SolverSpec:
     """
     name = default_backend(problem_class)
     return SolverSpec(name, BACKENDS[name].default_solver[problem_class])
+
+
+def resolve(solver: str | SolverSpec | Mapping[str, Any] | None, kind: str, **overrides: Any) -> SolverSpec:
+    """Parse a user's ``solver`` value once and resolve it for problem ``kind``: ``None`` takes
+    the registry's default for the kind (:func:`default_spec`); anything else goes through
+    :meth:`SolverSpec.parse` and :func:`check_spec`, so an unknown or unfit solver raises the
+    typed error listing the installed solvers that accept the kind.
+
+    Examples
+    --------
+    >>> str(resolve(None, "threshold")), str(resolve("cvxpy", "LP"))
+    ('native:native', 'cvxpy:CLARABEL')
+    >>> resolve("cvxpy:NOPE", "LP")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.UnknownSolverError: cvxpy has no inner solver 'NOPE'; ...
+    """
+    if solver is None and not any(v is not None for v in overrides.values()):
+        return check_spec(default_spec(kind), kind)
+    return check_spec(SolverSpec.parse(solver, default=default_spec(kind), **overrides), kind)
+
+
+def accepts(spec: str | SolverSpec | Mapping[str, Any] | None, kind: str) -> bool:
+    """Whether the solver named by ``spec`` declares problem ``kind`` (for a spec without an
+    inner solver: whether the back end's default inner solver for the kind exists). Used to
+    dispatch a problem that can be solved as a structured kind or lowered to a Program.
+
+    Examples
+    --------
+    >>> accepts("native", "threshold"), accepts("highs", "threshold"), accepts(None, "LP")
+    (True, False, True)
+    """
+    parsed = default_spec(kind) if spec is None else SolverSpec.parse(spec)
+    info = backend_info(parsed.backend)
+    if parsed.solver is None:
+        return kind in info.default_solver
+    name = info.canonical_solver(str(parsed.solver))
+    return name is not None and kind in info.kinds(name)
+
+
+def solver_table() -> list[dict[str, Any]]:
+    """One record per registered (back end, inner solver): the kinds it accepts, whether it is
+    installed, and its capabilities (:meth:`BackendInfo.capabilities`); what ``fairopt solvers``
+    prints.
+
+    Examples
+    --------
+    >>> rows = {(r["backend"], r["solver"]): r for r in solver_table()}
+    >>> rows["column_generation", "column_generation"]["kinds"]
+    ['colgen']
+    >>> rows["native", "projected_gradient"]["kinds"], rows["sgd", "sgd"]["exact"]
+    (['simplex_qp'], False)
+    """
+    rows = []
+    for b in BACKENDS.values():
+        have = inner_solvers(b.name)
+        for s in b.solvers:
+            rows.append({"backend": b.name, "solver": s, "installed": s in have,
+                         "default_for": [k for k in b.default_for if b.default_solver.get(k) == s],
+                         **b.capabilities(s)})
+    return rows
 
 
 def backends_for(problem_class: str) -> list[str]:
@@ -320,4 +382,4 @@ def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
             model.program, SolverSpec(backend, solver, time_limit=model.spec.time_limit))
 
 
-_scan_backends()
+_load_backends()

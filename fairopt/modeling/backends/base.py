@@ -97,6 +97,12 @@ class CompiledModel:
         self._dirty = True
         self.build_seconds = 0.0
 
+    def set_basis(self, basic_columns: np.ndarray, basic_rows: np.ndarray) -> bool:
+        """Offer a starting basis (``True`` = basic, one flag per column and per row); returns
+        whether the back end starts from it. A back end without bases (the default) ignores
+        it, so a formulation can offer one whatever the solver (capability ``warm_start``)."""
+        return False
+
     # -- updates (user sense) -------------------------------------------------------------
     def set_objective(self, linear: Mapping[str, Any]) -> None:
         """Replace the linear cost of the named variable blocks."""
