@@ -5,10 +5,11 @@ Every algorithm, fairopt's own included, is a registered solver: one module
 (:class:`~fairopt.modeling.spec.BackendInfo`) that declares the problem kinds
 (:mod:`fairopt.modeling.kinds`) each inner solver accepts and its capabilities; the registry reads
 the one list :data:`fairopt.modeling.backends.NAMES`. Programs (LP, QP, MILP) compile through
-``compile(program, spec)``, smooth problems go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
-(``native``, ``sgd``) to ``solve_own(problem, spec, ...)`` of the same modules, always after
-:func:`check_spec`, which has no per-back-end special cases. Runners and estimators ask
-:func:`default_spec` instead of naming a solver.
+``compile(program, spec)``, smooth problems go to ``solve_smooth(problem, spec, ...)`` and the
+other kinds (statistics problems, column- and row-generation masters) to ``solve_own(problem,
+spec, kind)`` of the same modules, always after :func:`check_spec`, which has no per-back-end
+special cases. Formulations, runners and estimators call :func:`resolve` (``None`` takes
+:func:`default_spec`) instead of naming a solver.
 """
 from __future__ import annotations
 
@@ -26,11 +27,33 @@ from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo
 if TYPE_CHECKING:
     from fairopt.modeling.backends.base import CompiledModel
 
-__all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
-           "available_backends", "backend_info", "backend_installed", "backends_for",
-           "accepts", "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
-           "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
-           "reject_unknown_options", "resolve", "solve_own", "solver_table", "takes"]
+__all__ = [
+    "BACKENDS",
+    "PROBLEM_CLASSES",
+    "REFERENCES",
+    "BackendInfo",
+    "SolverSpec",
+    "accepts",
+    "available_backends",
+    "backend_info",
+    "backend_installed",
+    "backends_for",
+    "check_spec",
+    "compile_program",
+    "default_backend",
+    "default_spec",
+    "exact_specs",
+    "inner_solvers",
+    "installed_specs",
+    "iteration_limit_option",
+    "load_backend",
+    "mip_gap_options",
+    "reject_unknown_options",
+    "resolve",
+    "solve_own",
+    "solver_table",
+    "takes",
+]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}

@@ -31,11 +31,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.linalg as sla
 
-from fairopt.errors import ConfigError, SolverError
+from fairopt.errors import ConfigError, SolverError, WrongProblemClassError
 from fairopt.modeling.backends.scipy_backend import minimize
-from fairopt.errors import WrongProblemClassError
-from fairopt.modeling.registry import (BACKENDS, SolverSpec, backend_info, backend_installed, check_spec,
-                                       default_spec, installed_specs, load_backend)
+from fairopt.modeling.registry import (
+    BACKENDS,
+    SolverSpec,
+    backend_info,
+    backend_installed,
+    check_spec,
+    default_spec,
+    installed_specs,
+    load_backend,
+)
 from fairopt.modeling.solution import NativeResult, Solution, Status
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import InfeasibleError, SolverError
-from fairopt.formulations.tv_repair._types import RowMeta, SolverArg, SolverLike
+from fairopt.formulations.tv_repair._types import RowMeta, SolverArg
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

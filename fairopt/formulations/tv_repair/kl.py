@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError, WrongProblemClassError
-from fairopt.formulations.tv_repair._types import SolverArg, SolverLike
-from fairopt.modeling import Program, Solution, SolverSpec, Status
+from fairopt.formulations.tv_repair._types import SolverArg
+from fairopt.modeling import Program, Solution, Status
 from fairopt.modeling.backends.cvxpy_backend import build_cvxpy
 from fairopt.modeling.smooth import CvxpyForm, SmoothProblem, smooth_spec, solve_smooth
 

@@ -1,7 +1,8 @@
 """``column_generation``: fairopt's column generation for LPs with a huge variable block (kind
 ``colgen``, a :class:`~fairopt.modeling.kinds.ColumnGenerationMaster`).
 
-Written for the mapping LP of Calmon et al. 2017 with 10^6..10^7 mapping cells: the mapping LP has one variable per (record type, candidate cell) but few rows (validity and
+Written for the mapping LP of Calmon et al. 2017 with 10^6..10^7 mapping cells: the mapping LP
+has one variable per (record type, candidate cell) but few rows (validity and
 distortion per record type, one utility row per key, a few discrimination rows), so an optimal
 basis holds at most as many mapping cells as there are rows. :func:`solve_column_generation`
 solves a *restricted master* over a small set of columns with HiGHS's simplex, prices every
