@@ -38,6 +38,7 @@ __all__ = [
     "backend_info",
     "backend_installed",
     "backends_for",
+    "capabilities",
     "check_spec",
     "compile_program",
     "default_backend",
@@ -55,7 +56,7 @@ __all__ = [
     "takes",
 ]
 
-#: every back end by name, in the order of their modules
+#: every registered solver (back end) by name, in the order of :data:`fairopt.modeling.backends.NAMES`
 BACKENDS: dict[str, BackendInfo] = {}
 #: back ends that re-solve a program whose status a solver got wrong, tried in order
 #: (:func:`fairopt.modeling.certify.reference_solve`)
@@ -150,6 +151,17 @@ def accepts(spec: str | SolverSpec | Mapping[str, Any] | None, kind: str) -> boo
         return kind in info.default_solver
     name = info.canonical_solver(str(parsed.solver))
     return name is not None and kind in info.kinds(name)
+
+
+def capabilities(spec: SolverSpec) -> dict[str, Any]:
+    """Capabilities of the inner solver of a resolved ``spec`` (:meth:`BackendInfo.capabilities`).
+
+    Examples
+    --------
+    >>> capabilities(resolve(None, "LP"))["duals"]
+    True
+    """
+    return backend_info(spec.backend).capabilities(str(spec.solver))
 
 
 def solver_table() -> list[dict[str, Any]]:

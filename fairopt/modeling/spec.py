@@ -91,6 +91,14 @@ class BackendInfo:
     tolerance_keys : mapping of str to tuple of str
         Per inner solver, the options that carry a relative tolerance a problem asks for
         (:attr:`fairopt.modeling.smooth.SmoothProblem.form_tolerance`).
+    active_set_qp : tuple of str
+        Inner solvers whose QP method is active-set: they cycle on some singular Hessians (the
+        program is routed to a reference solver) and prefer condensed QP forms.
+    qp_iteration_limit_key : str, optional
+        Option capping the QP iterations of those solvers.
+    feasibility_tolerance_key : mapping of str to str
+        Per inner solver, the option carrying its primal feasibility tolerance (for a
+        formulation that needs a face kept to a tolerance).
     choose_solver : callable, optional
         ``choose_solver(problem, kind)`` picks the inner solver from the problem itself when the
         spec names none (scipy picks a Hessian method when the smooth problem has a Hessian);
@@ -130,6 +138,9 @@ class BackendInfo:
     warm_start: tuple[str, ...] = ()
     choose_solver: Callable[[Any, str], str | None] | None = None
     form: str | None = None
+    active_set_qp: tuple[str, ...] = ()
+    qp_iteration_limit_key: str | None = None
+    feasibility_tolerance_key: Mapping[str, str] = field(default_factory=dict)
     tolerance_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def map_status(self, native: Any) -> Any:
@@ -159,7 +170,8 @@ class BackendInfo:
                 "exact": self.solver_accuracy(solver) <= DEFAULT_ACCURACY,
                 "time_limit": self.time_limit_key.get(solver),
                 "iteration_limit": self.iteration_limit_key.get(solver),
-                "tolerance": self.solver_accuracy(solver)}
+                "tolerance": self.solver_accuracy(solver), "active_set_qp": solver in self.active_set_qp,
+                "feasibility_tolerance": self.feasibility_tolerance_key.get(solver)}
 
     @property
     def problem_classes(self) -> tuple[str, ...]:

@@ -105,7 +105,8 @@ INFO = BackendInfo(
     # first-order methods at cvxpy's default tolerances
     accuracy={"SCS": 1e-4, "OSQP": 1e-4, "PDLP": 1e-4},
     status_map=STATUS_MAP, probe=_installed, check_options=check_options, duals=tuple(SOLVERS),
-    warm_start=("OSQP", "SCS"), form="cvxpy",
+    warm_start=("OSQP", "SCS"), form="cvxpy", active_set_qp=("HIGHS",),
+    qp_iteration_limit_key="qp_iteration_limit",
     tolerance_keys={"CLARABEL": ("tol_gap_abs", "tol_gap_rel", "tol_feas")})
 
 
@@ -180,10 +181,7 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False) -> tuple[
 
 class CvxpyModel(CompiledModel):
     backend = "cvxpy"
-
-    @property
-    def highs_qp(self) -> bool:
-        return self.spec.solver == "HIGHS"
+    info = INFO
 
     def _build(self) -> None:
         self.problem, self.variables, self.cons, self.rows = build_cvxpy(self.canon)

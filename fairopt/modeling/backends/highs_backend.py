@@ -122,12 +122,13 @@ INFO = BackendInfo(
     solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
     time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
     mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS,
-    check_options=check_options, duals=("highs",), warm_start=("highs",))
+    check_options=check_options, duals=("highs",), warm_start=("highs",), active_set_qp=("highs",),
+    qp_iteration_limit_key="qp_iteration_limit", feasibility_tolerance_key={"highs": "primal_feasibility_tolerance"})
 
 
 class HighsModel(CompiledModel):
     backend = "highs"
-    highs_qp = True
+    info = INFO
 
     def _build(self) -> None:
         canon = self.canon

@@ -75,7 +75,8 @@ INFO = BackendInfo(
                  "scip": "limits/gap"},
     install_hint={"ipopt": "smooth problems need the NLP solver Ipopt: conda install -c conda-forge ipopt"},
     status_map=STATUS_MAP, probe=_installed,
-    check_options=check_options, duals=tuple(SOLVERS), form="pyomo", tolerance_keys={"ipopt": ("tol",)})
+    check_options=check_options, duals=tuple(SOLVERS), form="pyomo", active_set_qp=("highs",),
+    qp_iteration_limit_key="qp_iteration_limit", tolerance_keys={"ipopt": ("tol",)})
 
 
 def _bound(v: float) -> float | None:
@@ -131,10 +132,7 @@ def build_pyomo(canon: Canonical, user_sense: bool = False) -> pyo.ConcreteModel
 
 class PyomoModel(CompiledModel):
     backend = "pyomo"
-
-    @property
-    def highs_qp(self) -> bool:
-        return self.spec.solver == "highs"
+    info = INFO
 
     def _build(self) -> None:
         import pyomo.environ as pyo
