@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import Canonical, as_bound, as_matrix, check_coefficients, check_convex, to_solution
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
-from fairopt.modeling.registry import SolverSpec, compile_program, resolve
+from fairopt.modeling.registry import SolverSpec, compile_program, resolve_solver
 from fairopt.modeling.solution import Solution
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ class Program:
         """Compile once for ``solver`` (default: the registry's solver for the program's kind)
         and return a model that can be updated and re-solved with warm starts (see
         :class:`fairopt.modeling.backends.base.CompiledModel`)."""
-        spec = resolve(solver, self.problem_class, **overrides)
+        spec = resolve_solver(solver, self.problem_class, **overrides)
         model = compile_program(self, spec)
         # no variable entries: a constant, answered the same on every back end (see diagnose)
         return ConstantModel(model) if self.canonical().n == 0 else model
@@ -362,7 +362,7 @@ class Program:
         objective equal to its constant (zero duals; no solver is called), or infeasible when a
         row's bounds exclude the activity 0.
         """
-        spec = resolve(solver, self.problem_class, time_limit=time_limit, verbose=verbose,
+        spec = resolve_solver(solver, self.problem_class, time_limit=time_limit, verbose=verbose,
                        options=dict(options) if options else None)
         canon = self.canonical()
         if canon.n == 0:  # a constant: the same answer whatever the back end (see diagnose)

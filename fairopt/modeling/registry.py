@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKENDS",
+    "OWN_ALGORITHM",
     "PROBLEM_CLASSES",
     "REFERENCES",
     "BackendInfo",
@@ -50,12 +51,14 @@ __all__ = [
     "load_backend",
     "mip_gap_options",
     "reject_unknown_options",
-    "resolve",
+    "resolve_solver",
     "solve_own",
     "solver_table",
     "takes",
 ]
 
+#: ``backend`` label of a result built by a problem's own algorithm, replaced by :func:`solve_own`
+OWN_ALGORITHM = "own algorithm"
 #: every registered solver (back end) by name, in the order of :data:`fairopt.modeling.backends.NAMES`
 BACKENDS: dict[str, BackendInfo] = {}
 #: back ends that re-solve a program whose status a solver got wrong, tried in order
@@ -115,7 +118,7 @@ def default_spec(problem_class: str) -> SolverSpec:
     return SolverSpec(name, BACKENDS[name].default_solver[problem_class])
 
 
-def resolve(solver: str | SolverSpec | Mapping[str, Any] | None, kind: str, **overrides: Any) -> SolverSpec:
+def resolve_solver(solver: str | SolverSpec | Mapping[str, Any] | None, kind: str, **overrides: Any) -> SolverSpec:
     """Parse a user's ``solver`` value once and resolve it for problem ``kind``: ``None`` takes
     the registry's default for the kind (:func:`default_spec`); anything else goes through
     :meth:`SolverSpec.parse` and :func:`check_spec`, so an unknown or unfit solver raises the
@@ -123,9 +126,9 @@ def resolve(solver: str | SolverSpec | Mapping[str, Any] | None, kind: str, **ov
 
     Examples
     --------
-    >>> str(resolve(None, "threshold")), str(resolve("cvxpy", "LP"))
+    >>> str(resolve_solver(None, "threshold")), str(resolve_solver("cvxpy", "LP"))
     ('native:native', 'cvxpy:CLARABEL')
-    >>> resolve("cvxpy:NOPE", "LP")
+    >>> resolve_solver("cvxpy:NOPE", "LP")
     Traceback (most recent call last):
     ...
     fairopt.errors.UnknownSolverError: cvxpy has no inner solver 'NOPE'; ...
@@ -158,7 +161,7 @@ def capabilities(spec: SolverSpec) -> dict[str, Any]:
 
     Examples
     --------
-    >>> capabilities(resolve(None, "LP"))["duals"]
+    >>> capabilities(resolve_solver(None, "LP"))["duals"]
     True
     """
     return backend_info(spec.backend).capabilities(str(spec.solver))
@@ -384,11 +387,16 @@ def takes(backend: str, problem_class: str) -> bool:
 
 
 def solve_own(problem: Any, spec: SolverSpec, problem_class: str, **options: Any) -> Any:
-    """Run the problem's own algorithm named by ``spec`` (``native``, ``sgd``) after
-    :func:`check_spec`: the back end calls the problem's ``solve_<backend>(**options)``."""
-    # ``problem`` is any formulation with a ``solve_<backend>`` method; the result is its own type
-    spec = check_spec(spec, problem_class)
-    return load_backend(spec.backend).solve_own(problem, spec, **options)
+    """Solve a problem of a kind other than Program and smooth (statistics problems, column- and
+    row-generation masters) with the solver named by ``spec``, after :func:`check_spec`. The
+    result's ``backend`` names the solver that ran (a problem's own algorithm labels its result
+    :data:`OWN_ALGORITHM`, not knowing which registered solver calls it)."""
+    # ``problem`` is any problem of the kind; the result is its own type
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    result = load_backend(spec.backend).solve_own(problem, spec, **options)
+    if hasattr(result, "backend"):
+        result.backend = spec.backend
+    return result
 
 
 def load_backend(name: str) -> ModuleType:

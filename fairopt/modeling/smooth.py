@@ -284,6 +284,27 @@ def _form_backends(problem: SmoothProblem) -> list[str]:
             and problem.has_form(b.form)]
 
 
+def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) -> Any:
+    """The native object of the problem's declarative form for ``backend`` (a ``cvxpy.Problem``,
+    a pyomo ``ConcreteModel``): the form the back end declares (``BackendInfo.form``); default
+    the first back end whose form the problem has. For embedding a model in a larger one.
+
+    Raises
+    ------
+    ConfigError
+        The back end solves no declarative form, or the problem lacks it (the message lists the
+        back ends whose form it has).
+    """
+    names = _form_backends(problem)
+    name = SolverSpec.parse(backend).backend if backend is not None else (names[0] if names else None)
+    form = backend_info(name).form if name is not None else None
+    if form is None or not problem.has_form(form):
+        raise ConfigError(f"build() gives the declarative form of the {problem.description} for back ends "
+                          f"{', '.join(names)}; got {backend!r} (the others work on the oracles directly).")
+    built = getattr(problem, f"to_{form}")()
+    return built.problem if isinstance(built, CvxpyForm) else built.model
+
+
 def smooth_spec(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSpec | None = None,
                 **overrides: Any) -> SolverSpec:
     """Parse and resolve ``spec`` for ``problem`` (kind ``smooth``): the registry's default, or

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, SolverSpec, Status
-from fairopt.modeling.registry import accepts, capabilities, resolve, solve_own
+from fairopt.modeling.registry import accepts, capabilities, resolve_solver, solve_own
 from fairopt.modeling.solution import Solution
 
 
@@ -66,7 +66,7 @@ def default_form(solver: str | SolverSpec | None = None) -> str:
     >>> default_form(), default_form("osqp")
     ('condensed', 'lifted')
     """
-    return "condensed" if capabilities(resolve(solver, "QP"))["active_set_qp"] else "lifted"
+    return "condensed" if capabilities(resolve_solver(solver, "QP"))["active_set_qp"] else "lifted"
 
 
 class _SimplexLeastSquares:
@@ -259,7 +259,7 @@ def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec | Non
     ([0.428571, 0.571429], True)
     """
     structured = solver is not None and accepts(solver, "simplex_qp")
-    spec = resolve(solver, "simplex_qp" if structured else "QP")
+    spec = resolve_solver(solver, "simplex_qp" if structured else "QP")
     A = check_conditional_matrix(A)
     K = A.shape[1]
     u = uniform_target(K) if target is None else np.asarray(target, dtype=float)
@@ -308,7 +308,7 @@ def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike
     >>> max_acceptance_weights(A, cell_mass, A.T @ q_star).round(4).tolist()
     [0.4286, 0.5714]
     """
-    spec = resolve(solver, "LP")
+    spec = resolve_solver(solver, "LP")
     key = capabilities(spec)["feasibility_tolerance"]
     if key is not None and key not in spec.options:
         spec = SolverSpec(spec.backend, spec.solver, {**spec.options, key: tol / 10}, spec.time_limit, spec.verbose)

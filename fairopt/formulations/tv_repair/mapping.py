@@ -44,7 +44,7 @@ from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
 from fairopt.modeling import Program, SolverSpec
 from fairopt.modeling.kinds import ColumnGenerationMaster
-from fairopt.modeling.registry import accepts, resolve, solve_own
+from fairopt.modeling.registry import accepts, resolve_solver, solve_own
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
@@ -110,7 +110,7 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
     ...                                features=["age_decade", "education_years"], epsilon=0.05,
     ...                                distortion="adult", clist=[0.99, 1.99, 2.99],
     ...                                dlist=[0.1, 0.05, 0.0], utility="xy")
-    >>> result = model.solve("highs")
+    >>> result = model.solve()
     >>> after = result.rates.set_index(["sex", "income"])["after"]
     >>> bool(after[("Female", 1)] <= 1.05 * after[("Male", 1)] + 1e-9)
     True
@@ -454,7 +454,9 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
         # one parse, for the kind the mapping is solved as: its column-generation master, the
         # whole LP, or (KL) the smooth problem of its exponential-cone form
         colgen = solver is not None and accepts(solver, "colgen")
-        spec = resolve(solver, "colgen" if colgen else "LP", **kwargs) if colgen or self.divergence == "tv" else None
+        spec = None
+        if colgen or self.divergence == "tv":
+            spec = resolve_solver(solver, "colgen" if colgen else "LP", **kwargs)
         prog = self.build()
         if colgen:
             assert spec is not None
