@@ -50,6 +50,7 @@ __all__ = [
     "iteration_limit_option",
     "load_backend",
     "mip_gap_options",
+    "parse_solver",
     "reject_unknown_options",
     "resolve_solver",
     "solve_own",
@@ -136,6 +137,20 @@ def resolve_solver(solver: str | SolverSpec | Mapping[str, Any] | None, kind: st
     if solver is None and not any(v is not None for v in overrides.values()):
         return check_spec(default_spec(kind), kind)
     return check_spec(SolverSpec.parse(solver, default=default_spec(kind), **overrides), kind)
+
+
+def parse_solver(solver: str | SolverSpec | Mapping[str, Any] | None) -> SolverSpec | None:
+    """Parse an estimator's ``solver`` parameter once, where it enters: ``None`` stays ``None``
+    (the formulation's kind picks the registry's default), anything else becomes a typed
+    :class:`SolverSpec` (an unknown back end raises :class:`~fairopt.errors.UnknownSolverError`
+    listing the registered ones); the formulation then checks it for its kind.
+
+    Examples
+    --------
+    >>> parse_solver(None) is None, parse_solver("cvxpy:SCS").solver
+    (True, 'SCS')
+    """
+    return None if solver is None else SolverSpec.parse(solver)
 
 
 def accepts(spec: str | SolverSpec | Mapping[str, Any] | None, kind: str) -> bool:
