@@ -242,7 +242,8 @@ def available_backends() -> list[dict[str, Any]]:
     ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
     problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
     those the back end can take with the right inner solver; ``declared`` maps every declared
-    inner solver to its problem classes.
+    inner solver to its problem classes (kinds); ``capabilities`` maps it to
+    :meth:`BackendInfo.capabilities`.
 
     Examples
     --------
@@ -259,6 +260,7 @@ def available_backends() -> list[dict[str, Any]]:
         "declared": {s: list(c) for s, c in b.solvers.items()},
         "default_for": list(b.default_for),
         "description": b.description,
+        "capabilities": {s: b.capabilities(s) for s in b.solvers},
     } for b in BACKENDS.values()]
 
 
