@@ -45,6 +45,7 @@ __all__ = [
     "default_backend",
     "default_spec",
     "exact_specs",
+    "form_solver",
     "inner_solvers",
     "installed_specs",
     "iteration_limit_option",
@@ -180,6 +181,25 @@ def capabilities(spec: SolverSpec) -> dict[str, Any]:
     True
     """
     return backend_info(spec.backend).capabilities(str(spec.solver))
+
+
+def form_solver(model: Any, kind: str) -> str:
+    """The default inner solver for ``kind`` of the back end whose declarative form is the
+    library of a user's own ``model`` (a pyomo block, a cvxpy ``Problem``): what a fairness block
+    embedded in that model re-solves it with.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> form_solver(cp.Problem(cp.Minimize(0)), "MILP")
+    'HIGHS'
+    """
+    library = type(model).__module__.split(".", 1)[0]
+    info = next((b for b in BACKENDS.values() if b.form == library), None)
+    if info is None or kind not in info.default_solver:
+        raise ConfigError(f"no registered back end solves {library} models of kind {kind}; back ends with a "
+                          f"declarative form: {', '.join(b.name for b in BACKENDS.values() if b.form)}.")
+    return info.default_solver[kind]
 
 
 def solver_table() -> list[dict[str, Any]]:
