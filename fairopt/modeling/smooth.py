@@ -294,6 +294,17 @@ def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) 
     ConfigError
         The back end solves no declarative form, or the problem lacks it (the message lists the
         back ends whose form it has).
+
+    Examples
+    --------
+    >>> class Bowl(SmoothProblem):
+    ...     blocks = {"w": slice(0, 2)}
+    ...     def value_grad(self, x):
+    ...         return 0.5 * float(x @ x), x
+    >>> build_form(Bowl(), "scipy")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.ConfigError: build() gives the declarative form of the smooth convex problem for back ends ; ...
     """
     names = _form_backends(problem)
     name = SolverSpec.parse(backend).backend if backend is not None else (names[0] if names else None)
@@ -312,18 +323,20 @@ def smooth_spec(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSp
     solves one of its forms; the inner solver the back end picks for the problem; the tolerance
     options the problem asks for underneath the spec's own.
 
-    Examples
-    --------
-    >>> from fairopt.formulations.maxent import MaxEnt
-    >>> import numpy as np
-    >>> str(smooth_spec(MaxEnt.from_counts(np.array([3.0, 1.0]), np.array([0.5, 0.5]))))
-    'native:native'
-
     Raises
     ------
     WrongProblemClassError
         The back end does not take smooth problems, or cannot see the whole problem (the
         message lists the back ends that can).
+
+    Examples
+    --------
+    >>> class Bowl(SmoothProblem):
+    ...     blocks = {"w": slice(0, 2)}
+    ...     def value_grad(self, x):
+    ...         return 0.5 * float(x @ x), x
+    >>> str(smooth_spec(Bowl())), str(smooth_spec(Bowl(), "scipy"))
+    ('native:native', 'scipy:L-BFGS-B')
     """
     if spec is None and not problem.oracle_complete:
         spec = next((SolverSpec(name) for name in _form_backends(problem) if backend_installed(name)), None)
