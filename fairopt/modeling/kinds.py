@@ -33,12 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from fairopt.modeling.program import Program
 
 __all__ = ["KIND_DESCRIPTIONS", "PROBLEM_KINDS", "PROGRAM_KINDS", "ColumnGenerationMaster", "LazyRows"]
 
@@ -90,7 +87,7 @@ class ColumnGenerationMaster:
     'colgen'
     """
 
-    program: Program
+    program: Any   # a fairopt.modeling.Program (not imported: the kinds sit below it)
     block: str
     initial: Any
     max_rounds: int = 200
@@ -128,7 +125,7 @@ class LazyRows:
     'rowgen'
     """
 
-    program: Program
+    program: Any   # a fairopt.modeling.Program
     separate: Callable[[np.ndarray], tuple[Any, np.ndarray, np.ndarray]]
     block: str = "lazy"
     max_rounds: int = 100

@@ -423,13 +423,14 @@ def takes(backend: str, problem_class: str) -> bool:
     return problem_class in backend_info(backend).problem_classes
 
 
-def solve_own(problem: Any, spec: SolverSpec, problem_class: str, **options: Any) -> Any:
+def solve_own(problem: Any, spec: str | SolverSpec | Mapping[str, Any] | None, problem_class: str,
+              **options: Any) -> Any:
     """Solve a problem of a kind other than Program and smooth (statistics problems, column- and
     row-generation masters) with the solver named by ``spec``, after :func:`check_spec`. The
     result's ``backend`` names the solver that ran (a problem's own algorithm labels its result
     :data:`OWN_ALGORITHM`, not knowing which registered solver calls it)."""
     # ``problem`` is any problem of the kind; the result is its own type
-    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    spec = resolve_solver(spec, problem_class)
     result = load_backend(spec.backend).solve_own(problem, spec, **options)
     if hasattr(result, "backend"):
         result.backend = spec.backend

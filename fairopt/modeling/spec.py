@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairopt.errors import ConfigError
+from fairopt.errors import ConfigError, UnknownSolverError
 from fairopt.modeling.backends import NAMES
 from fairopt.modeling.kinds import PROBLEM_KINDS
 
@@ -247,16 +247,17 @@ class SolverSpec:
         """Build a spec from ``"backend[:solver][{option=value, ...}]"``, a config mapping, or
         another spec.
 
-        ``spec=None`` takes ``default``, or the registry's LP default when that is None too (a
-        caller that knows its problem kind uses :func:`fairopt.modeling.registry.resolve`).
+        ``spec=None`` takes ``default``; with neither, :class:`ConfigError` (a caller that knows
+        its problem kind uses :func:`fairopt.modeling.registry.resolve_solver`, which takes
+        ``None`` to the registry's default for the kind).
         ``overrides`` (``time_limit``, ``verbose``, ``options``, ...) replace the spec's fields
         when not None; ``options`` are merged.
         """
         if spec is None:
             spec = default
         if spec is None:
-            from fairopt.modeling.registry import default_spec
-            spec = default_spec("LP")
+            raise ConfigError("no solver given: name one ('backend[:solver]', see `fairopt solvers`), or "
+                              "let fairopt.modeling.registry.resolve_solver(None, kind) choose the default.")
         if isinstance(spec, SolverSpec):
             base = spec
         elif isinstance(spec, str):
@@ -283,7 +284,6 @@ class SolverSpec:
                 fields["options"] = {**base.options, **dict(fields["options"])}
             base = SolverSpec(**{**base.__dict__, **fields})
         if base.backend not in backend_names():
-            from fairopt.errors import UnknownSolverError
             raise UnknownSolverError(f"unknown solver back end {base.backend!r} (see `fairopt solvers`).",
                                      backend_names())
         if base.time_limit is not None:

@@ -152,8 +152,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
                              target=target, tau=self.tau, sample_weight=sample_weight,
                              theta_smoothing=self.theta_smoothing,
                              level_names=[dom.levels[n] for n in dom.names])
-        # MaxEnt.solve parses a config mapping too (SolverSpec.parse); its hint names str | SolverSpec only
-        sol = self.model_.solve(parse_solver(self.solver), tol=self.tol, max_iter=self.max_iter)  # type: ignore[arg-type]
+        sol = self.model_.solve(parse_solver(self.solver), tol=self.tol, max_iter=self.max_iter)
         if not sol.is_optimal:
             raise SolverError(
                 f"max-entropy dual did not converge with solver {self.solver!r}: status {sol.status}, "

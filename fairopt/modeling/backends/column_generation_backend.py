@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     import highspy
 
     from fairopt.modeling.kinds import ColumnGenerationMaster
-    from fairopt.modeling.program import Program
 
 __all__ = ["INFO", "ColumnGenerationInfo", "solve_column_generation", "solve_own"]
 
@@ -101,7 +100,7 @@ def _add_columns(h: highspy.Highs, A_csc: sp.csc_matrix, cols: np.ndarray, c: np
               sub.indices.astype(np.int32), sub.data)
 
 
-def solve_column_generation(prog: Program, block: str, initial: ArrayLike, *, max_rounds: int = 200,
+def solve_column_generation(prog: Any, block: str, initial: ArrayLike, *, max_rounds: int = 200,
                             columns_per_round: int | None = None, verbose: bool = False,
                             options: dict | None = None) -> Solution:
     """Solve the LP ``prog`` by column generation over the variable block ``block``.

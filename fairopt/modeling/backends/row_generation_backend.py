@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +32,7 @@ __all__ = ["INFO", "solve_own"]
 OWN_OPTIONS = ("lp_solver", "max_rounds", "tol")
 
 
-def _check_options(solver: str, options: dict[str, Any]) -> None:
+def _check_options(solver: str, options: Mapping[str, Any]) -> None:
     reject_unknown_options("row_generation", options, OWN_OPTIONS)
 
 
