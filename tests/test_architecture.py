@@ -31,7 +31,7 @@ LAYERS = [
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back
 #: ends, the registry that finds them, then the programs and smooth problems that ask it)
 MODELING = [
-    ["solution.py", "spec.py", "backends/__init__.py"],
+    ["solution.py", "spec.py", "kinds.py", "backends/__init__.py"],
     ["canonical.py"],
     ["certify.py"],
     ["diagnose.py"],

@@ -89,7 +89,7 @@ class PriceOfFairness:
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
     >>> _ = parity.add_to(prog, "x")
-    >>> price = parity.price_of_fairness(prog.solve("highs"))
+    >>> price = parity.price_of_fairness(prog.solve())
     >>> price.block, {k: round(v, 6) for k, v in price.parameters.items()}
     ('selection_rate_parity', {'eps': 1.0})
     >>> list(price.rows.columns)

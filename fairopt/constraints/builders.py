@@ -213,7 +213,7 @@ def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio:
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> parity = selection_rate_parity(groups, eps=0.0)
     >>> _ = parity.add_to(prog, "x")
-    >>> sol = prog.solve("highs")
+    >>> sol = prog.solve()
     >>> (sol.primal["x"] > 0.5).tolist()
     [True, False, True, False]
     """
@@ -258,7 +258,7 @@ def equal_opportunity(groups: ArrayLike, y: ArrayLike | None = None, *,
     >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = equal_opportunity(groups, y, eps=0.0).add_to(prog, "x")
-    >>> sol = prog.solve("highs")
+    >>> sol = prog.solve()
     >>> x = sol.primal["x"]
     >>> round(float(x[0]), 6) == round(float(x[2:].mean()), 6)
     True
@@ -286,7 +286,7 @@ def equalized_odds(groups: ArrayLike, y: ArrayLike | None = None, *,
     >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = equalized_odds(groups, np.array([1, 0, 1, 0]), eps=0.0).add_to(prog, "x")
-    >>> (prog.solve("highs").primal["x"] > 0.5).tolist()
+    >>> (prog.solve().primal["x"] > 0.5).tolist()
     [True, False, True, False]
     """
     codes, labels = encode_groups(groups)
@@ -402,7 +402,7 @@ def group_cost_bounds(groups: ArrayLike, cost: ArrayLike, lower: ArrayLike | Map
     >>> _ = prog.add_variables("x", shape=3, lb=0, ub=1)
     >>> prog.set_objective(linear={"x": [3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = block.add_to(prog, "x")
-    >>> prog.solve("highs").primal["x"].round(6).tolist()
+    >>> prog.solve().primal["x"].round(6).tolist()
     [0.7, 0.0, 0.7]
     """
     codes, labels = encode_groups(groups)

@@ -24,6 +24,7 @@ from fairopt.inprocessing._mixture import (
     warn_if_not_optimal,
 )
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
 from fairopt.reductions.oracles import Oracle
@@ -65,7 +66,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Allowed difference per group: the constraint bound itself. In fairlearn the bound is the
         moment's ``difference_bound`` and ``ExponentiatedGradient(eps=...)`` sets the game's
         tolerance and multiplier bound ``1/eps``; see ``docs/fairlearn_differences.md``.
-    solver : str or SolverSpec, default="highs"
+    solver : str, SolverSpec, dict or None, default=None
         LP back end of the best-mixture LP.
     max_iter : int, default=50
     random_state : int or None
@@ -151,7 +152,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
         "constraint": [StrOptions(accepted_names(CLASSIFICATION_MOMENTS)), Moment],
         "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "B": [None, Interval(Real, 0, None, closed="neither")],
@@ -165,7 +166,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator: BaseEstimator | Oracle | None = None, constraint: str | Moment = "demographic_parity",
                  eps: float | Sequence[float] | dict[Any, float] = 0.01,
-                 solver: str | SolverSpec | Mapping[str, Any] = "highs", max_iter: int = 50,
+                 solver: str | SolverSpec | Mapping[str, Any] | None = None, max_iter: int = 50,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  B: float | None = None, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
                  min_iter: int = 5, pos_label: str | int | bool | None = None, confidence: float | None = None,
@@ -218,13 +219,14 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()
+        solver = resolve_solver(self.solver, "LP")   # parsed once; an unknown solver is refused here
         if np.unique(y).size < 2:       # y is encoded: 1 = pos_label
             present = self.classes_[self._pos_index] if y.size and y[0] == 1 else self.classes_[1 - self._pos_index]
             raise DataValidationError(f"FairClassifier needs both labels {self.classes_.tolist()} in y, got 1 "
                                       f"class [{present!r}].")
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
         game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
-                                     max_iter=self.max_iter, mode=self.mode, solver=self.solver,
+                                     max_iter=self.max_iter, mode=self.mode, solver=solver,
                                      min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, groups, sample_weight=w)
         self.result_, self.moment_ = res, moment

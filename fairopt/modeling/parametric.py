@@ -174,7 +174,7 @@ class _Oracle:
         self.rows = list(rows)
         self.sizes = [program.constraints[r.name].rows for r in rows]
         self.sign = 1.0 if program.sense == "minimize" else -1.0
-        self.model = program.compile(SolverSpec.parse(solver) if not isinstance(solver, SolverSpec) else solver)
+        self.model = program.compile(solver)
         self.solves = 0
 
     def __call__(self, eps: float) -> tuple[float, float, dict[str, np.ndarray]]:

@@ -17,7 +17,7 @@ from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
 from fairopt.guarantees import Certificate, tightened_eps
 from fairopt.modeling import SolverSpec
-from fairopt.modeling.registry import default_spec
+from fairopt.modeling.registry import accepts, capabilities, default_spec, parse_solver, resolve_solver
 from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
@@ -49,6 +49,7 @@ CALIBRATIONS = (None, "auto", "isotonic", "isotonic_per_group")
 #: keys ``solver_options`` may hold, by back end (``native`` takes none)
 SGD_OPTIONS = ("n_steps", "batch_size", "step_size", "sampling", "random_state")
 PROGRAM_OPTIONS = ("time_limit", "verbose", "options")
+#: criteria on the labels: linear programs, not threshold problems
 
 
 class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
@@ -86,11 +87,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     rho : float in [0, 1] or None, default None
         Common target positive rate for ``demographic_parity``; ``None`` lets the optimisation
         choose it (Definition 1 exactly). The paper tunes it near the base rate ``E[y]``.
-    solver : str, default "native"
-        ``"native"`` (exact, ``O(n log n)``), ``"sgd"`` (projected SGD, fixed ``rho``), or a
-        :mod:`fairopt.modeling` solver (``"osqp"``, ``"highs"``, ``"cvxpy[:SOLVER]"``,
-        ``"pyomo[:SOLVER]"``). Equal opportunity / odds use an LP solver (``"native"`` means
-        ``"highs"`` there).
+    solver : str, SolverSpec, dict or None, default None
+        A solver of threshold problems (``fairopt solvers``): ``None`` or ``"native"`` (exact,
+        ``O(n log n)``), ``"sgd"`` (projected SGD, fixed ``rho``), or a :mod:`fairopt.modeling`
+        Program solver (``"osqp"``, ``"highs"``, ``"cvxpy[:SOLVER]"``, ``"pyomo[:SOLVER]"``).
+        Equal opportunity / odds are LPs: ``None`` and the default threshold solver mean the
+        registry's LP solver there.
     random_state : int, Generator or None
         Seed of ``predict``'s sampling (and of the SGD).
     score_map : {"auto", "proba", "logit", "identity"}, default "auto"
@@ -201,7 +203,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="left")],
         "eps": [Interval(Real, 0, 1, closed="both")],
         "rho": [None, Interval(Real, 0, 1, closed="both")],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "random_state": RANDOM_STATE,
         "score_map": [StrOptions(set(SCORE_MAPS))],
         "solver_options": [None, dict],
@@ -213,7 +215,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
                  constraint: str = "demographic_parity", gamma: float = 0.01, eps: float = 0.0,
-                 rho: float | None = None, solver: str | SolverSpec | Mapping[str, Any] = "native",
+                 rho: float | None = None, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  score_map: ScoreMap = "auto", solver_options: dict[str, Any] | None = None,
                  calibration: Literal["auto", "isotonic", "isotonic_per_group"] | None = "auto",
@@ -246,12 +248,29 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         c = resolve(self.constraint, CONSTRAINTS)   # aliases resolve in fairopt.criteria
         return c
 
+    def _solver_spec(self, constraint: str) -> SolverSpec | None:
+        """The ``solver`` parameter parsed once (typed errors for an unknown solver); ``None``
+        means the registry's default for the constraint's kind."""
+        spec = parse_solver(self.solver)
+        if criterion(constraint).needs_labels and spec is not None and not accepts(spec, "LP") \
+                and spec.backend == default_spec("threshold").backend:
+            spec = None   # the label criteria are LPs: the default threshold solver means the LP default
+        kind = "LP" if criterion(constraint).needs_labels else "threshold"
+        if spec is not None and not (kind == "threshold" and accepts(spec, "threshold")):
+            # a Program solver: checked for the Program's kind when the form is solved, but an
+            # unknown name is refused here, before any statistics are computed
+            resolve_solver(spec, "LP" if kind == "LP" or (self.gamma == 0) else "QP")
+        return spec
+
     def _solver_options(self, constraint: str) -> dict[str, Any]:
-        """``solver_options`` checked against what the chosen back end reads (unknown keys raise)."""
-        backend = SolverSpec.parse(self.solver, default="native").backend
-        if criterion(constraint).needs_labels and backend == "native":
-            backend = "highs"   # the label criteria are LPs
-        allowed = {"native": (), "sgd": SGD_OPTIONS}.get(backend, PROGRAM_OPTIONS)
+        """``solver_options`` checked against what the chosen solver reads (unknown keys raise)."""
+        spec = self._solver_spec(constraint)
+        kind = "LP" if criterion(constraint).needs_labels else "threshold"
+        if accepts(spec, kind) and kind == "threshold":
+            # the problem's own algorithms: the exact one takes no options, the streaming one its own
+            allowed: tuple[str, ...] = () if capabilities(resolve_solver(spec, kind))["exact"] else SGD_OPTIONS
+        else:
+            allowed = PROGRAM_OPTIONS
         return check_options(self, "solver_options", self.solver_options, allowed,
                              f"solver={self.solver!r} with constraint={constraint!r}")
 
@@ -360,26 +379,22 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def _solve_form(self, form: _Form, constraint: str, opts: Mapping[str, Any]) -> ThresholdDebiaser:
         """Solve a built threshold form with the estimator's solver and store the fitted rule (the
         one tail of the in-memory and the statistics fits)."""
-        solver_name = getattr(self.solver, "backend", self.solver)
+        spec = self._solver_spec(constraint)
         opts = dict(opts)
         sol: ThresholdSolution | OddsSolution
         if constraint in ("demographic_parity", "covariance"):
-            if solver_name == "sgd":
-                opts.setdefault("random_state", self.random_state)
-            # parity and covariance forms return a ThresholdSolution; every form's solve parses a
-            # SolverSpec or a dict too, though its annotation says str
-            sol = cast("ThresholdSolution", form.solve(self.solver, **opts))  # type: ignore[arg-type]
+            if accepts(spec, "threshold") and not capabilities(resolve_solver(spec, "threshold"))["exact"]:
+                opts.setdefault("random_state", self.random_state)   # a stochastic algorithm (sgd)
+            # parity and covariance forms return a ThresholdSolution
+            sol = cast("ThresholdSolution", form.solve(spec, **opts))
             if constraint == "demographic_parity":
                 self.thresholds_, self.tie_probs_ = sol.thresholds, sol.tie_probs
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, sol.rho, sol.rates
             else:
                 self.thresholds_ = sol.thresholds.reshape(-1, 2)
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, float("nan"), sol.rates
-        else:   # the label criteria are LPs: the native choice means the registry's LP back end
-            # the odds form returns an OddsSolution
-            sol = cast("OddsSolution", form.solve(
-                default_spec("LP") if solver_name == "native" else self.solver,  # type: ignore[arg-type]
-                **opts))
+        else:   # the label criteria are LPs (see _solver_spec); the odds form returns an OddsSolution
+            sol = cast("OddsSolution", form.solve(spec, **opts))
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr

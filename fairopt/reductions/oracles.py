@@ -713,7 +713,7 @@ class HingeLPOracle(Oracle):
 
     Parameters
     ----------
-    solver : str or SolverSpec, default="highs"
+    solver : str or SolverSpec, optional
         Any LP back end of :mod:`fairopt.modeling` (a ``SolverSpec`` carries time limit and options).
     form : {"auto", "primal", "dual"}, default="auto"
     warm_start : bool, default=True
@@ -735,7 +735,7 @@ class HingeLPOracle(Oracle):
     problems = (CostTable,)
     moment: StatisticalParity
 
-    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs",
+    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  form: Literal["auto", "primal", "dual"] = "auto", warm_start: bool = True) -> None:
         self.solver = solver
         self.form = form

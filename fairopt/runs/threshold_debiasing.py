@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.registry import default_backend
+from fairopt.modeling.registry import accepts, capabilities, resolve_solver
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 
 if TYPE_CHECKING:
@@ -162,10 +162,13 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
 
 def _debiaser(params: Parameters, estimator: BaseEstimator | None, solver: SolverSpec | None) -> ThresholdDebiaser:
     from fairopt.postprocessing import ThresholdDebiaser
-    name = str(default_backend("threshold")) if solver is None else solver
-    options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
+    options = None
+    if accepts(solver, "threshold"):
+        caps = capabilities(resolve_solver(solver, "threshold"))
+        if not caps["exact"] and caps["iteration_limit"]:   # a stochastic method: the card's step count
+            options = {caps["iteration_limit"]: params.sgd_steps}
     # the card's values go through set_params: the estimator keeps the one list of defaults
-    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=name,
+    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=solver,
                                           solver_options=options,
                                           **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 

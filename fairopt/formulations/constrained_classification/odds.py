@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.modeling.registry import SolverSpec, default_backend
+from fairopt.modeling.registry import SolverSpec, resolve_solver
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -187,11 +187,11 @@ class ThresholdMixtureOdds:
         prog.set_objective(linear={"d": gain}, sense="maximize")
         return prog
 
-    def solve(self, solver: str = "highs", **options: Any) -> OddsSolution:
-        """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
-        which returns a vertex: a mixture of few thresholds per group)."""
-        # a back end without LPs (native, sgd) is refused by the registry, naming those with
-        spec = SolverSpec.parse(solver, default=default_backend("LP"))
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> OddsSolution:
+        """Solve the LP (any LP solver of :mod:`fairopt.modeling`; the registry's default, a
+        simplex, returns a vertex: a mixture of few thresholds per group)."""
+        # a solver without LPs (native, sgd) is refused by the registry, naming those with
+        spec = resolve_solver(solver, "LP")
         t0 = time.perf_counter()
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)
