@@ -40,6 +40,7 @@ from fairopt.constraints.builders import (
                                           selection_rate_parity,
 )
 from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy
+from fairopt.constraints.leximin import LeximinResult, solve_leximin
 from fairopt.constraints.mip import incumbent_lp
 from fairopt.constraints.ranking import (
                                           doubly_stochastic,
@@ -56,3 +57,4 @@ __all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportuni
 __all__ += ["AlphaFairObjective", "LazySolution", "alpha_fairness", "doubly_stochastic", "exposure_block",
             "exposure_impact", "exposure_merit", "exposure_parity", "group_cost_parity", "incumbent_lp",
             "intersectional_parity", "position_weights", "solve_lazy"]
+__all__ += ["LeximinResult", "solve_leximin"]

@@ -93,6 +93,10 @@ class BackendInfo:
     check_options : callable, optional
         ``check_options(solver, options)`` raises :class:`~fairopt.errors.ConfigError` naming
         the valid options when one is unknown.
+    master_options : mapping of str to mapping, optional
+        Per inner solver, options for restricted master problems of row or column generation
+        (small LPs re-solved after each batch of rows, where presolve costs more than the
+        warm-started simplex); see :func:`fairopt.modeling.registry.restricted_master_options`.
 
     Examples
     --------
@@ -118,6 +122,7 @@ class BackendInfo:
     status_map: Mapping[Any, Any] = field(default_factory=dict)
     probe: Callable[[], tuple[str, ...]] | None = None
     check_options: Callable[[str, Mapping[str, Any]], None] | None = None
+    master_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def problem_classes(self) -> tuple[str, ...]:

@@ -119,7 +119,10 @@ INFO = BackendInfo(
     solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
     time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
     mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS,
-    check_options=check_options)
+    check_options=check_options,
+    # a restricted master is a handful of rows re-solved from the last basis: presolve (68 s of a
+    # 70 s row generation over 1,000 cells, benchmarks/intersectional.py) buys nothing there
+    master_options={"highs": {"presolve": "off"}})
 
 
 class HighsModel(CompiledModel):
