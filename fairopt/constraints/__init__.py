@@ -29,6 +29,7 @@ objective's units, together with the derivative of the optimum with respect to e
 1.0
 """
 from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
+from fairopt.constraints.balance import BalanceBlock, balance, measure_value
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
 from fairopt.constraints.builders import (
                                           encode_groups,
@@ -58,3 +59,4 @@ __all__ += ["AlphaFairObjective", "LazySolution", "alpha_fairness", "doubly_stoc
             "exposure_impact", "exposure_merit", "exposure_parity", "group_cost_parity", "incumbent_lp",
             "intersectional_parity", "position_weights", "solve_lazy"]
 __all__ += ["LeximinResult", "solve_leximin"]
+__all__ += ["BalanceBlock", "balance", "measure_value"]
