@@ -40,7 +40,7 @@ from fairopt.constraints.builders import (
                                           representation_bounds,
                                           selection_rate_parity,
 )
-from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy
+from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy, solve_parity
 from fairopt.constraints.leximin import LeximinResult, solve_leximin
 from fairopt.constraints.mip import incumbent_lp
 from fairopt.constraints.ranking import (
@@ -60,3 +60,4 @@ __all__ += ["AlphaFairObjective", "LazySolution", "alpha_fairness", "doubly_stoc
             "intersectional_parity", "position_weights", "solve_lazy"]
 __all__ += ["LeximinResult", "solve_leximin"]
 __all__ += ["BalanceBlock", "balance", "measure_value"]
+__all__ += ["solve_parity"]

@@ -39,6 +39,18 @@ def _split_spec(spec: tuple) -> tuple[Any, Any, Any]:
     return spec[0], spec[1], spec[2] if len(spec) == 3 else None
 
 
+def copy_program(program: Any) -> Any:
+    """A new :class:`~fairopt.modeling.Program` with ``program``'s variables and constraints
+    (the objective is not copied), to extend without touching the user's program."""
+    from fairopt.modeling import Program
+    work = Program(program.name)
+    for v in program.variables.values():
+        work.add_variables(v.name, v.shape, lb=v.lb.reshape(v.shape), ub=v.ub.reshape(v.shape), integer=v.integer)
+    for c in program.constraints.values():
+        work.add_constraints(c.name, c.coeffs, lb=c.lb, ub=c.ub)
+    return work
+
+
 class Target:
     """Interface; see the module docstring."""
 
@@ -70,14 +82,8 @@ class Target:
 # ------------------------------------------------------------------------------ Program
 class ProgramTarget(Target):
     def __init__(self, program: Any, utilities: Any, solver: Any, mip_gap: float | None) -> None:
-        from fairopt.modeling import Program
         from fairopt.modeling.registry import SolverSpec, mip_gap_options
-        self.work = Program(program.name)
-        for v in program.variables.values():
-            self.work.add_variables(v.name, v.shape, lb=v.lb.reshape(v.shape), ub=v.ub.reshape(v.shape),
-                                    integer=v.integer)
-        for c in program.constraints.values():
-            self.work.add_constraints(c.name, c.coeffs, lb=c.lb, ub=c.ub)
+        self.work = copy_program(program)
         self.mip = any(v.integer for v in program.variables.values())
         self.entities, self.U = self._utilities(program, utilities)
         spec = SolverSpec.parse(solver)

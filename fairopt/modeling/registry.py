@@ -29,7 +29,8 @@ __all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSp
            "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
            "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
            "reject_unknown_options", "solve_own", "takes"]
-__all__ += ["default_spec_for", "model_backend", "model_spec", "restricted_master_options"]
+__all__ += ["default_spec_for", "master_resolve_options", "model_backend", "model_spec",
+            "restricted_master_options"]
 
 #: every back end by name, in the order of their modules
 BACKENDS: dict[str, BackendInfo] = {}
@@ -397,10 +398,24 @@ def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> di
 
     Examples
     --------
-    >>> restricted_master_options(SolverSpec("highs"))
-    {'presolve': 'off'}
+    >>> restricted_master_options(SolverSpec("highs"))["presolve"]
+    'off'
     """
     spec = check_spec(SolverSpec.parse(spec), problem_class)
     assert spec.solver is not None  # check_spec fills in the default solver
     declared = dict(BACKENDS[spec.backend].master_options.get(spec.solver, {}))
     return {**declared, **dict(spec.options)}
+
+
+def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+    """Options a back end declares for a restricted master's re-solves, after its first solve
+    (see :func:`restricted_master_options`); empty when it declares none.
+
+    Examples
+    --------
+    >>> master_resolve_options(SolverSpec("highs"))
+    {'solver': 'simplex'}
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    return dict(BACKENDS[spec.backend].master_resolve_options.get(spec.solver, {}))

@@ -97,6 +97,9 @@ class BackendInfo:
         Per inner solver, options for restricted master problems of row or column generation
         (small LPs re-solved after each batch of rows, where presolve costs more than the
         warm-started simplex); see :func:`fairopt.modeling.registry.restricted_master_options`.
+    master_resolve_options : mapping of str to mapping, optional
+        Per inner solver, options switched on after a restricted master's first solve (e.g.
+        the first solve by interior point with crossover, the warm re-solves by simplex).
 
     Examples
     --------
@@ -123,6 +126,7 @@ class BackendInfo:
     probe: Callable[[], tuple[str, ...]] | None = None
     check_options: Callable[[str, Mapping[str, Any]], None] | None = None
     master_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    master_resolve_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def problem_classes(self) -> tuple[str, ...]:
