@@ -58,6 +58,8 @@ __all__ = [
     "solver_table",
     "takes",
 ]
+__all__ += ["default_spec_for", "master_resolve_options", "model_backend", "model_spec",
+            "restricted_master_options"]
 
 #: ``backend`` label of a result built by a problem's own algorithm, replaced by :func:`solve_own`
 OWN_ALGORITHM = "own algorithm"
@@ -464,3 +466,99 @@ def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
 
 
 _load_backends()
+
+
+# ------------------------------------------------------------------ models fairopt does not own
+def model_backend(model: Any) -> str | None:
+    """The back end whose own modelling objects ``model`` is made of: a pyomo model or block
+    (``"pyomo"``), a cvxpy ``Problem`` (``"cvxpy"``); ``None`` for anything else (a
+    :class:`~fairopt.modeling.Program` compiles for any back end).
+
+    Blocks that act on a user's model ask this instead of naming a back end.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> model_backend(cp.Problem(cp.Minimize(0))), model_backend(object())
+    ('cvxpy', None)
+    """
+    if hasattr(model, "component_data_objects") and hasattr(model, "add_component"):
+        return "pyomo"
+    if model.__class__.__name__ == "Problem" and hasattr(model, "variables") and hasattr(model, "constraints"):
+        return "cvxpy"
+    return None
+
+
+def model_spec(backend: str, solver: str | SolverSpec | None, problem_class: str,
+               mip_gap: float | None = None) -> SolverSpec:
+    """Resolve the solver a user asks for a model of back end ``backend`` (see
+    :func:`model_backend`): ``None`` takes the back end's default for ``problem_class``, a bare
+    inner-solver name (``"HIGHS"``) or ``"backend:solver"`` is checked by :func:`check_spec`;
+    the spec's options gain the back end's declared tolerances and, for a MILP with ``mip_gap``,
+    the gap option. The spec's ``options`` are what the model's own ``solve`` receives.
+
+    Examples
+    --------
+    >>> spec = model_spec("cvxpy", None, "MILP", mip_gap=1e-6)
+    >>> spec.backend, spec.options["mip_rel_gap"]
+    ('cvxpy', 1e-06)
+    """
+    if isinstance(solver, SolverSpec):
+        spec = solver
+    elif solver is None or ":" not in str(solver):
+        spec = SolverSpec(backend, None if solver is None else str(solver))
+    else:
+        spec = SolverSpec.parse(solver)
+    if spec.backend != backend:
+        raise ConfigError(f"a {backend} model is solved by {backend}'s own solvers; got {str(spec)!r} "
+                          f"(give an inner solver of {backend}, e.g. {default_spec_for(backend, problem_class)!r}).")
+    spec = check_spec(spec, problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    info = BACKENDS[backend]
+    options = {**info.tolerance_options(spec.solver, problem_class), **dict(spec.options)}
+    if problem_class == "MILP" and mip_gap is not None and info.mip_gap_key.get(spec.solver):
+        options.setdefault(info.mip_gap_key[spec.solver], float(mip_gap))
+    return SolverSpec(spec.backend, spec.solver, options, spec.time_limit, spec.verbose)
+
+
+def default_spec_for(backend: str, problem_class: str) -> str:
+    """``"backend:solver"`` of ``backend``'s default inner solver for ``problem_class`` (empty
+    solver part when it declares none).
+
+    Examples
+    --------
+    >>> default_spec_for("highs", "LP")
+    'highs:highs'
+    """
+    return f"{backend}:{backend_info(backend).default_solver.get(problem_class, '')}"
+
+
+def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+    """Options a back end declares for restricted master problems (a few rows at a time,
+    re-solved after each new batch): e.g. presolve off, where presolving costs more than the
+    warm-started simplex it precedes. Empty when the back end declares none; the spec's own
+    options win.
+
+    Examples
+    --------
+    >>> restricted_master_options(SolverSpec("highs"))["presolve"]
+    'off'
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    declared = dict(BACKENDS[spec.backend].master_options.get(spec.solver, {}))
+    return {**declared, **dict(spec.options)}
+
+
+def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+    """Options a back end declares for a restricted master's re-solves, after its first solve
+    (see :func:`restricted_master_options`); empty when it declares none.
+
+    Examples
+    --------
+    >>> master_resolve_options(SolverSpec("highs"))
+    {'solver': 'simplex'}
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    return dict(BACKENDS[spec.backend].master_resolve_options.get(spec.solver, {}))

@@ -109,6 +109,13 @@ class BackendInfo:
     check_options : callable, optional
         ``check_options(solver, options)`` raises :class:`~fairopt.errors.ConfigError` naming
         the valid options when one is unknown.
+    master_options : mapping of str to mapping, optional
+        Per inner solver, options for restricted master problems of row or column generation
+        (small LPs re-solved after each batch of rows, where presolve costs more than the
+        warm-started simplex); see :func:`fairopt.modeling.registry.restricted_master_options`.
+    master_resolve_options : mapping of str to mapping, optional
+        Per inner solver, options switched on after a restricted master's first solve (e.g.
+        the first solve by interior point with crossover, the warm re-solves by simplex).
 
     Examples
     --------
@@ -142,6 +149,9 @@ class BackendInfo:
     qp_iteration_limit_key: str | None = None
     feasibility_tolerance_key: Mapping[str, str] = field(default_factory=dict)
     tolerance_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    master_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    master_resolve_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def map_status(self, native: Any) -> Any:
         """The :class:`~fairopt.modeling.solution.Status` of a native status (``ERROR`` when the

@@ -182,6 +182,48 @@ class CompiledModel:
                        hi: np.ndarray) -> None:
         self._dirty = True
 
+    def add_rows(self, name: str, coeffs: Mapping[str, Any], lb: ArrayLike | None = None,
+                 ub: ArrayLike | None = None) -> None:
+        """Append a constraint block ``name`` of rows ``lb <= sum_v coeffs[v] @ vec(v) <= ub``
+        to the compiled model (not to its Program). Row-generation loops use this to grow a
+        restricted master and re-solve from the previous basis (HiGHS adds the rows in place;
+        other back ends rebuild before the next solve)."""
+        import scipy.sparse as sp
+        c = self.canon
+        if name in c.con_slices:
+            raise DataValidationError(f"add_rows: the model already has a constraint block {name!r}.")
+        parts, rows = [], None
+        for v, mat in coeffs.items():
+            s = self._var_slice(v)
+            mat = sp.csr_matrix(mat, dtype=float)
+            if mat.shape[1] != s.stop - s.start or (rows is not None and mat.shape[0] != rows):
+                raise DataValidationError(f"add_rows: block {v!r} needs {s.stop - s.start} columns and the same "
+                                          f"rows as the others, got {mat.shape}.")
+            rows = mat.shape[0]
+            coo = mat.tocoo()
+            parts.append((coo.data, coo.row, coo.col + s.start))
+        if rows is None:
+            raise DataValidationError("add_rows: needs at least one variable block.")
+        new = sp.csr_matrix((np.concatenate([p[0] for p in parts]),
+                             (np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))),
+                            shape=(rows, c.n))
+        lo = as_bound(lb, rows, f"constraint {name!r} lb", -np.inf, side="lb")
+        hi = as_bound(ub, rows, f"constraint {name!r} ub", np.inf, side="ub")
+        m0 = c.m
+        c.A = sp.vstack([c.A, new], format="csr")
+        c.rl, c.ru = np.concatenate([c.rl, lo]), np.concatenate([c.ru, hi])
+        c.con_slices = {**c.con_slices, name: slice(m0, m0 + rows)}
+        self._rows_added(new, lo, hi)
+
+    def _rows_added(self, rows: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> None:
+        self._dirty = True
+
+    def set_options(self, options: Mapping[str, Any]) -> None:
+        """Merge ``options`` into the solver options of the next solves (back ends that can
+        change them in place keep the compiled model and its basis; the others rebuild)."""
+        self.spec = SolverSpec(self.spec.backend, self.spec.solver, {**self.spec.options, **dict(options)},
+                               self.spec.time_limit, self.spec.verbose)
+
     def _var_slice(self, name: str) -> slice:
         if name not in self.canon.var_slices:
             raise DataValidationError(f"unknown variable block {name!r}; known: {list(self.canon.var_slices)}.")

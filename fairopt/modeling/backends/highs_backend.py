@@ -123,7 +123,13 @@ INFO = BackendInfo(
     time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
     mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS,
     check_options=check_options, duals=("highs",), warm_start=("highs",), active_set_qp=("highs",),
-    qp_iteration_limit_key="qp_iteration_limit", feasibility_tolerance_key={"highs": "primal_feasibility_tolerance"})
+    qp_iteration_limit_key="qp_iteration_limit", feasibility_tolerance_key={"highs": "primal_feasibility_tolerance"},
+    # a restricted master is a handful of rows re-solved from the last basis: presolve (68 s of a
+    # 70 s row generation over 1,000 cells, benchmarks/intersectional.py) buys nothing there; the
+    # first master (one knapsack row over 10^5 columns) solves 2.5x faster by interior point with
+    # crossover than by a cold dual simplex, and the crossover's basis warm-starts the re-solves
+    master_options={"highs": {"presolve": "off", "solver": "ipm", "run_crossover": "on"}},
+    master_resolve_options={"highs": {"solver": "simplex"}})
 
 
 class HighsModel(CompiledModel):
@@ -222,6 +228,22 @@ class HighsModel(CompiledModel):
         cols.sort_indices()
         self.h.addCols(cols.shape[1], cost, lo, hi, cols.nnz, cols.indptr[:-1].astype(np.int32),
                        cols.indices.astype(np.int32), cols.data)
+
+    def set_options(self, options: Mapping[str, Any]) -> None:
+        """Change solver options in place (the model and its basis are kept)."""
+        super().set_options(options)
+        if not self._dirty:
+            for key, value in options.items():
+                if self.h.setOptionValue(str(key), value) != _highs().HighsStatus.kOk:
+                    raise ConfigError(_option_message(key, value))
+
+    def _rows_added(self, rows: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> None:
+        if self._dirty:
+            return
+        rows = rows.tocsr()
+        rows.sort_indices()
+        _check(self.h.addRows(rows.shape[0], lo, hi, rows.nnz, rows.indptr[:-1].astype(np.int32),
+                              rows.indices.astype(np.int32), rows.data), "addRows")
 
     def _run(self) -> RawResult:
         if self.h.run() == _highs().HighsStatus.kError:
