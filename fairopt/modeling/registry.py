@@ -1,7 +1,7 @@
 """The back-end registry: which back ends exist, which are installed, what each takes.
 
 Every back end is one module, ``fairopt/modeling/backends/<name>_backend.py``, exporting an
-:data:`INFO` (:class:`~fairopt.modeling.spec.BackendInfo`); the registry finds them by scanning
+``INFO`` (:class:`~fairopt.modeling.spec.BackendInfo`); the registry finds them by scanning
 that package. Programs (LP, QP, MILP) compile through ``compile(program, spec)``, smooth problems
 go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
 (``native``, ``sgd``) to ``solve_own(problem, spec, ...)`` of the same modules, always after

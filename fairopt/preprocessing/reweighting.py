@@ -158,6 +158,8 @@ class Reweighing(_WeightedResampler):
         Weight of each training row (mean 1).
     points_, point_weights_ : ndarray
         Distinct training cells (codes of :attr:`domain_`) and their probabilities.
+    domain_ : fairopt.data.Domain
+        Product domain of the fitted columns (levels and code order of the cells).
 
     Examples
     --------

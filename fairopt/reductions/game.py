@@ -343,6 +343,7 @@ class RunningAverages:
 
     def update(self, cost: float, g: np.ndarray, lam: np.ndarray,
                t: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """Fold in round ``t``'s cost, constraint values and multipliers; return the running means."""
         self.cost += (cost - self.cost) / t
         self.g += (g - self.g) / t
         self.lam += (lam - self.lam) / t
@@ -424,7 +425,7 @@ class Game(Generic[M]):
     X : array-like
         Training features (the pool scores hypotheses on them).
     progress : callable, optional
-        ``progress(done, total, description)``; players report through :meth:`report`.
+        ``progress(done, total, description)``; players report through the game's ``progress``.
 
     Examples
     --------

@@ -95,6 +95,7 @@ class SplitMoment:
         return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
 
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
+        """Cost and disclosure-constraint values ``(cost, g)`` of the predictions ``pred``."""
         h = np.asarray(pred, dtype=float)
         wh = self.wn * h
         S1, W1 = self._weighted_deviation(wh), float(wh.sum())
@@ -103,6 +104,7 @@ class SplitMoment:
         return float(self.wc @ h), np.concatenate([S1 - a1 * W1, -S1 - a1 * W1, S0 - a * W0, -S0 - a * W0])
 
     def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
+        """Lagrangian ``cost + (g - bound) @ lam`` of each hypothesis."""
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
     def cost_difference(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -114,6 +116,7 @@ class SplitMoment:
         return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
 
     def row_names(self) -> list[str]:
+        """Names of the disclosure constraint rows, side by side and group by group."""
         return [f"disclosure_{side}[{k}]" for side in ("1+", "1-", "0+", "0-") for k in range(self.K)]
 
 
@@ -124,6 +127,7 @@ class LinearSplit:
         self.beta = np.asarray(beta, dtype=float)
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``1[x̃ᵀβ < 0]`` for each row of ``X``."""
         return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
 
 
@@ -153,6 +157,7 @@ class PairedRegressionLearner:
         self.ridge = float(ridge)
 
     def prepare(self, moment: SplitMoment, X: ArrayLike) -> PairedRegressionLearner:
+        """Factor the weighted Gram matrix of ``X`` for ``moment``'s rows; returns ``self``."""
         from scipy.linalg import cho_factor
         self.moment = moment
         self.rows = np.flatnonzero(moment.w > 0)
@@ -163,6 +168,7 @@ class PairedRegressionLearner:
         return self
 
     def best_response(self, lam: NDArray[np.float64]) -> LinearSplit:
+        """The linear split that regresses the cost differences under multipliers ``lam``."""
         from scipy.linalg import cho_solve
         diff = self.moment.cost_difference(lam)[self.rows] * self.moment.W   # undo the 1/W_V scaling
         return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
@@ -175,10 +181,12 @@ class EstimatorLearner:
         self.estimator = estimator
 
     def prepare(self, moment: SplitMoment, X: ArrayLike) -> EstimatorLearner:
+        """Keep ``moment`` and ``X`` for the best responses; returns ``self``."""
         self.moment, self.X = moment, X
         return self
 
     def best_response(self, lam: NDArray[np.float64]) -> _Constant | _Thresholded:
+        """Fit a clone of the estimator to the cost-sensitive labels under multipliers ``lam``."""
         diff = self.moment.cost_difference(lam)
         label = (diff < 0).astype(int)
         weight = np.abs(diff)
@@ -231,6 +239,7 @@ class DisclosureAuditor:
         self.max_iter, self.solver, self.tol = int(max_iter), solver, float(tol)
 
     def start(self, game: Game[SplitMoment]) -> None:
+        """Reset the auditor for ``game`` and seed its pool with the all-zero split."""
         self.game = game
         self.moment = game.moment
         self.lam = np.zeros(self.moment.bound.size)
@@ -243,9 +252,11 @@ class DisclosureAuditor:
         game.pool.add(ZeroSplit())            # h ≡ 0 keeps the restricted LP feasible
 
     def propose(self, t: int) -> np.ndarray:
+        """The multipliers the learner answers in round ``t``."""
         return self.lam
 
     def observe(self, t: int, index: int) -> bool:
+        """Take the learner's new column ``index``; return whether the game has converged."""
         costs, G = self.game.pool.arrays()
         if t <= self.n_ascent:
             lam = self.lam + self.step / np.sqrt(t) * G[index]
@@ -287,6 +298,7 @@ class DisclosureAuditor:
         self.value = float(sol.objective)
 
     def finish(self, t: int) -> GameResult:
+        """The game's result after ``t`` rounds: the mixture of the restricted master LP."""
         if self.pi is None or len(self.pi) < len(self.game.pool):
             self._solve_master()
         assert self.pi is not None  # set by _solve_master
