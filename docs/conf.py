@@ -316,6 +316,27 @@ def _long_value_summary(app, what, name, obj, options, lines):
         lines += ["", f"A ``{kind}`` of {len(obj)} entries."]
 
 
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+def _break_after_dots(html: str) -> str:
+    # a break opportunity after each dot of the text (not inside tags): long dotted names wrap
+    # at a dot instead of mid-word or off the page
+    return "".join(part if part.startswith("<") else part.replace(".", ".<wbr>")
+                   for part in _TAG.split(html))
+
+
+def _wrap_dotted_titles(app, pagename, templatename, context, doctree):
+    for key in ("prev", "next"):
+        link = context.get(key)
+        if link and link.get("title"):
+            link["title"] = _break_after_dots(link["title"])
+    body = context.get("body")
+    if body and pagename.startswith("api/generated/"):
+        context["body"] = re.sub(r"(<h1>)(.*?)(<a class=\"headerlink\")",
+                                 lambda m: m[1] + _break_after_dots(m[2]) + m[3], body, count=1, flags=re.S)
+
+
 def setup(app):
     app.connect("source-read", _append_new_pages)
     app.connect("env-get-outdated", _reread_guide_index)
@@ -325,3 +346,4 @@ def setup(app):
     app.connect("autodoc-process-bases", _public_bases)
     app.connect("missing-reference", _resolve_fairopt)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("html-page-context", _wrap_dotted_titles)

@@ -96,7 +96,8 @@ class PriceOfFairness:
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
     :mod:`fairopt.constraints` and attach with :meth:`~FairnessBlock.add_to`,
-    :meth:`~FairnessBlock.to_pyomo` or :meth:`~FairnessBlock.to_cvxpy`. The coefficients are built once and shared by the three targets.
+    :meth:`~FairnessBlock.to_pyomo` or :meth:`~FairnessBlock.to_cvxpy`. The coefficients are
+    built once and shared by the three targets.
 
     Examples
     --------
