@@ -217,15 +217,13 @@ MISSING_EXAMPLES = frozenset({
     "fairopt.modeling.smooth.SmoothProblem", "fairopt.modeling.smooth.SmoothSolution",
     "fairopt.modeling.smooth.lbfgs", "fairopt.modeling.smooth.newton",
     "fairopt.modeling.smooth.solve_smooth",
-    "fairopt.preprocessing.reweighting.kamiran_calders_weights",
-    "fairopt.preprocessing.reweighting.representation_weights",
     "fairopt.reductions.exponentiated_gradient.best_lambda",
     "fairopt.reductions.exponentiated_gradient.lambda_from_theta",
     "fairopt.reductions.exponentiated_gradient.oracle_certificate",
-    "fairopt.reductions.game.RunningAverages", "fairopt.reductions.split_game.DisclosureAuditor",
-    "fairopt.reductions.split_game.EstimatorLearner", "fairopt.reductions.split_game.LinearSplit",
+    "fairopt.reductions.split_game.DisclosureAuditor",
+    "fairopt.reductions.split_game.EstimatorLearner",
     "fairopt.reductions.split_game.PairedRegressionLearner", "fairopt.reductions.split_game.SplitMoment",
-    "fairopt.reductions.split_game.learn_split", "fairopt.reductions.split_game.split_coefficients",
+    "fairopt.reductions.split_game.learn_split",
     "fairopt.runs.base.no_progress",
 })
 

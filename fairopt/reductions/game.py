@@ -336,7 +336,18 @@ class GameResult:
 
 
 class RunningAverages:
-    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
+    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.game import RunningAverages
+    >>> avg = RunningAverages(2)
+    >>> for t, cost in enumerate([1.0, 2.0, 6.0], start=1):
+    ...     mean_cost, mean_g, mean_lam = avg.update(cost, np.array([t, 0.0]), np.zeros(2), t)
+    >>> mean_cost, mean_g.tolist()        # the means of rounds 1..3
+    (3.0, [2.0, 0.0])
+    """
 
     def __init__(self, n_rows: int) -> None:
         self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)

@@ -56,7 +56,17 @@ __all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegres
 
 def split_coefficients(weights: ArrayLike, groups: NDArray[np.intp], hull_point: Sequence[float] | NDArray[np.float64],
                        margin: float = 0.0) -> NDArray[np.float64]:
-    r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`."""
+    r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import split_coefficients
+    >>> w = np.array([1.0, 1.0, 2.0, 2.0])
+    >>> c = split_coefficients(w, np.array([0, 0, 1, 1]), [0.7, 0.3], margin=0.1)
+    >>> round(float(w @ c / w.sum()), 4)   # weighted mean D * margin, D = |hull_point - 1/K|
+    0.0283
+    """
     w = np.asarray(weights, dtype=float)
     K = len(hull_point)
     s = np.asarray(hull_point)[groups] - 1.0 / K
@@ -121,7 +131,15 @@ class SplitMoment:
 
 
 class LinearSplit:
-    """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``."""
+    """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import LinearSplit
+    >>> LinearSplit([1.0, -2.0]).predict(np.array([[0.0], [1.0]])).tolist()   # 1 - 2x < 0
+    [0.0, 1.0]
+    """
 
     def __init__(self, beta: ArrayLike) -> None:
         self.beta = np.asarray(beta, dtype=float)
