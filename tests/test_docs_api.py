@@ -270,3 +270,69 @@ def test_reexported_constant_shows_its_defining_modules_comment():
     lines = ["the value's own comment"]
     hook(None, "data", "fairopt.validation.MAX_LEVELS", MAX_LEVELS, {}, lines)
     assert lines == ["the value's own comment"]
+
+
+_ROLE = re.compile(r"(?::(?:class|func|meth|attr|mod|obj|data|exc):|\{py:\w+\})`(?:[^`<]*<)?~?(fairopt(?:\.\w+)+)>?`")
+
+
+def _documented_ids() -> tuple[set[str], set[int]]:
+    """Qualified names with a page (or a module target) and the ids of their objects."""
+    entries = _sitetools.api_entries()
+    names = pages() | set(entries.modules)
+    names |= {n.rpartition(".")[0] for n in entries.names}        # package sections
+    names |= {f"fairopt.errors.{n}" for n in dir(importlib.import_module("fairopt.errors"))
+              if not n.startswith("_")}                            # the errors module page
+    ids = {id(obj) for n in names if (obj := _sitetools.resolve(n)) is not None
+           and (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj))}
+    return names, ids
+
+
+def _reference_resolves(target: str, names: set[str], ids: set[int]) -> bool:
+    if target in names:
+        return True
+    obj = _sitetools.resolve(target)
+    owner, _, member = target.rpartition(".")
+    cls = _sitetools.resolve(owner)
+    if inspect.isclass(cls) and id(cls) in ids and member in getattr(cls, "__dataclass_fields__", {}):
+        return True
+    if obj is None:
+        return False
+    if id(obj) in ids and (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj)):
+        return True
+    owner, _, member = target.rpartition(".")
+    cls = _sitetools.resolve(owner)
+    return inspect.isclass(cls) and id(cls) in ids and (
+        hasattr(cls, member) or member in getattr(cls, "__dataclass_fields__", {}))
+
+
+def _rendered_texts():
+    """(where, text) for what the site renders: the docstrings of every documented class, function,
+    method and property, the docstrings of the modules with a page, and the Markdown pages."""
+    for qual, obj in public_objects():
+        yield qual, inspect.getdoc(obj) or ""
+    for mod in _sitetools.api_entries().modules:
+        yield mod, importlib.import_module(mod).__doc__ or ""
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        if "_build" not in page.parts and "auto_examples" not in page.parts and page.name != "README.md":
+            yield str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")
+
+
+def test_fully_qualified_references_point_at_documented_objects():
+    """The cheap half of the nitpicky build: every ``:role:`fairopt....``` the site renders (from a
+    docstring or a page) names an object that exists and has an API page (its own, the package
+    entry of the same object, or its class's page). Unqualified names are left to the build."""
+    names, ids = _documented_ids()
+    broken = [f"{where}: {target}" for where, text in _rendered_texts()
+              for target in _ROLE.findall(text) if not _reference_resolves(target, names, ids)]
+    assert not broken, "unresolvable references (document the target or fix the name):\n" + "\n".join(broken)
+
+
+def test_reference_check_catches_a_missing_target():
+    names, ids = _documented_ids()
+    assert _reference_resolves("fairopt.modeling.Program", names, ids)
+    assert _reference_resolves("fairopt.modeling.program.Program", names, ids)   # same object
+    assert _reference_resolves("fairopt.modeling.Program.solve", names, ids)     # a member
+    assert _reference_resolves("fairopt.errors.DataValidationError", names, ids)
+    assert not _reference_resolves("fairopt.modeling.NoSuchThing", names, ids)
+    assert _ROLE.findall("see :func:`~fairopt.metrics.statistical_rate` and {py:class}`x <fairopt.a.B>`") == [
+        "fairopt.metrics.statistical_rate", "fairopt.a.B"]
