@@ -223,8 +223,6 @@ MISSING_EXAMPLES = frozenset({
     "fairopt.reductions.split_game.DisclosureAuditor",
     "fairopt.reductions.split_game.EstimatorLearner",
     "fairopt.reductions.split_game.PairedRegressionLearner", "fairopt.reductions.split_game.SplitMoment",
-    "fairopt.reductions.split_game.learn_split",
-    "fairopt.runs.base.no_progress",
 })
 
 

@@ -334,7 +334,20 @@ def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prio
                 hull_point: Sequence[float] | NDArray[np.float64], alpha: float, *, margin: float = 0.0,
                 alpha_one: float | None = None, learner: PairedRegressionLearner | EstimatorLearner | None = None,
                 auditor: DisclosureAuditor | None = None) -> GameResult:
-    """Play the split game at one node; return the mixture (hypotheses, weights) and its stats."""
+    """Play the split game at one node; return the mixture (hypotheses, weights) and its stats.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import learn_split
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X = (z + rng.normal(size=200))[:, None]           # a feature that discloses the group
+    >>> res = learn_split(X, np.full(200, 1 / 200), z, np.bincount(z) / 200,
+    ...                   hull_point=[0.5, 0.5], alpha=0.1)
+    >>> res.status, round(float(res.weights.sum()), 9), bool(np.all(res.constraint_values <= res.bound + 1e-9))
+    ('converged', 1.0, True)
+    """
     t0 = time.perf_counter()
     coef = split_coefficients(weights, groups, hull_point, margin)
     moment = SplitMoment(weights, groups, prior, coef, alpha, alpha_one)
