@@ -221,8 +221,6 @@ MISSING_EXAMPLES = frozenset({
     "fairopt.reductions.exponentiated_gradient.lambda_from_theta",
     "fairopt.reductions.exponentiated_gradient.oracle_certificate",
     "fairopt.reductions.split_game.DisclosureAuditor",
-    "fairopt.reductions.split_game.EstimatorLearner",
-    "fairopt.reductions.split_game.PairedRegressionLearner", "fairopt.reductions.split_game.SplitMoment",
 })
 
 

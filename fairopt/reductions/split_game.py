@@ -81,6 +81,18 @@ class SplitMoment:
     Row order: ``[g^{1+}, g^{1-}, g^{0+}, g^{0-}]``, K rows each, all ``≤ 0`` (``bound = 0``).
     ``alpha_one`` (default ``alpha``) may tighten the budget of child V1 alone; V0 keeps
     ``alpha`` so that ``h ≡ 0`` (V0 = V) stays feasible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> cost, g = moment.stats(np.zeros(200))      # h = 0 keeps every sample in V0: feasible
+    >>> g.shape, bool(np.all(g <= moment.bound)), moment.row_names()[0]
+    ((8,), True, 'disclosure_1+[0]')
     """
 
     def __init__(self, weights: ArrayLike, groups: ArrayLike, prior: ArrayLike, coefficients: ArrayLike,
@@ -169,6 +181,19 @@ class PairedRegressionLearner:
     ----------
     ridge : float
         Relative ridge on the Gram matrix's diagonal (collinear one-hot columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import PairedRegressionLearner, SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> learner = PairedRegressionLearner().prepare(moment, X)
+    >>> split = learner.best_response(np.zeros(8))   # a linear split of the node's samples
+    >>> type(split).__name__, split.predict(X).shape
+    ('LinearSplit', (200,))
     """
 
     def __init__(self, ridge: float = 1e-8) -> None:
@@ -193,7 +218,21 @@ class PairedRegressionLearner:
 
 
 class EstimatorLearner:
-    """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``."""
+    """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import EstimatorLearner, SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> learner = EstimatorLearner(LogisticRegression()).prepare(moment, X)
+    >>> learner.best_response(np.zeros(8)).predict(X).shape    # 0/1 split of every sample
+    (200,)
+    """
 
     def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
