@@ -259,9 +259,10 @@ def _resolve_fairopt(app, env, node, contnode):
         return None
     target = node.get("reftarget", "").lstrip("~.")
     domain = env.get_domain("py")
-    if getattr(env, "_fairopt_targets", None) is None:
-        env._fairopt_targets = _FairoptTargets(domain.objects)
-    targets = env._fairopt_targets
+    # built once per build, after reading (object ids are not kept in the pickled environment)
+    if getattr(app, "_fairopt_targets", None) is None:
+        app._fairopt_targets = _FairoptTargets(domain.objects)
+    targets = app._fairopt_targets
     candidates: list[str] = []
     if target.startswith("fairopt."):
         obj = _sitetools.resolve(target)
