@@ -221,6 +221,8 @@ MISSING_EXAMPLES = frozenset({
     "fairopt.reductions.exponentiated_gradient.lambda_from_theta",
     "fairopt.reductions.exponentiated_gradient.oracle_certificate",
     "fairopt.reductions.split_game.DisclosureAuditor",
+    "fairopt.modeling.backends.column_generation_backend.solve_own",
+    "fairopt.modeling.backends.row_generation_backend.solve_own",
 })
 
 
@@ -289,8 +291,9 @@ def _reference_resolves(target: str, names: set[str], ids: set[int]) -> bool:
     obj = _sitetools.resolve(target)
     owner, _, member = target.rpartition(".")
     cls = _sitetools.resolve(owner)
-    if inspect.isclass(cls) and id(cls) in ids and member in getattr(cls, "__dataclass_fields__", {}):
-        return True
+    if inspect.isclass(cls) and id(cls) in ids and (
+            hasattr(cls, member) or member in getattr(cls, "__dataclass_fields__", {})):
+        return True   # a member shown on its class's page (its value may be None)
     if obj is None:
         return False
     if id(obj) in ids and (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj)):

@@ -109,7 +109,7 @@ class AlphaFairObjective:
         epigraph block (its ``aux[0]`` is the max-min level) or the ``Objective``."""
         import pyomo.environ as pyo
         from pyomo.core.expr.numeric_expr import LinearExpression
-        self._need_linear("pyomo")
+        self._need_linear("to_pyomo")
         keys = list(var.index_set()) if index is None else list(index)
         model = var.parent_block()
         name = name or self.name

@@ -34,6 +34,7 @@ from fairopt.constraints.ranking import (
     position_weights,
 )
 from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.modeling.registry import resolve_solver
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
 
@@ -128,7 +129,7 @@ def _queries(relevance: Any, groups: Any) -> tuple[bool, list[_Floats], list[np.
 def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike | Sequence[ArrayLike], eps: float, *,
                  criterion: Literal["parity", "merit", "impact"] = "parity", k: int | None = None,
                  v: ArrayLike | None = None, method: Literal["colgen", "lp"] = "colgen",
-                 solver: str | SolverSpec = "highs",
+                 solver: str | SolverSpec | None = None,
                  max_rounds: int = 20_000) -> RankingResult | list[RankingResult]:
     """Utility-maximising rankings with group fairness of exposure, for one query or a batch.
 
@@ -148,8 +149,10 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         Position weights, one per shown position (default ``1 / log2(1 + j)``).
     method : {"colgen", "lp"}
         Column generation over permutations (fast) or the LP over ``P`` (reference).
-    solver : str
-        Back end for ``method="lp"`` (any LP back end of ``fairopt solvers``).
+    solver : str or SolverSpec, optional
+        LP solver for ``method="lp"`` (any LP solver of ``fairopt solvers``; default the
+        registry's). Parsed and checked for every method: an unknown solver raises
+        :class:`~fairopt.errors.UnknownSolverError` listing the installed LP solvers.
     max_rounds : int
         Cap on column-generation rounds.
 
@@ -180,6 +183,7 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
     eps = float(eps)
     if not np.isfinite(eps) or eps < 0:
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
+    spec = resolve_solver(solver, "LP")   # parsed once, where it enters
     single, rel, grp = _queries(relevance, groups)
     codes_all, labels = encode_groups(np.concatenate(grp))
     codes = np.split(codes_all, np.cumsum([r.size for r in rel])[:-1])   # one view per query
@@ -199,7 +203,7 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         if method == "colgen":
             out = _solve_colgen(R, C, K, coef, vv, eps, criterion, labels, idx, max_rounds)
         else:
-            out = [_solve_lp(R[r], C[r], labels, vv, eps, criterion, solver, q) for r, q in enumerate(idx)]
+            out = [_solve_lp(R[r], C[r], labels, vv, eps, criterion, spec, q) for r, q in enumerate(idx)]
         m = int(np.count_nonzero(vv)) if k is not None else int(n)
         for r, q in enumerate(idx):
             P, util, price, dec, info = out[r]

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from fairopt.errors import DataValidationError
-from fairopt.modeling import Program
+from fairopt.modeling import Program, SolverSpec
 from fairopt.reductions.game import Game, GameResult
 
 if TYPE_CHECKING:
@@ -291,7 +291,8 @@ class DisclosureAuditor:
     mode = "auditor"
 
     def __init__(self, n_ascent: int = 20, step: float = 5.0, lambda_max: float = 100.0,
-                 max_iter: int = 60, solver: str = "highs", tol: float = 1e-9) -> None:
+                 max_iter: int = 60, solver: str | SolverSpec | None = None,
+                 tol: float = 1e-9) -> None:
         self.n_ascent, self.step, self.lambda_max = int(n_ascent), float(step), float(lambda_max)
         self.max_iter, self.solver, self.tol = int(max_iter), solver, float(tol)
 

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.criteria import resolve
+from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.modeling.registry import SolverSpec, default_backend
+from fairopt.modeling.registry import SolverSpec, resolve_solver
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -135,15 +135,12 @@ class ThresholdMixtureOdds:
         self.P = np.bincount(at.cell, weights=self.pos, minlength=K)
         self.Q = np.bincount(at.cell, weights=self.neg, minlength=K)
         self.n = at.cell_weight
-        if constraint != "demographic_parity":
-            bad = np.flatnonzero(self.P <= 0)
+        # every label the criterion's events condition on must occur in every group (fairopt.criteria)
+        for label in criterion(constraint).label_cells((1, 0), positive=1):
+            bad = np.flatnonzero((self.P if label == 1 else self.Q) <= 0)
             if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no positive labels; their true "
-                                          "positive rate is undefined.")
-        if constraint == "equalized_odds":
-            bad = np.flatnonzero(self.Q <= 0)
-            if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no negative labels; their false "
+                kind, rate = ("positive", "true") if label == 1 else ("negative", "false")
+                raise DataValidationError(f"groups {bad.tolist()} have no {kind} labels; their {rate} "
                                           "positive rate is undefined.")
 
     def _rows(self) -> tuple[np.ndarray, np.ndarray, dict[str, sp.csr_matrix]]:
@@ -190,11 +187,11 @@ class ThresholdMixtureOdds:
         prog.set_objective(linear={"d": gain}, sense="maximize")
         return prog
 
-    def solve(self, solver: str = "highs", **options: Any) -> OddsSolution:
-        """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
-        which returns a vertex: a mixture of few thresholds per group)."""
-        # a back end without LPs (native, sgd) is refused by the registry, naming those with
-        spec = SolverSpec.parse(solver, default=default_backend("LP"))
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> OddsSolution:
+        """Solve the LP (any LP solver of :mod:`fairopt.modeling`; the registry's default, a
+        simplex, returns a vertex: a mixture of few thresholds per group)."""
+        # a solver without LPs (native, sgd) is refused by the registry, naming those with
+        spec = resolve_solver(solver, "LP")
         t0 = time.perf_counter()
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)

@@ -38,7 +38,7 @@ from fairopt.formulations.constrained_classification.solution import (
     step_rule_from_q,
     threshold_from_q,
 )
-from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
+from fairopt.modeling.registry import OWN_ALGORITHM, SolverSpec, accepts, resolve_solver, solve_own
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -98,10 +98,10 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
 
 
 
-def _no_options(backend: str, options: Mapping[str, Any]) -> None:
+def _no_options(method: str, options: Mapping[str, Any]) -> None:
     """The exact threshold solvers take no options: refuse them rather than ignore them."""
     if options:
-        raise ConfigError(f"the {backend} threshold solver takes no options (got {sorted(options)}); "
+        raise ConfigError(f"the {method} threshold solver takes no options (got {sorted(options)}); "
                           "options such as n_steps or random_state belong to the sgd back end.")
 
 class RandomizedThresholdParity:
@@ -275,11 +275,11 @@ class RandomizedThresholdParity:
 
     def solve_native(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """The exact solver (run by the ``native`` back end); it takes no options."""
-        _no_options("native", options)
+        _no_options("exact", options)
         t0 = time.perf_counter() if t0 is None else t0
         rho = self.free_rho() if self.rho is None else self.rho
         th, tau = self._native_thresholds(rho)
-        return self._finish(th, tau, th, rho, "native", "exact", t0)
+        return self._finish(th, tau, th, rho, OWN_ALGORITHM, "exact", t0)
 
     # ------------------------------------------------------------------ SGD
     def solve_sgd(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
@@ -293,7 +293,7 @@ class RandomizedThresholdParity:
         if self.gamma <= 0:
             raise ConfigError("the sgd back end needs gamma > 0 (the dual is not smooth at gamma = 0).")
         th, state = sgd_thresholds(self.atoms, self.gamma, self.rho, 0.5 * self.eps, **options)
-        out = self._finish(th, np.zeros_like(th), th, self.rho, "sgd", "projected_sgd", t0,
+        out = self._finish(th, np.zeros_like(th), th, self.rho, OWN_ALGORITHM, "projected_sgd", t0,
                            n_steps=state.n_steps)
         out.status = "iteration_limit"  # a fixed number of stochastic steps: approximate, not certified
         out.iterations = state.n_steps
@@ -347,7 +347,7 @@ class RandomizedThresholdParity:
         return out
 
     # ------------------------------------------------------------------ public
-    def solve(self, solver: str = "native", **options: Any) -> ThresholdSolution:
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> ThresholdSolution:
         """Solve with ``solver``: ``"native"`` (default), ``"sgd"`` or a Program solver name.
 
         ``options`` go to the SGD (``n_steps``, ``batch_size``, ``step_size``, ``sampling``,
@@ -355,10 +355,9 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        spec = SolverSpec.parse(solver, default=default_backend("threshold"))
-        if takes(spec.backend, "threshold"):   # the problem's own algorithm (native, sgd)
-            return solve_own(self, spec, "threshold", t0=t0, **options)
-        return self._solve_program(t0, spec, **options)
+        if solver is None or accepts(solver, "threshold"):   # the problem's own algorithms
+            return solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+        return self._solve_program(t0, resolve_solver(solver, "QP" if self.gamma > 0 else "LP"), **options)
 
     def summary(self) -> dict:
         """Sizes of the collapsed problem (atoms, groups) and its problem class."""
