@@ -168,7 +168,7 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
         An LP method (its fitted model offers ``parametric_problem()``, e.g. ``TVRepair`` with the
         ``"additive"`` or ``"target"`` discrimination) or a game (``FairClassifier``,
         ``FairRegressor``). It is fitted here (a clone; the argument is left untouched).
-    X, y, sensitive_features, sample_weight
+    X, y, sensitive_features
         Training data, as for the estimator's ``fit``.
     eps : array-like or None
         Tolerances to report. ``None``: for an LP method, every knot of the exact curve from the
@@ -177,6 +177,8 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     confidence : float in (0, 1) or None
         Also report ``certified_eps``, the population gap certified at this confidence for each
         point; only for estimators that offer ``certify_gap(eps, confidence)``.
+    sample_weight : array-like or None
+        Training row weights, as for the estimator's ``fit``.
     solver : str, SolverSpec or None
         LP solver of the exact curve (``None``: the registry's default).
     eps_param : str, default "eps"

@@ -108,8 +108,9 @@ class PriceOfFairness:
 @dataclass(eq=False)
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
-    :mod:`fairopt.constraints` and attach with :meth:`add_to`, :meth:`to_pyomo` or
-    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets.
+    :mod:`fairopt.constraints` and attach with :meth:`~FairnessBlock.add_to`,
+    :meth:`~FairnessBlock.to_pyomo` or :meth:`~FairnessBlock.to_cvxpy`. The coefficients are
+    built once and shared by the three targets.
 
     Examples
     --------

@@ -197,10 +197,12 @@ class WeightedHingeLP:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(m, d)``: rows of the (primal) LP and feature columns."""
         return self.features.shape
 
     @property
     def chosen_form(self) -> str:
+        """The LP form :meth:`solve` builds: ``form``, or for ``"auto"`` ``"dual"`` when ``m > 2 d``."""
         m, d = self.shape
         if self.form != "auto":
             return self.form
@@ -278,6 +280,7 @@ class WeightedHingeLP:
                              solve_seconds=seconds, backend=sol.backend)
 
     def summary(self) -> dict:
+        """Sizes of the primal and dual forms and the form that would be chosen."""
         m, d = self.shape
         return {"rows_primal": m, "rows_dual": 2 * d, "columns_primal": m + d,
                 "columns_dual": m + d, "chosen_form": self.chosen_form}

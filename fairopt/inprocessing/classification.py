@@ -98,6 +98,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         number ``eps``, unweighted rows and a criterion named by a string.
     certify_size : float in (0, 1), default 0.3
         Share of the rows held out to certify the rule when ``confidence`` is set.
+
     Attributes
     ----------
     eps_ : float or sequence or dict

@@ -1,7 +1,7 @@
 """The back-end registry: which back ends exist, which are installed, what each takes.
 
 Every algorithm, fairopt's own included, is a registered solver: one module
-``fairopt/modeling/backends/<name>_backend.py`` exporting an :data:`INFO`
+``fairopt/modeling/backends/<name>_backend.py`` exporting an ``INFO``
 (:class:`~fairopt.modeling.spec.BackendInfo`) that declares the problem kinds
 (:mod:`fairopt.modeling.kinds`) each inner solver accepts and its capabilities; the registry reads
 the one list :data:`fairopt.modeling.backends.NAMES`. Programs (LP, QP, MILP) compile through

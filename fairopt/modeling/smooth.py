@@ -7,12 +7,12 @@ mapping all implement :class:`SmoothProblem`. :func:`solve_smooth` resolves the 
 :func:`fairopt.modeling.registry.check_spec` (problem class ``"smooth"``) like every other
 problem, then hands the problem to the back end's ``solve_smooth``:
 
-``native``  the problem's own algorithm, :meth:`SmoothProblem.native_solve` (by default damped
-            Newton with Armijo backtracking when it has a Hessian, else L-BFGS);
-``scipy``   :func:`scipy.optimize.minimize` with the exact gradient (and Hessian for the
-            trust-region methods);
-``cvxpy``   :meth:`SmoothProblem.to_cvxpy` (Clarabel by default, tight tolerances, or SCS);
-``pyomo``   :meth:`SmoothProblem.to_pyomo`, solved by Ipopt when it is installed.
+* ``native``: the problem's own algorithm, :meth:`SmoothProblem.native_solve` (by default
+  damped Newton with Armijo backtracking when it has a Hessian, else L-BFGS);
+* ``scipy``: :func:`scipy.optimize.minimize` with the exact gradient (and Hessian for the
+  trust-region methods);
+* ``cvxpy``: :meth:`SmoothProblem.to_cvxpy` (Clarabel by default, tight tolerances, or SCS);
+* ``pyomo``: :meth:`SmoothProblem.to_pyomo`, solved by Ipopt when it is installed.
 
 Every run ends in a :class:`SmoothSolution` with an honest :class:`~fairopt.modeling.Status`:
 when the problem's optimality measure is a certificate (an unconstrained convex problem's
@@ -118,9 +118,11 @@ class SmoothProblem(abc.ABC):
 
     @property
     def dim(self) -> int:
+        """Number of variables: the end of the last block."""
         return max((s.stop for s in self.blocks.values()), default=0)
 
     def initial_point(self) -> np.ndarray:
+        """Starting point of the native solvers (zeros unless a problem overrides it)."""
         return np.zeros(self.dim)
 
     @abc.abstractmethod
@@ -128,6 +130,7 @@ class SmoothProblem(abc.ABC):
         """``(f(x), ∇f(x))``."""
 
     def value(self, x: np.ndarray) -> float:
+        """``f(x)`` alone (from :meth:`value_grad`)."""
         return self.value_grad(x)[0]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
@@ -166,9 +169,11 @@ class SmoothProblem(abc.ABC):
         return getattr(type(self), method) is not getattr(SmoothProblem, method)
 
     def to_cvxpy(self) -> CvxpyForm:
+        """The problem as a cvxpy form; a problem without one raises :class:`~fairopt.errors.ConfigError`."""
         raise ConfigError(f"the {self.description} has no cvxpy form; use backend 'native' or 'scipy'.")
 
     def to_pyomo(self) -> PyomoForm:
+        """The problem as a pyomo form; a problem without one raises :class:`~fairopt.errors.ConfigError`."""
         raise ConfigError(f"the {self.description} has no pyomo form; use backend 'native' or 'scipy'.")
 
 

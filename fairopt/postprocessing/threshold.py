@@ -146,6 +146,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         rows (see :doc:`/guarantees`). An ``eps`` below the margin raises
         :class:`~fairopt.errors.InfeasibleError` with the smallest certifiable ``eps`` in
         ``tightest``. Needs unweighted in-memory rows and a rate criterion (not ``covariance``).
+
     Attributes
     ----------
     guarantee_ : Certificate or None

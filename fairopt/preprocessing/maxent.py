@@ -83,6 +83,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     n_iter_, solve_seconds_, max_violation_, kl_ : int, float, float, float
         Iterations, wall time of the dual solve, final ``‖E_p[α] − θ‖∞`` and ``KL(p* || q)``.
     model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
+    domain_ : fairopt.data.Domain
+        Product domain of the fitted columns (levels and code order of the samples).
 
     Examples
     --------

@@ -103,6 +103,7 @@ class IndexedHypothesis:
         self.index = index
 
     def predict(self, X: NDArray[Any] | Sequence[Any]) -> NDArray[np.float64]:
+        """Look up the stored prediction of each row index in ``X[:, 0]``."""
         return self.values[np.asarray(X).reshape(len(X), -1)[:, 0].astype(np.int64)]
 
 
@@ -324,6 +325,7 @@ class FactoredLeastSquares:
         return type(estimator) is LinearRegression and not estimator.get_params().get("positive", False)
 
     def fit(self, U: ArrayLike) -> ClippedRegressor:
+        """Least-squares fit to targets ``U`` from the stored factorisation; a fitted clipped regressor."""
         U = np.asarray(U, dtype=float)
         u_mean = float(self.w @ U / self.w.sum()) if self.fit_intercept else 0.0
         coef = self.V_over_s @ (self.Ut @ ((U - u_mean) * self.sw))

@@ -97,6 +97,7 @@ class Card:
     raw: dict
 
     def as_dict(self) -> dict:
+        """The card as a plain ``dict``: path, name, formulation, data, parameters and solver."""
         return {"path": str(self.path), "name": self.name, "formulation": self.formulation,
                 "data": self.data.model_dump(mode="json"),
                 "parameters": self.parameters.model_dump(mode="json"),
