@@ -19,7 +19,6 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
     Q_TOL,
     MulticlassTransportLP,
-    _void_keys,
     adjusted_costs,
     collapse_vectors,
     rates_and_gaps,
@@ -104,6 +103,9 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         ``(D, b)``: the rule predicts ``argmin_k (s (C + D_g))_k + b_{g,k}`` on new score vectors.
     solution_ : MulticlassSolution
         The LP result.
+    atoms_ : VectorAtoms
+        The fitting sample's distinct (group, score vector) pairs; ``predict_proba`` gives a row
+        equal to one of them that atom's fitted probabilities.
 
     Examples
     --------
@@ -264,22 +266,22 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
             self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group").fit(S, yv, codes, G, sw)
         S = self._prepare(S, codes)
         w = np.ones(n) if sw is None else sw
-        atoms = collapse_vectors(S, codes, w, keep_rows=True)
+        atoms = collapse_vectors(S, codes, w)
         lp = MulticlassTransportLP(atoms, G, cost, constraint, self.eps)
         spec = None if self.solver is None else SolverSpec.parse(self.solver)
         sol = lp.solve(spec)
         self.solution_, self.events_, self.constraint_, self.cost_ = sol, lp.events, constraint, cost
         self.offsets_ = (sol.D, sol.b)
-        self.atom_keys_ = atoms.keys
+        atoms.row_atom = None
+        self.atoms_ = atoms
         q_det = _first_used_class(sol.q)
         self.atom_proba_ = q_det if self.deterministic else sol.q
-        assert atoms.row_atom is not None
         W = float(w.sum())
         stats = {}
-        for name, q in (("randomized", sol.q), ("deterministic", q_det)):
-            P = q[atoms.row_atom]
-            _, _, gaps = rates_and_gaps(S, codes, w, P, lp.events, G)
-            stats[name] = (float(np.sum((S @ cost) * P * w[:, None]) / W), float(gaps.max(initial=0.0)))
+        for name, q in (("randomized", sol.q), ("deterministic", q_det)):   # rows share their atom's q
+            _, _, gaps = rates_and_gaps(atoms.scores, atoms.group, atoms.weight, q, lp.events, G)
+            stats[name] = (float(np.sum((atoms.scores @ cost) * q * atoms.weight[:, None]) / W),
+                           float(gaps.max(initial=0.0)))
         self.randomized_cost_, self.randomized_gap_ = stats["randomized"]
         self.train_cost_, self.train_gap_ = stats["deterministic" if self.deterministic else "randomized"]
         tied = (sol.q > 0).sum(axis=1) > 1
@@ -308,11 +310,10 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
             raise DataValidationError("sensitive_features is required at predict: pass the group of every row.")
         codes = Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X).astype(np.int64)
         S = self._prepare(self._raw_scores(X), codes)
-        keys = _void_keys(codes, S)
-        pos = np.minimum(np.searchsorted(self.atom_keys_, keys), self.atom_keys_.shape[0] - 1)
-        hit = self.atom_keys_[pos] == keys
+        atom = self.atoms_.lookup(codes, S)
+        hit = atom >= 0
         out = np.empty((n, S.shape[1]))
-        out[hit] = self.atom_proba_[pos[hit]]
+        out[hit] = self.atom_proba_[atom[hit]]
         if not hit.all():      # new score vectors: offset-adjusted argmin, first class on exact ties
             D, b = self.offsets_
             adj = adjusted_costs(S[~hit], codes[~hit], self.cost_, D, b)

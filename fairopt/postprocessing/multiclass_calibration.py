@@ -68,26 +68,38 @@ class OneVsRestIsotonic:
 
     def fit(self, S: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
             sample_weight: np.ndarray | None = None) -> OneVsRestIsotonic:
-        """Fit ``K`` (times ``n_groups``) isotonic maps of ``1[y = k]`` on ``S[:, k]``."""
+        """Fit ``K`` (times ``n_groups``) isotonic maps of ``1[y = k]`` on ``S[:, k]`` (for two
+        classes one map per cell, the other its mirror image)."""
         w = np.ones(S.shape[0]) if sample_weight is None else sample_weight
-        cells = [groups == g for g in range(n_groups)] if self.per_group else [np.ones(S.shape[0], bool)]
-        self.maps_: list[list[tuple[np.ndarray, np.ndarray]]] = []
-        for m in cells:   # a loop over groups and classes, not rows
-            per_class = []
-            for k in range(S.shape[1]):
+        self.mirror_ = S.shape[1] == 2
+        cols = [1] if self.mirror_ else list(range(S.shape[1]))
+        self.maps_: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        for rows in self._cells(groups, n_groups, S.shape[0]):   # a loop over groups and classes
+            per_class = {}
+            for k in cols:
                 iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-                iso.fit(S[m, k], (y[m] == k).astype(float), sample_weight=w[m])
-                per_class.append((np.asarray(iso.X_thresholds_, float), np.asarray(iso.y_thresholds_, float)))
+                iso.fit(S[rows, k], (y[rows] == k).astype(float), sample_weight=w[rows])
+                per_class[k] = (np.asarray(iso.X_thresholds_, float), np.asarray(iso.y_thresholds_, float))
             self.maps_.append(per_class)
         return self
+
+    def _cells(self, groups: np.ndarray, n_groups: int, n: int) -> list[np.ndarray | slice]:
+        """Row indices of every group (one sort of the codes), or all rows when pooled."""
+        if not self.per_group:
+            return [slice(None)]
+        order = np.argsort(groups, kind="stable")
+        bounds = np.searchsorted(groups[order], np.arange(n_groups + 1))
+        return [order[bounds[c]:bounds[c + 1]] for c in range(n_groups)]
 
     def transform(self, S: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Calibrated, renormalised class probabilities."""
         out = np.empty_like(S)
-        cells = [groups == g for g in range(len(self.maps_))] if self.per_group else [slice(None)]
-        for c, m in enumerate(cells):
-            for k, (x, e) in enumerate(self.maps_[c]):
-                out[m, k] = np.interp(S[m, k], x, e)
+        for c, rows in enumerate(self._cells(groups, len(self.maps_), S.shape[0])):
+            for k, (x, e) in self.maps_[c].items():
+                out[rows, k] = np.interp(S[rows, k], x, e)
+        if self.mirror_:
+            out[:, 0] = 1.0 - out[:, 1]
+            return out
         tot = out.sum(axis=1, keepdims=True)
         ok = tot[:, 0] > 0
         out[ok] /= tot[ok]

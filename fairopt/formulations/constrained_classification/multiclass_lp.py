@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.criteria import canonical
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from fairopt.modeling import Program
 
 __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportLP", "adjusted_costs",
-           "collapse_vectors", "events_for", "rates_and_gaps"]
+           "collapse_vectors", "events_for", "rates_and_gaps", "row_keys"]
 
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
@@ -84,22 +85,38 @@ def events_for(constraint: str, n_classes: int) -> list[Event]:
     return [(j, k) for j in range(K) for k in range(K)]
 
 
-def _void_keys(codes: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """One opaque key per row of ``(group, score vector)`` (bytes; ``-0.0`` made ``0.0``)."""
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+_SHIFT = np.uint64(33)
+
+
+def row_keys(codes: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(group, score vector)`` of every row as a float matrix (``-0.0`` made ``0.0``) and a
+    64-bit hash of its bits (a multiply-xorshift mix, column by column)."""
     key = np.empty((S.shape[0], S.shape[1] + 1))
     key[:, 0] = codes
     np.add(S, 0.0, out=key[:, 1:])
-    return key.view(np.dtype((np.void, key.itemsize * key.shape[1]))).ravel()
+    bits = key.view(np.uint64)
+    h = np.full(key.shape[0], 0xCBF29CE484222325, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(bits.shape[1]):   # a loop over columns, not rows
+            h ^= bits[:, j]
+            h *= _MIX
+            h ^= h >> _SHIFT
+    return key, h
 
 
 @dataclass
 class VectorAtoms:
-    """Distinct ``(group, score vector)`` pairs with summed weights; ``keys`` sorted."""
+    """Distinct ``(group, score vector)`` pairs with summed weights.
+
+    ``hashes`` are the atoms' row hashes (:func:`row_keys`); :meth:`lookup` finds the atom of new
+    rows (``-1`` for unseen vectors), comparing the vectors themselves, not only their hashes.
+    """
 
     group: np.ndarray
     scores: np.ndarray
     weight: np.ndarray
-    keys: np.ndarray
+    hashes: np.ndarray
     row_atom: np.ndarray | None = None
 
     @property
@@ -107,10 +124,22 @@ class VectorAtoms:
         """Number of atoms."""
         return int(self.weight.shape[0])
 
+    def lookup(self, codes: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """Atom index of every row, ``-1`` where the (group, score vector) was not seen."""
+        key, h = row_keys(codes, S)
+        order = np.argsort(self.hashes, kind="stable")
+        pos = np.minimum(np.searchsorted(self.hashes[order], h), self.n_atoms - 1)
+        cand = order[pos]
+        hit = (self.hashes[cand] == h) & (self.group[cand] == codes) & (self.scores[cand] == key[:, 1:]).all(axis=1)
+        return np.where(hit, cand, -1)
+
 
 def collapse_vectors(S: ArrayLike, groups: ArrayLike, sample_weight: ArrayLike | None = None,
                      keep_rows: bool = False) -> VectorAtoms:
     """Collapse rows to atoms: one per distinct (group, score vector), weights summed.
+
+    Rows are grouped by a 64-bit hash (a hash table, ``O(n)``), and every row is then checked
+    against its atom's vector; on a hash collision the grouping falls back to a sort of the rows.
 
     Examples
     --------
@@ -122,11 +151,17 @@ def collapse_vectors(S: ArrayLike, groups: ArrayLike, sample_weight: ArrayLike |
     S = np.asarray(S, dtype=float)
     g = np.asarray(groups, dtype=np.int64).reshape(-1)
     w = np.ones(S.shape[0]) if sample_weight is None else np.asarray(sample_weight, float).reshape(-1)
-    keys = _void_keys(g, S)
-    uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-    weight = np.bincount(inv.reshape(-1), weights=w, minlength=uniq.shape[0])
-    return VectorAtoms(group=g[first], scores=S[first], weight=weight, keys=uniq,
-                       row_atom=inv.reshape(-1) if keep_rows else None)
+    key, h = row_keys(g, S)
+    inv, uniq = pd.factorize(h)
+    first = np.empty(uniq.shape[0], dtype=np.int64)
+    first[inv[::-1]] = np.arange(S.shape[0] - 1, -1, -1)
+    if not (key[first][inv] == key).all():   # a hash collision: group by sorting the rows
+        void = np.ascontiguousarray(key).view(np.dtype((np.void, key.itemsize * key.shape[1]))).ravel()
+        _, first, inv = np.unique(void, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+    weight = np.bincount(inv, weights=w, minlength=first.shape[0])
+    return VectorAtoms(group=g[first], scores=S[first], weight=weight, hashes=h[first],
+                       row_atom=inv if keep_rows else None)
 
 
 def rates_and_gaps(S: np.ndarray, groups: np.ndarray, weight: np.ndarray, P: np.ndarray,
