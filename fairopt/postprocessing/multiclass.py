@@ -183,7 +183,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
                 self.estimator_ = self.estimator
             else:
                 if y is None:
-                    raise DataValidationError("y is required to fit the wrapped estimator (prefit=False).")
+                    raise DataValidationError("y is required to fit the wrapped estimator (prefit=False): it requires "
+                                              "y to be passed, but the target y is None.")
                 self.estimator_ = clone(self.estimator)
                 self.estimator_.fit(X, y, **({} if sw is None else {"sample_weight": sw}))
             self.classes_ = np.asarray(self.estimator_.classes_)
