@@ -109,6 +109,13 @@ def row_keys(codes: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class VectorAtoms:
     """Distinct ``(group, score vector)`` pairs with summed weights.
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> at = collapse_vectors(np.array([[.5, .5]]), np.array([0]))
+    >>> int(at.lookup(np.array([0, 0]), np.array([[.5, .5], [.4, .6]]))[1])
+    -1
+
     ``hashes`` are the atoms' row hashes (:func:`row_keys`); :meth:`lookup` finds the atom of new
     rows (``-1`` for unseen vectors), comparing the vectors themselves, not only their hashes.
     """
@@ -211,7 +218,29 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
 
 @dataclass
 class MulticlassSolution:
-    """Solved fair multiclass LP: the atoms' class probabilities and the offset rule."""
+    """Solved fair multiclass LP: the atoms' class probabilities and the offset rule.
+
+    Attributes
+    ----------
+    q : ndarray of shape (n_atoms, K)
+        Class probabilities of every atom.
+    D, b : ndarray
+        Offsets of the rule ``argmin_k (s (C + D_g))_k + b_{g,k}`` (shapes ``(G, K, K)``, ``(G, K)``).
+    objective : float
+        Expected cost on the fitting sample.
+    rates, pooled, gaps : ndarray
+        Group rates ``(G, n_events)``, pooled rates and ``|group - pooled|``.
+    duals : dict
+        ``"gap"`` (``(G, n_events)``) and ``"pooled"`` row duals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> at = collapse_vectors(np.array([[.9, .1], [.2, .8]]), np.array([0, 1]))
+    >>> sol = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", eps=1.0).solve()
+    >>> sol.q.argmax(axis=1).tolist(), round(sol.objective, 6)
+    ([0, 1], 0.15)
+    """
 
     q: np.ndarray
     D: np.ndarray
