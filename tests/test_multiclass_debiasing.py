@@ -208,3 +208,39 @@ def test_score_bins_bound():
     cost = float(np.mean(np.sum((S @ (1 - np.eye(K))) * P, axis=1)))
     assert exact.train_cost_ <= cost + 1e-9 <= exact.train_cost_ + K / 20 + 1e-9
     assert _gaps(S, g, np.ones(n), P, "demographic_parity").max() < 1e-8
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+@pytest.mark.parametrize("eps", [0.0, 0.05])
+def test_working_set_equals_full_lp(constraint, eps):
+    """The working-set method (used above WORKING_SET_MIN variables) certifies the full LP's optimum."""
+    from fairopt.formulations.constrained_classification.multiclass_lp import MulticlassTransportLP, collapse_vectors
+    from fairopt.formulations.constrained_classification.multiclass_working_set import solve_working_set
+    from fairopt.modeling.registry import default_spec
+    rng = np.random.default_rng(7)
+    n, K, G = 2500, 4, 3
+    g = rng.integers(0, G, n)
+    S = rng.dirichlet(np.full(K, 0.8), n)
+    S[g == 1] = 0.6 * S[g == 1] + 0.4 * np.eye(K)[1]
+    w = rng.uniform(0.5, 2.0, n)
+    C = rng.uniform(0, 1, (K, K))
+    lp = MulticlassTransportLP(collapse_vectors(S, g, w), G, C, constraint, eps)
+    ws = solve_working_set(lp, default_spec("LP"), sample_atoms=200, free_atoms=150)
+    full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+    assert ws.info["certified"] and ws.info["n_free"] < n
+    assert ws.objective == pytest.approx(full.objective, abs=1e-7)
+    assert ws.gaps.max() <= eps + 1e-8
+
+
+def test_estimator_uses_working_set_above_the_threshold(monkeypatch):
+    import fairopt.formulations.constrained_classification.multiclass_lp as mlp
+    S, g, w, C = _instance(3)
+    ref = MulticlassDebiaser(constraint="equalized_odds", eps=0.02, cost=C).fit(S, sensitive_features=g,
+                                                                               sample_weight=w)
+    monkeypatch.setattr(mlp, "WORKING_SET_MIN", 10)
+    deb = MulticlassDebiaser(constraint="equalized_odds", eps=0.02, cost=C).fit(S, sensitive_features=g,
+                                                                               sample_weight=w)
+    assert "rounds" in deb.solution_.info
+    assert deb.train_cost_ == pytest.approx(ref.train_cost_, abs=1e-7)
+    P = deb.predict_proba(S, sensitive_features=g)
+    assert _gaps(S, g, w, P, "equalized_odds").max() <= 0.02 + 1e-8

@@ -57,6 +57,8 @@ __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportL
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
 Q_TOL = 1e-9
+#: LPs with more variables (atoms x classes) than this are solved by the working-set method
+WORKING_SET_MIN = 200_000
 
 Event = tuple[int | None, int]
 
@@ -296,6 +298,7 @@ class MulticlassTransportLP:
         if self.cost.shape != (K, K):
             raise DataValidationError(f"cost must be a {K} x {K} matrix, got shape {self.cost.shape}.")
         self.events = events_for(constraint, K)
+        self.constraint: str = canonical(constraint) or constraint   # events_for refused unknown names
         gw = np.bincount(atoms.group, weights=atoms.weight, minlength=self.n_groups)
         if (gw <= 0).any():
             raise DataValidationError(f"groups {np.flatnonzero(gw <= 0).tolist()} have zero total weight.")
@@ -310,14 +313,21 @@ class MulticlassTransportLP:
     def _cat(xs: list[np.ndarray], dtype: type = float) -> np.ndarray:
         return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)
 
-    def build(self) -> Program:
-        """The LP as a :class:`fairopt.modeling.Program`: variables ``q`` (atoms x classes,
-        row-major) and ``r`` (pooled rates); rows ``assign``, ``pooled`` and ``gap``."""
+    def build(self, fixed: np.ndarray | None = None) -> Program:
+        """The LP as a :class:`fairopt.modeling.Program`: variables ``q`` (free atoms x classes,
+        row-major) and ``r`` (pooled rates); rows ``assign``, ``pooled`` and ``gap``.
+
+        ``fixed`` (one class per atom, ``-1`` for free atoms) pins atoms to one class: they get
+        no variables, and their mass moves into the rows' bounds (the working-set solve).
+        """
         from fairopt.modeling import Program
         at = self.atoms
-        m, K, G = at.n_atoms, at.scores.shape[1], self.n_groups
+        K, G = at.scores.shape[1], self.n_groups
         W = float(at.weight.sum())
         v, Vg, V = self._event_weights()
+        free = np.arange(at.n_atoms) if fixed is None else np.flatnonzero(fixed < 0)
+        m = free.shape[0]
+        grp = at.group[free]
         prog = Program(name="fair_multiclass_transport")
         prog.add_variables("q", shape=(m * K,), lb=0.0, ub=None)
         E = len(self.events)
@@ -332,45 +342,71 @@ class MulticlassTransportLP:
         live = (Vg > 0) & keep[None, :]
         # row index of the gap row (g, e), in (g, e) row-major order of the live pairs
         grow = np.where(live, np.cumsum(live.ravel()).reshape(G, E) - 1, -1)
+        c_pool, c_gap = np.zeros(E), np.zeros((G, E))
         for e in range(E):   # a loop over events, not rows
             if not keep[e]:
                 continue
+            if fixed is not None:   # pinned mass of this event's class, pooled and per group
+                pin = fixed == ev_k[e]
+                c_pool[e] = v[e][pin].sum() / V[e]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    c_gap[:, e] = np.where(Vg[:, e] > 0, np.bincount(at.group[pin], weights=v[e][pin],
+                                                                      minlength=G) / Vg[:, e], 0.0)
             col = np.arange(m) * K + ev_k[e]
+            ve = v[e][free]
             pr.append(np.full(m, e))
             pc.append(col)
-            pv.append(v[e] / V[e])
-            row = grow[at.group, e]
+            pv.append(ve / V[e])
+            row = grow[grp, e]
             ok = row >= 0
             gr.append(row[ok])
             gc.append(col[ok])
-            gv.append(v[e][ok] / Vg[at.group[ok], e])
+            gv.append(ve[ok] / Vg[grp[ok], e])
         n_gap = int(live.sum())
         cat = self._cat
         pooled = sp.csr_matrix((cat(pv), (cat(pr, np.int64), cat(pc, np.int64))), shape=(E, m * K))
         r_eye = -sp.identity(E, format="csr")
-        prog.add_constraints("pooled", {"q": pooled, "r": r_eye}, lb=0.0, ub=0.0)
+        prog.add_constraints("pooled", {"q": pooled, "r": r_eye}, lb=-c_pool, ub=-c_pool)
         if n_gap:
             gap = sp.csr_matrix((cat(gv), (cat(gr, np.int64), cat(gc, np.int64))), shape=(n_gap, m * K))
             ge = np.nonzero(live)[1]
             sel = sp.csr_matrix((-np.ones(n_gap), (np.arange(n_gap), ge)), shape=(n_gap, E))
-            prog.add_constraints("gap", {"q": gap, "r": sel}, lb=-self.eps, ub=self.eps)
+            shift = c_gap[live]
+            prog.add_constraints("gap", {"q": gap, "r": sel}, lb=-self.eps - shift, ub=self.eps - shift)
         self._live, self._Vg, self._V = live, Vg, V
-        c = ((at.scores @ self.cost) * (at.weight / W)[:, None]).ravel()
+        c = ((at.scores[free] @ self.cost) * (at.weight[free] / W)[:, None]).ravel()
         prog.set_objective(linear={"q": c})
         return prog
 
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> MulticlassSolution:
         """Solve with ``solver`` (a :class:`~fairopt.modeling.SolverSpec` string; ``None``: the
-        registry's default LP solver) and derive the offset rule from the duals."""
+        registry's default LP solver) and derive the offset rule from the duals. Above
+        ``WORKING_SET_MIN`` variables the exact working-set method of
+        :mod:`~fairopt.formulations.constrained_classification.multiclass_working_set` runs instead."""
         t0 = time.perf_counter()
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
-        prog = self.build()
-        sol = prog.solve(spec, require_optimal=True, **options)
+        if self.atoms.n_atoms * self.atoms.scores.shape[1] > WORKING_SET_MIN:
+            from fairopt.formulations.constrained_classification.multiclass_working_set import solve_working_set
+            out = solve_working_set(self, spec, **options)
+            out.solve_seconds = time.perf_counter() - t0
+            return out
+        return self.solve_fixed(spec, None, t0, **options)
+
+    def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, **options: Any) -> MulticlassSolution:
+        """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class."""
+        sol = self.build(fixed).solve(spec, require_optimal=True, **options)
         at = self.atoms
         m, K, G = at.n_atoms, at.scores.shape[1], self.n_groups
-        q = np.clip(sol.primal["q"].reshape(m, K), 0.0, None)
-        q[q < Q_TOL] = 0.0
-        q /= q.sum(axis=1, keepdims=True)
+        qf = np.clip(sol.primal["q"].reshape(-1, K), 0.0, None)
+        qf[qf < Q_TOL] = 0.0
+        qf /= qf.sum(axis=1, keepdims=True)
+        if fixed is None:
+            q = qf
+        else:
+            q = np.zeros((m, K))
+            pinned = fixed >= 0
+            q[np.flatnonzero(pinned), fixed[pinned]] = 1.0
+            q[~pinned] = qf
         W = float(at.weight.sum())
         y_gap = np.zeros((G, len(self.events)))
         if "gap" in sol.dual:
