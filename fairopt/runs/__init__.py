@@ -26,6 +26,7 @@ RUNNERS: dict[str, str] = {
     "fair_logloss": "fairopt.runs.fair_logloss",
     "fair_selection": "fairopt.runs.fair_selection",
     "fair_ranking": "fairopt.runs.ranking",
+    "multiclass_debiasing": "fairopt.runs.multiclass_debiasing",
 }
 
 
