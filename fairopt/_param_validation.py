@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
 __all__ = [
+    "ANY",
+    "NONNEGATIVE",
     "RANDOM_STATE",
+    "RATE",
+    "RATIO",
     "HasMethods",
     "Interval",
     "ParameterError",
@@ -141,6 +145,14 @@ class HasMethods:
         names = [repr(m) for m in self.methods]
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         return f"an object implementing {listed}"
+
+
+#: the values a tolerance may take: a difference of rates or a share, a ratio of rates, a nonnegative
+#: difference in other units, any finite number
+RATE = Interval(numbers.Real, 0, 1, closed="both")
+RATIO = Interval(numbers.Real, 0, 1, closed="right")
+NONNEGATIVE = Interval(numbers.Real, 0, None, closed="left")
+ANY = Interval(numbers.Real, None, None, closed="neither")
 
 
 def _satisfies(constraint: Any, value: object) -> bool:
