@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
 __all__ = [
+    "ANY",
+    "NONNEGATIVE",
     "RANDOM_STATE",
+    "RATE",
+    "RATIO",
     "HasMethods",
     "Interval",
     "ParameterError",
@@ -143,11 +147,21 @@ class HasMethods:
         return f"an object implementing {listed}"
 
 
+#: the values a tolerance may take: a difference of rates or a share, a ratio of rates, a nonnegative
+#: difference in other units, any finite number
+RATE = Interval(numbers.Real, 0, 1, closed="both")
+RATIO = Interval(numbers.Real, 0, 1, closed="right")
+NONNEGATIVE = Interval(numbers.Real, 0, None, closed="left")
+ANY = Interval(numbers.Real, None, None, closed="neither")
+
+
 def _satisfies(constraint: Any, value: object) -> bool:
     if constraint is None:
         return value is None
-    if isinstance(constraint, (Interval, StrOptions, HasMethods)):
-        return constraint.is_satisfied_by(value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    if hasattr(constraint, "is_satisfied_by"):   # the classes here, or any object with that method
+        return bool(constraint.is_satisfied_by(value))
     if constraint == "array-like":
         return (hasattr(value, "__len__") or hasattr(value, "shape") or hasattr(value, "__array__")) \
             and not np.isscalar(value)
@@ -156,8 +170,6 @@ def _satisfies(constraint: Any, value: object) -> bool:
     if constraint == "random_state":
         return value is None or isinstance(value, np.random.RandomState) or (
             isinstance(value, numbers.Integral) and not _is_bool(value) and 0 <= int(value) <= 2**32 - 1)
-    if isinstance(constraint, type):
-        return isinstance(value, constraint)
     raise TypeError(f"unknown parameter constraint {constraint!r}")
 
 

@@ -235,7 +235,7 @@ def test_bad_inputs_raise_typed_errors_that_say_what_to_fix(market):
         selection_rate_parity(g)
     with pytest.raises(ParameterError, match="exactly one of eps"):
         selection_rate_parity(g, eps=0.1, ratio=0.8)
-    with pytest.raises(ParameterError, match=r"'eps' parameter of selection_rate_parity must be a float in the range \[0, 1\]"):
+    with pytest.raises(ParameterError, match=r"'eps' parameter of selection_rate_parity must be .* range \[0, 1\]"):
         selection_rate_parity(g, eps=-0.1)
     with pytest.raises(ParameterError, match=r"'ratio' .* must be a float in the range \(0, 1\]"):
         selection_rate_parity(g, ratio=1.5)

@@ -43,6 +43,7 @@ def test_sklearn_construction_checks(cls):
 # ---- issue 22: every estimator validates its parameters the scikit-learn way -----------------------
 import numpy as np
 import pandas as pd
+
 from fairopt.errors import ConfigError, ParameterError
 
 

@@ -62,7 +62,7 @@ def test_small_cells_reported_and_validation():
     assert len(block.groups) + len(block.excluded) == df.drop_duplicates().shape[0]
     with pytest.raises(DataValidationError, match="min_size"):
         intersectional_parity(df, eps=0.05, min_size=10_000)
-    with pytest.raises(ParameterError, match="eps"):
+    with pytest.raises(ParameterError, match="'eps' parameter of intersectional_parity"):
         intersectional_parity(df, eps=2.0)
     prog = program(profit, cost)
     prog.add_constraints("floor", {"x": np.ones((1, profit.size))}, lb=profit.size * 0.9)

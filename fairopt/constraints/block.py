@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._param_validation import Interval
+from fairopt._param_validation import ANY, Interval
 from fairopt.constraints.parametric import _build_cvxpy_parametric, _build_pyomo_parametric, _set_tolerance
 from fairopt.constraints.slicing import _add_over
 from fairopt.constraints.targets import add_to_program, build_cvxpy_block, build_pyomo_block, read_duals
@@ -40,14 +39,6 @@ if TYPE_CHECKING:
     from fairopt.constraints.targets import CvxpyBlock
     from fairopt.modeling import Program
     from fairopt.modeling.program import Constraint
-
-
-#: the values a tolerance may take: a difference of rates or a share, a ratio of rates, a nonnegative
-#: difference in other units, any finite number
-RATE = Interval(Real, 0, 1, closed="both")
-RATIO = Interval(Real, 0, 1, closed="right")
-NONNEGATIVE = Interval(Real, 0, None, closed="left")
-ANY = Interval(Real, None, None, closed="neither")
 
 
 @dataclass

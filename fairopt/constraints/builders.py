@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._param_validation import check_value
-from fairopt.constraints.block import RATE, RATIO, FairnessBlock, Sensitivity
+from fairopt._param_validation import RATE, RATIO, check_value
+from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.criteria import CRITERIA, resolve
 from fairopt.criteria import criterion as criterion_entry
 from fairopt.errors import DataValidationError, ParameterError
@@ -109,8 +109,8 @@ def _rate_matrix(codes: np.ndarray, labels: pd.Index, w: np.ndarray, meaning: st
 
 def _tolerance(eps: object, ratio: object, owner: str) -> tuple[str, float]:
     """The form and value of a parity tolerance, checked once here with the domains that
-    :meth:`FairnessBlock.set_tolerance` checks later (:data:`~fairopt.constraints.block.RATE`,
-    :data:`~fairopt.constraints.block.RATIO`)."""
+    :meth:`FairnessBlock.set_tolerance` checks later (``RATE``,
+    ``RATIO``)."""
     if (eps is None) == (ratio is None):
         raise ParameterError(f"{owner}: give exactly one of eps (difference form: max rate - min rate <= eps) "
                              "or ratio (ratio form: min rate / max rate >= ratio; 0.8 is the four-fifths rule).")

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt._param_validation import check_count, check_value
-from fairopt.constraints.block import NONNEGATIVE, FairnessBlock, Sensitivity
+from fairopt._param_validation import NONNEGATIVE, check_count, check_value
+from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _vector, encode_groups
 from fairopt.errors import DataValidationError
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted as sk_check_is_fitted
 
 from fairopt._labels import label_codes
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, canonical
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import ConvexHull, QhullError
 
+from fairopt._param_validation import NONNEGATIVE, check_value
 from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
@@ -158,9 +159,8 @@ class ThresholdMixtureOdds:
         constraint = resolve(constraint, CONSTRAINTS)
         if objective not in ("labels", "scores"):
             raise ConfigError(f"objective must be 'labels' or 'scores', got {objective!r}.")
+        check_value("eps", eps, [NONNEGATIVE], "ThresholdMixtureOdds")   # the largest gap between group rates
         eps = float(eps)
-        if not np.isfinite(eps) or eps < 0:
-            raise ConfigError(f"eps must be >= 0, got {eps}.")
         self.constraint, self.eps, self.objective = constraint, eps, objective
         if atoms is None:
             if scores is None or groups is None or labels is None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._param_validation import NONNEGATIVE, RATE, check_value
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import (
     ScoreAtoms,
@@ -52,21 +53,14 @@ TIE_TOL = 1e-12
 
 
 def check_parameters(gamma: float, eps: float, rho: float | None) -> tuple[float, float, float | None]:
-    """Validate ``gamma >= 0``, ``eps >= 0`` and ``rho in [0, 1]`` (or ``None``: free)."""
-    try:
-        gamma, eps = float(gamma), float(eps)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"gamma and eps must be numbers (got {gamma!r}, {eps!r}).") from exc
-    if not np.isfinite(gamma) or gamma < 0:
-        raise ConfigError(f"gamma (ramp width, in score units) must be >= 0, got {gamma}; "
-                          "use 0 for the pure threshold (LP) rule.")
-    if not np.isfinite(eps) or eps < 0:
-        raise ConfigError(f"eps (allowed gap between group rates) must be >= 0, got {eps}.")
-    if rho is not None:
-        rho = float(rho)
-        if not 0.0 <= rho <= 1.0:
-            raise ConfigError(f"rho (target positive rate) must be in [0, 1] or None (free), got {rho}.")
-    return gamma, eps, rho
+    """Validate ``gamma >= 0`` (ramp width, in score units; 0: the pure threshold LP rule),
+    ``eps >= 0`` (allowed gap between group rates) and ``rho in [0, 1]`` (target positive rate,
+    or ``None``: free); :class:`~fairopt.errors.ParameterError` naming the one that is not."""
+    owner = "RandomizedThresholdParity"
+    check_value("gamma", gamma, [NONNEGATIVE], owner)
+    check_value("eps", eps, [NONNEGATIVE], owner)
+    check_value("rho", rho, [None, RATE], owner)
+    return float(gamma), float(eps), None if rho is None else float(rho)
 
 
 def knapsack_threshold(f: np.ndarray, a: np.ndarray, target: float) -> tuple[float, float]:
