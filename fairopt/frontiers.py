@@ -227,10 +227,12 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     if grid is not None:
         first.set_params(**{eps_param: float(grid[-1])})
     first.fit(X, y, **fit_kw)
-    model = getattr(first, "model_", first)
     out: Frontier
-    if hasattr(model, "parametric_problem"):
-        out = _exact(model.parametric_problem(), grid, solver)
+    if hasattr(first, "parametric_problem"):      # an LP method that builds its LP from the data
+        problem = first.parametric_problem(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        out = _exact(problem, grid, solver)
+    elif hasattr(getattr(first, "model_", None), "parametric_problem"):    # the fitted model holds its LP
+        out = _exact(first.model_.parametric_problem(), grid, solver)
     elif hasattr(first, "result_") and hasattr(first, "moment_"):
         own = float(params[eps_param]) or 0.2
         points = grid if grid is not None else np.linspace(0.0, own, 11)

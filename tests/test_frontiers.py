@@ -118,3 +118,40 @@ def test_fair_regressor_frontier_is_certified() -> None:
     assert f.method == "certified game"
     assert np.all(f.lower_bound <= f.value + 1e-12)
     assert np.all(f.value - f.lower_bound >= -1e-12)
+
+
+def _scores_data(seed: int, n: int = 3000, groups: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, groups, n)
+    f = np.clip(rng.normal(0.3 * g - 0.3, 0.5, n), -1, 1)
+    y = (rng.uniform(size=n) < (f + 1.1) / 2.2).astype(int)
+    return f, g, y
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equal_opportunity", "equalized_odds"])
+def test_threshold_frontier_equals_cold_fits(constraint: str) -> None:
+    from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+    from fairopt.postprocessing import ThresholdDebiaser
+    f, g, y = _scores_data(0)
+    front = frontier(ThresholdDebiaser(constraint=constraint), f, y, sensitive_features=g)
+    assert front.method == "exact LP" and front.objective == "expected error"
+    curve = front.details["curve"]
+    eps = np.sort(np.random.default_rng(1).uniform(0, front.eps[-1], 200))
+
+    def cold(e: float) -> float:
+        return 1.0 - ThresholdMixtureOdds(f, g, y, constraint, float(e)).solve().accuracy
+
+    exact = np.array([cold(e) for e in eps])
+    np.testing.assert_allclose(curve(eps) + 1.0 - np.mean(y == 0), exact, atol=1e-7)
+    if constraint != "demographic_parity":   # the debiaser itself solves this LP for the label criteria
+        fits = [1 - ThresholdDebiaser(constraint=constraint, eps=float(e)).fit(f, y, sensitive_features=g)
+                .solution_.accuracy for e in eps[::40]]
+        np.testing.assert_allclose(np.interp(eps[::40], front.eps, front.value), fits, atol=1e-7)
+    # the error falls as eps grows, convexly, with kinks exactly at the breakpoints
+    assert np.all(np.diff(front.value) <= 1e-12) and np.all(np.diff(curve.slopes) >= -1e-9)
+    h = 1e-6
+    inside = curve.breakpoints[(curve.breakpoints > 1e-4) & (curve.breakpoints < front.eps[-1] - 1e-4)]
+    for k in inside[:: max(1, inside.size // 8)]:
+        left = (cold(k) - cold(k - h)) / h
+        right = (cold(k + h) - cold(k)) / h
+        assert right - left > 1e-6

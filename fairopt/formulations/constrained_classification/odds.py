@@ -39,6 +39,7 @@ from fairopt._param_validation import NONNEGATIVE, check_value
 from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
+from fairopt.modeling.parametric import ParametricProblem
 from fairopt.modeling.registry import SolverSpec, resolve_solver
 
 if TYPE_CHECKING:
@@ -259,6 +260,24 @@ class ThresholdMixtureOdds:
             gain = _suffix_within(at.weight * at.score, at.offsets, at.cell)[cols] / N
         prog.set_objective(linear={"d": gain}, sense="maximize")
         return prog
+
+    def parametric_problem(self) -> ParametricProblem:
+        """The LP with its rate rows as functions of ``eps`` (exact frontiers): the thresholds at
+        each group's ROC-hull vertices, every rate row within ``eps/2`` of its free common rate,
+        and the expected error as the method's objective (``objective="labels"`` only).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> f, g = rng.uniform(-1, 1, 500), rng.integers(0, 2, 500)
+        >>> y = (rng.uniform(size=500) < (f + 1) / 2).astype(int)
+        >>> problem = ThresholdMixtureOdds(f, g, y, "equalized_odds").parametric_problem()
+        >>> [r.name for r in problem.rows], problem.objective
+        (['tpr', 'fpr'], 'expected error')
+        """
+        from fairopt.formulations.constrained_classification.parametric import odds_problem
+        return odds_problem(self)
 
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> OddsSolution:
         """Solve the LP (any LP solver of :mod:`fairopt.modeling`; the registry's default, a
