@@ -267,10 +267,30 @@ def _print_sweep(console: Console, summary: SweepSummary) -> None:
                   f"next: fairopt frontier {summary.out}")
 
 
+def cmd_card_frontier(args: argparse.Namespace) -> int:
+    from fairopt.runs.card_frontier import card_frontier
+    console = _console()
+    eps = None if args.eps is None else [float(v) for v in args.eps.split(",") if v.strip()]
+    out = args.out or str(Path("fairopt-results") / f"{Path(args.dir).stem}-frontier")
+    res = card_frontier(args.dir, out, eps=eps, confidence=args.confidence, overrides=args.set or [],
+                        plot=not args.no_plot)
+    front = res.frontier
+    assert front is not None
+    table = front.to_frame()
+    step = max(1, len(table) // 15)     # a readable table; every point is in frontier.csv
+    rows = [[f"{v:.6g}" for v in row] for row in table.to_numpy()[::step]]
+    _print_table(console, f"{res.card}: {front.method} frontier of the training {front.objective} "
+                 f"({front.breakpoints.size} breakpoints, {front.solves} solves)", list(table.columns), rows)
+    console.print("wrote " + ", ".join(str(p) for p in res.files.values()))
+    return 0
+
+
 def cmd_frontier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from fairopt.runs.frontier import frontier
+    if str(args.dir).endswith(".toml"):
+        return cmd_card_frontier(args)
     console = _console()
     args.interrupt_note = "interrupted; frontier files already written are complete, the others unchanged"
     res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
@@ -330,8 +350,16 @@ def make_parser() -> argparse.ArgumentParser:
     swp.add_argument("--solver", help="back end for every task: BACKEND[:SOLVER]")
     swp.add_argument("--quiet", action="store_true", help="no progress bar")
     swp.set_defaults(func=cmd_sweep)
-    fro = sub.add_parser("frontier", help="aggregate a sweep folder into frontier.csv/.json/.png")
-    fro.add_argument("dir", help="folder written by fairopt sweep")
+    fro = sub.add_parser("frontier", help="a card's exact/certified frontier, or a sweep folder aggregated into "
+                                          "frontier.csv/.json/.png")
+    fro.add_argument("dir", help="a model card (CARD.toml: exact or certified frontier of its estimator) or a "
+                                 "folder written by fairopt sweep")
+    fro.add_argument("--eps", metavar="E1,E2,...", help="card: tolerances to report (default: every knot of "
+                                                         "the exact curve)")
+    fro.add_argument("--confidence", type=float, metavar="C", help="card: also the population gap certified "
+                                                                  "at confidence C (e.g. 0.95)")
+    fro.add_argument("--out", metavar="DIR", help="card: output folder (default fairopt-results/<card>-frontier)")
+    fro.add_argument("--set", action="append", metavar="KEY=VALUE", help="card: override a card value")
     fro.add_argument("--objective", metavar="METRIC[:min|max]", help="accuracy or loss to plot (default: the card's)")
     fro.add_argument("--fairness", action="append", metavar="METRIC[:min|max]",
                      help="fairness metric and its fairer direction (repeatable; default: the card's)")

@@ -140,7 +140,13 @@ def _exact(problem: ParametricProblem, grid: np.ndarray | None, solver: Any) -> 
                               f"at {grid[0]:.6g}.", program=problem.program.name,
                               tightest={"eps": problem.eps_min})
     curve = value_curve(problem.program, problem.rows, lo, max(hi, lo), solver=solver)
-    points = np.unique(np.concatenate([curve.knots, curve.breakpoints])) if grid is None else grid
+    # without a grid: the ends and every breakpoint (the curve is linear in between)
+    # and past the last breakpoint, where the constraint stops binding, only a short flat stretch
+    if grid is None:
+        end = curve.knots[-1] if curve.breakpoints.size == 0 else min(curve.knots[-1], 1.25 * curve.breakpoints[-1])
+        points = np.unique(np.concatenate([[curve.knots[0], end], curve.breakpoints]))
+    else:
+        points = grid
     value = problem.scale * curve(points) + problem.offset
     return Frontier(eps=points, value=value, lower_bound=value.copy(), upper_bound=value.copy(),
                     breakpoints=curve.breakpoints, objective=problem.objective, method="exact LP",
@@ -256,7 +262,8 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
         if certify is None:
             raise DataValidationError(f"frontier: {type(estimator).__name__} offers no population guarantee "
                                       f"(certify_gap); use confidence=None.")
-        out.certified_eps = np.array([certify(float(e), confidence) for e in out.eps])
+        # a gap between rates never exceeds 1
+        out.certified_eps = np.minimum(1.0, np.array([certify(float(e), confidence) for e in out.eps]))
         out.confidence = float(confidence)
     return out
 

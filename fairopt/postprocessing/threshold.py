@@ -156,7 +156,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     certified_eps_ : float
         With ``confidence``: population gap bound holding with that probability.
     cell_counts_ : ndarray of shape (n_groups, n_conditions)
-        With ``confidence``: fitting rows per group (and label value) behind the margin.
+        Fitting rows per group (and per label value for the error-rate criteria): what the DKW
+        margin of ``confidence`` and :meth:`certify_gap` read (in-memory fits of rate criteria).
     thresholds_ : ndarray of shape (n_groups,)
         Thresholds ``t_k`` aligned with ``groups_`` (for ``covariance``: shape
         ``(n_subgroups, 2)``, columns for outside / inside the sensitive class; for the label
@@ -321,8 +322,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         codes = self._fit_groups(sensitive_features, X, n)
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
-        if self.confidence is not None:
+        if criterion(constraint).conditions is not None and (yv is not None or not criterion(constraint).needs_labels):
             self.cell_counts_ = cell_counts(codes, len(self.groups_), yv, constraint)
+        if self.confidence is not None:
             self._margin = threshold_margin(self.cell_counts_, constraint, self.confidence, sw,
                                             "ThresholdDebiaser.fit")
             self.eps_ = tightened_eps(float(self.eps), self._margin[0], float(self.confidence), "ThresholdDebiaser")
@@ -466,8 +468,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self._check_fitted()
         counts = getattr(self, "cell_counts_", None)
         if counts is None:
-            raise DataValidationError("certify_gap needs a fit with confidence set (its cell counts); refit with "
-                                      "confidence=0.95, say.")
+            raise DataValidationError("certify_gap needs an in-memory fit of a rate criterion (its cell counts); "
+                                      "chunked, Dask and covariance fits have none.")
         margin, _, _ = threshold_margin(counts, self.constraint_, confidence, None, "ThresholdDebiaser.certify_gap")
         return float(eps) + margin
 

@@ -90,7 +90,10 @@ class Runner(Protocol):
     Optional (absent: the feature is off for this formulation)
         ``build(card, params, data) -> Program``: the program the run solves, for
         ``fairopt inspect`` and LP/MPS export; ``EXPORT_NOTE``: what that export holds;
-        ``FRONTIER``: a :class:`FrontierSpec` for ``fairopt frontier``.
+        ``FRONTIER``: a :class:`FrontierSpec` for ``fairopt frontier`` of a sweep folder;
+        ``frontier_inputs(card, params, data) -> (estimator, X, y, sensitive_features)``: the
+        unfitted estimator and its fitting rows, for ``fairopt frontier CARD.toml`` (an exact or
+        certified frontier through :func:`fairopt.frontier`).
 
     A runner uses estimators and formulations through their public API only (no ``_private``
     methods), so an estimator's internals can change without breaking a card.

@@ -173,6 +173,16 @@ def _debiaser(params: Parameters, estimator: BaseEstimator | None, solver: Solve
                                           **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
 
 
+def frontier_inputs(card: Card, params: Parameters, data: Data) -> tuple[ThresholdDebiaser, Any, Any, Any]:
+    """The card's debiaser (unfitted, its classifier prefit) and the post-processing split, for
+    ``fairopt frontier CARD.toml`` (the exact frontier of the card's criterion in ``eps``)."""
+    parts = prepare(params, data)
+    p = parts["post"]
+    if p["y"] is None:
+        raise ConfigError("the frontier's value is the expected error: the scores CSV needs a label column.")
+    return _debiaser(params, parts["estimator"], None), p["X"], p["y"], p["groups"]
+
+
 def _metrics(h: np.ndarray, y: np.ndarray | None, groups: Any) -> dict[str, float]:
     from fairopt.metrics import demographic_parity_difference, equalized_odds_difference
     out = {"dp_gap": float(demographic_parity_difference(None, h, sensitive_features=groups)),
