@@ -264,16 +264,25 @@ def _resolve_fairopt(app, env, node, contnode):
         app._fairopt_targets = _FairoptTargets(domain.objects)
     targets = app._fairopt_targets
     candidates: list[str] = []
+    module, cls = node.get("py:module"), node.get("py:class")
     if target.startswith("fairopt."):
         obj = _sitetools.resolve(target)
         if obj is not None and (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj)):
             candidates = targets.by_id.get(id(obj), [])
+        else:   # ``fairopt.x.Class.member`` shown on its class's page
+            owner_name, _, member = target.rpartition(".")
+            owner_obj = _sitetools.resolve(owner_name)
+            if inspect.isclass(owner_obj):
+                candidates = [n for n in targets.by_id.get(id(owner_obj), [])
+                              if _class_documents(n, member)]
     else:
-        module, cls = node.get("py:module"), node.get("py:class")
         owner = f"{module}.{cls}" if module and cls else None
         head, _, last = target.rpartition(".")
+        here = _sitetools.resolve(f"{module}.{target}") if module else None
         if not head and owner in domain.objects and _class_documents(owner, target):
             candidates = [owner]
+        elif here is not None and id(here) in targets.by_id:   # the name as the current module sees it
+            candidates = targets.by_id[id(here)]
         else:
             roles = domain.objtypes_for_role(node.get("reftype", "obj")) or []
             candidates = [n for n in targets.by_last.get(last, [])
@@ -283,8 +292,9 @@ def _resolve_fairopt(app, env, node, contnode):
                 owners = [n for n in targets.by_last.get(head.rpartition(".")[2], [])
                           if n.endswith("." + head) and domain.objects[n].objtype == "class"]
                 candidates = [n for n in owners if _class_documents(n, last)]
-            if len({id(_sitetools.resolve(n)) for n in candidates}) == 1:
-                candidates = sorted(candidates, key=len)[:1]
+    objects = [_sitetools.resolve(n) for n in candidates]
+    if None not in objects and len({id(o) for o in objects}) == 1:   # one object, several names
+        candidates = sorted(candidates, key=len)[:1]
     if len(candidates) != 1:
         return None
     entry = domain.objects[candidates[0]]

@@ -238,7 +238,7 @@ def check_count(owner: str, name: str, value: object, low: int = 1, high: int | 
 
 def validate_parameter_constraints(constraints: Mapping[str, Any], params: Mapping[str, Any],
                                    caller_name: str) -> None:
-    """Check every parameter in ``params`` that ``constraints`` declares (:func:`check_value`).
+    """Check every parameter in ``params`` that ``constraints`` declares (``check_value``).
 
     Examples
     --------
@@ -297,7 +297,7 @@ def validate_params(estimator: BaseEstimator) -> None:
 
 
 def parameter_error(estimator: object, name: str, expected: str, value: object) -> ParameterError:
-    """A :class:`ParameterError` worded like :func:`check_value`'s, for checks that
+    """A :class:`ParameterError` worded like ``check_value``'s, for checks that
     ``_parameter_constraints`` cannot express (elements of a sequence, cross-parameter rules).
 
     Examples
