@@ -379,7 +379,7 @@ class MulticlassTransportLP:
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> MulticlassSolution:
         """Solve the full LP with ``solver`` (a :class:`~fairopt.modeling.SolverSpec` string;
         ``None``: the registry's default LP solver) and derive the offset rule from the duals.
-        For many atoms see :func:`~fairopt.formulations.constrained_classification.multiclass_working_set.solve_auto`."""
+        For many atoms see ``multiclass_working_set.solve_auto``."""
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         return self.solve_fixed(spec, None, time.perf_counter(), **options)
 
