@@ -233,7 +233,7 @@ def test_working_set_equals_full_lp(constraint, eps):
 
 
 def test_estimator_uses_working_set_above_the_threshold(monkeypatch):
-    import fairopt.formulations.constrained_classification.multiclass_lp as mlp
+    import fairopt.formulations.constrained_classification.multiclass_working_set as mlp
     S, g, w, C = _instance(3)
     ref = MulticlassDebiaser(constraint="equalized_odds", eps=0.02, cost=C).fit(S, sensitive_features=g,
                                                                                sample_weight=w)

@@ -23,7 +23,9 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     collapse_vectors,
     rates_and_gaps,
 )
+from fairopt.formulations.constrained_classification.multiclass_working_set import solve_auto
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
@@ -269,8 +271,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         w = np.ones(n) if sw is None else sw
         atoms = collapse_vectors(S, codes, w)
         lp = MulticlassTransportLP(atoms, G, cost, constraint, self.eps)
-        spec = None if self.solver is None else SolverSpec.parse(self.solver)
-        sol = lp.solve(spec)
+        spec = default_spec("LP") if self.solver is None else SolverSpec.parse(self.solver)
+        sol = solve_auto(lp, spec)
         self.solution_, self.events_, self.constraint_, self.cost_ = sol, lp.events, constraint, cost
         self.offsets_ = (sol.D, sol.b)
         atoms.row_atom = None

@@ -137,11 +137,10 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
             if split == "test":
                 tables.append(Table(f"Test class rates per group, {name}", ["group", *map(str, deb.classes_)],
                                     [[str(lbl), *map(float, r)] for lbl, r in zip(grp.labels, R, strict=True)]))
-    price = deb.price_of_fairness_
-    tables.append(Table("Price of fairness (|dual| of each gap row, cost per unit of eps)",
-                        ["group", *price.columns], [[str(i), *map(float, r)] for i, r in zip(price.index,
-                                                                                           price.to_numpy(),
-                                                                                           strict=True)]))
+    price = deb.price_of_fairness_.stack()     # long form: one row per (group, event)
+    tables.append(Table("Price of fairness: |dual| of each gap row (cost per unit of eps)",
+                        ["group", "event", "price"],
+                        [[str(i[0]), str(i[1]), float(v)] for i, v in price.items()]))
     progress(3, 3, "done")
     sol = deb.solution_
     extra: dict[str, Any] = {"classes": [str(c) for c in deb.classes_], "groups": [str(x) for x in grp.labels]}

@@ -57,8 +57,6 @@ __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportL
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
 Q_TOL = 1e-9
-#: LPs with more variables (atoms x classes) than this are solved by the working-set method
-WORKING_SET_MIN = 200_000
 
 Event = tuple[int | None, int]
 
@@ -379,18 +377,11 @@ class MulticlassTransportLP:
         return prog
 
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> MulticlassSolution:
-        """Solve with ``solver`` (a :class:`~fairopt.modeling.SolverSpec` string; ``None``: the
-        registry's default LP solver) and derive the offset rule from the duals. Above
-        ``WORKING_SET_MIN`` variables the exact working-set method of
-        :mod:`~fairopt.formulations.constrained_classification.multiclass_working_set` runs instead."""
-        t0 = time.perf_counter()
+        """Solve the full LP with ``solver`` (a :class:`~fairopt.modeling.SolverSpec` string;
+        ``None``: the registry's default LP solver) and derive the offset rule from the duals.
+        For many atoms see ``multiclass_working_set.solve_auto``."""
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
-        if self.atoms.n_atoms * self.atoms.scores.shape[1] > WORKING_SET_MIN:
-            from fairopt.formulations.constrained_classification.multiclass_working_set import solve_working_set
-            out = solve_working_set(self, spec, **options)
-            out.solve_seconds = time.perf_counter() - t0
-            return out
-        return self.solve_fixed(spec, None, t0, **options)
+        return self.solve_fixed(spec, None, time.perf_counter(), **options)
 
     def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, **options: Any) -> MulticlassSolution:
         """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class."""

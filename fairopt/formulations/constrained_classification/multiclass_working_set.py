@@ -35,7 +35,10 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
 if TYPE_CHECKING:
     from fairopt.modeling import SolverSpec
 
-__all__ = ["solve_working_set"]
+__all__ = ["solve_auto", "solve_working_set"]
+
+#: LPs with more variables (atoms x classes) than this are solved by the working-set method
+WORKING_SET_MIN = 200_000
 
 #: atoms in the subsample that sets the first offsets, and free atoms per round
 SAMPLE_ATOMS = 4000
@@ -105,4 +108,25 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
     # no certificate within max_rounds: the full LP
     out = lp.solve_fixed(spec, None, t0, **options)
     out.info.update(certified=True, rounds=rounds, n_free=m, fallback="full LP")
+    return out
+
+
+def solve_auto(lp: MulticlassTransportLP, spec: SolverSpec, **options: Any) -> MulticlassSolution:
+    """The full LP up to ``WORKING_SET_MIN`` variables, the working-set method above.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+    >>> from fairopt.modeling.registry import default_spec
+    >>> at = collapse_vectors(np.array([[.9, .1], [.2, .8]]), np.array([0, 1]))
+    >>> lp = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", eps=1.0)
+    >>> round(solve_auto(lp, default_spec("LP")).objective, 6)
+    0.15
+    """
+    t0 = time.perf_counter()
+    if lp.atoms.n_atoms * lp.atoms.scores.shape[1] <= WORKING_SET_MIN:
+        return lp.solve_fixed(spec, None, t0, **options)
+    out = solve_working_set(lp, spec, **options)
+    out.solve_seconds = time.perf_counter() - t0
     return out
