@@ -244,13 +244,15 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """``solver_options`` checked against what the chosen solver reads (unknown keys raise)."""
         spec = self._solver_spec(constraint)
         kind = "LP" if constraint in LABEL_CRITERIA else "threshold"
+        used = resolve_solver(spec, kind if accepts(spec, kind) else ("QP" if self.gamma > 0 else "LP"))
+        shown = used.backend if used.solver in (None, used.backend) else used.label   # what runs
         if accepts(spec, kind) and kind == "threshold":
             # the problem's own algorithms: the exact one takes no options, the streaming one its own
             allowed: tuple[str, ...] = () if capabilities(resolve_solver(spec, kind))["exact"] else SGD_OPTIONS
         else:
             allowed = PROGRAM_OPTIONS
         return check_options(self, "solver_options", self.solver_options, allowed,
-                             f"solver={self.solver!r} with constraint={constraint!r}")
+                             f"solver={shown!r} with constraint={constraint!r}")
 
     def fit(self, X: Source, y: Source | None = None, sensitive_features: Source | None = None,
             subgroups: ArrayLike | None = None, sample_weight: Source | None = None) -> ThresholdDebiaser:
