@@ -29,7 +29,7 @@ def cell_counts(codes: ArrayLike, n_groups: int, y: ArrayLike | None, constraint
     return np.column_stack([np.bincount(g[yv == c], minlength=n_groups) for c in conditions]).astype(float)
 
 
-def threshold_margin(counts: np.ndarray, constraint: str, confidence: object,
+def threshold_margin(counts: np.ndarray | None, constraint: str, confidence: object,
                      sample_weight: ArrayLike | None, where: str) -> tuple[float, dict[str, float], int]:
     """DKW slack of the range of group rates: ``(margin, per-rate margins, rows)``.
 
@@ -51,6 +51,8 @@ def threshold_margin(counts: np.ndarray, constraint: str, confidence: object,
         if w.size and not np.allclose(w, w.flat[0]):
             raise DataValidationError(f"{where}: confidence needs unweighted rows (the DKW bound is for an i.i.d. "
                                       f"sample); fit without sample_weight or with confidence=None.")
+    if counts is None:
+        raise DataValidationError(f"{where}: confidence with constraint={constraint!r} needs the labels y at fit.")
     margin, per_rate = gap_margin(counts, conf, kind="range")
     return margin, per_rate, int(counts[:, 0].sum() if counts.shape[1] == 1 else counts.sum())
 

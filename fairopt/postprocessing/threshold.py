@@ -269,13 +269,15 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """``solver_options`` checked against what the chosen solver reads (unknown keys raise)."""
         spec = self._solver_spec(constraint)
         kind = "LP" if criterion(constraint).needs_labels else "threshold"
+        used = resolve_solver(spec, kind if accepts(spec, kind) else ("QP" if self.gamma > 0 else "LP"))
+        shown = used.backend if used.solver in (None, used.backend) else used.label   # what runs
         if accepts(spec, kind) and kind == "threshold":
             # the problem's own algorithms: the exact one takes no options, the streaming one its own
             allowed: tuple[str, ...] = () if capabilities(resolve_solver(spec, kind))["exact"] else SGD_OPTIONS
         else:
             allowed = PROGRAM_OPTIONS
         return check_options(self, "solver_options", self.solver_options, allowed,
-                             f"solver={self.solver!r} with constraint={constraint!r}")
+                             f"solver={shown!r} with constraint={constraint!r}")
 
     def fit(self, X: Source, y: Source | None = None, sensitive_features: Source | None = None,
             subgroups: ArrayLike | None = None, sample_weight: Source | None = None) -> ThresholdDebiaser:
@@ -322,10 +324,11 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         codes = self._fit_groups(sensitive_features, X, n)
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
+        self.__dict__.pop("cell_counts_", None)
         if criterion(constraint).conditions is not None and (yv is not None or not criterion(constraint).needs_labels):
             self.cell_counts_ = cell_counts(codes, len(self.groups_), yv, constraint)
         if self.confidence is not None:
-            self._margin = threshold_margin(self.cell_counts_, constraint, self.confidence, sw,
+            self._margin = threshold_margin(getattr(self, "cell_counts_", None), constraint, self.confidence, sw,
                                             "ThresholdDebiaser.fit")
             self.eps_ = tightened_eps(float(self.eps), self._margin[0], float(self.confidence), "ThresholdDebiaser")
         self._fit_estimator(X, yv, sw)

@@ -300,8 +300,7 @@ class FairLogLoss:
                            "fairness": self.rows.n_rows}}
 
     # ----------------------------------------------------------------------- solve
-    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None, tol: float = 1e-8,
-              max_iter: int = 1000,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None, tol: float = 1e-8, max_iter: int = 1000,
               x0: ArrayLike | None = None, options: Mapping[str, Any] | None = None) -> FairLogLossSolution:
         """Fit θ and λ.
 
@@ -330,9 +329,7 @@ class FairLogLoss:
         problem = self.to_problem()
         sol = solve_smooth(problem, solver, tol=tol, max_iter=max_iter, options=options, x0=x0)
         theta = sol.primal["theta"].reshape(-1)
-        # a back end on the oracles (no declarative form) reports θ only: λ*(θ) from the terms
-        # (the native solver reports it); a form's solver prices the fairness rows
-        on_oracles = backend_info(sol.backend).form is None
+        on_oracles = backend_info(sol.backend).form is None   # θ only: λ*(θ) from the terms
         if "lambda" in sol.primal:
             lam = sol.primal.pop("lambda")
         elif on_oracles:
