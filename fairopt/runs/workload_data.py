@@ -111,8 +111,8 @@ def make_workload(n_workers: int = 200, n_tasks: int = 2000, *, n_skills: int = 
     keys = rng.exponential(size=(n_workers, n_skills)) / pw
     rank = np.argsort(np.argsort(keys, axis=1), axis=1)
     skills = rank < n_sk[:, None]
-    for s in np.flatnonzero(skills.sum(axis=0) < 2):   # every skill gets at least two workers
-        skills[rng.choice(n_workers, 2, replace=False), s] = True
+    for k in np.flatnonzero(skills.sum(axis=0) < 2):   # every skill gets at least two workers
+        skills[rng.choice(n_workers, 2, replace=False), k] = True
     hours_opts = np.array([1.0, 2.0, 3.0, 4.0])
     task_skill = rng.choice(n_skills, n_tasks, p=pw)
     task_hours = rng.choice(4, n_tasks, p=[0.4, 0.3, 0.2, 0.1])
