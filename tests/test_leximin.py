@@ -200,3 +200,22 @@ def test_bad_input():
     prog.add_constraints("impossible", {"x": np.ones((1, U.shape[1]))}, lb=1e6)
     with pytest.raises(InfeasibleError):
         solve_leximin(prog, utils)
+
+
+def test_workload_card_plans_small():
+    """The workload runner on a small instance: every task covered, capacities kept; the leximin
+    plan's largest team utilisation is the smallest any plan reaches (max-min on minus the load),
+    and no larger than the cheapest plan's."""
+    from fairopt.runs.workload import Data, Parameters, _workload, solve_plan
+    w = _workload(Data(n_workers=20, n_tasks=150, n_skills=3, n_teams=3, random_state=1))
+    team = w.workers["team"].to_numpy()
+    cap = w.workers["capacity"].to_numpy(float)
+    peaks = {}
+    for plan in ("utilitarian", "leximin", "minmax"):
+        y, sol = solve_plan(w, Parameters(plan=plan, over="team"), None)
+        assert np.allclose(w.cover_matrix @ y, w.types["count"]) and (w.hours_matrix @ y <= cap + 1e-6).all()
+        assert np.allclose(y, np.round(y), atol=1e-6)
+        hours = w.hours_matrix @ y
+        peaks[plan] = (np.bincount(team, weights=hours) / np.bincount(team, weights=cap)).max()
+    assert peaks["leximin"] <= peaks["utilitarian"] + 1e-9
+    assert peaks["leximin"] == pytest.approx(peaks["minmax"], abs=1e-4)
