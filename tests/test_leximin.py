@@ -112,12 +112,14 @@ def as_cvxpy(U, A, b, ub, integer=False):
 
 
 LP_CASES = [(as_program, "highs"), (as_program, "ortools"), (as_program, "ortools:GLOP"),
-            (as_pyomo, None), (as_pyomo, "appsi_highs"), (as_cvxpy, "HIGHS"), (as_cvxpy, "GLOP")]
+            (as_pyomo, None), (as_pyomo, "appsi_highs"), (as_cvxpy, "HIGHS"), (as_cvxpy, "GLOP"),
+            (as_cvxpy, None)]   # cvxpy's default LP solver is interior point (CLARABEL)
 MIP_CASES = [(as_program, "highs"), (as_program, "ortools"), (as_pyomo, None), (as_cvxpy, None)]
 
 
 @pytest.mark.parametrize(("build", "solver"), LP_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.filterwarnings("ignore:.*inaccurate:UserWarning")
 def test_lp_equals_reference(build, solver, seed):
     U, A, b, ub = random_lp(seed)
     ref = reference_lp(U, A, b, ub)
