@@ -12,6 +12,7 @@ ORDER = [
     "plot_balanced_filtering.py",
     "plot_fair_selection.py",
     "plot_fair_ranking.py",
+    "plot_fair_workload.py",
     "plot_solvers.py",
     "plot_price_of_fairness.py",
     "plot_embedding.py",

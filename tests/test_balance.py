@@ -189,3 +189,17 @@ def test_validation():
         balance({"a": {"x": [1.0]}}, "range")
     with pytest.raises(DataValidationError, match="positive total"):
         measure_value([0.0, 0.0], "gini")
+
+
+def test_workload_gini_plan_small():
+    """The workload runner's Gini plan keeps the teams' Gini at most gini_max and costs no less
+    than the cheapest plan."""
+    from fairopt.runs.workload import Data, Parameters, _cost, _workload, solve_plan
+    w = _workload(Data(n_workers=20, n_tasks=150, n_skills=3, n_teams=3, random_state=1))
+    team = w.workers["team"].to_numpy()
+    cap = w.workers["capacity"].to_numpy(float)
+    y0, _ = solve_plan(w, Parameters(plan="utilitarian"), None)
+    y, _ = solve_plan(w, Parameters(plan="gini", gini_max=0.01), None)
+    util = np.bincount(team, weights=w.hours_matrix @ y) / np.bincount(team, weights=cap)
+    assert measure_value(util, "gini") <= 0.01 + 1e-7
+    assert _cost(w) @ y >= _cost(w) @ y0 - 1e-6

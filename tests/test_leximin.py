@@ -112,12 +112,14 @@ def as_cvxpy(U, A, b, ub, integer=False):
 
 
 LP_CASES = [(as_program, "highs"), (as_program, "ortools"), (as_program, "ortools:GLOP"),
-            (as_pyomo, None), (as_pyomo, "appsi_highs"), (as_cvxpy, "HIGHS"), (as_cvxpy, "GLOP")]
+            (as_pyomo, None), (as_pyomo, "appsi_highs"), (as_cvxpy, "HIGHS"), (as_cvxpy, "GLOP"),
+            (as_cvxpy, None)]   # cvxpy's default LP solver is interior point (CLARABEL)
 MIP_CASES = [(as_program, "highs"), (as_program, "ortools"), (as_pyomo, None), (as_cvxpy, None)]
 
 
 @pytest.mark.parametrize(("build", "solver"), LP_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.filterwarnings("ignore:.*inaccurate:UserWarning")
 def test_lp_equals_reference(build, solver, seed):
     U, A, b, ub = random_lp(seed)
     ref = reference_lp(U, A, b, ub)
@@ -200,3 +202,22 @@ def test_bad_input():
     prog.add_constraints("impossible", {"x": np.ones((1, U.shape[1]))}, lb=1e6)
     with pytest.raises(InfeasibleError):
         solve_leximin(prog, utils)
+
+
+def test_workload_card_plans_small():
+    """The workload runner on a small instance: every task covered, capacities kept; the leximin
+    plan's largest team utilisation is the smallest any plan reaches (max-min on minus the load),
+    and no larger than the cheapest plan's."""
+    from fairopt.runs.workload import Data, Parameters, _workload, solve_plan
+    w = _workload(Data(n_workers=20, n_tasks=150, n_skills=3, n_teams=3, random_state=1))
+    team = w.workers["team"].to_numpy()
+    cap = w.workers["capacity"].to_numpy(float)
+    peaks = {}
+    for plan in ("utilitarian", "leximin", "minmax"):
+        y, sol = solve_plan(w, Parameters(plan=plan, over="team"), None)
+        assert np.allclose(w.cover_matrix @ y, w.types["count"]) and (w.hours_matrix @ y <= cap + 1e-6).all()
+        assert np.allclose(y, np.round(y), atol=1e-6)
+        hours = w.hours_matrix @ y
+        peaks[plan] = (np.bincount(team, weights=hours) / np.bincount(team, weights=cap)).max()
+    assert peaks["leximin"] <= peaks["utilitarian"] + 1e-9
+    assert peaks["leximin"] == pytest.approx(peaks["minmax"], abs=1e-4)

@@ -335,7 +335,12 @@ class CvxpyTarget(Target):
         if prob.status in ("infeasible", "infeasible_inaccurate"):
             raise InfeasibleError("the problem with the leximin rows is infeasible (check the problem's own "
                                   "constraints).")
-        if prob.status != "optimal":
+        if prob.status == "optimal_inaccurate":   # an interior-point solver at tight tolerances
+            import warnings
+            warnings.warn(f"cvxpy/{self.spec.solver} reported an inaccurate optimum in a leximin round; the "
+                          "levels may be off by the solver's accuracy (a simplex solver such as HiGHS is exact).",
+                          UserWarning, stacklevel=4)
+        elif prob.status != "optimal":
             raise SolverError(f"cvxpy/{self.spec.solver} stopped with status {prob.status!r}.", status=prob.status)
         self.last = prob
         return np.asarray(self.u.value, dtype=float).ravel()

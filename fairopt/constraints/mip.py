@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairopt.errors import DataValidationError
-from fairopt.modeling.registry import form_solver
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -27,7 +26,8 @@ def incumbent_lp(model: pyo.Block | cp.Problem, solver: str | None = None) -> So
     model : pyomo model or cvxpy Problem
         Already solved (the integer variables hold the incumbent).
     solver : str, optional
-        pyomo solver name (default ``"appsi_highs"``) or cvxpy solver (default ``"HIGHS"``).
+        An LP solver of the model's own modelling layer (a pyomo solver name, a cvxpy solver);
+        default: the registry's default LP solver for that layer.
 
     Returns
     -------
@@ -52,12 +52,15 @@ def incumbent_lp(model: pyo.Block | cp.Problem, solver: str | None = None) -> So
     >>> round(block.price_of_fairness(cons, problem=lp).parameters["eps"], 6)
     1.0
     """
-    # default: the MILP solver of the back end whose form the model is (the same LP after fixing)
+    from fairopt.modeling.registry import model_backend, model_spec
+    backend = model_backend(model)
+    if backend is None:
+        raise DataValidationError(f"incumbent_lp takes a pyomo model or a cvxpy Problem, got {type(model).__name__}.")
+    name = model_spec(backend, solver, "LP").solver
+    assert name is not None  # model_spec resolves the inner solver
     if hasattr(model, "component_data_objects"):
-        return _pyomo(model, solver or form_solver(model, "MILP"))
-    if model.__class__.__name__ == "Problem" and hasattr(model, "variables"):
-        return _cvxpy(model, solver or form_solver(model, "MILP"))
-    raise DataValidationError(f"incumbent_lp takes a pyomo model or a cvxpy Problem, got {type(model).__name__}.")
+        return _pyomo(model, name)
+    return _cvxpy(model, name)
 
 
 def _pyomo(model: pyo.Block, solver: str) -> SolverResults:

@@ -27,6 +27,7 @@ RUNNERS: dict[str, str] = {
     "fair_selection": "fairopt.runs.fair_selection",
     "fair_ranking": "fairopt.runs.ranking",
     "multiclass_debiasing": "fairopt.runs.multiclass_debiasing",
+    "workload_balance": "fairopt.runs.workload",
 }
 
 
