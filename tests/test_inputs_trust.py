@@ -1,0 +1,69 @@
+"""Data inputs a user can trust (issue 31): level guards that measure what each estimator pays for,
+Dask and chunked inputs taking the in-memory forms, file inputs validated before use, memory-hungry
+requests refused with their size, and level order independent of the frame library."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairopt.errors import ConfigError, DataTypeError, DataValidationError
+from tests.conftest import requires_data
+
+
+# ----------------------------------------------------------------------------- 1. level guards
+@requires_data
+def test_maxent_fits_compas_large_domain_with_every_charge_description():
+    """The 389-level c_charge_desc column costs max-ent 389 dual parameters, not a factor 389."""
+    from fairopt.data import Attribute, Domain, load_compas
+    from fairopt.formulations.maxent.datasets import compas_large_domain
+    from fairopt.preprocessing import MaxEntResampler
+
+    raw = load_compas()
+    charges = tuple(sorted(raw["c_charge_desc"].unique()))
+    assert len(charges) == 389
+    dom = Domain([a if a.name != "c_charge_desc" else Attribute("c_charge_desc", charges)
+                  for a in compas_large_domain(raw).attributes])
+    frame = dom.decode(dom.encode(raw, discretize=True))
+    assert dom.size > 7e10 and sum(dom.cardinalities) == 499
+    X, y = frame.drop(columns="two_year_recid"), frame["two_year_recid"]
+    m = MaxEntResampler(target="balanced", domain=dom).fit(X, y, "sex")
+    assert (m.marginals() - m.theta_).abs().max() <= 1e-8
+    assert m.representation_rate() >= 1 - 1e-8
+    assert len(m.theta_) == 499
+
+
+def test_maxent_guard_counts_the_sum_of_levels_and_is_overridable():
+    from fairopt.preprocessing import MaxEntResampler
+    rng = np.random.default_rng(0)
+    n = 3000
+    # three 300-level columns: a 2.7e7 x 4 domain, but only 904 levels in total
+    X = pd.DataFrame({f"c{j}": rng.integers(0, 300, n) for j in range(3)})
+    X["s"] = rng.integers(0, 2, n)
+    y = pd.Series(rng.integers(0, 2, n), name="y")
+    m = MaxEntResampler(C=0.5, target="data").fit(X, y, "s")
+    assert (m.marginals() - m.theta_).abs().max() <= 1e-8
+    with pytest.raises(DataValidationError, match=r"904 levels in total.*max_levels=500") as info:
+        MaxEntResampler(max_levels=500).fit(X, y, "s")
+    assert "MiB" in str(info.value) or "KiB" in str(info.value)
+    with pytest.raises(DataValidationError, match="max_levels"):
+        MaxEntResampler(max_levels=0).fit(X, y, "s")
+
+
+def test_tv_repair_refuses_a_large_product_domain_with_its_cell_count():
+    from fairopt.preprocessing import TVRepair
+    rng = np.random.default_rng(0)
+    n = 20000
+    X = pd.DataFrame({"s": rng.integers(0, 2, n), "a": rng.integers(0, 60, n), "b": rng.integers(0, 60, n)})
+    y = rng.integers(0, 2, n)
+    n_obs = len(np.unique(np.column_stack([X["s"], X["a"], X["b"], y]), axis=0))
+    cells = n_obs * 60 * 60 * 2
+    with pytest.raises(DataValidationError, match=rf"needs {cells} cells .*GiB.*max_cells=4000000"):
+        TVRepair().fit(X, y, "s")
+    # a column with 150 levels is no problem in itself (the old per-column guard refused it)
+    X2 = pd.DataFrame({"s": rng.integers(0, 2, 600), "a": rng.integers(0, 150, 600)})
+    y2 = rng.integers(0, 2, 600)
+    r = TVRepair(epsilon=0.2).fit(X2, y2, "s")
+    assert r.domain_.cardinalities[r.domain_.index("a")] == X2["a"].nunique() > 100
+    with pytest.raises(DataValidationError, match=r"needs \d+ cells"):
+        TVRepair(epsilon=0.2, max_cells=1000).fit(X2, y2, "s")
