@@ -16,8 +16,8 @@ from fairopt.errors import DataTypeError, DataValidationError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["BYTES_PER_CELL", "MAX_CELLS", "MAX_LEVELS", "check_cells", "check_dense", "check_group_weights", "check_levels", "check_numeric_columns",
-           "check_two_valued"]
+__all__ = ["BYTES_PER_CELL", "MAX_CELLS", "MAX_LEVELS", "check_cells", "check_dense", "check_group_weights",
+           "check_levels", "check_numeric_columns", "check_two_valued"]
 
 
 # ``groups`` is a fairopt.validation.Groups, typed structurally: validation imports this module

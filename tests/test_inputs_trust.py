@@ -67,3 +67,28 @@ def test_tv_repair_refuses_a_large_product_domain_with_its_cell_count():
     assert r.domain_.cardinalities[r.domain_.index("a")] == X2["a"].nunique() > 100
     with pytest.raises(DataValidationError, match=r"needs \d+ cells"):
         TVRepair(epsilon=0.2, max_cells=1000).fit(X2, y2, "s")
+
+
+# ----------------------------------------------------------------------------- 4. memory-hungry requests
+@pytest.mark.parametrize("where", ["memory", "npy"])
+def test_huge_score_bins_are_refused_with_the_bytes_they_would_need(where, tmp_path):
+    from fairopt.postprocessing import ThresholdDebiaser
+    from fairopt.stats import HISTOGRAM_BYTES_PER_BIN, MAX_HISTOGRAM_BYTES
+    rng = np.random.default_rng(0)
+    f, g, y = rng.random(200), rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    if where == "npy":
+        np.save(tmp_path / "f.npy", f)
+        np.save(tmp_path / "g.npy", g)
+        f, g = tmp_path / "f.npy", tmp_path / "g.npy"
+    need = 2 ** 41 * 2 * HISTOGRAM_BYTES_PER_BIN
+    assert need > MAX_HISTOGRAM_BYTES
+    with pytest.raises(DataValidationError, match=rf"needs {need / 2**40:.1f} TiB .*score_bins=None"):
+        ThresholdDebiaser(score_bins=2 ** 41).fit(f, y, sensitive_features=g)
+    # the largest request the message allows still fits, and a moderate grid solves
+    fits = MAX_HISTOGRAM_BYTES // (2 * HISTOGRAM_BYTES_PER_BIN)
+    from fairopt.stats import check_histogram_size
+    check_histogram_size(fits, 2)
+    with pytest.raises(DataValidationError):
+        check_histogram_size(fits + 1, 2)
+    est = ThresholdDebiaser(score_bins=64).fit(f, y, sensitive_features=g)
+    assert est.score_grid_[2] == 64

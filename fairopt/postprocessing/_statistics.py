@@ -20,6 +20,7 @@ from fairopt.errors import ConfigError, DataValidationError
 from fairopt.postprocessing._scores import Source, map_scores
 from fairopt.stats import (
     as_source,
+    check_histogram_size,
     group_labels,
     is_dask,
     is_lazy,
@@ -79,9 +80,12 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
     if n == 0:
         raise DataValidationError("X has no rows.")
     smap = partial(map_scores, kind=kind)
-    if check_score_bins(est.score_bins) is None:
+    bins = check_score_bins(est.score_bins)
+    if bins is None:
         labels, grid = group_labels(g), None
-    else:                                  # labels and score ranges in one pass over the data
+    else:
+        check_histogram_size(bins, 2)      # refused before any pass over the data (at least two groups)
+        # labels and score ranges in one pass over the data
         labels, lo, hi = labels_and_range(f, g, score_map=smap)
         grid = (lo, hi)
     est.groups_ = pd.Index(labels)
@@ -108,6 +112,8 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
 
     bins = check_score_bins(est.score_bins)
     K = len(labels)
+    if bins is not None:      # refused before the statistics are read, with the bytes they would need
+        check_histogram_size(bins, K)
     calibration = est.calibration
     if calibration == "auto":
         calibration = "isotonic_per_group" if y is not None and constraint == "demographic_parity" else None
