@@ -92,3 +92,72 @@ def test_huge_score_bins_are_refused_with_the_bytes_they_would_need(where, tmp_p
         check_histogram_size(fits + 1, 2)
     est = ThresholdDebiaser(score_bins=64).fit(f, y, sensitive_features=g)
     assert est.score_grid_[2] == 64
+
+
+# ----------------------------------------------------------------------------- 3. file inputs
+def _npy_files(tmp_path):
+    rng = np.random.default_rng(1)
+    f = rng.random(100)
+    good = tmp_path / "f.npy"
+    np.save(good, f)
+    raw = good.read_bytes()
+    files = {"truncated": raw[:300], "header_only": raw[:128], "junk": b"not an array at all"}
+    out = {}
+    for name, data in files.items():
+        (tmp_path / f"{name}.npy").write_bytes(data)
+        out[name] = tmp_path / f"{name}.npy"
+    np.save(tmp_path / "object.npy", f.astype(object), allow_pickle=True)
+    np.save(tmp_path / "string.npy", f.astype(str))
+    out["object"], out["string"] = tmp_path / "object.npy", tmp_path / "string.npy"
+    return out
+
+
+@pytest.mark.parametrize("kind, error, words", [
+    ("truncated", DataValidationError, r"is truncated: its header promises shape \(100,\) of float64 \(928 bytes"),
+    ("header_only", DataValidationError, r"is truncated: .* the file has 128 bytes"),
+    ("junk", DataValidationError, r"is not a valid \.npy file"),
+    ("object", DataTypeError, r"holds Python objects"),
+    ("string", DataTypeError, r"holds <U\d+ values but X must be numbers"),
+])
+def test_damaged_or_mistyped_npy_files_are_refused_naming_the_file(tmp_path, kind, error, words):
+    from fairopt.metrics import demographic_parity_difference  # noqa: F401  (import check only)
+    from fairopt.postprocessing import ThresholdDebiaser
+    files = _npy_files(tmp_path)
+    rng = np.random.default_rng(2)
+    np.save(tmp_path / "g.npy", rng.integers(0, 2, 100))
+    y = rng.integers(0, 2, 100)
+    with pytest.raises(error, match=words) as info:
+        ThresholdDebiaser().fit(files[kind], y, sensitive_features=tmp_path / "g.npy")
+    assert str(files[kind]) in str(info.value) and "numpy.save" in str(info.value)
+
+
+def test_string_groups_in_a_npy_file_stay_valid_labels(tmp_path):
+    """Strings are refused where numbers are needed (scores), not as group labels."""
+    from fairopt.postprocessing import ThresholdDebiaser
+    rng = np.random.default_rng(3)
+    f, y = rng.random(400), rng.integers(0, 2, 400)
+    g = rng.choice(["f", "m"], 400)
+    np.save(tmp_path / "f.npy", f)
+    np.save(tmp_path / "g.npy", g)
+    lazy = ThresholdDebiaser(eps=0.05).fit(tmp_path / "f.npy", y, sensitive_features=tmp_path / "g.npy")
+    eager = ThresholdDebiaser(eps=0.05).fit(f, y, sensitive_features=g)
+    np.testing.assert_allclose(lazy.thresholds_, eager.thresholds_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(DataTypeError, match="the scores"):
+        from fairopt.stats import score_range
+        score_range(f.astype(str), g, np.array(["f", "m"]))
+
+
+@pytest.mark.parametrize("damage", ["half", "page"])
+def test_a_corrupt_parquet_file_is_refused_naming_the_file(tmp_path, damage):
+    from fairopt.preprocessing import MaxEntResampler
+    path = tmp_path / "records.parquet"
+    rng = np.random.default_rng(4)
+    pd.DataFrame({"a": rng.integers(1, 3, 100), "s": rng.choice(["f", "m"], 100),
+                  "y": rng.integers(0, 2, 100)}).to_parquet(path)
+    raw = path.read_bytes()
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(raw[: len(raw) // 2] if damage == "half" else raw[:100] + b"\0" * 60 + raw[160:])
+    with pytest.raises(DataValidationError, match=r"bad\.parquet.*re-write it") as info:
+        MaxEntResampler().fit(bad, "y", "s")
+    assert info.value.__cause__ is not None      # the Arrow error is chained, not shown raw
+    assert MaxEntResampler(C=0.5).fit(path, "y", "s").theta_.size == 6

@@ -73,9 +73,9 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
             "encode y where it lives, e.g. (y == favourable).astype(int), and leave pos_label=None.")
     est._check_score_map()
     kind = "identity" if est.score_map == "auto" else est.score_map
-    f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
-    yv = as_source(y, "y")
-    w = as_source(sample_weight, "sample_weight")
+    f, g = as_source(X, "X", numeric=True), as_source(sensitive_features, "sensitive_features")
+    yv = as_source(y, "y", numeric=True)
+    w = as_source(sample_weight, "sample_weight", numeric=True)
     n = n_rows(f)
     if n == 0:
         raise DataValidationError("X has no rows.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import DataValidationError
+from fairopt.stats._files import open_parquet
 from fairopt.stats._sources import _check_weights, chunk_rows, is_dask, map_reduce
 
 if TYPE_CHECKING:
@@ -112,19 +113,18 @@ def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any
         # one tree reduction (split_out=1): the distinct records fit on the driver anyway
         table = parts.groupby(keys, sort=False)["__weight__"].sum(split_out=1).compute().reset_index()
     else:
-        import pyarrow.parquet as pq
+        import pyarrow as pa
         if extra:
             raise DataValidationError("with a Parquet X, y / sensitive_features / sample_weight must be column names.")
         path = os.fspath(X)
-        if not os.path.exists(path):
-            raise DataValidationError(f"X={path!r} does not exist.")
-        ds = pq.ParquetFile(path) if os.path.isfile(path) else None
-        if ds is None:
-            import pyarrow.dataset as pads
-            batches = pads.dataset(path, format="parquet").to_batches(batch_size=batch_rows or chunk_rows())
-        else:
-            batches = ds.iter_batches(batch_size=batch_rows or chunk_rows())
-        tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
+        ds = open_parquet(path, "X")          # footer and schema read first: a damaged file is refused
+        rows = batch_rows or chunk_rows()
+        batches = ds.iter_batches(batch_size=rows) if hasattr(ds, "iter_batches") else ds.to_batches(batch_size=rows)
+        try:
+            tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
+        except (pa.ArrowException, OSError) as exc:               # a damaged page inside the file
+            raise DataValidationError(f"X={path!r} cannot be read past its footer ({exc}); re-write it, e.g. "
+                                      "DataFrame.to_parquet(path).") from exc
         if not tables:
             raise DataValidationError(f"X={path!r} has no rows.")
         keys = [c for c in tables[0].columns if c != "__weight__"]
