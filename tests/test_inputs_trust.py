@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairopt.errors import ConfigError, DataTypeError, DataValidationError
+from fairopt.errors import DataTypeError, DataValidationError
 from tests.conftest import requires_data
 
 
@@ -161,3 +161,61 @@ def test_a_corrupt_parquet_file_is_refused_naming_the_file(tmp_path, damage):
         MaxEntResampler().fit(bad, "y", "s")
     assert info.value.__cause__ is not None      # the Arrow error is chained, not shown raw
     assert MaxEntResampler(C=0.5).fit(path, "y", "s").theta_.size == 6
+
+
+# ----------------------------------------------------------------------------- 2. Dask takes the in-memory forms
+def _scores_frame(n=600, seed=5):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"score": rng.random(n), "group": rng.choice(["a", "b"], n), "race": rng.choice(["x", "y"], n)})
+    y = pd.Series((rng.random(n) < 0.3 + 0.4 * df["score"]).astype(int), name="income")
+    return df, y
+
+
+@pytest.mark.parametrize("sensitive", ["group", ["group", "race"]])
+def test_dask_threshold_debiaser_takes_column_names_like_memory(sensitive):
+    dd = pytest.importorskip("dask.dataframe", reason="Dask inputs need the optional dask[dataframe]")
+    from fairopt.postprocessing import ThresholdDebiaser
+    df, y = _scores_frame()
+    cols = ["score", *([sensitive] if isinstance(sensitive, str) else sensitive)]
+    ddf, dy = dd.from_pandas(df[cols], npartitions=3), dd.from_pandas(y, npartitions=3)
+    eager = ThresholdDebiaser(eps=0.02).fit(df[cols], y, sensitive_features=sensitive)
+    lazy = ThresholdDebiaser(eps=0.02).fit(ddf, dy, sensitive_features=sensitive)
+    assert list(lazy.groups_) == list(eager.groups_)
+    np.testing.assert_allclose(np.asarray(lazy.thresholds_, float), np.asarray(eager.thresholds_, float),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lazy.fitted_rates_, eager.fitted_rates_, rtol=1e-9, atol=1e-12)
+    # predict on the Dask frame with the fitted columns (no sensitive_features: they are X's columns)
+    h_lazy = lazy.decision_probability(ddf).compute()
+    np.testing.assert_allclose(h_lazy, eager.decision_probability(df[cols]), rtol=1e-9, atol=1e-12)
+    # the same typed errors as in memory
+    with pytest.raises(DataValidationError, match=r"not a column of X"):
+        ThresholdDebiaser().fit(ddf, dy, sensitive_features="sex")
+    with pytest.raises(DataValidationError, match=r"the score column and the sensitive column"):
+        ThresholdDebiaser().fit(dd.from_pandas(df.assign(extra=1.0), npartitions=2)[[*cols, "extra"]], dy,
+                                sensitive_features=sensitive)
+
+
+def test_dask_records_keep_the_label_name_and_refuse_as_memory_does():
+    dd = pytest.importorskip("dask.dataframe", reason="Dask inputs need the optional dask[dataframe]")
+    from fairopt.preprocessing import MaxEntResampler, TVRepair
+    rng = np.random.default_rng(6)
+    n = 500
+    rec = pd.DataFrame({"edu": rng.choice(["lo", "mid", "hi"], n), "sex": rng.choice(["f", "m"], n)})
+    y = pd.Series((rng.random(n) < np.where(rec["sex"] == "m", 0.6, 0.3)).astype(int), name="income")
+    drec, dy = dd.from_pandas(rec, npartitions=3), dd.from_pandas(y, npartitions=3)
+    eager, lazy = MaxEntResampler(C=0.5).fit(rec, y, "sex"), MaxEntResampler(C=0.5).fit(drec, dy, "sex")
+    assert list(lazy.theta_.index) == list(eager.theta_.index) and "income=1" in lazy.theta_.index
+    np.testing.assert_allclose(lazy.lambda_.to_numpy(), eager.lambda_.to_numpy(), rtol=1e-6, atol=1e-8)
+
+    def distortion(old, new):   # a distortion that names the label column
+        return (old["income"] != new["income"]).to_numpy() * 1.0 + (old["edu"] != new["edu"]).to_numpy() * 0.5
+    t_eager = TVRepair(epsilon=0.1, distortion=distortion, clist=[1.0], dlist=[0.5]).fit(rec, y, "sex")
+    t_lazy = TVRepair(epsilon=0.1, distortion=distortion, clist=[1.0], dlist=[0.5]).fit(drec, dy, "sex")
+    assert t_lazy.label_name_ == "income" and "income_hat" in t_lazy.mapping_.columns
+    assert t_lazy.objective_ == pytest.approx(t_eager.objective_, rel=1e-7, abs=1e-9)
+    # several sensitive columns: the same refusal as in memory
+    with pytest.raises(DataValidationError, match=r"must name one column, got \['sex', 'edu'\]") as mem:
+        MaxEntResampler().fit(rec, y, ["sex", "edu"])
+    with pytest.raises(DataValidationError) as dask_err:
+        MaxEntResampler().fit(drec, dy, ["sex", "edu"])
+    assert str(dask_err.value) == str(mem.value)
