@@ -154,12 +154,16 @@ def test_unique_codes_names_the_bad_weight(rng):
 
 
 def test_from_frame_levels_and_bins():
-    df = pd.DataFrame({"b": ["y", "x", "y"], "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"]),
+    df = pd.DataFrame({"b": ["y", "x", "y"],
+                       "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"], ordered=True),
                        "n": [1.5, 7.0, 30.0]})
     d = Domain.from_frame(df, bins={"n": [0, 10, np.inf]}, levels={"b": ["y", "x"]})
     assert d.levels == {"b": ("y", "x"), "c": ("lo", "hi"), "n": ("[0, 10)", "[10, inf)")}
     np.testing.assert_array_equal(d.encode(df, discretize=True), [[0, 0, 0], [1, 1, 0], [0, 0, 1]])
     assert Domain.from_frame(df[["b"]]).levels["b"] == ("x", "y")
+    # an unordered categorical's declared order is no order: its levels are sorted, as strings are
+    unordered = df.assign(c=df["c"].cat.as_unordered())
+    assert Domain.from_frame(unordered).levels["c"] == ("hi", "lo")
     with pytest.raises(DataValidationError, match="missing values"):
         Domain.from_frame(pd.DataFrame({"a": ["x", None]}))
 
