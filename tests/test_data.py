@@ -17,10 +17,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairopt.data import (
-    ADULT_DOMAIN, BUILTIN_SPECS, COMPAS_DOMAIN, COUNT_COLUMN, CRIME_DERIVED_COLUMNS, DATA_HOME_ENV, DATASETS,
+    ADULT_DOMAIN,
+    BUILTIN_SPECS,
+    COMPAS_DOMAIN,
+    COUNT_COLUMN,
+    CRIME_DERIVED_COLUMNS,
+    DATA_HOME_ENV,
+    DATASETS,
     Attribute,
-    Domain, builtin_citation, counts_to_csv, crime_majority_white, dataset_path, load_adult, load_bank,
-    load_builtin, load_compas, load_credit, load_crime, load_dataset, load_german, load_law,
+    Domain,
+    builtin_citation,
+    counts_to_csv,
+    crime_majority_white,
+    dataset_path,
+    load_adult,
+    load_bank,
+    load_builtin,
+    load_compas,
+    load_credit,
+    load_crime,
+    load_dataset,
+    load_german,
+    load_law,
     make_builtin_counts,
 )
 from fairopt.errors import DataNotFoundError, DataValidationError
@@ -199,7 +217,7 @@ def test_loader_path_forms_and_schema_validation(tmp_path, monkeypatch):
     with pytest.raises(DataValidationError, match="zfya"):
         load_law(tmp_path / "plain.csv")
     law.assign(pass_bar=[1, None]).to_csv(tmp_path / "nan.csv", index=False)
-    with pytest.raises(DataValidationError, match="'pass_bar'.*missing"):
+    with pytest.raises(DataValidationError, match=r"'pass_bar'.*missing"):
         load_law(tmp_path / "nan.csv")
     with pytest.raises(DataValidationError, match="unknown data set"):
         dataset_path("mnist", tmp_path)
