@@ -219,3 +219,21 @@ def test_dask_records_keep_the_label_name_and_refuse_as_memory_does():
     with pytest.raises(DataValidationError) as dask_err:
         MaxEntResampler().fit(drec, dy, ["sex", "edu"])
     assert str(dask_err.value) == str(mem.value)
+
+
+def test_dask_frame_of_several_sensitive_columns_gives_the_joint_groups():
+    dd = pytest.importorskip("dask.dataframe", reason="Dask inputs need the optional dask[dataframe]")
+    from fairopt.postprocessing import ThresholdDebiaser
+    df, y = _scores_frame(seed=8)
+    groups = df[["group", "race"]]
+    eager = ThresholdDebiaser(eps=0.02).fit(df["score"].to_numpy(), y, sensitive_features=groups)
+    f, g = dd.from_pandas(df["score"], npartitions=4), dd.from_pandas(groups, npartitions=4)
+    lazy = ThresholdDebiaser(eps=0.02).fit(f, dd.from_pandas(y, npartitions=4), sensitive_features=g)
+    assert list(lazy.groups_) == list(eager.groups_) == [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
+    np.testing.assert_allclose(lazy.fitted_rates_, eager.fitted_rates_, rtol=1e-9, atol=1e-12)
+    h = lazy.decision_probability(f, sensitive_features=g).compute()
+    np.testing.assert_allclose(h, eager.decision_probability(df["score"].to_numpy(), sensitive_features=groups),
+                               rtol=1e-9, atol=1e-12)
+    unseen = dd.from_pandas(groups.assign(race="z"), npartitions=2)
+    with pytest.raises(DataValidationError, match="not seen at fit"):
+        lazy.decision_probability(f, sensitive_features=unseen).compute()

@@ -59,9 +59,11 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
         raise DataValidationError(
             "chunked and Dask inputs need estimator=None with the scores as X (score the rows where "
             "they live, e.g. ddf.map_partitions(model.predict_proba)), so that no row reaches the driver.")
-    cols = _frame_columns(X, sensitive_features)
+    cols, joint = _frame_columns(X, sensitive_features), None
     if cols is not None:       # column names of a Dask DataFrame, as in memory
         X, sensitive_features, joint = _split_dask_frame(X, cols)
+    elif _several_columns(sensitive_features):    # a Dask frame of several sensitive columns
+        sensitive_features, joint = _joint_groups(sensitive_features)
     elif sensitive_features is None or (isinstance(sensitive_features, (str, list, tuple, dict, pd.DataFrame))
                                         and not is_lazy(sensitive_features)):
         raise DataValidationError(
@@ -92,7 +94,7 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
         labels, lo, hi = labels_and_range(f, g, score_map=smap)
         grid = (lo, hi)
     # several columns: the rows carry codes of the joint labels (tuples, sorted as in memory)
-    est.groups_ = pd.Index(labels) if cols is None or joint is None else joint
+    est.groups_ = pd.Index(labels) if joint is None else joint
     est.sensitive_columns_ = cols
     est.classes_, est.pos_label_, est._pos_index = np.array([0, 1]), 1, 1   # y is read as 0/1 labels
     est.n_features_in_ = 1
@@ -130,12 +132,26 @@ def _split_dask_frame(X: Any, cols: list[str], joint: pd.Index | None = None) ->
     f = X[rest[0]]
     if len(cols) == 1:
         return f, X[cols[0]], None
+    codes, joint = _joint_groups(X[cols], joint)
+    return f, codes, joint
+
+
+def _joint_groups(frame: Any, joint: pd.Index | None = None) -> tuple[Any, pd.Index]:
+    """Codes (a Dask Series) of the rows' label tuples of a several-column Dask frame of sensitive
+    features among ``joint`` (the sorted distinct tuples: read from the data at fit, given at predict)."""
+    cols = list(frame.columns)
     if joint is None:      # the distinct combinations are few: they come back to the driver
-        distinct = X[cols].drop_duplicates().compute().sort_values(cols, kind="stable")
+        distinct = frame.drop_duplicates().compute().sort_values(cols, kind="stable")
         joint = pd.MultiIndex.from_frame(distinct.reset_index(drop=True)).to_flat_index()
     index = pd.MultiIndex.from_tuples(list(joint), names=cols)
-    codes = X[cols].map_partitions(partial(_joint_codes, index=index), meta=(None, "int64"))
-    return f, codes, pd.Index(list(joint), tupleize_cols=False)
+    codes = frame.map_partitions(partial(_joint_codes, index=index), meta=(None, "int64"))
+    return codes, pd.Index(list(joint), tupleize_cols=False)
+
+
+def _several_columns(sensitive_features: Any) -> bool:
+    """A Dask DataFrame of two or more sensitive columns (one label tuple per row)."""
+    return is_dask(sensitive_features) and getattr(sensitive_features, "ndim", 1) == 2 \
+        and len(sensitive_features.columns) > 1
 
 
 def _joint_codes(part: pd.DataFrame, index: pd.MultiIndex) -> pd.Series:
@@ -309,6 +325,9 @@ def decision_probability_lazy(est: BaseEstimator, X: Source,
         X, sensitive_features, _ = _split_dask_frame(X, list(cols), joint)
         if joint is not None:
             labels = np.arange(len(joint))
+    elif _several_columns(sensitive_features):
+        sensitive_features, _ = _joint_groups(sensitive_features, est.groups_)
+        labels = np.arange(len(est.groups_))
     if sensitive_features is None:
         raise DataValidationError("pass sensitive_features (one group label per row, or the column names of a Dask "
                                   "DataFrame X).")

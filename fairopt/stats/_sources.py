@@ -98,7 +98,7 @@ def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
                 if len(x.columns) != 1:
                     raise DataValidationError(
                         f"{name} is a Dask DataFrame with columns {list(x.columns)[:5]}; pass one column "
-                        "(a Dask Series) — several sensitive columns are supported in memory only.")
+                        "(a Dask Series), or combine the columns into one label per row where they live.")
                 x = x[x.columns[0]]
             x = x.to_dask_array(lengths=True)            # only the partition lengths are computed
         if x.ndim == 2 and x.shape[1] == 1:
