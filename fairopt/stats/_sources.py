@@ -273,6 +273,11 @@ def _check_numeric(v: Any, name: str) -> np.ndarray:
     """``v`` as an array of numbers: strings, bytes and objects are refused (``np.asarray(v, float)``
     would parse ``"0.5"`` silently, or fail with numpy's words)."""
     v = np.asarray(v)
+    if v.dtype.kind == "O":       # e.g. a nullable pandas column through Dask: numbers held as objects
+        import pandas as pd
+        if pd.api.types.infer_dtype(v, skipna=True) in ("floating", "integer", "mixed-integer-float", "boolean",
+                                                        "decimal", "empty"):
+            return v.astype(float)
     if v.dtype.kind not in "biuf":
         raise DataTypeError(f"{name} must hold numbers, got dtype {v.dtype} (e.g. {v.ravel()[:3].tolist()}); "
                             f"convert it where it lives, e.g. array.astype(float), and save it again.")
