@@ -1,5 +1,5 @@
 """Data edge cases shared by the estimators (part of :mod:`fairopt.validation`, which re-exports it):
-all-zero group weights, sparse or non-numeric features, too many levels, a single group or class.
+all-zero group weights, sparse or non-numeric features, too many levels or cells, a single group or class.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from fairopt.errors import DataTypeError, DataValidationError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["MAX_LEVELS", "check_dense", "check_group_weights", "check_levels", "check_numeric_columns",
-           "check_two_valued"]
+__all__ = ["BYTES_PER_CELL", "MAX_CELLS", "MAX_LEVELS", "check_cells", "check_dense", "check_group_weights",
+           "check_levels", "check_numeric_columns", "check_two_valued"]
 
 
 # ``groups`` is a fairopt.validation.Groups, typed structurally: validation imports this module
@@ -120,30 +120,77 @@ def _object_cell(X: Any, col: Any) -> str:
             f"{kind!r}), so pass numbers in it")
 
 
-#: most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have
-MAX_LEVELS = 100
+#: most levels, summed over the columns, of a max-entropy fit (``MaxEntResampler(max_levels=...)``): its
+#: counting oracle and Newton Hessian grow with the sum of the levels, never with their product
+MAX_LEVELS = 5000
+
+#: most mapping cells (observed (d, x, y) records x candidate (x̂, ŷ) cells) of a TV repair
+#: (``TVRepair(max_cells=...)``): the mapping LP has one variable per cell
+MAX_CELLS = 4_000_000
+
+#: measured peak bytes per mapping cell of a TV repair fit (distortion table, sparse structure, LP)
+BYTES_PER_CELL = 365
 
 
-def check_levels(levels: Mapping, what: str, max_levels: int = MAX_LEVELS) -> None:
-    """Refuse a column with more than ``max_levels`` levels (``levels`` maps column -> count): the
-    product domain, and the fit, grow with every level. Names the column and its count and says
-    to bin it.
+def _bytes(n: float) -> str:
+    """``n`` bytes in words (``"1.5 GiB"``)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"   # pragma: no cover - the loop returns
+
+
+def check_levels(levels: Mapping, what: str, max_levels: int | None = MAX_LEVELS) -> None:
+    """Refuse a max-entropy fit whose columns have more than ``max_levels`` levels **in total**
+    (``levels`` maps column -> count): the dual has one parameter per level and the counting
+    oracle over the product domain costs ``O(sum of levels)`` per point and its Hessian
+    ``(sum of levels)^2``; the product of the levels (the domain size) costs nothing. ``None``
+    turns the check off. The message gives the total, the largest columns and the memory.
 
     Examples
     --------
-    >>> check_levels({"sex": 2, "fnlwgt": 500}, "TVRepair.fit")
+    >>> check_levels({"sex": 2, "c_charge_desc": 389}, "MaxEntResampler.fit")    # 391 levels: fine
+    >>> check_levels({"sex": 2, "id": 9000}, "MaxEntResampler.fit")
     Traceback (most recent call last):
     ...
-    fairopt.errors.DataValidationError: TVRepair.fit: column 'fnlwgt' has 500 distinct values ...
+    fairopt.errors.DataValidationError: MaxEntResampler.fit: the columns have 9002 levels in total ...
     """
-    bad = {c: int(k) for c, k in levels.items() if k > max_levels}
-    if bad:
-        c, k = next(iter(bad.items()))
-        also = f"; also {list(bad)[1:6]}" if len(bad) > 1 else ""
-        raise DataValidationError(
-            f"{what}: column {c!r} has {k} distinct values (at most {max_levels} per column{also}); the domain "
-            f"is the product of every column's levels, so bin it first, e.g. X[{c!r}] = pd.cut(X[{c!r}], bins=10) "
-            "or pd.qcut(X[...], q=10), or pass a Domain with bins.")
+    if max_levels is None:
+        return
+    total = int(sum(int(k) for k in levels.values()))
+    if total <= max_levels:
+        return
+    largest = sorted(levels.items(), key=lambda kv: -int(kv[1]))[:3]
+    big = ", ".join(f"{c!r}: {int(k)}" for c, k in largest)
+    c = largest[0][0]
+    raise DataValidationError(
+        f"{what}: the columns have {total} levels in total (largest {big}), above max_levels={max_levels}; "
+        f"the dual has one parameter per level and its Hessian needs {_bytes(16.0 * total * total)} "
+        f"(16 x {total}^2 bytes). Bin the largest columns (e.g. X[{c!r}] = pd.qcut(X[{c!r}], q=10) for a "
+        "numeric column, or merge rare levels of a string column into 'Other'), or raise max_levels "
+        "(None: no limit).")
+
+
+def check_cells(n_cells: int, what: str, max_cells: int | None = MAX_CELLS, detail: str = "",
+                bytes_per_cell: float = BYTES_PER_CELL) -> None:
+    """Refuse a product-domain program with more than ``max_cells`` cells (variables), giving the
+    number of cells it would need and the memory (``bytes_per_cell`` each). ``None`` turns it off.
+
+    Examples
+    --------
+    >>> check_cells(1000, "TVRepair.fit")
+    >>> check_cells(10**9, "TVRepair.fit", detail=" (10^5 records x 10^4 candidates)")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: TVRepair.fit: the mapping needs 1000000000 cells (10^5 records ...
+    """
+    if max_cells is None or n_cells <= max_cells:
+        return
+    raise DataValidationError(
+        f"{what}: the mapping needs {int(n_cells)} cells{detail}, about {_bytes(float(n_cells) * bytes_per_cell)} "
+        f"of memory, above max_cells={max_cells}. Bin the feature columns with the most levels (n_bins=... or "
+        "pd.cut / pd.qcut), use columns='observed', or raise max_cells (None: no limit).")
 
 
 def check_two_valued(codes: np.ndarray, labels: Sequence[Any] | pd.Index, name: str, what: str, role: str) -> None:

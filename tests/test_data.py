@@ -17,10 +17,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairopt.data import (
-    ADULT_DOMAIN, BUILTIN_SPECS, COMPAS_DOMAIN, COUNT_COLUMN, CRIME_DERIVED_COLUMNS, DATA_HOME_ENV, DATASETS,
+    ADULT_DOMAIN,
+    BUILTIN_SPECS,
+    COMPAS_DOMAIN,
+    COUNT_COLUMN,
+    CRIME_DERIVED_COLUMNS,
+    DATA_HOME_ENV,
+    DATASETS,
     Attribute,
-    Domain, builtin_citation, counts_to_csv, crime_majority_white, dataset_path, load_adult, load_bank,
-    load_builtin, load_compas, load_credit, load_crime, load_dataset, load_german, load_law,
+    Domain,
+    builtin_citation,
+    counts_to_csv,
+    crime_majority_white,
+    dataset_path,
+    load_adult,
+    load_bank,
+    load_builtin,
+    load_compas,
+    load_credit,
+    load_crime,
+    load_dataset,
+    load_german,
+    load_law,
     make_builtin_counts,
 )
 from fairopt.errors import DataNotFoundError, DataValidationError
@@ -154,12 +172,16 @@ def test_unique_codes_names_the_bad_weight(rng):
 
 
 def test_from_frame_levels_and_bins():
-    df = pd.DataFrame({"b": ["y", "x", "y"], "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"]),
+    df = pd.DataFrame({"b": ["y", "x", "y"],
+                       "c": pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"], ordered=True),
                        "n": [1.5, 7.0, 30.0]})
     d = Domain.from_frame(df, bins={"n": [0, 10, np.inf]}, levels={"b": ["y", "x"]})
     assert d.levels == {"b": ("y", "x"), "c": ("lo", "hi"), "n": ("[0, 10)", "[10, inf)")}
     np.testing.assert_array_equal(d.encode(df, discretize=True), [[0, 0, 0], [1, 1, 0], [0, 0, 1]])
     assert Domain.from_frame(df[["b"]]).levels["b"] == ("x", "y")
+    # an unordered categorical's declared order is no order: its levels are sorted, as strings are
+    unordered = df.assign(c=df["c"].cat.as_unordered())
+    assert Domain.from_frame(unordered).levels["c"] == ("hi", "lo")
     with pytest.raises(DataValidationError, match="missing values"):
         Domain.from_frame(pd.DataFrame({"a": ["x", None]}))
 
@@ -195,7 +217,7 @@ def test_loader_path_forms_and_schema_validation(tmp_path, monkeypatch):
     with pytest.raises(DataValidationError, match="zfya"):
         load_law(tmp_path / "plain.csv")
     law.assign(pass_bar=[1, None]).to_csv(tmp_path / "nan.csv", index=False)
-    with pytest.raises(DataValidationError, match="'pass_bar'.*missing"):
+    with pytest.raises(DataValidationError, match=r"'pass_bar'.*missing"):
         load_law(tmp_path / "nan.csv")
     with pytest.raises(DataValidationError, match="unknown data set"):
         dataset_path("mnist", tmp_path)

@@ -262,7 +262,8 @@ def test_reexported_constant_shows_its_defining_modules_comment():
     lines = inspect.cleandoc(int.__doc__).splitlines()
     hook(None, "data", "fairopt.validation.MAX_LEVELS", MAX_LEVELS, {}, lines)
     assert [line for line in lines if line] == [
-        "most levels a column of a product-domain estimator (TVRepair, MaxEntResampler) may have"]
+        "most levels, summed over the columns, of a max-entropy fit (``MaxEntResampler(max_levels=...)``): its",
+        "counting oracle and Newton Hessian grow with the sum of the levels, never with their product"]
     assert _data_checks.MAX_LEVELS is MAX_LEVELS
     # a constant's own documentation is left alone
     lines = ["the value's own comment"]

@@ -270,6 +270,8 @@ def test_lower_convex_envelope():
 # ---- executors ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["serial", "processes", "dask"])
 def test_executors_preserve_order(kind):
+    if kind == "dask":
+        pytest.importorskip("dask.distributed", reason="executor='dask' needs the optional dask[distributed]")
     seen = []
     with get_executor(kind, n_workers=2) as ex:
         out = ex.map(math.sqrt, [16.0, 1.0, 9.0, 4.0], progress=lambda d, t, s: seen.append((d, t)))

@@ -360,3 +360,103 @@ def test_credit_fetch_reads_the_xls(monkeypatch, tmp_path):
 def test_cli_names_are_the_fetchable_sources():
     from fairopt.data._cli import FETCHABLE
     assert tuple(sorted(F.SOURCES)) == FETCHABLE
+
+
+# ---------------------------------------------------------------------- paths, damaged files, many failures
+@pytest.mark.parametrize("where", ["cache_is_file", "cache_under_file", "home_is_file", "dest_is_file"])
+def test_unusable_folders_are_a_typed_error_and_a_clean_cli_exit(monkeypatch, tmp_path, capsys, where):
+    from fairopt.errors import OutputError
+    _local_sources(monkeypatch, "german", [RAW / "german.data"])
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    kwargs, argv = {"dest": tmp_path / "home", "cache_dir": tmp_path / "cache"}, []
+    if where == "cache_is_file":
+        kwargs["cache_dir"] = blocker
+    elif where == "cache_under_file":
+        kwargs["cache_dir"] = blocker / "raw"
+    elif where == "dest_is_file":
+        kwargs["dest"] = blocker
+    else:
+        monkeypatch.setenv("FAIROPT_DATA_HOME", str(blocker))
+        kwargs = {}
+    with pytest.raises(OutputError, match=r"is a file, not a folder"):
+        F.fetch_dataset("german", kwargs.get("dest"), cache_dir=kwargs.get("cache_dir"))
+    for flag, key in (("--dest", "dest"), ("--cache", "cache_dir")):
+        if key in kwargs:
+            argv += [flag, str(kwargs[key])]
+    assert cli.main(["data", "fetch", "german", *argv]) == 2
+    err = capsys.readouterr().err
+    assert "OutputError" in err and "Traceback" not in err and str(blocker) in err
+
+
+def test_a_folder_that_cannot_be_created_is_an_output_error(monkeypatch, tmp_path, capsys):
+    from fairopt.errors import OutputError
+
+    def refuse(self, *args, **kwargs):     # what a read-only or full file system answers (root ignores modes)
+        raise PermissionError(13, "Permission denied", str(self))
+
+    _local_sources(monkeypatch, "german", [RAW / "german.data"])
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(OutputError, match=r"cannot be created \(PermissionError: Permission denied\)"):
+        F.fetch_dataset("german", tmp_path, cache_dir=tmp_path / "raw")
+    assert cli.main(["data", "fetch", "german", "--dest", str(tmp_path), "--cache", str(tmp_path / "raw")]) == 2
+    assert "OutputError" in capsys.readouterr().err
+
+
+def test_a_damaged_existing_file_is_rebuilt_not_reported_as_fetched(monkeypatch, tmp_path):
+    src = tmp_path / "mirror" / "german.data"
+    src.parent.mkdir()
+    src.write_bytes((RAW / "german.data").read_bytes())
+    _local_sources(monkeypatch, "german", [src])
+    out = F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
+    record = out.with_name(out.name + ".sha256")
+    assert record.read_text().split()[0] == hashlib.sha256(out.read_bytes()).hexdigest()
+    good = out.read_bytes()
+    assert F.fetch_german(tmp_path, cache_dir=tmp_path / "cache") == out and out.read_bytes() == good
+    out.write_bytes(good[: len(good) // 2])                # truncated by a full disk
+    assert F.fetch_german(tmp_path, cache_dir=tmp_path / "cache") == out
+    # rebuilt from the cached raw file (gzip stamps the time, so the frames are compared) and re-recorded
+    pd.testing.assert_frame_equal(load_dataset("german", out), FIXTURES["german"]())
+    assert record.read_text().split()[0] == hashlib.sha256(out.read_bytes()).hexdigest()
+    # offline with a damaged file: the error says why the existing file was not used
+    out.write_bytes(b"garbage")
+    (tmp_path / "cache" / "german.data").unlink()
+    src.unlink()
+    with pytest.raises(F.DataDownloadError, match=r"the existing .*german\.csv\.gz was not used: its SHA-256"):
+        F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
+    # a hand-placed file without a record is checked by the loader instead
+    record.unlink()
+    with pytest.raises(F.DataDownloadError, match="fails the loader's checks"):
+        F.fetch_german(tmp_path, cache_dir=tmp_path / "cache")
+
+
+def test_fetch_all_offline_names_every_failed_file(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(F, "_downloader_for", lambda url: _raise_offline)
+    assert cli.main(["data", "fetch", "all", "--dest", str(tmp_path), "--cache", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert f"{len(F.SOURCES)} of {len(F.SOURCES)} data set(s) failed" in err
+    for name, raws in F.SOURCES.items():
+        assert f"for {name}:" in err
+        for r in raws:
+            assert r.filename in err
+
+
+def test_loaders_read_the_user_cache_that_fetch_writes_to(monkeypatch, tmp_path):
+    from fairopt.data import load_german
+    from fairopt.data._homes import user_cache_home
+    monkeypatch.delenv("FAIROPT_DATA_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("sys.platform", "linux")
+    assert user_cache_home() == tmp_path / "xdg" / "fairopt"
+    with pytest.raises(DataNotFoundError, match=r"fairopt data fetch german"):
+        load_german()
+    _local_sources(monkeypatch, "german", [RAW / "german.data"])
+    out = F.fetch_german(cache_dir=tmp_path / "c")
+    assert out == tmp_path / "xdg" / "fairopt" / "german.csv.gz"
+    pd.testing.assert_frame_equal(load_german(), FIXTURES["german"]())
+    # an explicit data home comes first
+    other = tmp_path / "home"
+    other.mkdir()
+    monkeypatch.setenv("FAIROPT_DATA_HOME", str(other))
+    with pytest.raises(DataNotFoundError):
+        load_german()

@@ -99,6 +99,7 @@ def test_shared_data_is_scattered_to_dask_workers(dask_address):
 
 
 def test_cli_sweep_on_dask_without_a_cluster(tmp_path, capsys):
+    pytest.importorskip("dask.distributed", reason="--executor dask needs the optional dask[distributed]")
     # what a new user types: no scheduler running, the short key form
     out = tmp_path / "qs"
     assert main(["sweep", str(QUICKSTART), "--grid", "statistical_rate=0.8,0.9,1.0", "--executor", "dask",

@@ -28,6 +28,32 @@ __all__ = ["Attribute", "Domain"]
 _INT64_LIMIT = 2**63
 
 
+def category_levels(dtype: pd.CategoricalDtype) -> tuple[Any, ...]:
+    """Levels of a categorical column: the declared order of an *ordered* categorical (pandas
+    ``ordered=True``, a polars ``Enum``), else the sorted categories.
+
+    An unordered categorical has no meaningful order: a polars ``Categorical`` or an Arrow
+    dictionary lists categories in order of appearance, pandas in the order they were declared.
+    Sorting makes the same data give the same levels (and so the same fitted parameters and seeded
+    samples) whatever the frame library; categories that cannot be compared keep their order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> category_levels(pd.CategoricalDtype(["m", "f"]))
+    ('f', 'm')
+    >>> category_levels(pd.CategoricalDtype(["low", "mid", "high"], ordered=True))
+    ('low', 'mid', 'high')
+    """
+    cats = dtype.categories
+    if dtype.ordered:
+        return tuple(cats)
+    try:
+        return tuple(cats.sort_values())
+    except TypeError:      # mixed label types: no order to sort by
+        return tuple(cats)
+
+
 class Domain:
     """A finite product domain ``Ω = V_1 × … × V_F`` of categorical attributes.
 
@@ -86,7 +112,9 @@ class Domain:
             ``{column: level labels}`` for binned columns (default: strings ``"[a, b)"``).
         levels : mapping, optional
             ``{column: ordered levels}`` for categorical columns. Otherwise a pandas ``Categorical``
-            column keeps its categories and any other column uses its sorted distinct values.
+            column's levels are its categories (sorted, unless the categorical is *ordered*: then
+            in its declared order; :func:`category_levels`) and any other column uses its sorted
+            distinct values, so the levels never depend on the frame library or the row order.
 
         Raises
         ------
@@ -116,7 +144,7 @@ class Domain:
             if c in levels:
                 lv = tuple(levels[c])
             elif isinstance(col.dtype, pd.CategoricalDtype):
-                lv = tuple(col.cat.categories)
+                lv = category_levels(col.dtype)
             else:
                 if col.isna().any():
                     raise DataValidationError(

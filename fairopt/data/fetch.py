@@ -13,6 +13,7 @@ they are imported only when a download or the credit sheet needs them.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
@@ -27,8 +28,9 @@ from typing import IO
 import pandas as pd
 
 from fairopt.data import preprocess as pp
+from fairopt.data._homes import ensure_folder, user_cache_home
 from fairopt.data.loaders import DATA_HOME_ENV, DATASETS, data_home, load_dataset
-from fairopt.errors import DataNotFoundError, DataValidationError, FairoptError
+from fairopt.errors import DataNotFoundError, DataValidationError, FairoptError, OutputError
 
 __all__ = [
     "SOURCES", "DataChecksumError", "DataDownloadError", "RawFile", "build_dataset",
@@ -137,7 +139,7 @@ def default_data_home() -> Path:
     """Where fetched files go when neither ``dest`` nor ``$FAIROPT_DATA_HOME`` is given.
 
     ``$FAIROPT_DATA_HOME`` if set, else the user cache folder for ``fairopt`` (``~/.cache/fairopt`` on
-    Linux; :func:`pooch.os_cache`).
+    Linux), which the loaders read after ``$FAIROPT_DATA_HOME``.
 
     Examples
     --------
@@ -145,7 +147,7 @@ def default_data_home() -> Path:
     'fairopt'
     """
     home = data_home()
-    return home if home is not None else Path(_pooch().os_cache("fairopt"))
+    return home if home is not None else user_cache_home()
 
 
 def raw_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -204,8 +206,7 @@ def download_raw(raw: RawFile, cache_dir: str | os.PathLike | None = None) -> Pa
     'german.data'
     """
     pooch = _pooch()
-    folder = raw_cache_dir(cache_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = ensure_folder(raw_cache_dir(cache_dir), "the raw-file cache")
     cached = folder / raw.filename
     stale = pooch.file_hash(str(cached)) if cached.is_file() else None
     failures: list[str] = []
@@ -346,9 +347,19 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
     _check_name(name)
     folder = Path(dest).expanduser() if dest is not None else default_data_home()
     target = folder / DATASETS[name].filename
-    if target.is_file() and not force:
+    if target.exists() and not target.is_file():
+        raise OutputError(f"{target} is a folder, not the {name} data file; remove or rename it, or choose another "
+                          "--dest.")
+    damaged = None if force or not target.exists() else _existing_file_problem(name, target)
+    if target.exists() and not force and damaged is None:
         return target
-    raw = [download_raw(r, cache_dir) for r in SOURCES[name]]
+    ensure_folder(folder, "the data folder")
+    try:
+        raw = [download_raw(r, cache_dir) for r in SOURCES[name]]
+    except FairoptError as exc:
+        if damaged is not None:    # say why the existing file was not used
+            raise type(exc)(f"{exc} (the existing {target} was not used: {damaged})") from exc
+        raise
     pp.write_benchmark(build_dataset(name, raw), target)
     try:
         load_dataset(name, target)
@@ -356,7 +367,57 @@ def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir
         target.unlink(missing_ok=True)
         raise DataValidationError(
             f"the {name} file built from the raw source fails the loader's checks: {exc}") from exc
+    _record_hash(target)
     return target
+
+
+def _hash_file(path: Path) -> Path:
+    """The record of a fetched file's SHA-256, next to it (``<file>.sha256``, ``sha256sum`` format)."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _record_hash(target: Path) -> None:
+    _hash_file(target).write_text(f"{_sha256(target)}  {target.name}\n")
+
+
+def _existing_file_problem(name: str, target: Path) -> str | None:
+    """Why an existing ``<dest>/<name>.csv.gz`` cannot be used (``None``: it can).
+
+    A file ``fetch`` wrote has its SHA-256 recorded next to it (``<file>.sha256``) and must still have
+    it; a file put there by hand (no record) must pass the loader's checks (schema, gzip, rows).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "german.csv.gz"
+    >>> _ = target.write_bytes(b"not gzip")
+    >>> print(_existing_file_problem("german", target)[:29])
+    it fails the loader's checks:
+    """
+    if not target.is_file():
+        return f"{target} is not a file"
+    record = _hash_file(target)
+    if record.is_file():
+        want = record.read_text().split()[:1]
+        have = _sha256(target)
+        if want and want[0] == have:
+            return None
+        recorded = want[0] if want else "empty record"
+        return (f"its SHA-256 {have} differs from the {recorded} recorded in {record.name} when it was fetched "
+                "(a damaged or changed file)")
+    try:
+        load_dataset(name, target)
+    except (DataValidationError, DataNotFoundError, OSError) as exc:
+        return f"it fails the loader's checks: {exc}"
+    return None
 
 
 def _fetcher(name: str, source: str, shape: tuple[int, int]) -> Callable[..., Path]:
@@ -377,12 +438,14 @@ def _fetcher(name: str, source: str, shape: tuple[int, int]) -> Callable[..., Pa
     >>> load_{name}(fetch_{name}()).shape  # doctest: +SKIP
     {shape}
 
-    A file already in ``dest`` is returned as is, without going online (``force=True``
-    rebuilds it):
+    A file already in ``dest`` whose SHA-256 matches the one recorded when it was fetched
+    (``{filename}.sha256``) is returned as is, without going online; a damaged one is rebuilt
+    (``force=True`` always rebuilds):
 
-    >>> import pathlib, tempfile
+    >>> import hashlib, pathlib, tempfile
     >>> dest = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (dest / "{filename}").write_bytes(b"")
+    >>> _ = (dest / "{filename}.sha256").write_text(hashlib.sha256(b"").hexdigest())
     >>> fetch_{name}(dest) == dest / "{filename}"
     True
     """
@@ -405,14 +468,26 @@ def fetch_command(args: argparse.Namespace) -> int:
     try:
         for name in names:
             _check_name(name)
-        for name in names:
-            path = fetch_dataset(name, args.dest, cache_dir=args.cache, force=args.force)
-            print(f"{name}: {path}")
     except FairoptError as exc:
         print(f"error ({type(exc).__name__}): {exc}", file=sys.stderr)
         return 2
-    folder = path.parent.resolve()
-    home = data_home()
-    if home is None or home.resolve() != folder:
-        print(f"The loaders read this folder when {DATA_HOME_ENV} points at it: export {DATA_HOME_ENV}={folder}")
+    failed: list[str] = []
+    path = None
+    for name in names:      # every data set is tried; each failure is named at the end
+        try:
+            path = fetch_dataset(name, args.dest, cache_dir=args.cache, force=args.force)
+        except FairoptError as exc:
+            print(f"error ({type(exc).__name__}) for {name}: {exc}", file=sys.stderr)
+            failed.append(f"{name} ({', '.join(r.filename for r in SOURCES[name])})")
+            continue
+        print(f"{name}: {path}")
+    if path is not None:
+        folder = path.parent.resolve()
+        home = data_home()
+        read = {user_cache_home().resolve()} if home is None else {home.resolve()}
+        if folder not in read:
+            print(f"The loaders read this folder when {DATA_HOME_ENV} points at it: export {DATA_HOME_ENV}={folder}")
+    if failed:
+        print(f"{len(failed)} of {len(names)} data set(s) failed: {'; '.join(failed)}", file=sys.stderr)
+        return 2
     return 0

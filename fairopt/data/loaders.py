@@ -1,8 +1,9 @@
 """Loaders for the benchmark data sets.
 
 Each loader reads ``<dir>/<name>.csv.gz`` (or ``<name>.csv``), where ``<dir>`` is the ``path`` argument
-(a folder, or the file itself) or else the folder named by the environment variable
-``FAIROPT_DATA_HOME``. The package never downloads anything; a missing file raises
+(a folder, or the file itself), else the folder named by the environment variable
+``FAIROPT_DATA_HOME``, else the user cache folder (``~/.cache/fairopt`` on Linux) where
+``fairopt data fetch`` puts files when no data home is set. The loaders never download anything; a missing file raises
 :class:`~fairopt.errors.DataNotFoundError` saying where to put it and where it comes from.
 
 Every loader checks that the promised columns exist with the promised kinds (integer, float, string) and
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from fairopt.data._file_checks import _F, _I, _S, _check_protected, _check_schema, _row, _truncation
+from fairopt.data._homes import user_cache_home
 from fairopt.errors import DataNotFoundError, DataValidationError
 
 __all__ = [
@@ -155,8 +157,9 @@ def _where_from(info: DatasetInfo) -> str:
 def dataset_path(name: str, path: str | os.PathLike | None = None) -> Path:
     """Resolve the file of data set ``name``.
 
-    ``path`` may be the file itself or a folder holding ``<name>.csv.gz`` (or ``<name>.csv``); without it
-    the folder is ``$FAIROPT_DATA_HOME``.
+    ``path`` may be the file itself or a folder holding ``<name>.csv.gz`` (or ``<name>.csv``). The order
+    looked in: ``path``, else ``$FAIROPT_DATA_HOME``, else the user cache folder that
+    ``fairopt data fetch`` writes to when no data home is set (:func:`fairopt.data._homes.user_cache_home`).
 
     Raises
     ------
@@ -177,9 +180,18 @@ def dataset_path(name: str, path: str | os.PathLike | None = None) -> Path:
         return Path(path).expanduser()
     folder = data_home(path)
     if folder is None:
+        cache = user_cache_home()     # last in the order: where ``fairopt data fetch`` writes without a home
+        found = next((c for c in (cache / info.filename, cache / f"{name}.csv") if c.is_file()), None)
+        if found is not None:
+            return found
         raise DataNotFoundError(
-            f"No location given for data set {name!r}: pass path='/folder/or/{info.filename}' or set the "
-            f"environment variable {DATA_HOME_ENV} to a folder containing {info.filename}. {_where_from(info)}")
+            f"No location given for data set {name!r}: pass path='/folder/or/{info.filename}', set the "
+            f"environment variable {DATA_HOME_ENV} to a folder containing {info.filename}, or run "
+            f"'fairopt data fetch {name}' (it writes to {cache}, which the loaders read last). {_where_from(info)}")
+    if folder.is_file():
+        origin = "path" if path is not None else DATA_HOME_ENV
+        raise DataNotFoundError(f"{origin}={str(folder)!r} is a file, not the folder holding {info.filename}; point "
+                                f"{origin} at that folder (or pass the data file itself as path=).")
     candidates = [folder / info.filename, folder / f"{name}.csv"]
     for c in candidates:
         if c.is_file():

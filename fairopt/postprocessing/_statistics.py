@@ -21,6 +21,7 @@ from fairopt.errors import ConfigError, DataValidationError
 from fairopt.postprocessing._scores import Source, map_scores
 from fairopt.stats import (
     as_source,
+    check_histogram_size,
     group_labels,
     is_dask,
     is_lazy,
@@ -59,11 +60,16 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
         raise DataValidationError(
             "chunked and Dask inputs need estimator=None with the scores as X (score the rows where "
             "they live, e.g. ddf.map_partitions(model.predict_proba)), so that no row reaches the driver.")
-    if sensitive_features is None or (isinstance(sensitive_features, (str, list, tuple, dict, pd.DataFrame))
-                                      and not is_lazy(sensitive_features)):
+    cols, joint = _frame_columns(X, sensitive_features), None
+    if cols is not None:       # column names of a Dask DataFrame, as in memory
+        X, sensitive_features, joint = _split_dask_frame(X, cols)
+    elif _several_columns(sensitive_features):    # a Dask frame of several sensitive columns
+        sensitive_features, joint = _joint_groups(sensitive_features)
+    elif sensitive_features is None or (isinstance(sensitive_features, (str, list, tuple, dict, pd.DataFrame))
+                                        and not is_lazy(sensitive_features)):
         raise DataValidationError(
             "with a chunked or Dask X, pass sensitive_features as an array of the same kind (Dask array or "
-            "Series, memmap or .npy path) with one group label per row; column names of X are not supported.")
+            "Series, memmap or .npy path) with one group label per row, or column names of a Dask DataFrame X.")
     if subgroups is not None:
         raise DataValidationError("subgroups (covariance) are supported for in-memory inputs only; pass "
                                   "NumPy arrays or omit subgroups.")
@@ -73,23 +79,89 @@ def fit_lazy(est: BaseEstimator, X: Source, y: Source | None, sensitive_features
             "encode y where it lives, e.g. (y == favourable).astype(int), and leave pos_label=None.")
     est._check_score_map()
     kind = "identity" if est.score_map == "auto" else est.score_map
-    f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
-    yv = as_source(y, "y")
-    w = as_source(sample_weight, "sample_weight")
+    f, g = as_source(X, "X", numeric=True), as_source(sensitive_features, "sensitive_features")
+    yv = as_source(y, "y", numeric=True)
+    w = as_source(sample_weight, "sample_weight", numeric=True)
     n = n_rows(f)
     if n == 0:
         raise DataValidationError("X has no rows.")
     smap = partial(map_scores, kind=kind)
-    if check_score_bins(est.score_bins) is None:
+    bins = check_score_bins(est.score_bins)
+    if bins is None:
         labels, grid = group_labels(g), None
-    else:                                  # labels and score ranges in one pass over the data
+    else:
+        check_histogram_size(bins, 2)      # refused before any pass over the data (at least two groups)
+        # labels and score ranges in one pass over the data
         labels, lo, hi = labels_and_range(f, g, score_map=smap)
         grid = (lo, hi)
-    est.groups_ = pd.Index(labels)
-    est.sensitive_columns_ = None
+    # several columns: the rows carry codes of the joint labels (tuples, sorted as in memory)
+    est.groups_ = pd.Index(labels) if joint is None else joint
+    est.sensitive_columns_ = cols
     est.classes_, est.pos_label_, est._pos_index = np.array([0, 1]), 1, 1   # y is read as 0/1 labels
     est.n_features_in_ = 1
     return fit_statistics(est, f, g, labels, yv, w, constraint, smap, grid)
+
+
+def _frame_columns(X: Any, sensitive_features: Any) -> list[str] | None:
+    """Column names of a Dask DataFrame ``X`` that ``sensitive_features`` names (``None``: it names none)."""
+    if not (is_dask(X) and hasattr(X, "columns")):
+        return None
+    if isinstance(sensitive_features, str):
+        cols = [sensitive_features]
+    elif (isinstance(sensitive_features, (list, tuple)) and sensitive_features
+          and all(isinstance(c, str) for c in sensitive_features)):
+        cols = list(sensitive_features)
+    else:
+        return None
+    missing = [c for c in cols if c not in X.columns]
+    if missing:
+        raise DataValidationError(f"sensitive_features names {missing}: not a column of X, i.e. not in X's columns "
+                                  f"{list(X.columns)[:20]}; pass existing column names or a Dask Series.")
+    if len(set(cols)) != len(cols):
+        raise DataValidationError(f"sensitive_features names a column twice: {cols}.")
+    return cols
+
+
+def _split_dask_frame(X: Any, cols: list[str], joint: pd.Index | None = None) -> tuple[Any, Any, pd.Index | None]:
+    """The score column and the group labels of a Dask DataFrame whose columns ``cols`` are the
+    sensitive features. One column: its values. Several: codes of the sorted distinct label tuples
+    (``joint``, read from the data at fit; given at predict), the labels the in-memory fit has."""
+    rest = [c for c in X.columns if c not in cols]
+    if len(rest) != 1:
+        raise DataValidationError(f"a Dask DataFrame X must hold the score column and the sensitive column(s) {cols} "
+                                  f"only, got the other columns {rest[:10]}; select them, e.g. X[['score', *{cols}]].")
+    f = X[rest[0]]
+    if len(cols) == 1:
+        return f, X[cols[0]], None
+    codes, joint = _joint_groups(X[cols], joint)
+    return f, codes, joint
+
+
+def _joint_groups(frame: Any, joint: pd.Index | None = None) -> tuple[Any, pd.Index]:
+    """Codes (a Dask Series) of the rows' label tuples of a several-column Dask frame of sensitive
+    features among ``joint`` (the sorted distinct tuples: read from the data at fit, given at predict)."""
+    cols = list(frame.columns)
+    if joint is None:      # the distinct combinations are few: they come back to the driver
+        distinct = frame.drop_duplicates().compute().sort_values(cols, kind="stable")
+        joint = pd.MultiIndex.from_frame(distinct.reset_index(drop=True)).to_flat_index()
+    index = pd.MultiIndex.from_tuples(list(joint), names=cols)
+    codes = frame.map_partitions(partial(_joint_codes, index=index), meta=(None, "int64"))
+    return codes, pd.Index(list(joint), tupleize_cols=False)
+
+
+def _several_columns(sensitive_features: Any) -> bool:
+    """A Dask DataFrame of two or more sensitive columns (one label tuple per row)."""
+    return is_dask(sensitive_features) and getattr(sensitive_features, "ndim", 1) == 2 \
+        and len(sensitive_features.columns) > 1
+
+
+def _joint_codes(part: pd.DataFrame, index: pd.MultiIndex) -> pd.Series:
+    """Position of each row's label tuple in ``index`` (one partition; an unseen tuple raises)."""
+    codes = index.get_indexer(pd.MultiIndex.from_frame(part))
+    if (codes < 0).any():
+        bad = part[codes < 0].drop_duplicates().head(5).to_records(index=False).tolist()
+        raise DataValidationError(f"sensitive_features has group(s) {bad} not seen at fit.")
+    return pd.Series(codes, index=part.index, dtype="int64")
 
 
 def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels: NDArray[Any] | pd.Index,
@@ -109,6 +181,8 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
 
     bins = check_score_bins(est.score_bins)
     K = len(labels)
+    if bins is not None:      # refused before the statistics are read, with the bytes they would need
+        check_histogram_size(bins, K)
     calibration = est.calibration
     if calibration == "auto":
         calibration = "isotonic_per_group" if y is not None and constraint == "demographic_parity" else None
@@ -223,10 +297,11 @@ def quantise_fitted(est: BaseEstimator, f: np.ndarray, cells: np.ndarray) -> np.
     return quantise(f, cells, lo, hi, bins)
 
 
-def _block_probability(est: BaseEstimator, kind: str, f: ArrayLike, g: NDArray[Any]) -> NDArray[np.float64]:
-    codes = np.searchsorted(np.asarray(est.groups_), g)
-    codes = np.minimum(codes, len(est.groups_) - 1)
-    if (np.asarray(est.groups_)[codes] != g).any():
+def _block_probability(est: BaseEstimator, kind: str, labels: NDArray[Any], f: ArrayLike,
+                       g: NDArray[Any]) -> NDArray[np.float64]:
+    codes = np.searchsorted(labels, g)
+    codes = np.minimum(codes, len(labels) - 1)
+    if (labels[codes] != g).any():
         raise DataValidationError("sensitive_features has groups not seen at fit.")
     f = quantise_fitted(est, map_scores(np.asarray(f, dtype=float), kind), codes)
     if est.calibrator_ is not None:
@@ -243,8 +318,22 @@ def decision_probability_lazy(est: BaseEstimator, X: Source,
     if est.constraint_ == "covariance" and len(est.subgroups_) != 1:
         raise DataValidationError("a covariance fit with subgroups predicts in-memory inputs only.")
     kind = "identity" if est.score_map == "auto" else est.score_map
-    f, g = as_source(X, "X"), as_source(sensitive_features, "sensitive_features")
-    fn = partial(_block_probability, est, kind)
+    fitted = est.sensitive_columns_ if sensitive_features is None and is_dask(X) else None
+    cols = fitted if fitted is not None else _frame_columns(X, sensitive_features)
+    labels = np.asarray(est.groups_)      # what the rows of g hold: the labels, or codes of the joint labels
+    if cols:          # the fitted columns of a Dask DataFrame
+        joint = est.groups_ if len(cols) > 1 else None
+        X, sensitive_features, _ = _split_dask_frame(X, list(cols), joint)
+        if joint is not None:
+            labels = np.arange(len(joint))
+    elif _several_columns(sensitive_features):
+        sensitive_features, _ = _joint_groups(sensitive_features, est.groups_)
+        labels = np.arange(len(est.groups_))
+    if sensitive_features is None:
+        raise DataValidationError("pass sensitive_features (one group label per row, or the column names of a Dask "
+                                  "DataFrame X).")
+    f, g = as_source(X, "X", numeric=True), as_source(sensitive_features, "sensitive_features")
+    fn = partial(_block_probability, est, kind, labels)
     if is_dask(f) or is_dask(g):
         import dask.array as da
         f = f if is_dask(f) else da.from_array(f, chunks=g.chunks)

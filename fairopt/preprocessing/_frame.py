@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from fairopt.data import Attribute, Domain
 from fairopt.data.attribute import _level_codes
+from fairopt.data.domain import category_levels
 from fairopt.errors import DataTypeError, DataValidationError
 from fairopt.validation import (
     Groups,
@@ -253,8 +254,9 @@ def _domain_codes(frame: pd.DataFrame, domain: Domain | None) -> tuple[Domain, n
                 codes[:, j] = known
                 continue
         elif domain is None and n and isinstance(col.dtype, pd.CategoricalDtype):
-            # the categories are the levels (Domain.from_frame's rule) and pandas holds the codes
-            levels = tuple(col.cat.categories)
+            # the categories are the levels, sorted unless ordered (Domain.from_frame's rule, so the
+            # frame library does not matter) and pandas holds the codes
+            levels = category_levels(col.dtype)
             position = _level_codes(levels, col.cat.categories)
             raw = col.cat.codes.to_numpy()
             if (position >= 0).all() and raw.size and raw.min() >= 0:

@@ -18,7 +18,7 @@ from fairopt.formulations.maxent.model import PRIORS, TARGETS
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
-from fairopt.validation import RANDOM_STATE, check_levels, validate_params
+from fairopt.validation import MAX_LEVELS, RANDOM_STATE, check_levels, validate_params
 
 if TYPE_CHECKING:
     import polars as pl
@@ -71,6 +71,11 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     domain : fairopt.data.Domain, optional
         Fixes the level sets (e.g. from the full data or a schema) instead of reading them from
         the fitted frame.
+    max_levels : int or None, default 5000 (``fairopt.validation.MAX_LEVELS``)
+        Most levels summed over all columns (the label and the sensitive feature included). The
+        counting oracle and the dual grow with this sum, never with the product of the levels
+        (the domain size, which may be 10^10 or more): a fit with more levels is refused up
+        front with the memory its Newton Hessian would need. ``None``: no limit.
 
     Attributes
     ----------
@@ -111,13 +116,14 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         "theta_smoothing": [Interval(Real, 0, 1, closed="both")],
         "pos_label": "no_validation",
         "domain": [None, Domain],
+        "max_levels": [None, Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, C: float = 0.5, prior: str = "reweighted",
                  target: str | ArrayLike | Mapping[str, Any] = "weighted", tau: float | Sequence[float] = 1.0,
                  solver: str | SolverSpec | dict[str, Any] | None = None, tol: float = 1e-8, max_iter: int = 100,
                  random_state: Seed = None, theta_smoothing: float = 0.0, pos_label: object = None,
-                 domain: Domain | None = None) -> None:
+                 domain: Domain | None = None, max_levels: int | None = MAX_LEVELS) -> None:
         self.C = C
         self.prior = prior
         self.target = target
@@ -129,6 +135,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.theta_smoothing = theta_smoothing
         self.pos_label = pos_label
         self.domain = domain
+        self.max_levels = max_levels
 
     def fit(self, X: Records, y: ArrayLike, sensitive_features: Any = None,
             sample_weight: ArrayLike | None = None) -> MaxEntResampler:
@@ -144,7 +151,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         validate_params(self)
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
         dom = self.domain_
-        check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "MaxEntResampler.fit")
+        check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "MaxEntResampler.fit", self.max_levels)
         sample_weight = check_sample_weight(sample_weight, dom, codes, self.sensitive_name_, "MaxEntResampler.fit")
         enc = Encoding.make(dom.cardinalities, "onehot", names=dom.names)
         target = self.target

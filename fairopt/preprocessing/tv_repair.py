@@ -17,6 +17,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from fairopt._data_checks import MAX_CELLS, check_cells
 from fairopt._param_validation import Interval, StrOptions
 from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
@@ -35,7 +36,6 @@ from fairopt.preprocessing._frame import (
 from fairopt.validation import (
     RANDOM_STATE,
     check_is_fitted,
-    check_levels,
     check_weights,
     to_frame_kind,
     to_native,
@@ -92,8 +92,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
         training values into at most ``n_bins`` bins learnt at fit, as Calmon et al. bin age into
         decades; the bins are the column's levels in the mapping. A record whose bin the repair
         keeps keeps its value; one moved to another bin takes that bin's representative (the
-        weighted median of the training values in it). ``None``: every column is used as levels,
-        and a column with too many levels is refused (the domain is the product of the columns).
+        weighted median of the training values in it). ``None``: every column is used as levels
+        (a mapping with more than ``max_cells`` cells is refused).
         The sensitive feature and the label are never binned.
     binning : {"quantile", "uniform"}, default "quantile"
         Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
@@ -165,6 +165,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         "random_state": RANDOM_STATE,
         "n_bins": [None, Interval(Integral, 2, None, closed="left")],
         "binning": [StrOptions(set(BINNINGS))],
+        "max_cells": [None, Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, discrimination: Literal["ratio", "target", "additive"] = "ratio", epsilon: float = 0.05,
@@ -175,7 +176,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
                  divergence: Literal["tv", "kl"] = "tv", columns: Literal["all", "observed"] = "all",
                  favourable_label: object = None, solver: str | SolverSpec | dict[str, Any] | None = None,
                  domain: Domain | None = None, random_state: Seed = None, n_bins: int | None = None,
-                 binning: Literal["quantile", "uniform"] = "quantile") -> None:
+                 binning: Literal["quantile", "uniform"] = "quantile", max_cells: int | None = MAX_CELLS) -> None:
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
@@ -192,6 +193,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.n_bins = n_bins
         self.binning = binning
+        self.max_cells = max_cells
 
     def __sklearn_tags__(self) -> Tags:
         # no ``categorical`` input tag: with ``n_bins`` numeric columns are the estimator's own input,
@@ -219,6 +221,19 @@ class TVRepair(TransformerMixin, BaseEstimator):
         if not self.bins_:
             return frame
         return frame.assign(**{c: b.codes(frame[c].to_numpy(dtype=float)) for c, b in self.bins_.items()})
+
+    def _check_cells(self, dom: Domain, cells: np.ndarray, names: list[str]) -> None:
+        """Refuse a mapping with more than ``max_cells`` cells (observed (d, x, y) records x candidate
+        (x̂, ŷ) cells), before any table of that size is built."""
+        n_rows = len(cells)       # distinct observed (d, x, y) records
+        if self.columns == "all":
+            n_cand = int(np.prod([dom.cardinalities[dom.index(c)] for c in names[1:]], dtype=float))
+            what = f"every (x̂, ŷ) cell of {' x '.join(str(dom.cardinalities[dom.index(c)]) for c in names[1:])}"
+        else:
+            n_cand = len(np.unique(cells[:, 1:], axis=0))
+            what = "observed (x̂, ŷ) cells"
+        check_cells(n_rows * n_cand, "TVRepair.fit", self.max_cells,
+                    f" ({n_rows} observed (d, x, y) records x {n_cand} candidates: {what})")
 
     def fit(self, X: Records, y: ArrayLike | str | None, sensitive_features: Any = None,
             sample_weight: ArrayLike | None = None) -> TVRepair:
@@ -251,8 +266,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
             dom = Domain([Attribute(c, bin_levels[c]) if c in bin_levels else self.domain[c] for c in names])
         else:
             dom = Domain.from_frame(frame[names], levels=bin_levels)
-        check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "TVRepair.fit")
         cells, counts = _domain_counts(dom, frame, names, sw)
+        self._check_cells(dom, cells, names)
         # the distinct cells carry the same observed groups, labels and group weights as the rows
         check_data_codes(dom, cells, y_name, z_name, "TVRepair.fit")
         check_sample_weight(None if sw is None else counts, dom, cells, z_name, "TVRepair.fit")

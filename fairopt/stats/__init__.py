@@ -31,9 +31,12 @@ from __future__ import annotations
 
 from fairopt.stats._records import cell_group_counts, collapse_records, is_lazy_frame
 from fairopt.stats._scores import (
+                                  HISTOGRAM_BYTES_PER_BIN,
+                                  MAX_HISTOGRAM_BYTES,
                                   ScoreHistogram,
                                   bin_centres,
                                   bin_index,
+                                  check_histogram_size,
                                   quantise,
                                   score_atoms,
                                   score_histogram,
@@ -53,7 +56,8 @@ from fairopt.stats._sources import (
                                   set_chunk_rows,
 )
 
-__all__ = ["ScoreHistogram", "as_source", "bin_centres", "bin_index", "cell_group_counts", "chunk_rows",
+__all__ = ["HISTOGRAM_BYTES_PER_BIN", "MAX_HISTOGRAM_BYTES", "ScoreHistogram", "as_source", "bin_centres", "bin_index",
+           "cell_group_counts", "check_histogram_size", "chunk_rows",
            "collapse_records", "group_labels", "group_sums", "is_dask", "is_lazy", "is_lazy_frame",
            "keyed_group_sums", "labels_and_range", "map_reduce", "n_rows", "quantise", "score_atoms",
            "score_histogram", "score_range", "set_chunk_rows"]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import DataValidationError
+from fairopt.stats._files import open_parquet
 from fairopt.stats._sources import _check_weights, chunk_rows, is_dask, map_reduce
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def is_lazy_frame(X: object) -> bool:
 
 
 def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any = None, batch_rows: int | None = None
-                     ) -> tuple[pd.DataFrame, pd.Series, str | pd.Series, pd.Series]:
+                     ) -> tuple[pd.DataFrame, pd.Series, str | list[str] | pd.Series, pd.Series]:
     """Distinct records of a Dask DataFrame or Parquet file with their total weight.
 
     Counting formulations (max-ent, TV repair, the Calmon mapping) depend on the records only
@@ -79,7 +80,9 @@ def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any
     import pandas as pd
 
     extra = {}
-    for key, v in (("__y__", y), ("__s__", sensitive_features), ("__w__", sample_weight)):
+    names = list(sensitive_features) if (isinstance(sensitive_features, (list, tuple)) and sensitive_features
+                                        and all(isinstance(c, str) for c in sensitive_features)) else None
+    for key, v in (("__y__", y), ("__s__", None if names else sensitive_features), ("__w__", sample_weight)):
         if v is not None and not isinstance(v, str):
             if not is_dask(v):
                 raise DataValidationError(f"with a Dask or Parquet X, pass {key.strip('_')} as a column name or a "
@@ -87,6 +90,7 @@ def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any
             extra[key] = v
     y_name = y if isinstance(y, str) else "__y__"
     s_name = sensitive_features if isinstance(sensitive_features, str) else "__s__"
+    s_names = names if names is not None else [s_name]
     w_name = sample_weight if isinstance(sample_weight, str) else ("__w__" if sample_weight is not None else None)
 
     def count(frame: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +106,7 @@ def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any
     if is_dask(X):
         frame = X.assign(**extra) if extra else X
         cols = list(frame.columns)
-        for need in (y_name, s_name):
+        for need in (y_name, *s_names):
             if need not in cols:
                 raise DataValidationError(f"column {need!r} is not in X (columns {cols[:10]}).")
         meta = frame._meta.drop(columns=[w_name] if w_name else [])
@@ -112,30 +116,32 @@ def collapse_records(X: Any, y: Any, sensitive_features: Any, sample_weight: Any
         # one tree reduction (split_out=1): the distinct records fit on the driver anyway
         table = parts.groupby(keys, sort=False)["__weight__"].sum(split_out=1).compute().reset_index()
     else:
-        import pyarrow.parquet as pq
+        import pyarrow as pa
         if extra:
             raise DataValidationError("with a Parquet X, y / sensitive_features / sample_weight must be column names.")
         path = os.fspath(X)
-        if not os.path.exists(path):
-            raise DataValidationError(f"X={path!r} does not exist.")
-        ds = pq.ParquetFile(path) if os.path.isfile(path) else None
-        if ds is None:
-            import pyarrow.dataset as pads
-            batches = pads.dataset(path, format="parquet").to_batches(batch_size=batch_rows or chunk_rows())
-        else:
-            batches = ds.iter_batches(batch_size=batch_rows or chunk_rows())
-        tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
+        ds = open_parquet(path, "X")          # footer and schema read first: a damaged file is refused
+        rows = batch_rows or chunk_rows()
+        batches = ds.iter_batches(batch_size=rows) if hasattr(ds, "iter_batches") else ds.to_batches(batch_size=rows)
+        try:
+            tables = [count(b.to_pandas()) for b in batches]      # a loop over batches, not rows
+        except (pa.ArrowException, OSError) as exc:               # a damaged page inside the file
+            raise DataValidationError(f"X={path!r} cannot be read past its footer ({exc}); re-write it, e.g. "
+                                      "DataFrame.to_parquet(path).") from exc
         if not tables:
             raise DataValidationError(f"X={path!r} has no rows.")
         keys = [c for c in tables[0].columns if c != "__weight__"]
-        for need in (y_name, s_name):
+        for need in (y_name, *s_names):
             if need not in keys:
                 raise DataValidationError(f"column {need!r} is not in {path!r} (columns {keys[:10]}).")
         table = pd.concat(tables).groupby(keys, sort=True, observed=True)["__weight__"].sum().reset_index()
     table = table.sort_values([c for c in table.columns if c != "__weight__"], kind="stable").reset_index(drop=True)
     weight = table.pop("__weight__").astype(float)
-    y_out = table.pop(y_name).rename(None if y_name == "__y__" else y_name)
-    if s_name == "__s__":
+    # a Dask Series keeps its name, as a pandas one does in memory (the label column is named after it)
+    y_out = table.pop(y_name).rename(getattr(y, "name", None) if y_name == "__y__" else y_name)
+    if names is not None:      # several column names: passed on, so the estimator answers as in memory
+        s_out: str | list[str] | pd.Series = names
+    elif s_name == "__s__":
         s_out = table.pop("__s__").rename(getattr(sensitive_features, "name", None))
     else:
         s_out = s_name

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt.errors import DataValidationError
 from fairopt.stats._atoms import ScoreAtoms, merge_atoms
 from fairopt.stats._sources import (
     _check_labels,
@@ -20,6 +21,38 @@ from fairopt.stats._sources import (
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
+
+#: most bytes the per-group score histograms of a quantised fit may take (``score_bins`` x groups x
+#: :data:`HISTOGRAM_BYTES_PER_BIN`); a larger request is refused before any pass over the data
+MAX_HISTOGRAM_BYTES = 1 << 30
+
+#: bytes per (group, bin) of a quantised fit: counts and label sums in each chunk's partial
+#: histogram, their combined totals, bin centres and the atoms built from them (float64 each)
+HISTOGRAM_BYTES_PER_BIN = 64
+
+
+def check_histogram_size(bins: int, n_groups: int, limit: int | None = None) -> None:
+    """Refuse ``bins`` equal bins for ``n_groups`` groups when the histograms would take more than
+    ``limit`` bytes (default :data:`MAX_HISTOGRAM_BYTES`), saying how much they would need.
+
+    Examples
+    --------
+    >>> check_histogram_size(1000, 2)
+    >>> check_histogram_size(2**41, 2)
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.DataValidationError: score_bins=2199023255552 for 2 group(s) needs 256.0 TiB ...
+    """
+    from fairopt._data_checks import _bytes as _bytes_text
+    limit = MAX_HISTOGRAM_BYTES if limit is None else limit
+    need = float(bins) * max(int(n_groups), 1) * HISTOGRAM_BYTES_PER_BIN
+    if need > limit:
+        fits = max(2, int(limit // (max(int(n_groups), 1) * HISTOGRAM_BYTES_PER_BIN)))
+        raise DataValidationError(
+            f"score_bins={bins} for {n_groups} group(s) needs {_bytes_text(need)} of per-group histograms "
+            f"({HISTOGRAM_BYTES_PER_BIN} bytes per group and bin), above the limit of {_bytes_text(limit)} "
+            f"(fairopt.stats.MAX_HISTOGRAM_BYTES); use at most score_bins={fits} (the quantised optimum is "
+            "within 2 / score_bins of the exact one) or score_bins=None for exact scores.")
 
 
 def score_range(scores: Any, groups: Any, labels: np.ndarray, chunk_rows: int | None = None,
@@ -162,6 +195,7 @@ def score_histogram(scores: Any, groups: Any, labels: np.ndarray, bins: int, sam
     ([[1.0, 2.0]], [[0.0, 1.0]])
     """
     K = len(labels)
+    check_histogram_size(bins, K)
     if lo is None or hi is None:
         lo, hi = score_range(scores, groups, labels, chunk_rows, score_map)
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataTypeError, DataValidationError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -78,9 +78,11 @@ def is_lazy(x: object) -> bool:
     return is_dask(x) or isinstance(x, np.memmap)
 
 
-def as_source(x: Any, name: str = "X") -> Any:
+def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
     """A chunk-readable 1-D source: Dask arrays stay lazy (a Dask Series or one-column DataFrame
-    becomes its array), a ``.npy`` path is opened memory-mapped, arrays pass through.
+    becomes its array), a ``.npy`` path is opened memory-mapped after its header, dtype and size
+    are checked (a damaged, truncated or object-dtype file raises, naming it), arrays pass through.
+    ``numeric=True`` also refuses a file of strings (scores, labels and weights are numbers).
 
     Examples
     --------
@@ -96,7 +98,7 @@ def as_source(x: Any, name: str = "X") -> Any:
                 if len(x.columns) != 1:
                     raise DataValidationError(
                         f"{name} is a Dask DataFrame with columns {list(x.columns)[:5]}; pass one column "
-                        "(a Dask Series) — several sensitive columns are supported in memory only.")
+                        "(a Dask Series), or combine the columns into one label per row where they live.")
                 x = x[x.columns[0]]
             x = x.to_dask_array(lengths=True)            # only the partition lengths are computed
         if x.ndim == 2 and x.shape[1] == 1:
@@ -109,9 +111,11 @@ def as_source(x: Any, name: str = "X") -> Any:
         if not path.endswith(".npy"):
             raise DataValidationError(f"{name}={path!r}: a file input must be a .npy array (read memory-mapped); "
                                       "save it with numpy.save, or pass a numpy.memmap or Dask array.")
-        if not os.path.exists(path):
-            raise DataValidationError(f"{name}={path!r} does not exist.")
-        x = np.load(path, mmap_mode="r")
+        from fairopt.stats._files import open_npy
+        x = open_npy(path, name)     # header, dtype and size checked before the data is mapped
+        if numeric and x.dtype.kind not in "biuf":
+            raise DataTypeError(f"{name}={path!r} holds {x.dtype} values but {name} must be numbers; convert it, "
+                                f"e.g. numpy.save({path!r}, numpy.load({path!r}).astype(float)).")
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     if x.ndim == 2 and x.shape[1] == 1:
@@ -265,8 +269,23 @@ def group_sums(values: Sequence[Any], groups: Any, labels: np.ndarray, sample_we
 
 
 
+def _check_numeric(v: Any, name: str) -> np.ndarray:
+    """``v`` as an array of numbers: strings, bytes and objects are refused (``np.asarray(v, float)``
+    would parse ``"0.5"`` silently, or fail with numpy's words)."""
+    v = np.asarray(v)
+    if v.dtype.kind == "O":       # e.g. a nullable pandas column through Dask: numbers held as objects
+        import pandas as pd
+        if pd.api.types.infer_dtype(v, skipna=True) in ("floating", "integer", "mixed-integer-float", "boolean",
+                                                        "decimal", "empty"):
+            return v.astype(float)
+    if v.dtype.kind not in "biuf":
+        raise DataTypeError(f"{name} must hold numbers, got dtype {v.dtype} (e.g. {v.ravel()[:3].tolist()}); "
+                            f"convert it where it lives, e.g. array.astype(float), and save it again.")
+    return v
+
+
 def _check_scores(f: np.ndarray, score_map: Callable | None = None) -> np.ndarray:
-    f = np.asarray(f, dtype=float)
+    f = np.asarray(_check_numeric(f, "the scores (X)"), dtype=float)
     if not np.isfinite(f).all():
         raise DataValidationError("scores must be finite; drop or impute the rows with NaN/inf scores.")
     return f if score_map is None else score_map(f)
@@ -275,7 +294,7 @@ def _check_scores(f: np.ndarray, score_map: Callable | None = None) -> np.ndarra
 def _check_weights(w: ArrayLike | None) -> NDArray[np.float64] | None:
     if w is None:
         return None
-    w = np.asarray(w, dtype=float)
+    w = np.asarray(_check_numeric(w, "sample_weight"), dtype=float)
     if not np.isfinite(w).all() or (w < 0).any():
         raise DataValidationError("sample_weight must be finite and non-negative.")
     return w
