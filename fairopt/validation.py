@@ -86,17 +86,17 @@ from fairopt._data_checks import (
     check_two_valued,
 )
 from fairopt._labels import BinaryLabels, decode_labels, encode_labels, label_codes, proba_columns
-from fairopt._param_validation import (
-    RANDOM_STATE,
-    ParameterError,
-    check_numbers,
-    check_options,
-    parameter_error,
-    validate_params,
-)
-from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError
 
 if TYPE_CHECKING:
+    from fairopt._param_validation import (
+        RANDOM_STATE,
+        ParameterError,
+        check_numbers,
+        check_options,
+        parameter_error,
+        validate_params,
+    )
     from numpy.typing import ArrayLike, NDArray
     from sklearn.base import BaseEstimator
 
@@ -766,4 +766,20 @@ def check_is_fitted(estimator: object, attribute: str, hint: str = "fit(X, y, se
     Model is not fitted; call fit(X, y, sensitive_features=...) first.
     """
     if not hasattr(estimator, attribute):
+        from fairopt.errors import NotFittedError
         raise NotFittedError(f"{type(estimator).__name__} is not fitted; call {hint} first.")
+
+
+_PARAMETER_NAMES = ("RANDOM_STATE", "ParameterError", "check_numbers", "check_options", "parameter_error",
+                    "validate_params")
+
+
+def __getattr__(name: str) -> Any:
+    # the parameter checks need scikit-learn, whose import costs seconds; the data checks
+    # (check_groups for a ranking or a constraint block, for instance) must not pay it
+    if name in _PARAMETER_NAMES:
+        from fairopt import _param_validation
+        value = getattr(_param_validation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
