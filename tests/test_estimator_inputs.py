@@ -512,3 +512,46 @@ def test_resamplers_and_filter_none_X_raise_value_error_with_a_message(cls):
         BalancedFilter().fit(None, a)
     with pytest.raises(ValueError, match="sensitive is required"):
         BalancedFilter().fit(X, None)
+
+
+# ---- issue 31: input defects at the shared boundary ----------------------------------------------------------
+def _frame(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    return X, (X["a"] > 0).astype(int).to_numpy(), rng.integers(0, 2, n)
+
+
+def test_predict_on_a_frame_with_an_unseen_column_is_refused():
+    X, y, s = _frame()
+    clf = FairClassifier(eps=0.05, random_state=0).fit(X, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match=r"column\(s\) \['c'\] not seen at fit"):
+        clf.predict_proba(X.assign(c=1.0))
+    with pytest.raises(DataValidationError, match="lacks column"):
+        clf.predict_proba(X[["a"]])
+    np.testing.assert_allclose(clf.predict_proba(X[["b", "a"]]), clf.predict_proba(X))   # by name
+
+
+def test_nan_reaching_a_wrapped_estimator_is_a_data_validation_error():
+    from fairopt.inprocessing import FairLogLossClassifier
+    X, y, s = _frame()
+    Xn = X.copy()
+    Xn.iloc[3, 0] = np.nan
+    with pytest.raises(DataValidationError, match=r"NaN.*\['a'\]"):
+        FairLogLossClassifier().fit(Xn, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match=r"NaN.*\['a'\]"):
+        ShiftInference(estimator=LogisticRegression()).fit(Xn, y, sensitive_features=s)
+    fitted = FairLogLossClassifier().fit(X, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match="NaN"):
+        fitted.predict(Xn)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FairClassifier(eps=0.05),
+    lambda: ShiftInference(estimator=LogisticRegression()),
+    lambda: __import__("fairopt.inprocessing", fromlist=["x"]).FairLogLossClassifier(),
+])
+def test_duplicate_column_names_are_one_typed_error_naming_them(make):
+    X, y, s = _frame()
+    Xd = pd.DataFrame(np.c_[X.to_numpy(), X["a"].to_numpy()], columns=["a", "b", "a"])
+    with pytest.raises(DataValidationError, match=r"duplicate column name\(s\) \['a'\]"):
+        make().fit(Xd, y, sensitive_features=s)

@@ -125,11 +125,11 @@ BLOCKS = {
 @pytest.mark.parametrize("name", sorted(BLOCKS))
 def test_selection_blocks_are_invariant(name):
     blk0 = BLOCKS[name](1.0)[0]
-    obj0, x0, sol0 = _select([blk0], SCORES)
+    obj0, _, sol0 = _select([blk0], SCORES)
     price0 = blk0.price_of_fairness(sol0, var="x").parameters
     for s in SCALES:
         blk = BLOCKS[name](s)[0]
-        obj, x, sol = _select([blk], SCORES)
+        obj, _, sol = _select([blk], SCORES)
         assert obj == pytest.approx(obj0, rel=1e-7, abs=1e-9), s
         assert blk.violation(sol.primal["x"], sol.primal.get(blk.aux_name)) <= 1e-7
         # prices in the caller's units: d obj / d theta scales as 1 / (the scale of theta)

@@ -411,8 +411,8 @@ def _result(P: _Floats | None, m: int, util: float, price: float, dec: BirkhoffD
         e_fair = P @ v[:m]
     else:  # (P v)_i = sum_t w_t v[position of i in ranking t], without forming P
         e_fair = np.zeros(u.shape[0])
-        T = dec.orders.shape[0]
-        np.add.at(e_fair, dec.orders, dec.weights[:, None] * np.broadcast_to(v[:dec.orders.shape[1]], (T, dec.orders.shape[1])))
+        T, k = dec.orders.shape
+        np.add.at(e_fair, dec.orders, dec.weights[:, None] * np.broadcast_to(v[:k], (T, k)))
     e_unfair = np.empty(u.shape[0])
     e_unfair[np.argsort(-u, kind="stable")] = v
     table = {"group": list(lab), "size": size, "merit": per_group(u)}
