@@ -215,10 +215,10 @@ class _ScoreMixin:
         self.pos_label_ = enc.classes.tolist()[enc.pos_index]
         return None
 
-    def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int) -> np.ndarray:
+    def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int, min_groups: int = 1) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
-        or ``None`` when the groups were passed as data)."""
-        grp = check_groups(sensitive_features, n, X=X)
+        or ``None`` when the groups were passed as data); ``min_groups=2`` for a fairness constraint."""
+        grp = check_groups(sensitive_features, n, X=X, min_groups=min_groups)
         self.groups_ = grp.labels
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
         return grp.codes.astype(np.int64, copy=False)
