@@ -555,3 +555,29 @@ def test_duplicate_column_names_are_one_typed_error_naming_them(make):
     Xd = pd.DataFrame(np.c_[X.to_numpy(), X["a"].to_numpy()], columns=["a", "b", "a"])
     with pytest.raises(DataValidationError, match=r"duplicate column name\(s\) \['a'\]"):
         make().fit(Xd, y, sensitive_features=s)
+
+
+def test_threshold_debiaser_refuses_a_single_group():
+    rng = np.random.default_rng(0)
+    with pytest.raises(DataValidationError, match="single group"):
+        ThresholdDebiaser(gamma=0.5, rho=0.4).fit(rng.uniform(-1, 1, 50), sensitive_features=np.zeros(50))
+
+
+def test_equal_opportunity_without_positives_in_a_group_names_the_group():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    s = np.where(rng.integers(0, 2, 300) == 1, "b", "a")
+    y = ((X[:, 0] > 0) & (s == "a")).astype(int)
+    with pytest.raises(DataValidationError, match="group 'b' has no .*row with y=1"):
+        FairClassifier(constraint="equal_opportunity", eps=0.05).fit(X, y, sensitive_features=s)
+
+
+def test_tv_repair_reads_a_string_y_as_a_column_of_a_frame():
+    from fairopt.preprocessing import TVRepair
+    df = pd.DataFrame({"x": [0, 1] * 20, "s": [0, 0, 1, 1] * 10, "y": [0, 1, 1, 0] * 10})
+    by_name = TVRepair(epsilon=0.1, random_state=0).fit(df, "y", sensitive_features="s")
+    by_array = TVRepair(epsilon=0.1, random_state=0).fit(df.drop(columns="y"), df["y"], sensitive_features="s")
+    assert by_name.label_name_ == "y" and list(by_name.feature_names_in_) == list(by_array.feature_names_in_)
+    pd.testing.assert_frame_equal(by_name.transform(df.drop(columns="y")), by_array.transform(df.drop(columns="y")))
+    with pytest.raises(DataValidationError, match="no such column"):
+        TVRepair().fit(df.drop(columns="y"), "y", sensitive_features="s")
