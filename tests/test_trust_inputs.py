@@ -1,5 +1,4 @@
 """Typed errors for solver options of the wrong type and for prices asked of a pyomo MIP."""
-import numpy as np
 import pytest
 
 from fairopt.errors import ConfigError, DataValidationError
@@ -36,7 +35,7 @@ def test_price_of_fairness_on_a_pyomo_mip_says_how_to_price_it():
     if not solver.available(exception_flag=False):
         pytest.skip("appsi_highs not available")
     solver.solve(m)
-    with pytest.raises(DataValidationError, match="a MIP has no duals.*incumbent_lp"):
+    with pytest.raises(DataValidationError, match=r"a MIP has no duals.*incumbent_lp"):
         block.price_of_fairness(fair)
     incumbent_lp(m)                               # the advice works
     assert block.price_of_fairness(fair).parameters["eps"] == pytest.approx(1.0)

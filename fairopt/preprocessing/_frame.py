@@ -132,8 +132,8 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
             raise DataValidationError(f"y={y!r} is a string, read as the name of the label column of X, but X has no "
                                       f"such column (columns: {list(frame.columns)[:10]}); pass the labels as an "
                                       "array or Series, or the name of a column of X.")
-        y = frame[y]
-        frame = frame.drop(columns=[y.name])
+        column = frame[y]
+        frame, y = frame.drop(columns=[y]), column
     y_name = getattr(y, "name", None) or "y"
     y_arr = as_1d(y, "y", n, allow_missing=True)
     if y_name in frame.columns:

@@ -236,8 +236,8 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
     single, rel, grp = _queries(relevance, groups)
     if method == "lp":  # n^2 variables, plus the solver's copies: refuse before building anything
-        for r in rel:
-            _check_dense(r.size, r.size if k is None else min(int(k), r.size), max_bytes,
+        for scores in rel:
+            _check_dense(scores.size, scores.size if k is None else min(int(k), scores.size), max_bytes,
                          "method='lp' (one LP variable per item and position)",
                          "use method='colgen', which never forms the matrix")
     codes_all, labels = encode_groups(np.concatenate(grp))
