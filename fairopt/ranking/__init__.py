@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     #: one query's solution: ``P``, utility, price of fairness, decomposition and solver facts
     _Solved = tuple[NDArray[np.float64] | None, float, float, BirkhoffDecomposition, dict[str, Any]]
 
-__all__ = ["MAX_DENSE_BYTES", "BirkhoffDecomposition", "RankingResult", "birkhoff_decomposition", "fair_ranking"]
+__all__ = ["BirkhoffDecomposition", "RankingResult", "birkhoff_decomposition", "fair_ranking"]
 
 
 #: default memory limit of the dense ranking matrix ``P`` (1 GiB: ``n`` up to about 11,500 items);
