@@ -349,8 +349,10 @@ def check_unique_columns(X: Any, name: str = "X") -> None:
                                   "distinct name.")
 
 
-def record_features(estimator: BaseEstimator, X: Any) -> None:
-    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns).
+def record_features(estimator: BaseEstimator, X: Any, ignore: Sequence[Any] | None = None) -> None:
+    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns);
+    ``ignore`` names columns of the caller's frame that are not features (the sensitive columns
+    named at fit), which :func:`align_features` drops at predict rather than refusing.
 
     Examples
     --------
@@ -364,6 +366,7 @@ def record_features(estimator: BaseEstimator, X: Any) -> None:
     (2, ['a', 'b'])
     """
     estimator.n_features_in_ = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
+    estimator._columns_not_features = tuple(ignore or ())
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
     elif "feature_names_in_" in estimator.__dict__:
@@ -396,7 +399,7 @@ def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
         if missing:
             raise DataValidationError(f"{name} lacks column(s) {missing[:10]} seen at fit; pass the same "
                                       "features as at fit.")
-        seen = set(map(str, names))
+        seen = set(map(str, names)) | set(map(str, getattr(estimator, "_columns_not_features", ())))
         extra = [c for c in X.columns if str(c) not in seen]
         if extra:
             raise DataValidationError(f"{name} has column(s) {extra[:10]} not seen at fit ({len(names)} features: "

@@ -529,6 +529,12 @@ def test_predict_on_a_frame_with_an_unseen_column_is_refused():
     with pytest.raises(DataValidationError, match="lacks column"):
         clf.predict_proba(X[["a"]])
     np.testing.assert_allclose(clf.predict_proba(X[["b", "a"]]), clf.predict_proba(X))   # by name
+    # the sensitive column named at fit is not a feature: it may stay in the frame at predict
+    Xs = X.assign(s=s)
+    named = FairClassifier(eps=0.05, random_state=0).fit(Xs, y, sensitive_features="s")
+    np.testing.assert_array_equal(named.predict(Xs), named.predict(X))
+    with pytest.raises(DataValidationError, match="not seen at fit"):
+        named.predict(Xs.assign(z=0.0))
 
 
 def test_nan_reaching_a_wrapped_estimator_is_a_data_validation_error():
