@@ -7,6 +7,7 @@ ORDER = [
     "plot_fair_classifier.py",
     "plot_fair_regression.py",
     "plot_threshold_debiasing.py",
+    "plot_multiclass_debiasing.py",
     "plot_fair_logloss.py",
     "plot_balanced_filtering.py",
     "plot_fair_selection.py",

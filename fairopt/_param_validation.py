@@ -1,38 +1,252 @@
 """Parameter validation of the estimators (part of :mod:`fairopt.validation`, which re-exports it).
 
-Estimators declare scikit-learn ``_parameter_constraints`` and call :func:`validate_params` at the
-start of ``fit``; :class:`ParameterError` is scikit-learn's ``InvalidParameterError`` and also the
-fairopt types raised for bad parameters before (``ConfigError``, ``DataValidationError``).
+Estimators declare ``_parameter_constraints`` in scikit-learn's vocabulary (so its conventions and
+``check_estimator`` keep working) with fairopt's own small constraint types below, and call
+:func:`validate_params` at the start of ``fit``: the one check of a constructor parameter, at the
+public edge. Every refusal is a :class:`~fairopt.errors.ParameterError` (a ``ValueError``) whose
+message names the parameter, what it must be and what it got, worded like scikit-learn's.
+
+Constraints a parameter may list (any one satisfied accepts the value):
+
+- ``None`` (the value ``None``), a type (``isinstance``), :class:`Interval`, :class:`StrOptions`,
+  :class:`HasMethods`;
+- the strings ``"array-like"``, ``"boolean"``, ``"random_state"``; or ``"no_validation"`` alone.
+
+A number constraint refuses booleans (``True`` is an ``int`` to Python) and non-finite values
+unless the interval reaches them.
 """
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 
-from fairopt.errors import ConfigError, DataValidationError
+from fairopt.errors import ParameterError
 
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
-__all__ = ["RANDOM_STATE", "ParameterError", "check_numbers", "check_options", "parameter_error", "validate_params"]
+__all__ = [
+    "ANY",
+    "NONNEGATIVE",
+    "RANDOM_STATE",
+    "RATE",
+    "RATIO",
+    "HasMethods",
+    "Interval",
+    "ParameterError",
+    "StrOptions",
+    "check_count",
+    "check_numbers",
+    "check_options",
+    "check_value",
+    "parameter_error",
+    "validate_parameter_constraints",
+    "validate_params",
+]
 
 
-class ParameterError(ConfigError, DataValidationError, InvalidParameterError):
-    """A constructor parameter is invalid: scikit-learn's ``InvalidParameterError``, also a
-    :class:`~fairopt.errors.ConfigError` and :class:`~fairopt.errors.DataValidationError` (the
-    types fairopt raised for bad parameters before), so every ``except`` clause written for one of
-    them catches it. The message names the parameter and the accepted values.
+def _is_bool(value: object) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+class Interval:
+    """Numbers of ``type`` (``numbers.Integral`` or ``numbers.Real``) in an interval.
+
+    Parameters
+    ----------
+    type : type
+        ``numbers.Integral`` or ``numbers.Real``; booleans never qualify.
+    left, right : float or None
+        Ends (``None``: unbounded on that side).
+    closed : {"left", "right", "both", "neither"}
+        Which ends belong to the interval.
 
     Examples
     --------
-    >>> from sklearn.utils._param_validation import InvalidParameterError
-    >>> issubclass(ParameterError, InvalidParameterError)
+    >>> from numbers import Integral, Real
+    >>> Interval(Real, 0, 1, closed="right").is_satisfied_by(0.0), str(Interval(Integral, 1, None, closed="left"))
+    (False, 'an int in the range [1, inf)')
+    """
+
+    def __init__(self, type: type, left: float | None, right: float | None, *,
+                 closed: Literal["left", "right", "both", "neither"]) -> None:
+        if type not in (numbers.Integral, numbers.Real):
+            raise TypeError(f"Interval type must be numbers.Integral or numbers.Real, got {type!r}.")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"closed must be 'left', 'right', 'both' or 'neither', got {closed!r}.")
+        self.type, self.left, self.right, self.closed = type, left, right, closed
+
+    def __contains__(self, value: float) -> bool:
+        if isinstance(value, numbers.Real) and math.isnan(float(value)):
+            return False
+        lo_closed, hi_closed = self.closed in ("left", "both"), self.closed in ("right", "both")
+        if self.left is not None and (value < self.left or (value == self.left and not lo_closed)):
+            return False
+        return not (self.right is not None and (value > self.right or (value == self.right and not hi_closed)))
+
+    def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is a number of this type (not a boolean) inside the interval."""
+        return isinstance(value, self.type) and not _is_bool(value) and value in self  # type: ignore[operator]
+
+    def __str__(self) -> str:
+        kind = "an int" if self.type is numbers.Integral else "a float"
+        lo = "-inf" if self.left is None else f"{self.left:g}" if isinstance(self.left, float) else str(self.left)
+        hi = "inf" if self.right is None else f"{self.right:g}" if isinstance(self.right, float) else str(self.right)
+        lb = "[" if self.closed in ("left", "both") and self.left is not None else "("
+        rb = "]" if self.closed in ("right", "both") and self.right is not None else ")"
+        return f"{kind} in the range {lb}{lo}, {hi}{rb}"
+
+    def __repr__(self) -> str:
+        return f"Interval({self.type.__name__}, {self.left!r}, {self.right!r}, closed={self.closed!r})"
+
+
+class StrOptions:
+    """One of a set of strings.
+
+    Examples
+    --------
+    >>> StrOptions({"tv", "kl"}).is_satisfied_by("kl"), str(StrOptions({"tv", "kl"}))
+    (True, "a str among {'kl', 'tv'}")
+    """
+
+    def __init__(self, options: Iterable[str]) -> None:
+        self.options = frozenset(options)
+
+    def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` is one of the strings."""
+        return isinstance(value, str) and value in self.options
+
+    def __str__(self) -> str:
+        return "a str among {" + ", ".join(repr(o) for o in sorted(self.options)) + "}"
+
+
+class HasMethods:
+    """An object with every method in ``methods`` (an estimator, say).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> HasMethods(["fit", "predict"]).is_satisfied_by(LinearRegression())
     True
     """
+
+    def __init__(self, methods: str | Iterable[str]) -> None:
+        self.methods = [methods] if isinstance(methods, str) else list(methods)
+
+    def is_satisfied_by(self, value: object) -> bool:
+        """Whether every method is a callable attribute of ``value``."""
+        return all(callable(getattr(value, m, None)) for m in self.methods)
+
+    def __str__(self) -> str:
+        names = [repr(m) for m in self.methods]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return f"an object implementing {listed}"
+
+
+#: the values a tolerance may take: a difference of rates or a share, a ratio of rates, a nonnegative
+#: difference in other units, any finite number
+RATE = Interval(numbers.Real, 0, 1, closed="both")
+RATIO = Interval(numbers.Real, 0, 1, closed="right")
+NONNEGATIVE = Interval(numbers.Real, 0, None, closed="left")
+ANY = Interval(numbers.Real, None, None, closed="neither")
+
+
+def _satisfies(constraint: Any, value: object) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    if hasattr(constraint, "is_satisfied_by"):   # the classes here, or any object with that method
+        return bool(constraint.is_satisfied_by(value))
+    if constraint == "array-like":
+        return (hasattr(value, "__len__") or hasattr(value, "shape") or hasattr(value, "__array__")) \
+            and not np.isscalar(value)
+    if constraint == "boolean":
+        return _is_bool(value)
+    if constraint == "random_state":
+        return value is None or isinstance(value, np.random.RandomState) or (
+            isinstance(value, numbers.Integral) and not _is_bool(value) and 0 <= int(value) <= 2**32 - 1)
+    raise TypeError(f"unknown parameter constraint {constraint!r}")
+
+
+def _describe(constraint: Any) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__qualname__!r}"
+    return {"array-like": "an array-like", "boolean": "an instance of 'bool'",
+            "random_state": "an int in the range [0, 4294967295], an instance of 'numpy.random.RandomState' "
+                            "or None"}.get(constraint, str(constraint)) if isinstance(constraint, str) \
+        else str(constraint)
+
+
+def check_value(name: str, value: object, constraints: list[Any] | str, owner: str) -> None:
+    """Refuse ``value`` of parameter ``name`` of ``owner`` unless it satisfies one of
+    ``constraints``; a number constraint also refuses booleans and non-finite values.
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter, what it must be, and the value.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> check_value("eps", 0.1, [Interval(Real, 0, 1, closed="both")], "selection_rate_parity")
+    >>> try:
+    ...     check_value("eps", "x", [Interval(Real, 0, 1, closed="both")], "selection_rate_parity")
+    ... except ParameterError as exc:
+    ...     print(exc)
+    The 'eps' parameter of selection_rate_parity must be a float in the range [0, 1]. Got 'x' instead.
+    """
+    if constraints == "no_validation":
+        return
+    constraints = list(constraints)
+    numeric = [c for c in constraints if isinstance(c, Interval) or c == "random_state"]
+    if numeric and "boolean" not in constraints and _is_bool(value):
+        raise ParameterError(f"The {name!r} parameter of {owner} must be a number, not a boolean. "
+                             f"Got {value!r} instead.")
+    if not any(_satisfies(c, value) for c in constraints):
+        described = [_describe(c) for c in constraints]
+        want = described[0] if len(described) == 1 else f"{', '.join(described[:-1])} or {described[-1]}"
+        raise ParameterError(f"The {name!r} parameter of {owner} must be {want}. Got {value!r} instead.")
+    if numeric and isinstance(value, numbers.Real) and not _is_bool(value) and not np.isfinite(float(value)):
+        raise ParameterError(f"The {name!r} parameter of {owner} must be a finite number. Got {value!r} instead.")
+
+
+def check_count(owner: str, name: str, value: object, low: int = 1, high: int | None = None) -> int:
+    """``value`` as an int in ``[low, high]`` (a number of positions, items, ...): an integer,
+    not ``2.5`` (which ``int()`` would quietly truncate), not a boolean.
+
+    Examples
+    --------
+    >>> check_count("position_weights", "k", 3, high=5)
+    3
+    >>> try:
+    ...     check_count("position_weights", "k", 2.5, high=5)
+    ... except ParameterError as exc:
+    ...     print(exc)
+    The 'k' parameter of position_weights must be an int in the range [1, 5]. Got 2.5 instead.
+    """
+    check_value(name, value, [Interval(numbers.Integral, low, high, closed="both")], owner)
+    return int(value)  # type: ignore[call-overload]
+
+
+def validate_parameter_constraints(constraints: Mapping[str, Any], params: Mapping[str, Any],
+                                   caller_name: str) -> None:
+    """Check every parameter in ``params`` that ``constraints`` declares (``check_value``).
+
+    Examples
+    --------
+    >>> validate_parameter_constraints({"mode": [StrOptions({"a", "b"})]}, {"mode": "a"}, "Est")
+    """
+    for name, value in params.items():
+        if name in constraints:
+            check_value(name, value, constraints[name], caller_name)
 
 
 #: ``random_state`` as fairopt reads it (scikit-learn's, plus numpy Generators)
@@ -56,8 +270,8 @@ def _scalar_params_key(estimator: BaseEstimator) -> tuple[tuple[str, type, objec
 
 
 def validate_params(estimator: BaseEstimator) -> None:
-    """Check ``estimator``'s parameters against its ``_parameter_constraints`` (scikit-learn's
-    ``validate_parameter_constraints``), raising :class:`ParameterError` that names the parameter.
+    """Check ``estimator``'s parameters against its ``_parameter_constraints``, raising
+    :class:`ParameterError` that names the parameter.
 
     The check is a pure function of the parameter values, so when every constrained parameter is
     an immutable scalar (number, string, bool, None) and none changed since the last successful
@@ -76,31 +290,14 @@ def validate_params(estimator: BaseEstimator) -> None:
     key = _scalar_params_key(estimator)
     if key is not None and estimator.__dict__.get("_validated_params") == key:
         return
-    params = estimator.get_params(deep=False)   # read once: scikit-learn's _validate_params reads it again
-    try:
-        validate_parameter_constraints(estimator._parameter_constraints, params,
-                                       caller_name=type(estimator).__name__)
-    except InvalidParameterError as exc:
-        raise ParameterError(str(exc)) from None
-    # a bool is an Integral to Python, so Interval lets True through as 1, and an Interval open to
-    # the right lets inf through: refuse both where a number (or a seed) is expected
-    for name, constraints in estimator._parameter_constraints.items():
-        value = params.get(name)
-        if constraints == "no_validation" or "boolean" in constraints:
-            continue
-        numeric = [c for c in constraints if isinstance(c, Interval) or c == "random_state"]
-        if not numeric:
-            continue
-        if isinstance(value, (bool, np.bool_)):
-            raise parameter_error(estimator, name, "a number, not a boolean", value)
-        if isinstance(value, numbers.Real) and not np.isfinite(float(value)):
-            raise parameter_error(estimator, name, "a finite number", value)
+    validate_parameter_constraints(estimator._parameter_constraints, estimator.get_params(deep=False),
+                                   caller_name=type(estimator).__name__)
     if key is not None:
         estimator.__dict__["_validated_params"] = key
 
 
 def parameter_error(estimator: object, name: str, expected: str, value: object) -> ParameterError:
-    """A :class:`ParameterError` worded like scikit-learn's, for checks that
+    """A :class:`ParameterError` worded like ``check_value``'s, for checks that
     ``_parameter_constraints`` cannot express (elements of a sequence, cross-parameter rules).
 
     Examples
@@ -108,14 +305,15 @@ def parameter_error(estimator: object, name: str, expected: str, value: object) 
     >>> str(parameter_error(object(), "eps", "a float in [0, 1]", 2.0))
     "The 'eps' parameter of object must be a float in [0, 1]. Got 2.0 instead."
     """
-    return ParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be {expected}. "
-                          f"Got {value!r} instead.")
+    owner = estimator if isinstance(estimator, str) else type(estimator).__name__
+    return ParameterError(f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead.")
 
 
 def check_numbers(estimator: object, name: str, value: Any, *, low: float = 0.0, high: float | None = None,
                   low_open: bool = False, non_empty: bool = True) -> None:
     """Every entry of a scalar, sequence or ``{key: value}`` parameter is a finite number in
     ``[low, high]`` (``(low, high]`` with ``low_open``); raises :class:`ParameterError` naming it.
+    ``estimator`` is the owner (an object, or a function's name as a string).
 
     Examples
     --------
@@ -127,7 +325,7 @@ def check_numbers(estimator: object, name: str, value: Any, *, low: float = 0.0,
     if non_empty and not vals:
         raise parameter_error(estimator, name, f"non-empty ({want})", value)
     for v in vals:
-        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
+        ok = isinstance(v, numbers.Real) and not _is_bool(v) and bool(np.isfinite(float(v)))
         ok = ok and (v > low if low_open else v >= low) and (high is None or v <= high)
         if not ok:
             raise parameter_error(estimator, name, want, value)

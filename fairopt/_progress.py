@@ -13,4 +13,11 @@ Progress = Callable[[int, int, str], None]
 
 
 def no_progress(done: int, total: int, description: str = "") -> None:
-    """Progress callback that ignores its arguments."""
+    """Progress callback that ignores its arguments.
+
+    Examples
+    --------
+    >>> from fairopt.runs.base import no_progress
+    >>> no_progress(3, 10, "fitting") is None    # the default when no progress bar is wanted
+    True
+    """

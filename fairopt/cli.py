@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fairopt import __version__
 from fairopt._cli_output import (
     _PIPE,
     _console,
@@ -25,6 +24,7 @@ from fairopt._cli_output import (
     escape,
 )
 from fairopt._cli_output import format_column as format_column  # public here (see its example)
+from fairopt._version import __version__
 from fairopt.data._cli import add_data_parser
 from fairopt.errors import DataNotFoundError, FairoptError
 from fairopt.runs.export import _check_export_path, export_program
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from fairopt.modeling.program import ProgramSummary
+    from fairopt.modeling.spec import SolverSpec
     from fairopt.runs.card import Card
     from fairopt.runs.sweep import SweepSummary
 
@@ -43,11 +44,13 @@ def _json_safe(obj: Any) -> Any:
     return json_safe(obj)
 
 
-def default_out_dir(card: Card, solver: str | None) -> Path:
+def default_out_dir(card: Card, solver: str | SolverSpec | None) -> Path:
     """``fairopt-results/<card>``; a ``--solver`` run gets its own folder so runs never overwrite
     each other silently."""
     from fairopt.errors import ConfigError
-    name = card.name if not solver else f"{card.name}@{solver.replace(':', '-')}"
+    from fairopt.modeling.spec import SolverSpec
+    label = solver.label if isinstance(solver, SolverSpec) else solver
+    name = card.name if not label else f"{card.name}@{label.replace(':', '-')}"
     root = Path("fairopt-results")
     out = root / name
     # the card's name is validated; this guards the one place a name becomes a path
@@ -76,8 +79,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from fairopt.runs.execute import execute, exit_code, solver_label
     from fairopt.runs.files import prepare_out_dir, remove_empty_dirs, write_json_atomic
     console, err = _console(), _console(stderr=True)
-    card = load_card(args.card, args.set, args.solver)
-    out_dir = Path(args.out) if args.out else default_out_dir(card, args.solver)
+    from fairopt.modeling.spec import SolverSpec
+    solver = SolverSpec.parse(args.solver) if args.solver else None   # parsed once, where it enters
+    card = load_card(args.card, args.set, solver)
+    out_dir = Path(args.out) if args.out else default_out_dir(card, solver)
     path = out_dir / "result.json"
     created = prepare_out_dir(out_dir)          # a bad --out fails now, not after the solve
     args.interrupt_note = "interrupted; nothing written"
@@ -134,15 +139,18 @@ def _previous_solver(path: Path) -> str | None:
 
 def cmd_solvers(args: argparse.Namespace) -> int:
     from fairopt.modeling import available_backends
+    from fairopt.modeling.registry import solver_table
     rows = available_backends()
     if args.json:
         _echo(json.dumps(rows, indent=2))
         return 0
-    # descriptions are long: `--json` has them; the table keeps what fits 80 columns
-    _print_table(_console(), "Solver back ends (fairopt solvers --json adds descriptions)",
-                 ["backend", "installed", "problem classes", "solvers"],
-                 [[r["backend"], "yes" if r["installed"] else "no", ", ".join(r["problem_classes"]),
-                   ", ".join(r["solvers"]) or "-"] for r in rows])
+    # one row per registered algorithm (fairopt's own included) with the kinds it accepts;
+    # descriptions are long: `--json` has them
+    flags = (("duals", "duals"), ("warm_start", "warm"), ("exact", "exact"))
+    _print_table(_console(), "Solvers and the problem kinds they accept (fairopt solvers --json adds descriptions)",
+                 ["backend", "solver", "installed", "kinds", "capabilities"],
+                 [[r["backend"], r["solver"], "yes" if r["installed"] else "no", ", ".join(r["kinds"]),
+                   ", ".join(label for key, label in flags if r[key]) or "-"] for r in solver_table()])
     return 0
 
 
@@ -195,6 +203,13 @@ def _spawn_safe_main() -> None:
         main.__spec__ = importlib.util.find_spec("fairopt.cli")
 
 
+def _solver_arg(value: str | None) -> str | None:
+    """``--solver`` parsed once (typed errors here); a sweep's tasks carry it printed back with
+    its options, the form :meth:`SolverSpec.parse` reads, across process boundaries."""
+    from fairopt.modeling.spec import SolverSpec
+    return str(SolverSpec.parse(value)) if value else None
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from fairopt.runs.sweep import run_sweep
     console = _console()
@@ -204,7 +219,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with _progress_bar(console, args.quiet) as bar:
         try:
             summary = run_sweep(args.card, args.grid, folds=args.folds, executor=args.executor, out=args.out,
-                                overrides=args.set, solver=args.solver, n_workers=args.workers,
+                                overrides=args.set, solver=_solver_arg(args.solver), n_workers=args.workers,
                                 progress=_callback(bar))
         except KeyboardInterrupt:
             bar.stop()
@@ -252,10 +267,30 @@ def _print_sweep(console: Console, summary: SweepSummary) -> None:
                   f"next: fairopt frontier {summary.out}")
 
 
+def cmd_card_frontier(args: argparse.Namespace) -> int:
+    from fairopt.runs.card_frontier import card_frontier
+    console = _console()
+    eps = None if args.eps is None else [float(v) for v in args.eps.split(",") if v.strip()]
+    out = args.out or str(Path("fairopt-results") / f"{Path(args.dir).stem}-frontier")
+    res = card_frontier(args.dir, out, eps=eps, confidence=args.confidence, overrides=args.set or [],
+                        plot=not args.no_plot)
+    front = res.frontier
+    assert front is not None
+    table = front.to_frame()
+    step = max(1, len(table) // 15)     # a readable table; every point is in frontier.csv
+    rows = [[f"{v:.6g}" for v in row] for row in table.to_numpy()[::step]]
+    _print_table(console, f"{res.card}: {front.method} frontier of the training {front.objective} "
+                 f"({front.breakpoints.size} breakpoints, {front.solves} solves)", list(table.columns), rows)
+    console.print("wrote " + ", ".join(str(p) for p in res.files.values()))
+    return 0
+
+
 def cmd_frontier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from fairopt.runs.frontier import frontier
+    if str(args.dir).endswith(".toml"):
+        return cmd_card_frontier(args)
     console = _console()
     args.interrupt_note = "interrupted; frontier files already written are complete, the others unchanged"
     res = frontier(args.dir, objective=args.objective, fairness=args.fairness, plot=not args.no_plot)
@@ -315,8 +350,16 @@ def make_parser() -> argparse.ArgumentParser:
     swp.add_argument("--solver", help="back end for every task: BACKEND[:SOLVER]")
     swp.add_argument("--quiet", action="store_true", help="no progress bar")
     swp.set_defaults(func=cmd_sweep)
-    fro = sub.add_parser("frontier", help="aggregate a sweep folder into frontier.csv/.json/.png")
-    fro.add_argument("dir", help="folder written by fairopt sweep")
+    fro = sub.add_parser("frontier", help="a card's exact/certified frontier, or a sweep folder aggregated into "
+                                          "frontier.csv/.json/.png")
+    fro.add_argument("dir", help="a model card (CARD.toml: exact or certified frontier of its estimator) or a "
+                                 "folder written by fairopt sweep")
+    fro.add_argument("--eps", metavar="E1,E2,...", help="card: tolerances to report (default: every knot of "
+                                                         "the exact curve)")
+    fro.add_argument("--confidence", type=float, metavar="C", help="card: also the population gap certified "
+                                                                  "at confidence C (e.g. 0.95)")
+    fro.add_argument("--out", metavar="DIR", help="card: output folder (default fairopt-results/<card>-frontier)")
+    fro.add_argument("--set", action="append", metavar="KEY=VALUE", help="card: override a card value")
     fro.add_argument("--objective", metavar="METRIC[:min|max]", help="accuracy or loss to plot (default: the card's)")
     fro.add_argument("--fairness", action="append", metavar="METRIC[:min|max]",
                      help="fairness metric and its fairer direction (repeatable; default: the card's)")

@@ -2,6 +2,26 @@
 
 Every error says what went wrong *and* what to do about it. Solver-side failures carry the
 status and the solver log so that callers can inspect them programmatically.
+
+One error type per kind of mistake::
+
+    FairoptError
+    ├── DataValidationError (ValueError)    the data: X, y, groups, weights, scores, a file's contents
+    │   └── DataTypeError (TypeError)       a value of the wrong type in a numeric-only input
+    ├── ConfigError (ValueError)            the configuration: a model card key, a solver spec
+    │   ├── ParameterError                  a parameter value (estimator, block builder, tolerance)
+    │   ├── UnknownSolverError              a solver no back end knows (also SolverNotAvailableError)
+    │   └── WrongProblemClassError          a solver that cannot take the problem's class (likewise)
+    ├── OutputError (OSError)               a result or export file that cannot be written
+    ├── DataNotFoundError (FileNotFoundError)
+    ├── SolverNotAvailableError (RuntimeError)
+    ├── SolverError (RuntimeError)          the solve failed; carries ``status`` and ``log``
+    │   ├── SolverLimitError, InfeasibleError, UnboundedError
+    └── NotFittedError                      scikit-learn's (a ValueError and AttributeError)
+
+A bad parameter is refused once, where it enters (an estimator's ``fit``, a block builder, a
+tolerance update), always as :class:`ParameterError`: a ``ValueError``, as scikit-learn's
+conventions expect of a bad constructor parameter.
 """
 from __future__ import annotations
 
@@ -54,6 +74,20 @@ class SizeLimitError(DataValidationError, MemoryError):
 
 class ConfigError(FairoptError, ValueError):
     """A model card or solver configuration is invalid; the message names the offending key."""
+
+
+class ParameterError(ConfigError):
+    """A parameter value is outside what it accepts (a wrong type, a number out of its range, an
+    unknown option) -- an estimator's constructor parameter, a block builder's argument, a
+    tolerance set on a built block. The message names the parameter, what it must be and what it
+    got (``"The 'eps' parameter of FairClassifier must be ... Got 1.5 instead."``).
+
+    Examples
+    --------
+    >>> from fairopt.errors import ConfigError, ParameterError
+    >>> issubclass(ParameterError, ConfigError) and issubclass(ParameterError, ValueError)
+    True
+    """
 
 
 class OutputError(FairoptError, OSError):
@@ -182,3 +216,10 @@ class NotOptimalWarning(RuntimeWarning):
     """A fit ended without a certificate of optimality or with a constraint violated on the training
     data (iteration cap, duality gap above tolerance). The message says what to raise or loosen;
     turn it into an error with ``warnings.simplefilter("error", NotOptimalWarning)``."""
+
+
+class CertificateWarning(RuntimeWarning):
+    """A fit with ``confidence`` certified a population gap above the requested ``eps`` (the rule
+    was fitted to the tightened tolerance, but its gap on the held-out certification rows came out
+    larger). ``certified_eps_`` holds what is certified; refit with a smaller ``eps``, more rows or a
+    lower confidence."""

@@ -33,8 +33,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import (
@@ -45,6 +45,7 @@ from fairopt.formulations.proxy_weights import (
     imbalance,
 )
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import parse_solver
 from fairopt.reductions.proxy_tree import ProxyTree
 from fairopt.validation import (
     RANDOM_STATE,
@@ -70,7 +71,7 @@ ETA_GRID = np.round(np.arange(0.0, 1.0001, 0.1), 10)
 
 
 def proxy_weights(A: ArrayLike, cell_mass: ArrayLike, weights: str,
-                  solver: str | SolverSpec = "highs") -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+                  solver: str | SolverSpec | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """``(q, ρ, acceptance)`` for ``weights`` in ``"qp"`` (P1), ``"relaxed"`` (P1′), ``"naive"``.
 
     Examples
@@ -149,7 +150,7 @@ class BalancedFilter(BaseEstimator):
         Proxy family (see the module docstring).
     weights : {"qp", "naive"}, default "qp"
         For the classifier proxies: proxy-weights QP or equal numbers per predicted group.
-    solver : str, default "highs"
+    solver : str, SolverSpec, dict or None, default None
         QP back end of the proxy-weights program (and LP back end of the split game).
     encoding : {"onehot", "ordinal"}, default "onehot"
         Features of a DataFrame: ``"onehot"`` standardises numeric columns and one-hot encodes
@@ -209,7 +210,7 @@ class BalancedFilter(BaseEstimator):
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "proxy": [StrOptions(set(PROXIES))],
         "weights": [StrOptions({"qp", "naive"})],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "encoding": [StrOptions(set(ENCODINGS))],
         "split_bins": [None, Interval(Integral, 2, None, closed="left")],
         "gamma": [Interval(Real, 0, 1, closed="left")],
@@ -219,7 +220,7 @@ class BalancedFilter(BaseEstimator):
     }
 
     def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp",
-                 solver: str | SolverSpec = "highs",
+                 solver: str | SolverSpec | None = None,
                  encoding: str = "onehot", split_bins: int | None = 5,
                  gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None) -> None:
@@ -346,10 +347,11 @@ class BalancedFilter(BaseEstimator):
         z, K = grp.codes, grp.n_groups
         self.groups_ = grp.labels
         prior = np.bincount(z, minlength=K) / n
+        solver = parse_solver(self.solver)   # parsed once; checked for each problem's kind
         if self.proxy in ("tree", "relaxed_tree"):
             self.proxy_ = ProxyTree(float(self.alpha), relaxed=self.proxy == "relaxed_tree", gamma=self.gamma,
                                     max_height=self.max_height, stop_distance=self.stop_distance,
-                                    solver=self.solver).fit(Z, z, K, progress=progress)
+                                    solver=solver).fit(Z, z, K, progress=progress)
             weights = "relaxed" if self.proxy == "relaxed_tree" else "qp"
         else:
             model = (LogisticRegression(max_iter=1000) if self.proxy == "regression" else
@@ -360,7 +362,7 @@ class BalancedFilter(BaseEstimator):
         M = self.proxy_.membership(Z)
         self.conditional_matrix_, self.cell_mass_, _ = conditional_matrix(M, z, K)
         self.weights_, self.sampling_probabilities_, self.acceptance_rate_ = proxy_weights(
-            self.conditional_matrix_, self.cell_mass_, weights, self.solver)
+            self.conditional_matrix_, self.cell_mass_, weights, solver)
         dist, _ = filtered_distribution(self.conditional_matrix_, self.cell_mass_, self.sampling_probabilities_)
         self.filtered_distribution_ = dist
         self.disclosivity_ = disclosivity(self.conditional_matrix_, self.cell_mass_, prior)

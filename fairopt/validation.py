@@ -29,7 +29,7 @@ Fitted estimators
     :func:`check_is_fitted`.
 Parameters (``fairopt._param_validation``)
     :func:`validate_params` checks ``_parameter_constraints`` at ``fit`` and raises
-    :class:`ParameterError` (scikit-learn's ``InvalidParameterError``); :func:`check_numbers`,
+    :class:`~fairopt.errors.ParameterError` (a ``ValueError``); :func:`check_numbers`,
     :func:`check_options` and :func:`parameter_error` cover what the constraints cannot express.
 Data edge cases (``fairopt._data_checks``)
     :func:`check_group_weights` (a group whose weights are all 0), :func:`check_dense`,
@@ -51,7 +51,7 @@ Writing a new estimator::
     _parameter_constraints: ClassVar[dict] = {"eps": [Interval(Real, 0, 1, closed="both")]}
 
     def fit(self, X, y, *, sensitive_features, sample_weight=None):
-        validate_params(self)              # InvalidParameterError naming the parameter
+        validate_params(self)              # ParameterError naming the parameter
         X = check_X(X, "MyEstimator.fit")
         n = num_rows(X)
         y = check_target(y, n, kind="binary")

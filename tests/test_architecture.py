@@ -16,21 +16,22 @@ PKG = ROOT / "fairopt"
 
 #: the layers of docs/design.md, top to bottom; a file may import only from its own layer or below
 LAYERS = [
+    ("facade", ["__init__.py"]),
     ("cli", ["cli.py", "_cli_output.py"]),
     ("runs", ["runs/"]),
     ("estimators", ["preprocessing/", "inprocessing/", "postprocessing/", "filtering.py", "ranking/"]),
-    ("orchestration", ["reductions/"]),
+    ("orchestration", ["reductions/", "frontiers.py"]),
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py", "criteria.py",
+    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py", "criteria.py", "guarantees.py",
                 "stats/"]),
-    ("ground", ["errors.py", "_utils.py", "_progress.py", "__init__.py"]),
+    ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py"]),
 ]
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back
 #: ends, the registry that finds them, then the programs and smooth problems that ask it)
 MODELING = [
-    ["solution.py", "spec.py", "backends/__init__.py"],
+    ["solution.py", "spec.py", "kinds.py", "backends/__init__.py"],
     ["canonical.py"],
     ["certify.py"],
     ["diagnose.py"],
@@ -38,6 +39,7 @@ MODELING = [
     ["backends/"],
     ["registry.py"],
     ["program.py"],
+    ["parametric.py"],
     ["smooth.py"],
     ["planted.py", "__init__.py"],
 ]

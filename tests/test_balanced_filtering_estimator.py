@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError, NotFittedError, ParameterError
 from fairopt.filtering import BalancedFilter
 from fairopt.reductions.proxy_tree import DISCLOSURE_TOL
 from conftest import load_benchmark, requires_data
@@ -56,9 +56,9 @@ def test_alpha_zero_is_uniform_sampling():
 
 def test_bad_input():
     df = frame(300)
-    with pytest.raises(DataValidationError, match="proxy"):
+    with pytest.raises(ParameterError, match="proxy"):   # a parameter mistake, not a data one
         BalancedFilter(proxy="forest").fit(df, "group")
-    with pytest.raises(DataValidationError, match="alpha"):
+    with pytest.raises(ParameterError, match="alpha"):
         BalancedFilter(alpha=1.5).fit(df, "group")
     with pytest.raises(DataValidationError):
         BalancedFilter().fit(df, np.zeros(len(df)))            # a single group
@@ -191,5 +191,5 @@ def test_ordinal_encoding_one_column_per_attribute():
 @pytest.mark.parametrize("kw, match", [({"encoding": "dummy"}, "encoding"), ({"split_bins": 1}, "split_bins"),
                                        ({"split_bins": 2.5}, "split_bins")])
 def test_bad_encoding_parameters(kw, match):
-    with pytest.raises(DataValidationError, match=match):
+    with pytest.raises(ParameterError, match=match):
         BalancedFilter(**kw).fit(frame(300), "group")

@@ -35,6 +35,7 @@ REDUCED = {
     "maxent": ["parameters.n_samples=2000"],
     "fair_selection": ["data.pool_fraction=0.2"],
     "fair_logloss": ["data.subsample=4000"],
+    "multiclass_debiasing": ["data.subsample=4000"],
 }
 #: and per card, where the card itself is long
 REDUCED_CARD = {"fair-regression-adult": ["data.subsample=3000"], "fair-regression-adult-2k": ["data.subsample=1000"]}

@@ -8,7 +8,7 @@ import pytest
 
 from fairopt.constraints import (equal_opportunity, equalized_odds, group_cost_bounds,
                                  representation_bounds, selection_rate_parity)
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.errors import DataValidationError, ParameterError, SolverError
 from fairopt.modeling import Program
 
 N = 90
@@ -230,13 +230,14 @@ def test_parity_across_four_groups_matches_pairwise_definition():
 # ------------------------------------------------------------------------ validation
 def test_bad_inputs_raise_typed_errors_that_say_what_to_fix(market):
     g = market["groups"]
-    with pytest.raises(DataValidationError, match="exactly one of eps"):
+    # a bad tolerance is a parameter mistake: ParameterError naming the parameter and its range
+    with pytest.raises(ParameterError, match="exactly one of eps"):
         selection_rate_parity(g)
-    with pytest.raises(DataValidationError, match="exactly one of eps"):
+    with pytest.raises(ParameterError, match="exactly one of eps"):
         selection_rate_parity(g, eps=0.1, ratio=0.8)
-    with pytest.raises(DataValidationError, match=r"eps must be in \[0, 1\]"):
+    with pytest.raises(ParameterError, match=r"'eps' parameter of selection_rate_parity must be .* range \[0, 1\]"):
         selection_rate_parity(g, eps=-0.1)
-    with pytest.raises(DataValidationError, match="four-fifths"):
+    with pytest.raises(ParameterError, match=r"'ratio' .* must be a float in the range \(0, 1\]"):
         selection_rate_parity(g, ratio=1.5)
     with pytest.raises(DataValidationError, match="missing value"):
         selection_rate_parity(np.array(["a", None, "b"], dtype=object), eps=0.1)

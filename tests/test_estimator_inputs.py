@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, NotOptimalWarning
+from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, NotOptimalWarning, ParameterError
 from fairopt.inprocessing import FairClassifier, FairRegressor, SEORegressor
 from fairopt.postprocessing import ShiftInference, ThresholdDebiaser
 from fairopt.preprocessing import MaxEntResampler, RepresentationReweighing, Reweighing
@@ -165,7 +165,7 @@ def test_zero_weight_group_raises():
 @pytest.mark.parametrize("max_iter", [-1, 2.5, 0, "10"])
 def test_fair_regressor_max_iter_typed_error(max_iter):
     X, y, a = _regression(n=60)
-    with pytest.raises(DataValidationError, match="max_iter"):
+    with pytest.raises(ParameterError, match="max_iter"):
         FairRegressor(max_iter=max_iter).fit(X, y, sensitive_features=a)
 
 

@@ -8,7 +8,7 @@ import pyomo.environ as pyo
 import pytest
 
 from fairopt.constraints import representation_bounds, selection_rate_parity
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, ParameterError
 
 N = 40
 EPS = [0.0, 0.02, 0.05, 0.1, 0.3]
@@ -79,7 +79,7 @@ def test_cvxpy_ratio_and_shares_are_parameters(data):
     got = prob.solve(solver="HIGHS")
     ref = cvxpy_value(data, lambda x: representation_bounds(g, lower={"c": 0.35}, upper=0.5).to_cvxpy(x))
     assert got == pytest.approx(ref, abs=1e-7)
-    with pytest.raises(DataValidationError, match="no tolerance"):
+    with pytest.raises(ParameterError, match="no tolerance"):
         rep.set_tolerance(eps=0.1)
 
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from fairopt.constraints import doubly_stochastic, exposure_block, exposure_parity, position_weights
-from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.errors import DataValidationError, InfeasibleError, ParameterError
 from fairopt.modeling import Program
 from fairopt.modeling.registry import BACKENDS, exact_specs
 from fairopt.ranking import birkhoff_decomposition, fair_ranking
@@ -242,7 +242,7 @@ def test_doubly_stochastic_fixed_positions_and_validation():
         doubly_stochastic(4, fixed={0: 1, 2: 1})
     with pytest.raises(DataValidationError, match="relevance"):
         exposure_block(g, 0.1, criterion="merit")
-    with pytest.raises(DataValidationError, match="eps"):
+    with pytest.raises(ParameterError, match="'eps' parameter of exposure_block"):
         exposure_block(g, -0.1)
     with pytest.raises(DataValidationError, match="criterion"):
         fair_ranking(u, g, 0.1, criterion="exposure")

@@ -44,6 +44,15 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "SEORegressor": {},
     "FairLogLossClassifier": {},
     "ThresholdDebiaser": dict.fromkeys(_POSITION, RANDOMIZED),
+    "MulticlassDebiaser": {
+        **dict.fromkeys(_POSITION, RANDOMIZED),
+        **dict.fromkeys(["check_classifiers_train"], "predict is a seeded draw from the randomized rule, "
+                        "so it is not argmax(predict_proba) on rows where classes tie"),
+        **dict.fromkeys(["check_sample_weight_equivalence_on_dense_data",
+                         "check_sample_weight_equivalence_on_sparse_data"],
+                        "the fair LP's optimum is not unique on the check's 15 rows: weighted and repeated rows "
+                        "reach the same optimal cost (tests/test_multiclass_debiasing.py) at different optimal rules"),
+    },
     "ShiftInference": {},
     "BalancedFilter": {
         "check_fit_score_takes_y": "an unsupervised filter: fit(X, sensitive) takes the groups, not y, second",
@@ -65,6 +74,7 @@ INSTANCES = [
     with_groups(inp.FairLogLossClassifier)(),
     # without a wrapped estimator X is a 1-D score (tagged one_d_array, which the checks skip)
     with_groups(post.ThresholdDebiaser)(estimator=_LR, random_state=0),
+    with_groups(post.MulticlassDebiaser)(estimator=_LR, random_state=0),
     with_groups(post.ShiftInference)(estimator=_LR),
     filt.BalancedFilter(random_state=0),       # fit(X, y) reads y as the groups
     with_groups(pre.Reweighing)(random_state=0),

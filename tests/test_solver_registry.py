@@ -1,6 +1,7 @@
-"""`fairopt solvers` is the truth: every (back end, inner solver, problem class) the registry
-declares is accepted by the solve path of that class, and every other combination is refused
-with a ConfigError naming the back ends that can; the CLI and docs/modeling.md list exactly the
+"""`fairopt solvers` is the truth: every (back end, inner solver, problem kind) the registry
+declares -- fairopt's own algorithms included -- is accepted by the solve path of that kind, on a
+problem of that kind whose answer is known, and every other combination is refused with a
+ConfigError naming the back ends that can; the CLI and docs/modeling.md list exactly the
 registry."""
 from __future__ import annotations
 
@@ -13,8 +14,15 @@ import pytest
 
 from fairopt.errors import SolverNotAvailableError, WrongProblemClassError
 from fairopt.modeling import Program, SolverSpec
-from fairopt.modeling.registry import (BACKENDS, PROBLEM_CLASSES, available_backends, default_spec,
-                                       inner_solvers, solve_own)
+from fairopt.modeling.kinds import ColumnGenerationMaster, LazyRows
+from fairopt.modeling.registry import (
+    BACKENDS,
+    PROBLEM_CLASSES,
+    available_backends,
+    default_spec,
+    inner_solvers,
+    solve_own,
+)
 from fairopt.modeling.smooth import CvxpyForm, PyomoForm, SmoothProblem, solve_smooth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +42,7 @@ class Bowl(SmoothProblem):
     """``f(w) = |w - 1|² / 2`` with every form, so any smooth back end can take it."""
 
     name, description, family = "bowl", "quadratic bowl", "bowl"
-    blocks = {"w": slice(0, 3)}
+    blocks = {"w": slice(0, 3)}  # noqa: RUF012 -- the SmoothProblem protocol attribute
     has_hessian = True
 
     def value_grad(self, x):
@@ -63,13 +71,49 @@ def _threshold_problem():
     return RandomizedThresholdParity(rng.random(300), rng.integers(0, 2, 300), 0.1, 0.05, 0.4)
 
 
+class Quantiles:
+    """A one-dimensional transport statistics problem: the W2 barycenter of two groups' score
+    distributions, whose quantile function is the weighted mean of the groups' (kind ``transport``)."""
+
+    kind = "transport"
+
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.a, self.b = np.sort(rng.normal(0, 1, 50)), np.sort(rng.normal(1, 2, 50))
+
+    def solve_native(self):
+        return {"barycenter": 0.5 * (self.a + self.b)}
+
+
+def _simplex_problem():
+    from fairopt.formulations.proxy_weights.programs import _SimplexLeastSquares
+    return _SimplexLeastSquares(np.array([[0.9, 0.1], [0.2, 0.8]]), False, np.array([0.5, 0.5]))
+
+
+def _lazy_rows():
+    """The LP of :func:`_program` with its row supplied by a separation oracle."""
+    p = Program("tiny_rowgen")
+    p.add_variables("x", 2, lb=0, ub=3)
+    p.set_objective(linear={"x": [1.0, 2.0]})
+    return LazyRows(p, lambda x: (np.array([[1.0, 1.0]]), np.array([1.5]), np.array([np.inf])))
+
+
 def _solve(backend: str, solver: str, problem_class: str):
+    spec = f"{backend}:{solver}"
     if problem_class == "smooth":
-        return solve_smooth(Bowl(), f"{backend}:{solver}", tol=1e-6)
+        return solve_smooth(Bowl(), spec, tol=1e-6)
     if problem_class == "threshold":
         options = {"n_steps": 200, "random_state": 0} if backend == "sgd" else {}
         return solve_own(_threshold_problem(), SolverSpec(backend, solver, options), "threshold")
-    return _program(problem_class).solve(f"{backend}:{solver}")
+    if problem_class == "transport":
+        return solve_own(Quantiles(), spec, "transport")
+    if problem_class == "simplex_qp":
+        return solve_own(_simplex_problem(), spec, "simplex_qp")
+    if problem_class == "colgen":
+        return solve_own(ColumnGenerationMaster(_program("LP"), "x", np.array([False, True])), spec, "colgen")
+    if problem_class == "rowgen":
+        return solve_own(_lazy_rows(), spec, "rowgen")
+    return _program(problem_class).solve(spec)
 
 
 @pytest.mark.parametrize("backend,solver,problem_class", COMBOS,
@@ -88,11 +132,22 @@ def test_solve_accepts_exactly_what_the_registry_declares(backend, solver, probl
     sol = _solve(backend, solver, problem_class)
     if problem_class == "threshold":
         assert np.all(np.isfinite(sol.thresholds))
+        assert sol.backend == backend   # stamped by solve_own: the solver that ran
     elif problem_class == "smooth":
         assert sol.is_optimal and np.allclose(sol.primal["w"], 1.0, atol=1e-4)
-    else:   # LP 1.5 at x = (1.5, 0); QP 2.5625 at (1.25, 0.25); MILP 2 at (2, 0)
-        expected = {"LP": 1.5, "QP": 2.5625, "MILP": 2.0}[problem_class]
+    elif problem_class == "transport":
+        q = Quantiles()
+        np.testing.assert_allclose(sol["barycenter"], 0.5 * (q.a + q.b))
+    elif problem_class == "simplex_qp":   # P1 at q = (3/7, 4/7), where A'q is uniform
+        assert sol.is_optimal and sol.backend == backend
+        np.testing.assert_allclose(sol.primal["q"], [3 / 7, 4 / 7], atol=1e-8)
+        assert sol.objective == pytest.approx(0.0, abs=1e-12)
+    else:   # LP, colgen, rowgen 1.5 at x = (1.5, 0); QP 2.5625 at (1.25, 0.25); MILP 2 at (2, 0)
+        expected = {"LP": 1.5, "colgen": 1.5, "rowgen": 1.5, "QP": 2.5625, "MILP": 2.0}[problem_class]
         assert sol.objective == pytest.approx(expected, rel=1e-4), (sol.status, sol.log)
+        if problem_class in ("colgen", "rowgen"):
+            assert sol.is_optimal and sol.backend == backend
+            np.testing.assert_allclose(sol.primal["x"], [1.5, 0.0], atol=1e-9)
 
 
 def test_every_problem_class_has_one_default_that_takes_it():
@@ -120,7 +175,7 @@ def test_fairopt_solvers_prints_the_registry(capsys):
 
 def declared_table() -> str:
     """The back-end table of docs/modeling.md, as the registry declares it."""
-    lines = ["| back end | inner solver | problem classes | default for |", "|---|---|---|---|"]
+    lines = ["| back end | inner solver | problem kinds | default for |", "|---|---|---|---|"]
     for b in BACKENDS.values():
         for s, classes in b.solvers.items():
             default = [p for p in b.default_for if b.default_solver.get(p) == s]

@@ -322,6 +322,8 @@ def test_solvers_listing_is_honest_about_pyomo_smooth():
 def test_algorithms_are_registered_by_their_formulations():
     from fairopt.modeling import available_backends
     rows = {r["backend"]: r for r in available_backends()}
-    assert set(rows["native"]["problem_classes"]) == {"smooth", "threshold"}
+    assert set(rows["native"]["problem_classes"]) == {"smooth", "threshold", "transport", "simplex_qp"}
     assert rows["sgd"]["problem_classes"] == ["threshold"]
+    assert rows["column_generation"]["problem_classes"] == ["colgen"]
+    assert rows["row_generation"]["problem_classes"] == ["rowgen"]
     assert SolverSpec.parse("native").backend == "native"

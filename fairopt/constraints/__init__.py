@@ -29,6 +29,7 @@ objective's units, together with the derivative of the optimum with respect to e
 1.0
 """
 from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
+from fairopt.constraints.balance import BalanceBlock, balance, measure_value
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
 from fairopt.constraints.builders import (
                                           encode_groups,
@@ -39,7 +40,8 @@ from fairopt.constraints.builders import (
                                           representation_bounds,
                                           selection_rate_parity,
 )
-from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy
+from fairopt.constraints.intersectional import LazySolution, intersectional_parity, solve_lazy, solve_parity
+from fairopt.constraints.leximin import LeximinResult, solve_leximin
 from fairopt.constraints.mip import incumbent_lp
 from fairopt.constraints.ranking import (
                                           doubly_stochastic,
@@ -56,3 +58,6 @@ __all__ = ["FairnessBlock", "PriceOfFairness", "encode_groups", "equal_opportuni
 __all__ += ["AlphaFairObjective", "LazySolution", "alpha_fairness", "doubly_stochastic", "exposure_block",
             "exposure_impact", "exposure_merit", "exposure_parity", "group_cost_parity", "incumbent_lp",
             "intersectional_parity", "position_weights", "solve_lazy"]
+__all__ += ["LeximinResult", "solve_leximin"]
+__all__ += ["BalanceBlock", "balance", "measure_value"]
+__all__ += ["solve_parity"]

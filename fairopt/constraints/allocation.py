@@ -10,7 +10,12 @@ divided by the group size (``normalize="mean"``, per-capita utility) or not (``"
 - ``alpha = inf``: max-min (Rawlsian), ``max z s.t. U_a >= z`` (an epigraph LP: every LP back
   end; the dual of row ``a`` is the weight group ``a`` gets at the max-min optimum).
 
-As ``alpha`` grows the α-fair group utilities converge to the max-min ones.
+As ``alpha`` grows the α-fair group utilities converge to the max-min ones. For ``0 < alpha <
+inf`` the cvxpy objective is not the welfare itself but the weighted power mean of the group
+utilities with exponent ``1 - alpha`` (geometric at ``alpha = 1``): an increasing transform of
+the welfare, so the maximisers are the same, and homogeneous of degree 1, so it is as well
+scaled at ``alpha = 64`` as at ``alpha = 2`` (the raw ``U^(1 - alpha)`` overflows the conic
+solvers' tolerances from ``alpha`` about 8).
 """
 from __future__ import annotations
 
@@ -109,7 +114,7 @@ class AlphaFairObjective:
         epigraph block (its ``aux[0]`` is the max-min level) or the ``Objective``."""
         import pyomo.environ as pyo
         from pyomo.core.expr.numeric_expr import LinearExpression
-        self._need_linear("pyomo")
+        self._need_linear("to_pyomo")
         keys = list(var.index_set()) if index is None else list(index)
         model = var.parent_block()
         name = name or self.name
@@ -128,7 +133,25 @@ class AlphaFairObjective:
 
     def to_cvxpy(self, x: Any) -> tuple[Any, list[Any]]:
         """``(objective, constraints)`` for a cvxpy problem on the user's ``x`` (a Variable or an
-        affine expression of ``n`` entries): ``cp.Problem(objective, constraints + yours)``."""
+        affine expression of ``n`` entries): ``cp.Problem(objective, constraints + yours)``.
+
+        For ``0 < alpha < inf`` the objective is the weighted power mean of the group utilities
+        with exponent ``1 - alpha`` (normalised weights; the geometric mean at ``alpha = 1``), an
+        increasing transform of the welfare with the same maximisers that is scale-free, so every
+        ``alpha`` solves on the conic solvers; the problem's value is that mean, in the units of
+        the utilities, and :meth:`welfare` gives the welfare at the solution.
+
+        Examples
+        --------
+        >>> import cvxpy as cp, numpy as np
+        >>> obj = alpha_fairness(["a", "b"], [2.0, 1.0], alpha=64)
+        >>> x = cp.Variable(2)
+        >>> objective, cons = obj.to_cvxpy(x)
+        >>> prob = cp.Problem(objective, [*cons, x >= 0, cp.sum(x) <= 1])
+        >>> _ = prob.solve(solver="CLARABEL")
+        >>> obj.group_utilities(x.value).round(3).tolist()   # close to max-min's 2/3 each
+        [0.671, 0.664]
+        """
         import cvxpy as cp
         size = int(np.prod(x.shape)) if x.shape else 1
         if size != self.U.shape[1]:
@@ -144,21 +167,40 @@ class AlphaFairObjective:
             cons = self.epigraph.to_cvxpy(xv)
             assert cons.aux is not None  # the epigraph has its level variable
             return cp.Maximize(cons.aux[0]), cons
-        if self.alpha == 1:
-            return cp.Maximize(w @ cp.log(Ua)), []
-        power = _power(Ua, 1 - self.alpha)
-        if self.alpha < 1:
-            return cp.Maximize(w @ power / (1 - self.alpha)), []
-        return cp.Maximize(-(w @ power) / (self.alpha - 1)), []
+        level, rows = _power_mean(Ua, w / w.sum(), self.alpha)
+        return cp.Maximize(level), rows
 
 
-def _power(expr: cp.Expression, p: float) -> cp.Expression:
-    """``expr ** p`` on the power cone (cvxpy >= 1.6), else its rational SOC approximation."""
+def _power_mean(Ua: cp.Expression, w: np.ndarray, alpha: float) -> tuple[cp.Expression, list[Any]]:
+    """A level ``t`` and power-cone rows with ``t <= M(U)``, the weighted power mean
+    ``M(U) = (sum_a w_a U_a^(1 - alpha))^(1 / (1 - alpha))`` (``sum_a w_a = 1``).
+
+    For ``alpha > 0`` the welfare is an increasing function of ``M`` (``M^(1-alpha) / (1-alpha)``
+    summed, or its log at ``alpha = 1``), so maximising ``t`` gives the welfare's maximisers;
+    unlike the welfare, ``M`` is homogeneous of degree 1 in ``U``, stays in the utilities' units
+    whatever ``alpha`` and tends to ``min_a U_a`` as ``alpha`` grows. The rows are homogeneous:
+
+    - ``alpha > 1``: ``r_a >= t (U_a / t)^(1 - alpha)``, i.e. ``r_a^(1/alpha) U_a^(1 - 1/alpha)
+      >= t`` (one 3-D power cone per group), and ``sum_a w_a r_a <= t``;
+    - ``0 < alpha < 1``: ``r_a <= t (U_a / t)^(1 - alpha)``, i.e. ``U_a^(1-alpha) t^alpha >= r_a``,
+      and ``sum_a w_a r_a >= t``;
+    - ``alpha = 1``: the weighted geometric mean.
+
+    Where ``U^(1 - alpha)`` unscaled made CLARABEL report a feasible problem infeasible at
+    ``alpha = 16`` and fail at ``alpha = 8``, these solve at every ``alpha`` up to 64.
+    """
     import cvxpy as cp
-    try:
-        return cp.power(expr, p, approx=False)
-    except TypeError:  # pragma: no cover - older cvxpy
-        return cp.power(expr, p)
+    if alpha == 1:
+        try:
+            return cp.geo_mean(Ua, w, approx=False), []
+        except TypeError:  # pragma: no cover - older cvxpy
+            return cp.geo_mean(Ua, w), []
+    K = w.shape[0]
+    t, r = cp.Variable(), cp.Variable(K)
+    ones = np.ones(K)
+    if alpha > 1:
+        return t, [cp.PowCone3D(r, Ua, t * ones, 1.0 / alpha), w @ r <= t]
+    return t, [cp.PowCone3D(Ua, t * ones, r, 1.0 - alpha), w @ r >= t]
 
 
 def alpha_fairness(groups: ArrayLike, utility: ArrayLike | sp.spmatrix, alpha: float, *,

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._param_validation import ANY, Interval
 from fairopt.constraints.parametric import _build_cvxpy_parametric, _build_pyomo_parametric, _set_tolerance
 from fairopt.constraints.slicing import _add_over
 from fairopt.constraints.targets import add_to_program, build_cvxpy_block, build_pyomo_block, read_duals
@@ -43,11 +44,14 @@ if TYPE_CHECKING:
 @dataclass
 class Sensitivity:
     """Derivatives of one tolerance ``theta``: of the bounds, and of the row activity through
-    ``x`` (sparse ``(m, n)``) and through ``t`` (dense ``(m, p)``); ``None`` means zero."""
+    ``x`` (sparse ``(m, n)``) and through ``t`` (dense ``(m, p)``); ``None`` means zero.
+    ``domain`` is the values ``theta`` may take (default any finite number): the builder, and
+    every later update (:meth:`FairnessBlock.set_tolerance`, a pyomo ``Param``), check it."""
 
     dbound: np.ndarray
     dA: sp.csr_matrix | None = None
     dT: np.ndarray | None = None
+    domain: Interval = ANY
 
 
 @dataclass
@@ -76,7 +80,7 @@ class PriceOfFairness:
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
     >>> _ = parity.add_to(prog, "x")
-    >>> price = parity.price_of_fairness(prog.solve("highs"))
+    >>> price = parity.price_of_fairness(prog.solve())
     >>> price.block, {k: round(v, 6) for k, v in price.parameters.items()}
     ('selection_rate_parity', {'eps': 1.0})
     >>> list(price.rows.columns)
@@ -95,8 +99,9 @@ class PriceOfFairness:
 @dataclass(eq=False)
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
-    :mod:`fairopt.constraints` and attach with :meth:`add_to`, :meth:`to_pyomo` or
-    :meth:`to_cvxpy`. The coefficients are built once and shared by the three targets.
+    :mod:`fairopt.constraints` and attach with :meth:`~FairnessBlock.add_to`,
+    :meth:`~FairnessBlock.to_pyomo` or :meth:`~FairnessBlock.to_cvxpy`. The coefficients are
+    built once and shared by the three targets.
 
     Examples
     --------

@@ -19,10 +19,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._param_validation import RATE, RATIO, check_value
 from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
-from fairopt.criteria import resolve
-from fairopt.errors import DataValidationError
+from fairopt.criteria import CRITERIA, resolve
+from fairopt.criteria import criterion as criterion_entry
+from fairopt.errors import DataValidationError, ParameterError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -106,21 +108,18 @@ def _rate_matrix(codes: np.ndarray, labels: pd.Index, w: np.ndarray, meaning: st
     return _group_matrix(codes, len(labels), w / W[codes])
 
 
-def _tolerance(eps: float | None, ratio: float | None) -> tuple[str, float]:
+def _tolerance(eps: object, ratio: object, owner: str) -> tuple[str, float]:
+    """The form and value of a parity tolerance, checked once here with the domains that
+    :meth:`FairnessBlock.set_tolerance` checks later (``RATE``,
+    ``RATIO``)."""
     if (eps is None) == (ratio is None):
-        raise DataValidationError("give exactly one of eps (difference form: max rate - min rate <= eps) "
-                                  "or ratio (ratio form: min rate / max rate >= ratio).")
+        raise ParameterError(f"{owner}: give exactly one of eps (difference form: max rate - min rate <= eps) "
+                             "or ratio (ratio form: min rate / max rate >= ratio; 0.8 is the four-fifths rule).")
     if eps is not None:
-        eps = float(eps)
-        if not 0.0 <= eps <= 1.0:
-            raise DataValidationError(f"eps must be in [0, 1] (a difference of rates), got {eps}.")
-        return "difference", eps
-    assert ratio is not None  # exactly one of eps and ratio is given (checked above)
-    ratio = float(ratio)
-    if not 0.0 < ratio <= 1.0:
-        raise DataValidationError(f"ratio must be in (0, 1] (min rate / max rate; 0.8 is the four-fifths "
-                                  f"rule), got {ratio}.")
-    return "ratio", ratio
+        check_value("eps", eps, [RATE], owner)   # a difference of rates
+        return "difference", float(eps)  # type: ignore[arg-type]
+    check_value("ratio", ratio, [RATIO], owner)  # min rate / max rate; 0.8 is the four-fifths rule
+    return "ratio", float(ratio)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------ rate parity (shared)
@@ -133,7 +132,7 @@ def _rate_parity(name: str, kind: str, groups: tuple[np.ndarray, pd.Index], rate
     Both are exact reformulations of ``max_a r_a - min_a r_a <= eps`` and
     ``min_a r_a >= ratio * max_a r_a`` with K rows per side instead of K(K-1)/2 pairs.
     """
-    form, value = _tolerance(eps, ratio)
+    form, value = _tolerance(eps, ratio, kind)
     codes, labels = groups
     K, p = len(labels), len(rates)
     R = sp.vstack([_rate_matrix(codes, labels, w, meaning) for _, w, meaning in rates], format="csr")
@@ -143,13 +142,13 @@ def _rate_parity(name: str, kind: str, groups: tuple[np.ndarray, pd.Index], rate
     if form == "difference":
         T = np.vstack([-E, -E])
         bound = np.concatenate([np.zeros(p * K), np.full(p * K, value)])
-        sens = Sensitivity(dbound=np.concatenate([np.zeros(p * K), np.ones(p * K)]))
+        sens = Sensitivity(dbound=np.concatenate([np.zeros(p * K), np.ones(p * K)]), domain=RATE)
         rel = ("- {k}_min >= 0", "- {k}_min <= eps")
     else:
         T = np.vstack([-E, -value * E])
         bound = np.zeros(2 * p * K)
         # d(r_a - ratio t)/d ratio = -t on the second half
-        sens = Sensitivity(dbound=np.zeros(2 * p * K), dT=np.vstack([np.zeros((p * K, p)), -E]))
+        sens = Sensitivity(dbound=np.zeros(2 * p * K), dT=np.vstack([np.zeros((p * K, p)), -E]), domain=RATIO)
         rel = ("- {k}_max <= 0", "- ratio*{k}_max >= 0")
     sense = np.concatenate([np.full(p * K, first), np.full(p * K, second)]).astype(np.int8)
     keys = [k for k, _, _ in rates]
@@ -159,6 +158,23 @@ def _rate_parity(name: str, kind: str, groups: tuple[np.ndarray, pd.Index], rate
     return FairnessBlock(name=name, kind=f"{kind}_{form}", groups=labels, A=A, T=T, sense=sense,
                          bound=bound, row_labels=row_labels, aux_names=aux, parameters={param: value},
                          sensitivity={param: sens})
+
+
+def _event_rates(which: str, q: np.ndarray | None, w: np.ndarray) -> list[tuple[str, np.ndarray, str]]:
+    """The weighted rates compared by criterion ``which``, from its registry entry's binary events
+    (:meth:`fairopt.criteria.Criterion.events` with classes ``(1, 0)``, favourable 1):
+    ``(key, weight of each candidate, what a group with no weight lacks)``. All rows: the
+    selection rate (weights ``w``); ``Y = 1``: the true positive rate (weights ``q``, the
+    qualification); ``Y = 0``: the false positive rate (weights ``1 - q``)."""
+    rates = []
+    for e in criterion_entry(which).events((1, 0), positive=1):
+        if e.given is None:
+            rates.append(("selection_rate", w, "candidates with positive weight"))
+        else:
+            assert q is not None   # a label-conditioned criterion (needs_labels): q was read
+            rates.append(("tpr", q, "qualified members (y = 1 or score > 0)") if e.given == 1
+                         else ("fpr", 1.0 - q, "unqualified members (y = 0 or score < 1)"))
+    return rates
 
 
 def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio: float | None = None,
@@ -198,15 +214,15 @@ def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio:
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> parity = selection_rate_parity(groups, eps=0.0)
     >>> _ = parity.add_to(prog, "x")
-    >>> sol = prog.solve("highs")
+    >>> sol = prog.solve()
     >>> (sol.primal["x"] > 0.5).tolist()
     [True, False, True, False]
     """
     codes, labels = encode_groups(groups)
     n = codes.shape[0]
     w = np.ones(n) if weights is None else _vector(weights, n, "weights", lo=0.0)
-    return _rate_parity(name, "selection_rate_parity", (codes, labels),
-                        [("selection_rate", w, "candidates with positive weight")], eps, ratio)
+    return _rate_parity(name, "selection_rate_parity", (codes, labels), _event_rates("demographic_parity", None, w),
+                        eps, ratio)
 
 
 def _qualification(y: ArrayLike | None, scores: ArrayLike | None, n: int) -> np.ndarray:
@@ -243,15 +259,15 @@ def equal_opportunity(groups: ArrayLike, y: ArrayLike | None = None, *,
     >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = equal_opportunity(groups, y, eps=0.0).add_to(prog, "x")
-    >>> sol = prog.solve("highs")
+    >>> sol = prog.solve()
     >>> x = sol.primal["x"]
     >>> round(float(x[0]), 6) == round(float(x[2:].mean()), 6)
     True
     """
     codes, labels = encode_groups(groups)
     q = _qualification(y, scores, codes.shape[0])
-    return _rate_parity(name, "equal_opportunity", (codes, labels),
-                        [("tpr", q, "qualified members (y = 1 or score > 0)")], eps, ratio)
+    return _rate_parity(name, "equal_opportunity", (codes, labels), _event_rates("equal_opportunity", q, q),
+                        eps, ratio)
 
 
 def equalized_odds(groups: ArrayLike, y: ArrayLike | None = None, *,
@@ -271,14 +287,12 @@ def equalized_odds(groups: ArrayLike, y: ArrayLike | None = None, *,
     >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
     >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = equalized_odds(groups, np.array([1, 0, 1, 0]), eps=0.0).add_to(prog, "x")
-    >>> (prog.solve("highs").primal["x"] > 0.5).tolist()
+    >>> (prog.solve().primal["x"] > 0.5).tolist()
     [True, False, True, False]
     """
     codes, labels = encode_groups(groups)
     q = _qualification(y, scores, codes.shape[0])
-    return _rate_parity(name, "equalized_odds", (codes, labels),
-                        [("tpr", q, "qualified members (y = 1 or score > 0)"),
-                         ("fpr", 1.0 - q, "unqualified members (y = 0 or score < 1)")], eps, ratio)
+    return _rate_parity(name, "equalized_odds", (codes, labels), _event_rates("equalized_odds", q, q), eps, ratio)
 
 
 # ------------------------------------------------------------------------ representation
@@ -337,7 +351,8 @@ def representation_bounds(groups: ArrayLike, lower: ArrayLike | Mapping[Any, flo
         for r, a in enumerate(idx):
             row = r + (0 if j == 0 else low.size)  # d(S_a - v S)/dv = -S on that row
             sens[f"{key}[{labels[a]}]"] = Sensitivity(
-                dbound=np.zeros(m), dA=sp.csr_matrix((-w, (np.full(n, row), np.arange(n))), shape=(m, n)))
+                dbound=np.zeros(m), dA=sp.csr_matrix((-w, (np.full(n, row), np.arange(n))), shape=(m, n)),
+                domain=RATE)   # a share
             params[f"{key}[{labels[a]}]"] = float(vals[a])
     sense = np.r_[np.ones(low.size), -np.ones(up.size)].astype(np.int8)
     row_labels = ([f"share[{labels[a]}] >= {lo[a]:g}" for a in low]
@@ -388,7 +403,7 @@ def group_cost_bounds(groups: ArrayLike, cost: ArrayLike, lower: ArrayLike | Map
     >>> _ = prog.add_variables("x", shape=3, lb=0, ub=1)
     >>> prog.set_objective(linear={"x": [3.0, 2.0, 1.0]}, sense="maximize")
     >>> _ = block.add_to(prog, "x")
-    >>> prog.solve("highs").primal["x"].round(6).tolist()
+    >>> prog.solve().primal["x"].round(6).tolist()
     [0.7, 0.0, 0.7]
     """
     codes, labels = encode_groups(groups)
@@ -439,11 +454,12 @@ def rate_parity(criterion: str, groups: ArrayLike, y: ArrayLike | None = None, *
     >>> block.kind, block.m
     ('selection_rate_parity_difference', 4)
     """
-    which = resolve(criterion, ("demographic_parity", "equal_opportunity", "equalized_odds"), "criterion")
-    if which == "demographic_parity":
+    which = resolve(criterion, [c.name for c in CRITERIA.values() if c.is_rate], "criterion")
+    if not criterion_entry(which).needs_labels:
         if y is not None or scores is not None:
-            raise DataValidationError("demographic_parity compares all candidates: drop y/scores "
-                                      "(or choose equal_opportunity / equalized_odds).")
+            raise DataValidationError(f"{which} compares all candidates: drop y/scores "
+                                      "(or choose a criterion conditioned on the label, e.g. equal_opportunity).")
         return selection_rate_parity(groups, eps=eps, ratio=ratio, name=name or which)
-    build = equal_opportunity if which == "equal_opportunity" else equalized_odds
-    return build(groups, y, scores=scores, eps=eps, ratio=ratio, name=name or which)
+    codes, labels = encode_groups(groups)
+    q = _qualification(y, scores, codes.shape[0])
+    return _rate_parity(name or which, which, (codes, labels), _event_rates(which, q, q), eps, ratio)

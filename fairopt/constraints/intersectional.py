@@ -4,8 +4,10 @@
 (race x sex x age band x region ...) with at least ``min_size`` members; cells below the minimum
 are reported (``block.excluded``, and a warning) rather than silently dropped. With ``K`` cells
 the full block has ``2K`` rows; :func:`solve_lazy` solves a :class:`~fairopt.modeling.Program`
-plus a block by adding only the rows the current point violates to a compiled HiGHS model
-(``addRows``) and re-solving from the previous basis, until no row is violated. A point that
+plus a block by adding only the rows the current point violates to the back end's compiled
+model (``CompiledModel.add_rows``; HiGHS adds them in place) and re-solving from the previous
+basis, until no row is violated; :func:`solve_parity` picks row generation or the full block
+by the number of cells. A point that
 satisfies every row and is optimal for a relaxation of the full problem is optimal for the full
 problem, so the optimum is the same; ungenerated rows get dual 0, which with the generated rows'
 duals is a dual solution of the full LP, so the price of fairness is read as usual.
@@ -20,19 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from fairopt.constraints.block import FairnessBlock
 from fairopt.constraints.builders import _rate_parity, _vector
-from fairopt.errors import DataValidationError, InfeasibleError, SolverError
+from fairopt.constraints.leximin_targets import copy_program
+from fairopt.errors import DataValidationError, FairoptError, InfeasibleError, SolverError
+from fairopt.modeling.registry import SolverSpec
 
 if TYPE_CHECKING:
-    import highspy
     from numpy.typing import ArrayLike
 
     from fairopt.constraints.block import PriceOfFairness
     from fairopt.modeling import Program
-    from fairopt.modeling.canonical import Canonical
 
 
 def intersectional_parity(groups: pd.DataFrame | ArrayLike | Mapping[str, ArrayLike], *, eps: float,
@@ -133,72 +134,47 @@ class LazySolution:
         return block._price(self.dual[block.name], self.primal[var], self.primal[block.aux_name])
 
 
-def _tightest_eps(canon: Canonical, s: slice, block: FairnessBlock) -> float | None:
-    """Smallest ``eps`` for which the program (canonical form ``canon``, block on columns ``s``)
-    is feasible: ``eps`` becomes a variable ``w >= 0`` in the rows whose bound moves with it,
-    minimised. ``None`` if the block has no ``eps`` or the program is infeasible for every eps."""
-    import highspy
+def _tightest_eps(program: Program, var: str, block: FairnessBlock, spec: SolverSpec) -> float | None:
+    """Smallest ``eps`` for which ``program`` with ``block`` on ``var`` is feasible: ``eps``
+    becomes a variable ``w >= 0`` in the rows whose bound moves with it, minimised. ``None`` if
+    the block has no ``eps`` or the program is infeasible for every eps."""
     sens = block.sensitivity.get("eps")
     if sens is None or sens.dA is not None or sens.dT is not None:
         return None
-    h = _highs_lp(canon, block.n_aux + 1)
-    inf = highspy.kHighsInf
-    h.changeColsCost(canon.n + block.n_aux + 1, np.arange(canon.n + block.n_aux + 1, dtype=np.int32),
-                     np.r_[np.zeros(canon.n + block.n_aux), 1.0])
-    h.changeColBounds(canon.n + block.n_aux, 0.0, inf)
-    eps = float(block.parameters["eps"])
+    work = copy_program(program)
+    work.add_variables(block.aux_name, block.n_aux, lb=None, ub=None)
+    slack = f"{block.name}_eps"
+    work.add_variables(slack, 1, lb=0.0, ub=None)
     db = np.asarray(sens.dbound, dtype=float)
-    rows = sp.hstack([sp.csr_matrix((block.m, s.start)), block.A, sp.csr_matrix((block.m, canon.n - s.stop)),
-                      sp.csr_matrix(block.T), sp.csr_matrix(-db[:, None])], format="csr")
-    bound = block.bound - eps * db
-    lo = np.where(block.sense > 0, bound, -inf)
-    hi = np.where(block.sense < 0, bound, inf)
-    h.addRows(block.m, lo, hi, rows.nnz, rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    bound = block.bound - float(block.parameters["eps"]) * db
+    work.add_constraints(block.name, {var: block.A, block.aux_name: block.T, slack: -db[:, None]},
+                         lb=np.where(block.sense > 0, bound, -np.inf), ub=np.where(block.sense < 0, bound, np.inf))
+    work.set_objective(linear={slack: [1.0]})
+    try:
+        sol = work.solve(spec, require_optimal=True)
+    except FairoptError:
         return None
-    return float(h.getSolution().col_value[canon.n + block.n_aux])
+    return float(sol.primal[slack][0])
 
 
-def _add_rows(h: highspy.Highs, block: FairnessBlock, A: sp.csr_matrix, viol: np.ndarray, s: slice,
-              canon: Canonical, inf: float) -> None:
-    k = viol.size
-    new_rows = sp.hstack([sp.csr_matrix((k, s.start)), A[viol], sp.csr_matrix((k, canon.n - s.stop)),
-                          sp.csr_matrix(block.T[viol])], format="csr")
-    lo = np.where(block.sense[viol] > 0, block.bound[viol], -inf)
-    hi = np.where(block.sense[viol] < 0, block.bound[viol], inf)
-    h.addRows(k, lo, hi, new_rows.nnz, new_rows.indptr[:-1].astype(np.int32),
-              new_rows.indices.astype(np.int32), new_rows.data)
-
-
-def _highs_lp(canon: Canonical, n_aux: int) -> highspy.Highs:
-    import highspy
-
-    from fairopt.modeling.backends.base import quiet
-    with quiet():
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = canon.n + n_aux, canon.m
-    lp.col_cost_ = np.r_[canon.c, np.zeros(n_aux)]
-    lp.col_lower_ = np.r_[canon.xl, np.full(n_aux, -np.inf)]
-    lp.col_upper_ = np.r_[canon.xu, np.full(n_aux, np.inf)]
-    lp.row_lower_, lp.row_upper_ = canon.rl, canon.ru
-    A = sp.hstack([canon.A, sp.csr_matrix((canon.m, n_aux))], format="csc")
-    A.sort_indices()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = canon.n + n_aux, canon.m
-    h.passModel(lp)
-    return h
+#: cells from which :func:`solve_parity` generates rows instead of adding the full block: at 1,200
+#: cells and 10^5 candidates the row generation is faster than the full LP
+#: (benchmarks/results/intersectional.json); below it the full LP is small anyway
+LAZY_MIN_CELLS = 200
 
 
 def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float = 1e-9,
                max_rows_per_round: int | None = None, max_rounds: int = 10_000,
-               options: Mapping[str, Any] | None = None, seed: ArrayLike | None = None) -> LazySolution:
-    """Solve ``program`` with ``block`` on variable ``var`` by row generation on HiGHS.
+               options: Mapping[str, Any] | None = None, seed: ArrayLike | None = None,
+               solver: str | SolverSpec | None = None) -> LazySolution:
+    """Solve ``program`` with ``block`` on variable ``var`` by row generation.
+
+    The program is compiled once for the back end of ``solver`` (the registry's LP default when
+    ``None``) with the options the back end declares for restricted masters (HiGHS: presolve off,
+    since each round adds a few rows to a model re-solved from its last basis, and the first
+    master by interior point with crossover, the re-solves by warm dual simplex;
+    :func:`fairopt.modeling.registry.restricted_master_options`); violated rows are appended to
+    the compiled model (``CompiledModel.add_rows``) and the model re-solved.
 
     Parameters
     ----------
@@ -212,9 +188,11 @@ def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float =
         Add at most this many of the most violated rows per round (default: all violated rows).
     max_rounds : int
     options : dict, optional
-        HiGHS options (e.g. ``{"solver": "simplex"}``).
+        Solver options, on top of the restricted-master ones (e.g. ``{"presolve": "on"}``).
     seed : array-like of int, optional
         Rows of the block to add before the first solve.
+    solver : str or SolverSpec, optional
+        ``"backend[:solver]"`` for the restricted masters (default: the registry's LP default).
 
     Returns
     -------
@@ -239,7 +217,7 @@ def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float =
     >>> round(sol.objective, 6), sol.rows_generated <= block.m
     (49.0, True)
     """
-    import highspy
+    from fairopt.modeling.registry import master_resolve_options, resolve_solver, restricted_master_options
     t0 = time.perf_counter()
     canon = program.canonical()
     if canon.is_mip or canon.P is not None:
@@ -251,37 +229,44 @@ def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float =
     if s.stop - s.start != block.n:
         raise DataValidationError(f"variable {var!r} has {s.stop - s.start} entries but block {block.name!r} "
                                   f"was built for {block.n}.")
-    h = _highs_lp(canon, block.n_aux)
-    for k, val in (options or {}).items():
-        h.setOptionValue(k, val)
+    if block.aux_name in canon.var_slices:
+        raise DataValidationError(f"program {program.name!r} already has a variable {block.aux_name!r}; rename "
+                                  "the block.")
+    base = resolve_solver(solver, "LP")
+    spec = SolverSpec.parse(base, options={**restricted_master_options(base, "LP"), **dict(options or {})})
+    work = copy_program(program)
+    work.add_variables(block.aux_name, block.n_aux, lb=None, ub=None)
+    work.set_objective(linear={v: canon.sense * canon.c[sl] for v, sl in canon.var_slices.items()},
+                       constant=canon.sense * canon.constant, sense=program.sense)
+    model = work.compile(spec)
     A = block.A.tocsr()
     generated = np.zeros(block.m, dtype=bool)
-    order = []
-    inf = highspy.kHighsInf
+    order: list[np.ndarray] = []
     rounds = 0
     log = []
     pending = None if seed is None else np.unique(np.asarray(seed, dtype=np.int64))
+
+    def add(rows: np.ndarray) -> None:
+        model.add_rows(f"{block.name}_round{len(order)}", {var: A[rows], block.aux_name: block.T[rows]},
+                       lb=np.where(block.sense[rows] > 0, block.bound[rows], -np.inf),
+                       ub=np.where(block.sense[rows] < 0, block.bound[rows], np.inf))
+        generated[rows] = True
+        order.append(rows)
     while True:
         if pending is not None and pending.size:
-            viol, pending = pending, None
-            _add_rows(h, block, A, viol, s, canon, inf)
-            generated[viol] = True
-            order.append(viol)
-        h.run()
-        status = h.getModelStatus()
-        if status == highspy.HighsModelStatus.kInfeasible:
-            tight = _tightest_eps(canon, s, block)
+            add(pending)
+            pending = None
+        try:
+            sol = model.solve(require_optimal=True)
+        except InfeasibleError:
+            tight = _tightest_eps(program, var, block, base)
             hint = (f" The smallest feasible eps is {tight:.6g}." if tight is not None
                     else " The program is infeasible at any eps (check its other constraints).")
             raise InfeasibleError(f"program {program.name!r} with fairness block {block.name!r} is infeasible "
                                   f"(after {int(generated.sum())} generated rows).{hint}",
                                   program=program.name, constraint=block.name,
-                                  tightest=None if tight is None else {"eps": tight})
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise SolverError(f"row generation stopped with HiGHS status {h.modelStatusToString(status)}.",
-                              status=str(status))
-        z = np.asarray(h.getSolution().col_value)
-        x, t = z[s], z[canon.n:]
+                                  tightest=None if tight is None else {"eps": tight}) from None
+        x, t = np.asarray(sol.primal[var]).ravel(), np.asarray(sol.primal[block.aux_name]).ravel()
         if not generated.any() and block.n_aux:
             # no row yet, so the level t is arbitrary: test the rows at the level that centres the
             # current rates instead (only genuinely spread-out cells count as violated)
@@ -293,23 +278,64 @@ def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float =
             break
         if max_rows_per_round is not None and viol.size > max_rows_per_round:
             viol = viol[np.argsort(-gap[viol])[:max_rows_per_round]]
-        _add_rows(h, block, A, viol, s, canon, inf)
-        generated[viol] = True
-        order.append(viol)
+        if not rounds:   # e.g. a first solve by interior point, then warm simplex re-solves
+            model.set_options({**master_resolve_options(base, "LP"), **dict(options or {})})
+        add(viol)
         rounds += 1
         log.append((time.perf_counter() - t0, int(viol.size)))
         if rounds > max_rounds:
             raise SolverError(f"row generation did not converge in {max_rounds} rounds; raise max_rounds.")
-    sol = h.getSolution()
-    row_dual = np.asarray(sol.row_dual)
     y = np.zeros(block.m)
-    rows = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
-    y[rows] = canon.sense * row_dual[canon.m:canon.m + rows.size]
-    info = h.getInfo()
-    objective = canon.sense * (info.objective_function_value + canon.constant)
-    primal = {v: z[sl].reshape(canon.var_shapes[v]) for v, sl in canon.var_slices.items()}
-    primal[block.aux_name] = z[canon.n:]
-    dual = {block.name: y}
-    return LazySolution(objective=float(objective), primal=primal, dual=dual, rows_generated=int(generated.sum()),
-                        rounds=rounds + 1, full_rows=block.m, seconds=time.perf_counter() - t0,
-                        generated=generated, log=log)
+    for k, rows in enumerate(order):
+        y[rows] = sol.dual[f"{block.name}_round{k}"]
+    primal = {v: np.asarray(val) for v, val in sol.primal.items()}
+    return LazySolution(objective=float(sol.objective), primal=primal, dual={block.name: y},
+                        rows_generated=int(generated.sum()), rounds=rounds + 1, full_rows=block.m,
+                        seconds=time.perf_counter() - t0, generated=generated, log=log)
+
+
+def solve_parity(program: Program, var: str, block: FairnessBlock, *, method: str = "auto",
+                 solver: str | SolverSpec | None = None) -> LazySolution:
+    """Solve ``program`` with a (many-cell) parity ``block`` on ``var`` by whichever path is
+    faster: row generation (:func:`solve_lazy`) from :data:`LAZY_MIN_CELLS` cells, else the full
+    block added to a copy of the program and solved once.
+
+    Parameters
+    ----------
+    program, var, block
+        As for :func:`solve_lazy`.
+    method : {"auto", "lazy", "full"}
+    solver : str or SolverSpec, optional
+
+    Returns
+    -------
+    LazySolution
+        For the full path ``rows_generated == full_rows`` and ``rounds == 1``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairopt.modeling import Program
+    >>> df = pd.DataFrame({"a": [0, 0, 1, 1] * 3, "b": [0, 1] * 6})
+    >>> prog = Program("pick")
+    >>> _ = prog.add_variables("x", shape=12, lb=0, ub=1)
+    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 12))}, ub=6)
+    >>> prog.set_objective(linear={"x": np.arange(12.0)}, sense="maximize")
+    >>> round(solve_parity(prog, "x", intersectional_parity(df, eps=0.0)).objective, 6)
+    49.0
+    """
+    if method not in ("auto", "lazy", "full"):
+        raise DataValidationError(f"method must be 'auto', 'lazy' or 'full', got {method!r}.")
+    if method == "lazy" or (method == "auto" and len(block.groups) >= LAZY_MIN_CELLS):
+        return solve_lazy(program, var, block, solver=solver)
+    t0 = time.perf_counter()
+    work = copy_program(program)
+    canon = program.canonical()
+    work.set_objective(linear={v: canon.sense * canon.c[sl] for v, sl in canon.var_slices.items()},
+                       constant=canon.sense * canon.constant, sense=program.sense)
+    block.add_to(work, var)
+    sol = work.solve(solver, require_optimal=True)
+    return LazySolution(objective=float(sol.objective), primal={k: np.asarray(v) for k, v in sol.primal.items()},
+                        dual={block.name: np.asarray(sol.dual[block.name])}, rows_generated=block.m, rounds=1,
+                        full_rows=block.m, seconds=time.perf_counter() - t0,
+                        generated=np.ones(block.m, dtype=bool))

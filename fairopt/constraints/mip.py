@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairopt.errors import DataValidationError
+from fairopt.modeling.registry import form_solver
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -51,10 +52,11 @@ def incumbent_lp(model: pyo.Block | cp.Problem, solver: str | None = None) -> So
     >>> round(block.price_of_fairness(cons, problem=lp).parameters["eps"], 6)
     1.0
     """
+    # default: the MILP solver of the back end whose form the model is (the same LP after fixing)
     if hasattr(model, "component_data_objects"):
-        return _pyomo(model, solver or "appsi_highs")
+        return _pyomo(model, solver or form_solver(model, "MILP"))
     if model.__class__.__name__ == "Problem" and hasattr(model, "variables"):
-        return _cvxpy(model, solver or "HIGHS")
+        return _cvxpy(model, solver or form_solver(model, "MILP"))
     raise DataValidationError(f"incumbent_lp takes a pyomo model or a cvxpy Problem, got {type(model).__name__}.")
 
 

@@ -15,13 +15,15 @@ refer to the new values) and every parameter created from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._param_validation import Interval, check_value
 from fairopt.constraints.targets import BlockLike, CvxpyBlock, check_size
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, ParameterError
 
 if TYPE_CHECKING:
     import cvxpy as cp
@@ -48,18 +50,30 @@ def _parts(block: BlockLike) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, _De
     return sp.csr_matrix(A0), T0, b0, deriv
 
 
+def check_tolerance(block: BlockLike, key: str, value: object, where: str = "set_tolerance") -> float:
+    """``value`` as the float tolerance ``key`` of ``block``, checked against the domain its
+    builder declared (``Sensitivity.domain``; any finite number if none): the one check of a
+    tolerance on every path (builder, :meth:`~fairopt.constraints.FairnessBlock.set_tolerance`,
+    a pyomo ``Param`` of :meth:`~fairopt.constraints.FairnessBlock.to_pyomo_parametric`).
+
+    Raises
+    ------
+    ParameterError
+        ``key`` is no tolerance of the block, or ``value`` is outside its domain.
+    """
+    if key not in block.sensitivity:
+        raise ParameterError(f"fairness block {block.name!r} has no tolerance {key!r}; its tolerances are "
+                             f"{list(block.sensitivity)}.")
+    domain = getattr(block.sensitivity[key], "domain", None)
+    check_value(key, value, [domain or Interval(Real, None, None, closed="neither")], f"{block.name}.{where}")
+    return float(value)  # type: ignore[arg-type]
+
+
 def _set_tolerance(block: BlockLike, values: Mapping[str, float]) -> None:
-    unknown = [k for k in values if k not in block.sensitivity]
-    if unknown:
-        raise DataValidationError(f"fairness block {block.name!r} has no tolerance {unknown}; its tolerances are "
-                                  f"{list(block.sensitivity)}.")
-    A0, T0, b0, deriv = _parts(block)
     new = {k: float(block.parameters[k]) for k in block.sensitivity}
-    for k, v in values.items():
-        v = float(v)
-        if not np.isfinite(v):
-            raise DataValidationError(f"tolerance {k!r} must be finite, got {v}.")
-        new[k] = v
+    for k, v in values.items():   # every value checked before anything changes
+        new[k] = check_tolerance(block, k, v)
+    A0, T0, b0, deriv = _parts(block)
     A, T, b = A0.copy(), T0.copy(), b0.copy()
     for k, (dA, dT, db) in deriv.items():
         A = A + new[k] * dA
@@ -126,7 +140,12 @@ def _build_pyomo_parametric(block: BlockLike, var: pyo.Var, name: str,
     blk.aux = pyo.Var(range(block.n_aux), domain=pyo.Reals)
     A0, T0, b0, deriv = _parts(block)
     names = list(deriv)
-    blk.tolerance = pyo.Param(names, mutable=True, initialize={k: float(block.parameters[k]) for k in names})
+
+    def valid(_: pyo.Block, value: object, key: str) -> bool:   # a value set on the Param directly too
+        check_tolerance(block, key, value, where="tolerance")
+        return True
+    blk.tolerance = pyo.Param(names, mutable=True, initialize={k: float(block.parameters[k]) for k in names},
+                              validate=valid)
     flat = [var[k] for k in keys] + [blk.aux[j] for j in range(block.n_aux)]
     M0 = sp.hstack([A0, sp.csr_matrix(T0)], format="csr")
     dM = {k: sp.hstack([dA, sp.csr_matrix(dT)], format="csr") for k, (dA, dT, _) in deriv.items()}

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._param_validation import NONNEGATIVE, check_count, check_value
 from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _vector, encode_groups
@@ -54,14 +55,10 @@ def position_weights(n_positions: int, k: int | None = None) -> np.ndarray:
     >>> position_weights(3, k=2).round(4).tolist()
     [1.0, 0.6309, 0.0]
     """
-    n_positions = int(n_positions)
-    if n_positions < 1:
-        raise DataValidationError(f"n_positions must be at least 1, got {n_positions}.")
+    n_positions = check_count("position_weights", "n_positions", n_positions)
     v = 1.0 / np.log2(1.0 + np.arange(1, n_positions + 1))
     if k is not None:
-        if not 1 <= int(k) <= n_positions:
-            raise DataValidationError(f"k must be in [1, {n_positions}], got {k}.")
-        v[int(k):] = 0.0
+        v[check_count("position_weights", "k", k, high=n_positions):] = 0.0
     return v
 
 
@@ -119,8 +116,8 @@ def doubly_stochastic(n_items: int, n_positions: int | None = None, *, fixed: Ma
     >>> prog.solve().primal["P"].reshape(3, 3)[2].round(6).tolist()
     [1.0, 0.0, 0.0]
     """
-    n = int(n_items)
-    m = n if n_positions is None else int(n_positions)
+    n = check_count("doubly_stochastic", "n_items", n_items)
+    m = n if n_positions is None else check_count("doubly_stochastic", "n_positions", n_positions)
     if n < 1 or not 1 <= m <= n:
         raise DataValidationError(f"a ranking needs 1 <= n_positions <= n_items; got n_items={n}, "
                                   f"n_positions={m}.")
@@ -236,11 +233,12 @@ def exposure_block(groups: ArrayLike, eps: float, *, criterion: str = "parity",
         raise DataValidationError(f"criterion must be one of {CRITERIA}, got {criterion!r}.")
     codes, labels = encode_groups(groups)
     n, K = codes.shape[0], len(labels)
+    check_value("eps", eps, [NONNEGATIVE], "exposure_block")   # largest difference between groups
     eps = float(eps)
-    if not np.isfinite(eps) or eps < 0:
-        raise DataValidationError(f"eps must be finite and >= 0 (largest difference between groups), got {eps}.")
+    if n_positions is not None:
+        n_positions = check_count("exposure_block", "n_positions", n_positions)
     if v is None:
-        v = position_weights(n if n_positions is None else int(n_positions))
+        v = position_weights(n if n_positions is None else n_positions)
     v = check_position_weights(v, n_positions)
     m = v.shape[0]
     if m > n:
@@ -269,7 +267,8 @@ def exposure_block(groups: ArrayLike, eps: float, *, criterion: str = "parity",
     return FairnessBlock(name=name or f"exposure_{criterion}", kind=f"exposure_{criterion}", groups=labels,
                          A=A, T=T, sense=sense, bound=bound, row_labels=row_labels, aux_names=["level"],
                          parameters={"eps": eps},
-                         sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)])})
+                         sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)],
+                                                         domain=NONNEGATIVE)})
 
 
 def exposure_parity(groups: ArrayLike, eps: float, *, v: ArrayLike | None = None, n_positions: int | None = None,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._param_validation import NONNEGATIVE, check_value
 from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _group_matrix, _vector, encode_groups
@@ -62,9 +63,8 @@ def group_cost_parity(groups: ArrayLike, cost: ArrayLike, eps: float, *, entity:
     codes, labels = encode_groups(groups)
     n, K = codes.shape[0], len(labels)
     c = _vector(cost, n, "cost")
+    check_value("eps", eps, [NONNEGATIVE], "group_cost_parity")   # a difference of average costs
     eps = float(eps)
-    if not np.isfinite(eps) or eps < 0:
-        raise DataValidationError(f"eps must be finite and >= 0 (a difference of average costs), got {eps}.")
     if entity is None:
         count = np.bincount(codes, minlength=K).astype(float)
     else:
@@ -88,4 +88,4 @@ def group_cost_parity(groups: ArrayLike, cost: ArrayLike, eps: float, *, entity:
         sense=np.r_[np.ones(K), -np.ones(K)].astype(np.int8), bound=np.r_[np.zeros(K), np.full(K, eps * f)],
         row_labels=[f"cost[{g}] - level >= 0" for g in labels] + [f"cost[{g}] - level <= eps" for g in labels],
         aux_names=["level"], parameters={"eps": eps},
-        sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)])})
+        sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)], domain=NONNEGATIVE)})

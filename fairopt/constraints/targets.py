@@ -149,7 +149,7 @@ def _pyomo_check_results(block: BlockLike, results: object) -> None:
         raise DataValidationError("problem= for a pyomo block is the results object returned by "
                                   f"SolverFactory(...).solve; got {type(results).__name__}.")
     name = getattr(tc, "name", str(tc))
-    _refuse_unfinished(block, name, "pyomo", optimal=("optimal", "locallyOptimal", "globallyOptimal"),
+    _refuse_unfinished(block, name, "pyomo model's", optimal=("optimal", "locallyOptimal", "globallyOptimal"),
                        infeasible=("infeasible", "invalidProblem"), unbounded=("unbounded",),
                        limits=_PYOMO_LIMITS)
 
@@ -159,7 +159,7 @@ def _refuse_unfinished(block: BlockLike, status: str, where: str, optimal: Colle
     """Raise the typed error for a solve of status ``status`` that did not reach an optimum."""
     if status in optimal:
         return
-    what = f"the {where} solve of the model with fairness block {block.name!r} ended {status}"
+    what = f"the {where} solve with fairness block {block.name!r} ended {status}"
     if status in infeasible:
         raise InfeasibleError(f"{what}: the model is infeasible, so the block has no prices. Loosen the "
                               "block's tolerances or check the model's other constraints.",
@@ -271,7 +271,7 @@ def _cvxpy_duals(block: BlockLike, cons: CvxpyBlock, problem: object,
                           "problem.solve() before reading prices.")
     # only "optimal" carries the optimum's duals: a limit ("user_limit") or an early stop
     # ("optimal_inaccurate") leaves multipliers of an unfinished iterate
-    _refuse_unfinished(block, problem.status, "cvxpy", optimal=(cp.OPTIMAL,),
+    _refuse_unfinished(block, problem.status, "cvxpy problem's", optimal=(cp.OPTIMAL,),
                        infeasible=(cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE),
                        unbounded=(cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE),
                        limits=(cp.USER_LIMIT, cp.OPTIMAL_INACCURATE))

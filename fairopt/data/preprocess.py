@@ -29,6 +29,7 @@ __all__ = [
     "preprocess_crime", "preprocess_german", "preprocess_law", "write_benchmark",
 ]
 
+#: a raw input file: its path (``str`` or ``os.PathLike``) or its content as ``bytes``
 RawSource = str | os.PathLike | bytes
 SHUFFLE_SEED = 888
 _STR = pd.Series(["x"]).dtype      # pandas' default string dtype (str on pandas >= 3, object before)

@@ -77,7 +77,7 @@ class BestMixtureLP:
     instead of rebuilding the model each game iteration.
     """
 
-    def __init__(self, bound: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] = "highs") -> None:
+    def __init__(self, bound: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] | None = None) -> None:
         self.bound = np.asarray(bound, dtype=float)
         self.solver = solver
         self._compiled: CompiledModel | ConstantModel | None = None
@@ -107,7 +107,8 @@ class BestMixtureLP:
 
 
 def solve_best_mixture(costs: ArrayLike, G: ArrayLike, bound: ArrayLike, B: float,
-                       solver: str | SolverSpec | Mapping[str, Any] = "highs") -> tuple[np.ndarray, np.ndarray, float]:
+                       solver: str | SolverSpec | Mapping[str, Any] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, float]:
     """Solve :func:`best_mixture_program` once; return ``(q, lambda, s)`` with ``lambda >= 0``."""
     return BestMixtureLP(bound, solver).solve(costs, G, B)
 
@@ -121,7 +122,7 @@ class MinMaxGroupLoss:
     mu: np.ndarray
 
 
-def min_max_group_loss(G: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+def min_max_group_loss(G: ArrayLike, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                        offset: ArrayLike | None = None) -> MinMaxGroupLoss:
     r"""Smallest worst-group loss over mixtures of a pool: :math:`\min_{q\in\Delta}\max_a (G^\top q - o)_a`.
 
@@ -196,10 +197,12 @@ class WeightedHingeLP:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(m, d)``: rows of the (primal) LP and feature columns."""
         return self.features.shape
 
     @property
     def chosen_form(self) -> str:
+        """The LP form :meth:`solve` builds: ``form``, or for ``"auto"`` ``"dual"`` when ``m > 2 d``."""
         m, d = self.shape
         if self.form != "auto":
             return self.form
@@ -248,7 +251,7 @@ class WeightedHingeLP:
         return prog
 
     # -- solving ---------------------------------------------------------------------------
-    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs", form: str | None = None,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None, form: str | None = None,
               warm_start: bool = True) -> HingeSolution:
         """Solve; the dual form re-uses a compiled model (warm start) when ``warm_start``."""
         form = form or self.chosen_form
@@ -274,9 +277,10 @@ class WeightedHingeLP:
         obj = hinge_objective(beta, self.features, self.z, self.W, self.Y, self.alpha)
         return HingeSolution(beta=beta, objective=value, form=form,
                              certificate_gap=abs(obj - value) / max(1.0, abs(value)),
-                             solve_seconds=seconds, backend=str(solver))
+                             solve_seconds=seconds, backend=sol.backend)
 
     def summary(self) -> dict:
+        """Sizes of the primal and dual forms and the form that would be chosen."""
         m, d = self.shape
         return {"rows_primal": m, "rows_dual": 2 * d, "columns_primal": m + d,
                 "columns_dual": m + d, "chosen_form": self.chosen_form}

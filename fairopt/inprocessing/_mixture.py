@@ -18,7 +18,6 @@ from fairopt.validation import (
     check_dense,
     check_group_weights,
     check_groups,
-    check_int,
     check_is_fitted,
     check_numbers,
     check_numeric_columns,
@@ -110,20 +109,6 @@ def moment_from(constraint: str | Moment, known: Mapping[str, Callable[..., Mome
     except ConfigError as exc:
         raise ConfigError(f"{exc} A fairopt.reductions.Moment instance works too.") from None
     return known[key](**kwargs)
-
-
-def check_game_params(estimator: BaseEstimator, B: float | None = None) -> None:
-    """Typed errors for the game parameters shared by the reduction estimators (``B`` overrides
-    ``estimator.B`` when the estimator derives it)."""
-    name = type(estimator).__name__
-    check_int(estimator.max_iter, f"{name}(max_iter)")
-    B = estimator.B if B is None else B
-    if not (isinstance(B, (int, float, np.number)) and not isinstance(B, bool) and np.isfinite(B) and B > 0):
-        raise ConfigError(f"{name}(B={B!r}): the multiplier bound must be a positive number.")
-    if estimator.nu is not None and not (np.isfinite(estimator.nu) and estimator.nu > 0):
-        raise ConfigError(f"{name}(nu={estimator.nu!r}): the gap tolerance must be positive (or None).")
-    if estimator.mode not in ("practical", "faithful"):
-        raise ConfigError(f"{name}(mode={estimator.mode!r}); use 'practical' or 'faithful'.")
 
 
 def check_eps(estimator: BaseEstimator, high: float | None = 1.0) -> None:

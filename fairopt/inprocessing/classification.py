@@ -1,6 +1,7 @@
 """Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -9,19 +10,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
-from fairopt.errors import DataValidationError
+from fairopt.errors import CertificateWarning, DataValidationError
+from fairopt.guarantees import tightened_eps
+from fairopt.inprocessing._certify import Holdout, _rows
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
     check_eps,
     check_fit_inputs,
-    check_game_params,
     moment_from,
     warn_if_not_optimal,
 )
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.reductions import ExponentiatedGradient, make_oracle
 from fairopt.reductions.moments import CLASSIFICATION_MOMENTS, Moment
 from fairopt.reductions.oracles import Oracle
@@ -63,7 +66,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         Allowed difference per group: the constraint bound itself. In fairlearn the bound is the
         moment's ``difference_bound`` and ``ExponentiatedGradient(eps=...)`` sets the game's
         tolerance and multiplier bound ``1/eps``; see ``docs/fairlearn_differences.md``.
-    solver : str or SolverSpec, default="highs"
+    solver : str, SolverSpec, dict or None, default=None
         LP back end of the best-mixture LP.
     max_iter : int, default=50
     random_state : int or None
@@ -85,8 +88,26 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         bounds the true-positive rates of ``pos_label``, so it changes with it. ``y`` is encoded
         once to 0/1 (1 = ``pos_label``) and predictions are decoded back to the labels of ``y``.
 
+    confidence : float in (0, 1) or None, default None
+        Certify the constraint on the population: a share ``certify_size`` of the rows
+        (stratified by group, and by label for the error-rate criteria) is held out, the game is
+        played on the rest with ``eps`` minus the Hoeffding margin the held-out group sizes
+        allow, and the fitted (fixed) rule is certified on the held-out rows, so that with
+        probability at least ``confidence`` every group's population rate is within
+        ``certified_eps_`` of the population's overall rate (see :doc:`/guarantees`). Needs one
+        number ``eps``, unweighted rows and a criterion named by a string.
+    certify_size : float in (0, 1), default 0.3
+        Share of the rows held out to certify the rule when ``confidence`` is set.
+
     Attributes
     ----------
+    eps_ : float or sequence or dict
+        Tolerance the game was played with (``eps`` minus the margin with ``confidence``).
+    guarantee_ : Certificate or None
+        With ``confidence``: the held-out gap, the margin and the method
+        (:class:`fairopt.guarantees.Certificate`); ``None`` otherwise.
+    certified_eps_ : float
+        With ``confidence``: population bound on every group's distance to the overall rate.
     predictors_, weights_, lambda_, gap_, status_, n_iter_, n_oracle_calls_, constraint_names_
         As in :class:`~fairopt.inprocessing.FairRegressor`.
     classes_ : ndarray of shape (2,)
@@ -132,7 +153,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
         "constraint": [StrOptions(accepted_names(CLASSIFICATION_MOMENTS)), Moment],
         "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "B": [None, Interval(Real, 0, None, closed="neither")],
@@ -140,14 +161,17 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         "mode": [StrOptions({"practical", "faithful"})],
         "min_iter": [Interval(Integral, 0, None, closed="left")],
         "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
+        "certify_size": [Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | Oracle | None = None, constraint: str | Moment = "demographic_parity",
                  eps: float | Sequence[float] | dict[Any, float] = 0.01,
-                 solver: str | SolverSpec | Mapping[str, Any] = "highs", max_iter: int = 50,
+                 solver: str | SolverSpec | Mapping[str, Any] | None = None, max_iter: int = 50,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  B: float | None = None, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
-                 min_iter: int = 5, pos_label: str | int | bool | None = None) -> None:
+                 min_iter: int = 5, pos_label: str | int | bool | None = None, confidence: float | None = None,
+                 certify_size: float = 0.3) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -159,6 +183,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.mode = mode
         self.min_iter = min_iter
         self.pos_label = pos_label
+        self.confidence = confidence
+        self.certify_size = certify_size
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
@@ -184,17 +210,24 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
                                            "FairClassifier.fit", target="labels",
                                            numeric=self.estimator is None)
-        moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=self.eps))
+        eps: Any = self.eps
+        holdout = None
+        if self.confidence is not None:
+            holdout = Holdout(self, y, groups, w, "FairClassifier.fit")
+            eps = tightened_eps(holdout.eps, holdout.margin, holdout.confidence, "FairClassifier")
+            X_all, y_all, groups_all = X, y, groups
+            X, y, groups = holdout.part(X, y, groups)
+        moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=eps))
                                                for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         self_B = self._B()
-        check_game_params(self, B=self_B)
+        solver = resolve_solver(self.solver, "LP")   # parsed once; an unknown solver is refused here
         if np.unique(y).size < 2:       # y is encoded: 1 = pos_label
             present = self.classes_[self._pos_index] if y.size and y[0] == 1 else self.classes_[1 - self._pos_index]
             raise DataValidationError(f"FairClassifier needs both labels {self.classes_.tolist()} in y, got 1 "
                                       f"class [{present!r}].")
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
         game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
-                                     max_iter=self.max_iter, mode=self.mode, solver=self.solver,
+                                     max_iter=self.max_iter, mode=self.mode, solver=solver,
                                      min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, groups, sample_weight=w)
         self.result_, self.moment_ = res, moment
@@ -204,7 +237,17 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         self.n_oracle_calls_, self.n_iter_ = res.n_oracle_calls, res.n_iter
         self.constraint_names_ = moment.row_names()
         self.oracle_exact_, self.certificate_ = res.oracle_exact, res.certificate
+        self.eps_, self.guarantee_ = eps, None
         warn_if_not_optimal(self, res)
+        if holdout is not None:
+            proba = self.predict_proba(_rows(X_all, holdout.cert))[:, self._pos_index]
+            self.guarantee_ = holdout.certify(proba, y_all, groups_all)
+            self.certified_eps_ = self.guarantee_.certified_eps
+            if self.certified_eps_ > holdout.eps + 1e-12:
+                warnings.warn(f"FairClassifier: the certified population gap {self.certified_eps_:.4g} exceeds eps = "
+                              f"{holdout.eps:g} (held-out gap {self.guarantee_.sample_gap:.4g} against a training "
+                              f"tolerance of {eps:.4g}); certified_eps_ is what holds at confidence "
+                              f"{holdout.confidence:g}.", CertificateWarning, stacklevel=2)
         return self
 
     def predict_components(self, X: ArrayLike) -> np.ndarray:

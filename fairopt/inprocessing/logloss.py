@@ -14,15 +14,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import parse_solver
 from fairopt.validation import (
     as_1d,
     check_groups,
@@ -100,7 +101,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         L2 weight on the mean-loss scale, ``J = mean ℓ + (C/2)‖w‖²`` (larger = stronger
         regularisation; scikit-learn's ``LogisticRegression(C=1/(n·C))`` is the same model
         without constraint). The intercept is not penalised.
-    solver : str, default "native"
+    solver : str, SolverSpec, dict or None, default None
         ``"native"`` (L-BFGS, exact λ*, Newton polish on the kink), ``"scipy"``,
         ``"cvxpy[:CLARABEL|SCS]"`` (joint exponential-cone form; required for K > 2 groups) or
         ``"pyomo[:ipopt]"`` (needs Ipopt).
@@ -158,14 +159,14 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "constraint": [StrOptions(accepted_names(CONSTRAINTS)), None],
         "C": [Interval(Real, 0, None, closed="left")],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(self, constraint: str | None = "demographic_parity", C: float = 0.01,
-                 solver: str | SolverSpec | Mapping[str, Any] = "native", fit_intercept: bool = True,
+                 solver: str | SolverSpec | Mapping[str, Any] | None = None, fit_intercept: bool = True,
                  max_iter: int = 1000, tol: float = 1e-8) -> None:
         self.constraint = constraint
         self.C = C
@@ -240,7 +241,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         n_groups = len(self.groups_) if hasattr(self, "groups_") else 1
         model = FairLogLoss(X, y01, group, self.constraint, float(self.C), self.fit_intercept,
                             n_groups=max(n_groups, 2 if self.constraint is not None else 1))
-        sol = model.solve(self.solver, tol=float(self.tol), max_iter=int(self.max_iter), x0=x0)
+        sol = model.solve(parse_solver(self.solver), tol=float(self.tol), max_iter=int(self.max_iter), x0=x0)
         if not sol.is_optimal:
             assert sol.gaps is not None  # FairLogLoss.solve always reports the training gaps
             warnings.warn(f"FairLogLossClassifier: the {sol.backend} solver ended with status "

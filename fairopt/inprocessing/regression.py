@@ -9,21 +9,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from fairopt.criteria import accepted_names
-from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, SolverError
+from fairopt._param_validation import HasMethods, Interval, StrOptions
+from fairopt.criteria import accepted_names, criterion
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
     check_eps,
     check_fit_inputs,
-    check_game_params,
     check_lambda_scales,
     moment_from,
     warn_if_not_optimal,
 )
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.reductions import BoundedGroupLoss, ExponentiatedGradient, HingeLPOracle, StatisticalParity, make_oracle
 from fairopt.reductions.evaluation import mixture_sp_disparity
 from fairopt.reductions.losses import Loss, ScaledLogisticLoss, get_loss
@@ -75,7 +75,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     loss : {"square", "logistic", "absolute"} or Loss, default="square"
         Square :math:`(y-u)^2/2`; logistic is the scaled loss of Example 2 with
         ``logistic_scale`` ``C``; targets must lie in ``[0, 1]``.
-    solver : str or SolverSpec, default="highs"
+    solver : str, SolverSpec, dict or None, default=None
         LP back end for the best-mixture LP and the hinge LP (a
         :class:`fairopt.modeling.SolverSpec` also carries its time limit and options).
     max_iter : int, default=50
@@ -138,7 +138,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         "grid_size": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"square", "squared", "squared_error", "logistic", "log", "log_loss", "absolute",
                              "absolute_error"}), Loss],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "oracle": [StrOptions({"auto", "least_squares", "risk_minimization", "hinge_lp"})],
@@ -156,7 +156,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     def __init__(self, estimator: BaseEstimator | Oracle | Literal["hinge_lp"] | None = None,
                  constraint: str | Moment = "statistical_parity",
                  eps: float | Sequence[float] | dict[Any, float] = 0.05, grid_size: int = 40,
-                 loss: str | Loss = "square", solver: str | SolverSpec | Mapping[str, Any] = "highs",
+                 loss: str | Loss = "square", solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  max_iter: int = 50, random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = "auto",
                  B: float = 10.0, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
@@ -191,10 +191,10 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         # a Moment passed as constraint must be a regression moment (it needs the loss)
         return cast("StatisticalParity | BoundedGroupLoss", moment_from(self.constraint, known, "FairRegressor"))
 
-    def _oracle(self, moment: StatisticalParity | BoundedGroupLoss) -> Oracle:
+    def _oracle(self, moment: StatisticalParity | BoundedGroupLoss, solver: SolverSpec | None = None) -> Oracle:
         est = self.estimator
         if est == "hinge_lp" or self.oracle == "hinge_lp":
-            return HingeLPOracle(solver=self.solver)
+            return HingeLPOracle(solver=solver)
         if est is None:
             est = LogisticRegression(max_iter=1000) if isinstance(get_loss(moment.loss), ScaledLogisticLoss) \
                 else LinearRegression()
@@ -223,8 +223,9 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         ------
         DataValidationError
             Targets outside ``[0, 1]``, NaN/inf, mismatched lengths, a single group, empty X.
-        ConfigError
-            Unknown constraint, ``max_iter`` not a positive integer, non-positive ``B``/``nu``.
+        ParameterError
+            A parameter outside what it accepts (unknown constraint, ``max_iter`` not a positive
+            integer, non-positive ``B``/``nu``, a rate criterion's ``eps`` outside ``[0, 1]``).
         InfeasibleError
             Bounded group loss cannot be met: no mixture of the oracle's hypotheses reaches
             the bound (``constraint`` names the group; ``tightest`` the smallest bound found).
@@ -237,18 +238,19 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             if name in self.__dict__:
                 delattr(self, name)
         validate_params(self)
-        check_eps(self, high=1.0 if self.constraint == "statistical_parity" else None)
+        # a rate criterion's eps is a difference of rates, in [0, 1]; a loss bound only needs eps >= 0.
+        # The name goes through the registry: an alias (demographic_parity) is checked the same way
+        check_eps(self, high=1.0 if isinstance(self.constraint, str) and criterion(self.constraint).is_rate
+                  else None)
         check_lambda_scales(self)
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
                                            "FairRegressor.fit", interval=(0.0, 1.0), dense=True,
                                            numeric=self.estimator is None)
-        check_game_params(self)
-        if self.round not in ("down", "mid"):
-            raise ConfigError(f"round={self.round!r}; use 'down' or 'mid'.")
+        solver = resolve_solver(self.solver, "LP")   # parsed once; an unknown solver is refused here
         moment = self._moment()
-        oracle = self._oracle(moment)
+        oracle = self._oracle(moment, solver)
         game = ExponentiatedGradient(moment, oracle, B=self.B, nu=self.nu, max_iter=self.max_iter,
-                                     mode=self.mode, solver=self.solver, eta0=self.eta0,
+                                     mode=self.mode, solver=solver, eta0=self.eta0,
                                      min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, groups, sample_weight=w)
         if res.status == "infeasible":
@@ -273,7 +275,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         head = (f"bounded group loss eps={_fmt(self.eps)} is out of reach: {res.violated_row} stays "
                 f"{res.max_violation:.4g} above its bound after convergence (gap {res.gap:.2g}).")
         try:
-            tightest = min_max_group_loss(res.pool_G, self.solver).value
+            tightest = min_max_group_loss(res.pool_G, resolve_solver(self.solver, "LP")).value
         except SolverError as exc:  # the verdict stands; only the hint is missing
             return InfeasibleError(
                 f"{head} The smallest reachable worst-group loss could not be computed ({exc}); "

@@ -49,7 +49,7 @@ class _Compiled(Protocol):
     @property
     def backend(self) -> str: ...
     @property
-    def highs_qp(self) -> bool: ...
+    def active_set_qp(self) -> bool: ...
     @property
     def stalls_on_degenerate(self) -> bool: ...
     @property
@@ -288,7 +288,7 @@ def certify(model: _Compiled, raw: RawResult, allow_reference: bool = True) -> R
     elif max_violation(canon, x) > FEAS_TOL:
         reason = (f"{model.backend}:{model.spec.solver} reported optimal at a point violating the "
                   f"constraints by {max_violation(canon, x):.2e}")
-    elif model.highs_qp and canon.P is not None and kkt_residual(canon, x, raw.y, raw.z) > KKT_TOL:
+    elif model.active_set_qp and canon.P is not None and kkt_residual(canon, x, raw.y, raw.z) > KKT_TOL:
         reason = (f"HiGHS's QP solver reported optimal at a point whose KKT residual is "
                   f"{kkt_residual(canon, x, raw.y, raw.z):.1e}")
     elif singular_hessian(canon) and has_descent_ray(canon):

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import Canonical, as_bound, as_matrix, check_coefficients, check_convex, to_solution
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
-from fairopt.modeling.registry import SolverSpec, check_spec, compile_program
+from fairopt.modeling.registry import SolverSpec, compile_program, resolve_solver
 from fairopt.modeling.solution import Solution
 
 if TYPE_CHECKING:
@@ -309,16 +309,17 @@ class Program:
         return self.canonical().problem_class
 
     # ------------------------------------------------------------------ solving
-    def compile(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs",
+    def compile(self, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                 **overrides: Any) -> CompiledModel | ConstantModel:
-        """Compile once for ``solver`` and return a model that can be updated and re-solved
-        with warm starts (see :class:`fairopt.modeling.backends.base.CompiledModel`)."""
-        spec = check_spec(SolverSpec.parse(solver, **overrides), self.problem_class)
+        """Compile once for ``solver`` (default: the registry's solver for the program's kind)
+        and return a model that can be updated and re-solved with warm starts (see
+        :class:`fairopt.modeling.backends.base.CompiledModel`)."""
+        spec = resolve_solver(solver, self.problem_class, **overrides)
         model = compile_program(self, spec)
         # no variable entries: a constant, answered the same on every back end (see diagnose)
         return ConstantModel(model) if self.canonical().n == 0 else model
 
-    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs", time_limit: float | None = None,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None, time_limit: float | None = None,
               verbose: bool | None = None,
               options: Mapping[str, Any] | None = None, require_optimal: bool = False,
               relaxation_duals: bool = False) -> Solution:
@@ -326,8 +327,9 @@ class Program:
 
         Parameters
         ----------
-        solver : str or SolverSpec or mapping
-            ``"backend[:solver]"`` (see ``fairopt solvers``).
+        solver : str or SolverSpec or mapping, optional
+            ``"backend[:solver]"`` (see ``fairopt solvers``); default: the registry's solver
+            for the program's kind (:func:`fairopt.modeling.registry.default_spec`).
         time_limit, verbose, options
             Override the spec's fields (``time_limit`` in seconds, > 0).
         require_optimal : bool, default False
@@ -360,9 +362,8 @@ class Program:
         objective equal to its constant (zero duals; no solver is called), or infeasible when a
         row's bounds exclude the activity 0.
         """
-        spec = check_spec(SolverSpec.parse(solver, time_limit=time_limit, verbose=verbose,
-                                           options=dict(options) if options else None),
-                          self.problem_class)
+        spec = resolve_solver(solver, self.problem_class, time_limit=time_limit, verbose=verbose,
+                       options=dict(options) if options else None)
         canon = self.canonical()
         if canon.n == 0:  # a constant: the same answer whatever the back end (see diagnose)
             return constant_solution(canon, spec.backend, str(spec.solver))

@@ -1,36 +1,69 @@
 """The back-end registry: which back ends exist, which are installed, what each takes.
 
-Every back end is one module, ``fairopt/modeling/backends/<name>_backend.py``, exporting an
-:data:`INFO` (:class:`~fairopt.modeling.spec.BackendInfo`); the registry finds them by scanning
-that package. Programs (LP, QP, MILP) compile through ``compile(program, spec)``, smooth problems
-go to ``solve_smooth(problem, spec, ...)`` and problems that carry their own algorithms
-(``native``, ``sgd``) to ``solve_own(problem, spec, ...)`` of the same modules, always after
-:func:`check_spec`, which has no per-back-end special cases. Runners and estimators ask
-:func:`default_spec` instead of naming a solver.
+Every algorithm, fairopt's own included, is a registered solver: one module
+``fairopt/modeling/backends/<name>_backend.py`` exporting an ``INFO``
+(:class:`~fairopt.modeling.spec.BackendInfo`) that declares the problem kinds
+(:mod:`fairopt.modeling.kinds`) each inner solver accepts and its capabilities; the registry reads
+the one list :data:`fairopt.modeling.backends.NAMES`. Programs (LP, QP, MILP) compile through
+``compile(program, spec)``, smooth problems go to ``solve_smooth(problem, spec, ...)`` and the
+other kinds (statistics problems, column- and row-generation masters) to ``solve_own(problem,
+spec, kind)`` of the same modules, always after :func:`check_spec`, which has no per-back-end
+special cases. Formulations, runners and estimators call :func:`resolve` (``None`` takes
+:func:`default_spec`) instead of naming a solver.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import pkgutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache, partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
+from fairopt.modeling.backends import NAMES
 from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
 if TYPE_CHECKING:
     from fairopt.modeling.backends.base import CompiledModel
 
-__all__ = ["BACKENDS", "PROBLEM_CLASSES", "REFERENCES", "BackendInfo", "SolverSpec",
-           "available_backends", "backend_info", "backend_installed", "backends_for",
-           "check_spec", "compile_program", "default_backend", "default_spec", "exact_specs",
-           "inner_solvers", "installed_specs", "iteration_limit_option", "load_backend", "mip_gap_options",
-           "reject_unknown_options", "solve_own", "takes"]
+__all__ = [
+    "BACKENDS",
+    "OWN_ALGORITHM",
+    "PROBLEM_CLASSES",
+    "REFERENCES",
+    "BackendInfo",
+    "SolverSpec",
+    "accepts",
+    "available_backends",
+    "backend_info",
+    "backend_installed",
+    "backends_for",
+    "capabilities",
+    "check_spec",
+    "compile_program",
+    "default_backend",
+    "default_spec",
+    "exact_specs",
+    "form_solver",
+    "inner_solvers",
+    "installed_specs",
+    "iteration_limit_option",
+    "load_backend",
+    "mip_gap_options",
+    "parse_solver",
+    "reject_unknown_options",
+    "resolve_solver",
+    "solve_own",
+    "solver_table",
+    "takes",
+]
+__all__ += ["default_spec_for", "master_resolve_options", "model_backend", "model_spec",
+            "restricted_master_options"]
 
-#: every back end by name, in the order of their modules
+#: ``backend`` label of a result built by a problem's own algorithm, replaced by :func:`solve_own`
+OWN_ALGORITHM = "own algorithm"
+#: every registered solver (back end) by name, in the order of :data:`fairopt.modeling.backends.NAMES`
 BACKENDS: dict[str, BackendInfo] = {}
 #: back ends that re-solve a program whose status a solver got wrong, tried in order
 #: (:func:`fairopt.modeling.certify.reference_solve`)
@@ -38,13 +71,12 @@ REFERENCES = {"LP": ("highs:highs", "cvxpy:CLARABEL"),
               "QP": ("osqp:osqp", "cvxpy:CLARABEL", "highs:highs")}
 
 
-def _scan_backends() -> None:
-    import fairopt.modeling.backends as pkg
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name.endswith("_backend"):
-            info = getattr(importlib.import_module(f"{pkg.__name__}.{mod.name}"), "INFO", None)
-            if info is not None:
-                BACKENDS[info.name] = info
+def _load_backends() -> None:
+    for name in NAMES:
+        info = importlib.import_module(f"fairopt.modeling.backends.{name}_backend").INFO
+        if info.name != name:  # a packaging error, not a user's
+            raise RuntimeError(f"back-end module {name}_backend declares the name {info.name!r}")
+        BACKENDS[name] = info
     for p in PROBLEM_CLASSES:
         owners = [b.name for b in BACKENDS.values() if p in b.default_for]
         if len(owners) != 1:  # a packaging error, not a user's
@@ -90,6 +122,111 @@ def default_spec(problem_class: str) -> SolverSpec:
     return SolverSpec(name, BACKENDS[name].default_solver[problem_class])
 
 
+def resolve_solver(solver: str | SolverSpec | Mapping[str, Any] | None, kind: str, **overrides: Any) -> SolverSpec:
+    """Parse a user's ``solver`` value once and resolve it for problem ``kind``: ``None`` takes
+    the registry's default for the kind (:func:`default_spec`); anything else goes through
+    :meth:`SolverSpec.parse` and :func:`check_spec`, so an unknown or unfit solver raises the
+    typed error listing the installed solvers that accept the kind.
+
+    Examples
+    --------
+    >>> str(resolve_solver(None, "threshold")), str(resolve_solver("cvxpy", "LP"))
+    ('native:native', 'cvxpy:CLARABEL')
+    >>> resolve_solver("cvxpy:NOPE", "LP")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.UnknownSolverError: cvxpy has no inner solver 'NOPE'; ...
+    """
+    if solver is None and not any(v is not None for v in overrides.values()):
+        return check_spec(default_spec(kind), kind)
+    return check_spec(SolverSpec.parse(solver, default=default_spec(kind), **overrides), kind)
+
+
+def parse_solver(solver: str | SolverSpec | Mapping[str, Any] | None) -> SolverSpec | None:
+    """Parse an estimator's ``solver`` parameter once, where it enters: ``None`` stays ``None``
+    (the formulation's kind picks the registry's default), anything else becomes a typed
+    :class:`SolverSpec` (an unknown back end raises :class:`~fairopt.errors.UnknownSolverError`
+    listing the registered ones); the formulation then checks it for its kind.
+
+    Examples
+    --------
+    >>> parse_solver(None) is None, parse_solver("cvxpy:SCS").solver
+    (True, 'SCS')
+    """
+    return None if solver is None else SolverSpec.parse(solver)
+
+
+def accepts(spec: str | SolverSpec | Mapping[str, Any] | None, kind: str) -> bool:
+    """Whether the solver named by ``spec`` declares problem ``kind`` (for a spec without an
+    inner solver: whether the back end's default inner solver for the kind exists). Used to
+    dispatch a problem that can be solved as a structured kind or lowered to a Program.
+
+    Examples
+    --------
+    >>> accepts("native", "threshold"), accepts("highs", "threshold"), accepts(None, "LP")
+    (True, False, True)
+    """
+    parsed = default_spec(kind) if spec is None else SolverSpec.parse(spec)
+    info = backend_info(parsed.backend)
+    if parsed.solver is None:
+        return kind in info.default_solver
+    name = info.canonical_solver(str(parsed.solver))
+    return name is not None and kind in info.kinds(name)
+
+
+def capabilities(spec: SolverSpec) -> dict[str, Any]:
+    """Capabilities of the inner solver of a resolved ``spec`` (:meth:`BackendInfo.capabilities`).
+
+    Examples
+    --------
+    >>> capabilities(resolve_solver(None, "LP"))["duals"]
+    True
+    """
+    return backend_info(spec.backend).capabilities(str(spec.solver))
+
+
+def form_solver(model: Any, kind: str) -> str:
+    """The default inner solver for ``kind`` of the back end whose declarative form is the
+    library of a user's own ``model`` (a pyomo block, a cvxpy ``Problem``): what a fairness block
+    embedded in that model re-solves it with.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> form_solver(cp.Problem(cp.Minimize(0)), "MILP")
+    'HIGHS'
+    """
+    library = type(model).__module__.split(".", 1)[0]
+    info = next((b for b in BACKENDS.values() if b.form == library), None)
+    if info is None or kind not in info.default_solver:
+        raise ConfigError(f"no registered back end solves {library} models of kind {kind}; back ends with a "
+                          f"declarative form: {', '.join(b.name for b in BACKENDS.values() if b.form)}.")
+    return info.default_solver[kind]
+
+
+def solver_table() -> list[dict[str, Any]]:
+    """One record per registered (back end, inner solver): the kinds it accepts, whether it is
+    installed, and its capabilities (:meth:`BackendInfo.capabilities`); what ``fairopt solvers``
+    prints.
+
+    Examples
+    --------
+    >>> rows = {(r["backend"], r["solver"]): r for r in solver_table()}
+    >>> rows["column_generation", "column_generation"]["kinds"]
+    ['colgen']
+    >>> rows["native", "projected_gradient"]["kinds"], rows["sgd", "sgd"]["exact"]
+    (['simplex_qp'], False)
+    """
+    rows = []
+    for b in BACKENDS.values():
+        have = inner_solvers(b.name)
+        for s in b.solvers:
+            rows.append({"backend": b.name, "solver": s, "installed": s in have,
+                         "default_for": [k for k in b.default_for if b.default_solver.get(k) == s],
+                         **b.capabilities(s)})
+    return rows
+
+
 def backends_for(problem_class: str) -> list[str]:
     """Back ends that declare some inner solver taking ``problem_class``.
 
@@ -127,7 +264,8 @@ def available_backends() -> list[dict[str, Any]]:
     ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
     problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
     those the back end can take with the right inner solver; ``declared`` maps every declared
-    inner solver to its problem classes.
+    inner solver to its problem classes (kinds); ``capabilities`` maps it to
+    :meth:`BackendInfo.capabilities`.
 
     Examples
     --------
@@ -144,6 +282,7 @@ def available_backends() -> list[dict[str, Any]]:
         "declared": {s: list(c) for s, c in b.solvers.items()},
         "default_for": list(b.default_for),
         "description": b.description,
+        "capabilities": {s: b.capabilities(s) for s in b.solvers},
     } for b in BACKENDS.values()]
 
 
@@ -286,12 +425,18 @@ def takes(backend: str, problem_class: str) -> bool:
     return problem_class in backend_info(backend).problem_classes
 
 
-def solve_own(problem: Any, spec: SolverSpec, problem_class: str, **options: Any) -> Any:
-    """Run the problem's own algorithm named by ``spec`` (``native``, ``sgd``) after
-    :func:`check_spec`: the back end calls the problem's ``solve_<backend>(**options)``."""
-    # ``problem`` is any formulation with a ``solve_<backend>`` method; the result is its own type
-    spec = check_spec(spec, problem_class)
-    return load_backend(spec.backend).solve_own(problem, spec, **options)
+def solve_own(problem: Any, spec: str | SolverSpec | Mapping[str, Any] | None, problem_class: str,
+              **options: Any) -> Any:
+    """Solve a problem of a kind other than Program and smooth (statistics problems, column- and
+    row-generation masters) with the solver named by ``spec``, after :func:`check_spec`. The
+    result's ``backend`` names the solver that ran (a problem's own algorithm labels its result
+    :data:`OWN_ALGORITHM`, not knowing which registered solver calls it)."""
+    # ``problem`` is any problem of the kind; the result is its own type
+    spec = resolve_solver(spec, problem_class)
+    result = load_backend(spec.backend).solve_own(problem, spec, **options)
+    if hasattr(result, "backend"):
+        result.backend = spec.backend
+    return result
 
 
 def load_backend(name: str) -> ModuleType:
@@ -320,4 +465,100 @@ def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
             model.program, SolverSpec(backend, solver, time_limit=model.spec.time_limit))
 
 
-_scan_backends()
+_load_backends()
+
+
+# ------------------------------------------------------------------ models fairopt does not own
+def model_backend(model: Any) -> str | None:
+    """The back end whose own modelling objects ``model`` is made of: a pyomo model or block
+    (``"pyomo"``), a cvxpy ``Problem`` (``"cvxpy"``); ``None`` for anything else (a
+    :class:`~fairopt.modeling.Program` compiles for any back end).
+
+    Blocks that act on a user's model ask this instead of naming a back end.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> model_backend(cp.Problem(cp.Minimize(0))), model_backend(object())
+    ('cvxpy', None)
+    """
+    if hasattr(model, "component_data_objects") and hasattr(model, "add_component"):
+        return "pyomo"
+    if model.__class__.__name__ == "Problem" and hasattr(model, "variables") and hasattr(model, "constraints"):
+        return "cvxpy"
+    return None
+
+
+def model_spec(backend: str, solver: str | SolverSpec | None, problem_class: str,
+               mip_gap: float | None = None) -> SolverSpec:
+    """Resolve the solver a user asks for a model of back end ``backend`` (see
+    :func:`model_backend`): ``None`` takes the back end's default for ``problem_class``, a bare
+    inner-solver name (``"HIGHS"``) or ``"backend:solver"`` is checked by :func:`check_spec`;
+    the spec's options gain the back end's declared tolerances and, for a MILP with ``mip_gap``,
+    the gap option. The spec's ``options`` are what the model's own ``solve`` receives.
+
+    Examples
+    --------
+    >>> spec = model_spec("cvxpy", None, "MILP", mip_gap=1e-6)
+    >>> spec.backend, spec.options["mip_rel_gap"]
+    ('cvxpy', 1e-06)
+    """
+    if isinstance(solver, SolverSpec):
+        spec = solver
+    elif solver is None or ":" not in str(solver):
+        spec = SolverSpec(backend, None if solver is None else str(solver))
+    else:
+        spec = SolverSpec.parse(solver)
+    if spec.backend != backend:
+        raise ConfigError(f"a {backend} model is solved by {backend}'s own solvers; got {str(spec)!r} "
+                          f"(give an inner solver of {backend}, e.g. {default_spec_for(backend, problem_class)!r}).")
+    spec = check_spec(spec, problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    info = BACKENDS[backend]
+    options = {**info.tolerance_options(spec.solver, problem_class), **dict(spec.options)}
+    if problem_class == "MILP" and mip_gap is not None and info.mip_gap_key.get(spec.solver):
+        options.setdefault(info.mip_gap_key[spec.solver], float(mip_gap))
+    return SolverSpec(spec.backend, spec.solver, options, spec.time_limit, spec.verbose)
+
+
+def default_spec_for(backend: str, problem_class: str) -> str:
+    """``"backend:solver"`` of ``backend``'s default inner solver for ``problem_class`` (empty
+    solver part when it declares none).
+
+    Examples
+    --------
+    >>> default_spec_for("highs", "LP")
+    'highs:highs'
+    """
+    return f"{backend}:{backend_info(backend).default_solver.get(problem_class, '')}"
+
+
+def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+    """Options a back end declares for restricted master problems (a few rows at a time,
+    re-solved after each new batch): e.g. presolve off, where presolving costs more than the
+    warm-started simplex it precedes. Empty when the back end declares none; the spec's own
+    options win.
+
+    Examples
+    --------
+    >>> restricted_master_options(SolverSpec("highs"))["presolve"]
+    'off'
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    declared = dict(BACKENDS[spec.backend].master_options.get(spec.solver, {}))
+    return {**declared, **dict(spec.options)}
+
+
+def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+    """Options a back end declares for a restricted master's re-solves, after its first solve
+    (see :func:`restricted_master_options`); empty when it declares none.
+
+    Examples
+    --------
+    >>> master_resolve_options(SolverSpec("highs"))
+    {'solver': 'simplex'}
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    assert spec.solver is not None  # check_spec fills in the default solver
+    return dict(BACKENDS[spec.backend].master_resolve_options.get(spec.solver, {}))

@@ -7,12 +7,12 @@ mapping all implement :class:`SmoothProblem`. :func:`solve_smooth` resolves the 
 :func:`fairopt.modeling.registry.check_spec` (problem class ``"smooth"``) like every other
 problem, then hands the problem to the back end's ``solve_smooth``:
 
-``native``  the problem's own algorithm, :meth:`SmoothProblem.native_solve` (by default damped
-            Newton with Armijo backtracking when it has a Hessian, else L-BFGS);
-``scipy``   :func:`scipy.optimize.minimize` with the exact gradient (and Hessian for the
-            trust-region methods);
-``cvxpy``   :meth:`SmoothProblem.to_cvxpy` (Clarabel by default, tight tolerances, or SCS);
-``pyomo``   :meth:`SmoothProblem.to_pyomo`, solved by Ipopt when it is installed.
+* ``native``: the problem's own algorithm, :meth:`SmoothProblem.native_solve` (by default
+  damped Newton with Armijo backtracking when it has a Hessian, else L-BFGS);
+* ``scipy``: :func:`scipy.optimize.minimize` with the exact gradient (and Hessian for the
+  trust-region methods);
+* ``cvxpy``: :meth:`SmoothProblem.to_cvxpy` (Clarabel by default, tight tolerances, or SCS);
+* ``pyomo``: :meth:`SmoothProblem.to_pyomo`, solved by Ipopt when it is installed.
 
 Every run ends in a :class:`SmoothSolution` with an honest :class:`~fairopt.modeling.Status`:
 when the problem's optimality measure is a certificate (an unconstrained convex problem's
@@ -24,16 +24,25 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
 
-from fairopt.errors import ConfigError, SolverError
+from fairopt.errors import ConfigError, SolverError, WrongProblemClassError
 from fairopt.modeling.backends.scipy_backend import minimize
-from fairopt.modeling.registry import SolverSpec, check_spec, default_backend, load_backend
+from fairopt.modeling.registry import (
+    BACKENDS,
+    SolverSpec,
+    backend_info,
+    backend_installed,
+    check_spec,
+    default_spec,
+    installed_specs,
+    load_backend,
+)
 from fairopt.modeling.solution import NativeResult, Solution, Status
 
 if TYPE_CHECKING:
@@ -90,6 +99,12 @@ class SmoothProblem(abc.ABC):
     certifies : bool
         Whether ``optimality(x) <= tol`` proves optimality (true for an unconstrained,
         differentiable convex ``f``; false at kinks or with constraints the oracle does not see).
+    oracle_complete : bool
+        Whether the oracles are the whole problem; when false (constraints only the declarative
+        forms hold), only a back end that solves one of the problem's forms accepts it.
+    form_tolerance : float, optional
+        Relative tolerance the problem asks of a form's solver (through the back end's
+        ``tolerance_keys``) instead of the back end's own smooth defaults.
     """
 
     name = "smooth"
@@ -98,12 +113,16 @@ class SmoothProblem(abc.ABC):
     blocks: Mapping[str, slice] = MappingProxyType({})   # subclasses set their own
     has_hessian = False
     certifies = True
+    oracle_complete = True
+    form_tolerance: float | None = None
 
     @property
     def dim(self) -> int:
+        """Number of variables: the end of the last block."""
         return max((s.stop for s in self.blocks.values()), default=0)
 
     def initial_point(self) -> np.ndarray:
+        """Starting point of the native solvers (zeros unless a problem overrides it)."""
         return np.zeros(self.dim)
 
     @abc.abstractmethod
@@ -111,6 +130,7 @@ class SmoothProblem(abc.ABC):
         """``(f(x), ∇f(x))``."""
 
     def value(self, x: np.ndarray) -> float:
+        """``f(x)`` alone (from :meth:`value_grad`)."""
         return self.value_grad(x)[0]
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
@@ -149,9 +169,11 @@ class SmoothProblem(abc.ABC):
         return getattr(type(self), method) is not getattr(SmoothProblem, method)
 
     def to_cvxpy(self) -> CvxpyForm:
+        """The problem as a cvxpy form; a problem without one raises :class:`~fairopt.errors.ConfigError`."""
         raise ConfigError(f"the {self.description} has no cvxpy form; use backend 'native' or 'scipy'.")
 
     def to_pyomo(self) -> PyomoForm:
+        """The problem as a pyomo form; a problem without one raises :class:`~fairopt.errors.ConfigError`."""
         raise ConfigError(f"the {self.description} has no pyomo form; use backend 'native' or 'scipy'.")
 
 
@@ -261,6 +283,85 @@ def lbfgs(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,
 
 
 # ---------------------------------------------------------------------------- solve_smooth
+def _form_backends(problem: SmoothProblem) -> list[str]:
+    """Smooth back ends that solve one of the problem's declarative forms."""
+    return [b.name for b in BACKENDS.values() if "smooth" in b.problem_classes and b.form is not None
+            and problem.has_form(b.form)]
+
+
+def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) -> Any:
+    """The native object of the problem's declarative form for ``backend`` (a ``cvxpy.Problem``,
+    a pyomo ``ConcreteModel``): the form the back end declares (``BackendInfo.form``); default
+    the first back end whose form the problem has. For embedding a model in a larger one.
+
+    Raises
+    ------
+    ConfigError
+        The back end solves no declarative form, or the problem lacks it (the message lists the
+        back ends whose form it has).
+
+    Examples
+    --------
+    >>> class Bowl(SmoothProblem):
+    ...     blocks = {"w": slice(0, 2)}
+    ...     def value_grad(self, x):
+    ...         return 0.5 * float(x @ x), x
+    >>> build_form(Bowl(), "scipy")
+    Traceback (most recent call last):
+    ...
+    fairopt.errors.ConfigError: build() gives the declarative form of the smooth convex problem for back ends ; ...
+    """
+    names = _form_backends(problem)
+    name = SolverSpec.parse(backend).backend if backend is not None else (names[0] if names else None)
+    form = backend_info(name).form if name is not None else None
+    if form is None or not problem.has_form(form):
+        raise ConfigError(f"build() gives the declarative form of the {problem.description} for back ends "
+                          f"{', '.join(names)}; got {backend!r} (the others work on the oracles directly).")
+    built = getattr(problem, f"to_{form}")()
+    return built.problem if isinstance(built, CvxpyForm) else built.model
+
+
+def smooth_spec(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSpec | None = None,
+                **overrides: Any) -> SolverSpec:
+    """Parse and resolve ``spec`` for ``problem`` (kind ``smooth``): the registry's default, or
+    for a problem whose oracles are not the whole problem the first installed back end that
+    solves one of its forms; the inner solver the back end picks for the problem; the tolerance
+    options the problem asks for underneath the spec's own.
+
+    Raises
+    ------
+    WrongProblemClassError
+        The back end does not take smooth problems, or cannot see the whole problem (the
+        message lists the back ends that can).
+
+    Examples
+    --------
+    >>> class Bowl(SmoothProblem):
+    ...     blocks = {"w": slice(0, 2)}
+    ...     def value_grad(self, x):
+    ...         return 0.5 * float(x @ x), x
+    >>> str(smooth_spec(Bowl())), str(smooth_spec(Bowl(), "scipy"))
+    ('native:native', 'scipy:L-BFGS-B')
+    """
+    if spec is None and not problem.oracle_complete:
+        spec = next((SolverSpec(name) for name in _form_backends(problem) if backend_installed(name)), None)
+    spec = SolverSpec.parse(spec, default=default_spec("smooth"), **overrides)
+    info = backend_info(spec.backend)
+    if not problem.oracle_complete and not (info.form and problem.has_form(info.form)):
+        raise WrongProblemClassError(
+            f"the {problem.description} holds constraints its oracles do not see, so only a back end "
+            f"solving its declarative form takes it ({', '.join(_form_backends(problem))}); got {spec}.",
+            installed_specs("smooth"))
+    if spec.solver is None and info.choose_solver is not None:
+        # the back end's default inner solver may depend on the problem (Hessian or not)
+        spec = replace(spec, solver=info.choose_solver(problem, "smooth"))
+    spec = check_spec(spec, "smooth")
+    keys = info.tolerance_keys.get(str(spec.solver), ())
+    if problem.form_tolerance is not None and keys:
+        spec = replace(spec, options={**{k: problem.form_tolerance for k in keys}, **spec.options})
+    return spec
+
+
 def solve_smooth(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSpec | None = None, *,
                  tol: float = 1e-8, max_iter: int = 100, options: Mapping[str, Any] | None = None,
                  x0: ArrayLike | None = None) -> SmoothSolution:
@@ -300,16 +401,8 @@ def solve_smooth(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverS
     SolverError
         The solver failed without a point, or produced a non-finite one.
     """
-    spec = SolverSpec.parse(spec, default=default_backend("smooth"))
-    if options:
-        spec = SolverSpec(spec.backend, spec.solver, {**spec.options, **dict(options)},
-                          spec.time_limit, spec.verbose)
+    spec = smooth_spec(problem, spec, options=dict(options) if options else None)
     backend = load_backend(spec.backend)
-    if spec.solver is None and hasattr(backend, "smooth_solver"):
-        # the back end's default inner solver may depend on the problem (Hessian or not)
-        spec = SolverSpec(spec.backend, backend.smooth_solver(problem), spec.options,
-                          spec.time_limit, spec.verbose)
-    spec = check_spec(spec, "smooth")
     t0 = time.perf_counter()
     start = problem.initial_point() if x0 is None else np.asarray(x0, dtype=float)
     deadline = None if spec.time_limit is None else t0 + float(spec.time_limit)

@@ -9,41 +9,34 @@ for. :class:`SolverSpec` is the only parser of ``"backend[:solver]"`` strings an
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from fairopt.errors import ConfigError
+from fairopt.errors import ConfigError, UnknownSolverError
+from fairopt.modeling.backends import NAMES
+from fairopt.modeling.kinds import PROBLEM_KINDS
 
-#: problem classes: "LP" (linear), "QP" (convex quadratic objective, linear constraints),
-#: "smooth" (max-entropy dual and other smooth convex models), "threshold" (randomized-threshold
-#: post-processing solved exactly or by SGD), "MILP" (an LP with integer variable blocks)
-PROBLEM_CLASSES = ("LP", "QP", "smooth", "threshold", "MILP")
+#: problem kinds, the typed problems a solver declares it accepts (see :mod:`fairopt.modeling.kinds`)
+PROBLEM_CLASSES = PROBLEM_KINDS
 #: relative accuracy of objective and constraints an exact solver reaches
 DEFAULT_ACCURACY = 1e-6
-_BACKEND_DIR = Path(__file__).resolve().parent / "backends"
+#: capability names a solver declares (:meth:`BackendInfo.capabilities`)
+CAPABILITIES = ("duals", "warm_start", "exact", "time_limit", "iteration_limit", "tolerance")
 
 
 def backend_names() -> list[str]:
-    """Names of the back ends: one per module ``fairopt/modeling/backends/<name>_backend.py``.
+    """Names of the registered solvers (back ends): the one list in :mod:`fairopt.modeling.backends`.
 
-    Read from the file names, so that a spec can be checked without importing any back end.
+    Read without importing any back end, so that a spec can be checked cheaply.
 
     Examples
     --------
-    >>> "highs" in backend_names()
+    >>> "highs" in backend_names() and "column_generation" in backend_names()
     True
     """
-    return list(_backend_files())
-
-
-@lru_cache(maxsize=1)
-def _backend_files() -> tuple[str, ...]:
-    # the directory is listed once per process: every SolverSpec.parse asks, and a glob costs
-    # more than a small solve
-    return tuple(sorted(p.name[:-len("_backend.py")] for p in _BACKEND_DIR.glob("*_backend.py")))
+    return list(NAMES)
 
 
 @dataclass(frozen=True)
@@ -86,13 +79,43 @@ class BackendInfo:
     default_for : tuple of str
         Problem classes for which this back end is fairopt's default (one back end per class).
     status_map : mapping
-        Native status (name or code) to :class:`~fairopt.modeling.solution.Status`.
+        Native status (name or code) to :class:`~fairopt.modeling.solution.Status`; the back
+        end reads it through :meth:`map_status`.
+    duals : tuple of str
+        Inner solvers that return duals (the price of fairness) with their solution.
+    warm_start : tuple of str
+        Inner solvers that re-solve from the previous basis or iterate after an update.
+    form : str, optional
+        The declarative form through which the back end solves a smooth problem (the problem's
+        ``to_<form>()``); None when it reads the value/gradient oracles.
+    tolerance_keys : mapping of str to tuple of str
+        Per inner solver, the options that carry a relative tolerance a problem asks for
+        (:attr:`fairopt.modeling.smooth.SmoothProblem.form_tolerance`).
+    active_set_qp : tuple of str
+        Inner solvers whose QP method is active-set: they cycle on some singular Hessians (the
+        program is routed to a reference solver) and prefer condensed QP forms.
+    qp_iteration_limit_key : str, optional
+        Option capping the QP iterations of those solvers.
+    feasibility_tolerance_key : mapping of str to str
+        Per inner solver, the option carrying its primal feasibility tolerance (for a
+        formulation that needs a face kept to a tolerance).
+    choose_solver : callable, optional
+        ``choose_solver(problem, kind)`` picks the inner solver from the problem itself when the
+        spec names none (scipy picks a Hessian method when the smooth problem has a Hessian);
+        ``None`` falls back to ``default_solver``.
     probe : callable, optional
         Returns the inner solvers actually available on this machine (default: all of
         ``solvers`` once ``module`` imports).
     check_options : callable, optional
         ``check_options(solver, options)`` raises :class:`~fairopt.errors.ConfigError` naming
         the valid options when one is unknown.
+    master_options : mapping of str to mapping, optional
+        Per inner solver, options for restricted master problems of row or column generation
+        (small LPs re-solved after each batch of rows, where presolve costs more than the
+        warm-started simplex); see :func:`fairopt.modeling.registry.restricted_master_options`.
+    master_resolve_options : mapping of str to mapping, optional
+        Per inner solver, options switched on after a restricted master's first solve (e.g.
+        the first solve by interior point with crossover, the warm re-solves by simplex).
 
     Examples
     --------
@@ -118,6 +141,47 @@ class BackendInfo:
     status_map: Mapping[Any, Any] = field(default_factory=dict)
     probe: Callable[[], tuple[str, ...]] | None = None
     check_options: Callable[[str, Mapping[str, Any]], None] | None = None
+    duals: tuple[str, ...] = ()
+    warm_start: tuple[str, ...] = ()
+    choose_solver: Callable[[Any, str], str | None] | None = None
+    form: str | None = None
+    active_set_qp: tuple[str, ...] = ()
+    qp_iteration_limit_key: str | None = None
+    feasibility_tolerance_key: Mapping[str, str] = field(default_factory=dict)
+    tolerance_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    master_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    master_resolve_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def map_status(self, native: Any) -> Any:
+        """The :class:`~fairopt.modeling.solution.Status` of a native status (``ERROR`` when the
+        back end declares no mapping for it: an unknown status is never read as success)."""
+        from fairopt.modeling.solution import Status
+        return self.status_map.get(native, Status.ERROR)
+
+    def kinds(self, solver: str) -> tuple[str, ...]:
+        """Problem kinds inner solver ``solver`` accepts."""
+        return tuple(self.solvers.get(solver, ()))
+
+    def capabilities(self, solver: str) -> dict[str, Any]:
+        """What ``solver`` can do: ``duals``, ``warm_start``, ``exact`` (declared accuracy of
+        ``1e-6`` or better), ``time_limit`` and ``iteration_limit`` (the option carrying each,
+        or None), ``tolerance`` (the declared accuracy) and the ``kinds`` it accepts.
+
+        Examples
+        --------
+        >>> from fairopt.modeling.registry import backend_info
+        >>> caps = backend_info("highs").capabilities("highs")
+        >>> caps["duals"], caps["exact"], caps["time_limit"]
+        (True, True, 'time_limit')
+        """
+        return {"kinds": list(self.kinds(solver)), "duals": solver in self.duals,
+                "warm_start": solver in self.warm_start,
+                "exact": self.solver_accuracy(solver) <= DEFAULT_ACCURACY,
+                "time_limit": self.time_limit_key.get(solver),
+                "iteration_limit": self.iteration_limit_key.get(solver),
+                "tolerance": self.solver_accuracy(solver), "active_set_qp": solver in self.active_set_qp,
+                "feasibility_tolerance": self.feasibility_tolerance_key.get(solver)}
 
     @property
     def problem_classes(self) -> tuple[str, ...]:
@@ -162,12 +226,23 @@ class SolverSpec:
     verbose : bool
         Show the solver's own log; otherwise solvers print nothing.
 
+    Notes
+    -----
+    A spec is parsed once, where it enters (the CLI, a model card, an estimator's ``solver``
+    parameter), and travels typed; ``str(spec)`` prints it back with its options in the form
+    :meth:`parse` reads: ``backend:solver{option=value, ...}``.
+
     Examples
     --------
     >>> SolverSpec.parse("cvxpy:CLARABEL")
     SolverSpec(backend='cvxpy', solver='CLARABEL', options={}, time_limit=None, verbose=False)
     >>> SolverSpec.parse({"backend": "cvxpy", "solver": "SCS", "time_limit": 30}).time_limit
     30
+    >>> spec = SolverSpec.parse("cvxpy:SCS", options={"max_iters": 500}, time_limit=30)
+    >>> str(spec)
+    'cvxpy:SCS{max_iters=500, time_limit=30}'
+    >>> SolverSpec.parse(str(spec)) == spec
+    True
     """
 
     backend: str
@@ -177,20 +252,26 @@ class SolverSpec:
     verbose: bool = False
 
     @classmethod
-    def parse(cls, spec: str | Mapping[str, Any] | SolverSpec | None, default: str = "highs",
-              **overrides: Any) -> SolverSpec:
-        """Build a spec from ``"backend[:solver]"``, a config mapping, or another spec.
+    def parse(cls, spec: str | Mapping[str, Any] | SolverSpec | None,
+              default: str | SolverSpec | None = None, **overrides: Any) -> SolverSpec:
+        """Build a spec from ``"backend[:solver][{option=value, ...}]"``, a config mapping, or
+        another spec.
 
+        ``spec=None`` takes ``default``; with neither, :class:`ConfigError` (a caller that knows
+        its problem kind uses :func:`fairopt.modeling.registry.resolve_solver`, which takes
+        ``None`` to the registry's default for the kind).
         ``overrides`` (``time_limit``, ``verbose``, ``options``, ...) replace the spec's fields
         when not None; ``options`` are merged.
         """
         if spec is None:
             spec = default
+        if spec is None:
+            raise ConfigError("no solver given: name one ('backend[:solver]', see `fairopt solvers`), or "
+                              "let fairopt.modeling.registry.resolve_solver(None, kind) choose the default.")
         if isinstance(spec, SolverSpec):
             base = spec
         elif isinstance(spec, str):
-            backend, _, solver = spec.strip().partition(":")
-            base = cls(backend=backend.strip().lower(), solver=solver.strip() or None)
+            base = cls._from_string(spec)
         elif isinstance(spec, Mapping):
             unknown = set(spec) - {"backend", "solver", "options", "time_limit", "verbose"}
             if unknown:
@@ -213,11 +294,12 @@ class SolverSpec:
                 fields["options"] = {**base.options, **dict(fields["options"])}
             base = SolverSpec(**{**base.__dict__, **fields})
         if base.backend not in backend_names():
-            raise ConfigError(f"unknown solver back end {base.backend!r}; choose one of "
-                              f"{backend_names()} (see `fairopt solvers`).")
+            raise UnknownSolverError(f"unknown solver back end {base.backend!r} (see `fairopt solvers`).",
+                                     backend_names())
         if base.time_limit is not None:
             try:
-                ok = float(base.time_limit) > 0
+                # a bool is an int to Python: time_limit=True is a mistake, not one second
+                ok = type(base.time_limit).__name__ not in ("bool", "bool_") and float(base.time_limit) > 0
             except (TypeError, ValueError):
                 ok = False
             if not ok:
@@ -227,8 +309,41 @@ class SolverSpec:
             raise ConfigError(f"solver options must be a table/dict, got {base.options!r}.")
         return base
 
-    def __str__(self) -> str:
+    @classmethod
+    def _from_string(cls, text: str) -> SolverSpec:
+        head, brace, rest = text.strip().partition("{")
+        backend, _, solver = head.strip().partition(":")
+        settings: dict[str, Any] = {}
+        if brace:
+            if not rest.rstrip().endswith("}"):
+                raise ConfigError(f"cannot read solver {text!r}: options go in braces, "
+                                  "'backend:solver{option=value, ...}'.")
+            try:
+                call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
+                assert isinstance(call, ast.Call) and not call.args
+                settings = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
+            except (SyntaxError, ValueError, AssertionError):
+                raise ConfigError(f"cannot read the options of solver {text!r}; write them as "
+                                  "'backend:solver{option=value, ...}' with literal values.") from None
+        time_limit = settings.pop("time_limit", None)
+        verbose = bool(settings.pop("verbose", False))
+        return cls(backend=backend.strip().lower(), solver=solver.strip() or None, options=settings,
+                   time_limit=time_limit, verbose=verbose)
+
+    @property
+    def label(self) -> str:
+        """``backend[:solver]`` without the options (what a result record names)."""
         return self.backend + (f":{self.solver}" if self.solver else "")
+
+    def __str__(self) -> str:
+        settings = {**dict(self.options)}
+        if self.time_limit is not None:
+            settings["time_limit"] = self.time_limit
+        if self.verbose:
+            settings["verbose"] = True
+        if not settings:
+            return self.label
+        return self.label + "{" + ", ".join(f"{k}={v!r}" for k, v in settings.items()) + "}"
 
 
 def reject_unknown_options(where: str, options: Mapping[str, Any], valid: Iterable[str]) -> None:

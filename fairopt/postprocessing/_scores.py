@@ -182,6 +182,67 @@ class _ScoreMixin:
             raise DataValidationError("scores contain NaN or infinite values.")
         return map_scores(raw, kind)
 
+    def mapped_scores(self, X: Source) -> np.ndarray:
+        """The scores on ``[-1, 1]`` that the fitted rule reads for the rows of ``X``.
+
+        The wrapped estimator's output (``predict_proba`` or ``decision_function``; without an
+        estimator, ``X`` itself, less the sensitive columns named at fit) mapped by ``score_map``,
+        before any per-group calibration (``calibrator_``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Features for the wrapped estimator, or the scores themselves.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairopt.postprocessing import ThresholdDebiaser
+        >>> deb = ThresholdDebiaser(score_map="proba")
+        >>> deb.mapped_scores(np.array([0.0, 0.75, 1.0])).tolist()
+        [-1.0, 0.5, 1.0]
+        """
+        drop = getattr(self, "sensitive_columns_", None) if self.estimator is None else None
+        return self._scores(X, drop=drop)
+
+    def group_codes(self, X: Source, sensitive_features: Source | None = None) -> np.ndarray:
+        """Index into ``groups_`` of every row's group.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            The rows (their count; the group columns when the fit named columns of ``X``).
+        sensitive_features : array-like, optional
+            Group of every row; default: the columns of ``X`` named at fit.
+
+        Returns
+        -------
+        ndarray of int of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        DataValidationError
+            A group not seen at fit, or no groups given.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairopt.postprocessing import ThresholdDebiaser
+        >>> f = np.array([-0.5, 0.2, 0.4, 0.9])
+        >>> deb = ThresholdDebiaser().fit(f, sensitive_features=["b", "a", "b", "a"])
+        >>> deb.group_codes(f, ["a", "a", "b", "b"]).tolist(), list(deb.groups_)
+        ([0, 0, 1, 1], ['a', 'b'])
+        """
+        if not hasattr(self, "groups_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit first.")
+        return self._groups_at_predict(X, sensitive_features, self._n_rows(X))
+
     def _estimator_positive_column(self, est: Any) -> int:
         """Column of the favourable label in the wrapped estimator's ``predict_proba``: the label 1
         of the encoded ``y`` it was fitted on, or, for a prefit estimator, ``pos_label_`` among its

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt.criteria import criterion
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.postprocessing._scores import Source, map_scores
 from fairopt.stats import (
@@ -114,12 +115,12 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
     if calibration is not None and y is None:
         raise DataValidationError(f"calibration={est.calibration!r} fits P(y=1 | score) on the fitting sample, "
                                   "so fit needs its labels y; pass y or set calibration=None.")
-    if constraint in ("equal_opportunity", "equalized_odds") and y is None:
+    if criterion(constraint).needs_labels and y is None:
         raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
     if constraint == "covariance" and K != 2:
         raise DataValidationError(f"constraint='covariance' needs a binary sensitive attribute; got {K} groups "
                                   f"{list(labels)[:5]}.")
-    need_y = y if (calibration is not None or constraint in ("equal_opportunity", "equalized_odds")) else None
+    need_y = y if (calibration is not None or criterion(constraint).needs_labels) else None
     if bins is None:
         at = score_atoms(f, g, labels, w, need_y, score_map=score_map)
         est.score_grid_ = None
@@ -140,12 +141,12 @@ def fit_statistics(est: BaseEstimator, f: NDArray[Any], g: NDArray[Any], labels:
         est.calibrator_, at = calibrate_atoms(at, calibration == "isotonic_per_group")
     form: RandomizedThresholdParity | RandomizedThresholdCovariance | ThresholdMixtureOdds
     if constraint == "demographic_parity":
-        form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps, rho=est.rho, atoms=at)
+        form = RandomizedThresholdParity(gamma=est.gamma, eps=est.eps_, rho=est.rho, atoms=at)
     elif constraint == "covariance":             # one subgroup: cells 2 * 0 + s are the groups
         est.subgroups_ = pd.Index([None])
-        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps, atoms=at)
+        form = RandomizedThresholdCovariance(None, None, gamma=est.gamma, eps=est.eps_, atoms=at)
     else:
-        form = ThresholdMixtureOdds(None, None, None, constraint, est.eps, atoms=at)
+        form = ThresholdMixtureOdds(None, None, None, constraint, est.eps_, atoms=at)
     return est._solve_form(form, constraint, est._solver_options(constraint))
 
 

@@ -7,8 +7,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, StrOptions
 
+from fairopt._param_validation import HasMethods, StrOptions
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, _ScoreMixin
 from fairopt.validation import check_dense, check_weights, decode_labels, proba_columns, validate_params

@@ -9,14 +9,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
-from fairopt.criteria import accepted_names, resolve
+from fairopt.criteria import accepted_names, criterion, resolve
 from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
+from fairopt.guarantees import Certificate, tightened_eps
 from fairopt.modeling import SolverSpec
-from fairopt.modeling.registry import default_spec
+from fairopt.modeling.parametric import ParametricProblem
+from fairopt.modeling.registry import accepts, capabilities, default_spec, parse_solver, resolve_solver
 from fairopt.postprocessing import _statistics
+from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin
 from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
 from fairopt.stats import is_dask
 from fairopt.validation import (
@@ -46,6 +50,7 @@ CALIBRATIONS = (None, "auto", "isotonic", "isotonic_per_group")
 #: keys ``solver_options`` may hold, by back end (``native`` takes none)
 SGD_OPTIONS = ("n_steps", "batch_size", "step_size", "sampling", "random_state")
 PROGRAM_OPTIONS = ("time_limit", "verbose", "options")
+#: criteria on the labels: linear programs, not threshold problems
 
 
 class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
@@ -83,11 +88,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     rho : float in [0, 1] or None, default None
         Common target positive rate for ``demographic_parity``; ``None`` lets the optimisation
         choose it (Definition 1 exactly). The paper tunes it near the base rate ``E[y]``.
-    solver : str, default "native"
-        ``"native"`` (exact, ``O(n log n)``), ``"sgd"`` (projected SGD, fixed ``rho``), or a
-        :mod:`fairopt.modeling` solver (``"osqp"``, ``"highs"``, ``"cvxpy[:SOLVER]"``,
-        ``"pyomo[:SOLVER]"``). Equal opportunity / odds use an LP solver (``"native"`` means
-        ``"highs"`` there).
+    solver : str, SolverSpec, dict or None, default None
+        A solver of threshold problems (``fairopt solvers``): ``None`` or ``"native"`` (exact,
+        ``O(n log n)``), ``"sgd"`` (projected SGD, fixed ``rho``), or a :mod:`fairopt.modeling`
+        Program solver (``"osqp"``, ``"highs"``, ``"cvxpy[:SOLVER]"``, ``"pyomo[:SOLVER]"``).
+        Equal opportunity / odds are LPs: ``None`` and the default threshold solver mean the
+        registry's LP solver there.
     random_state : int, Generator or None
         Seed of ``predict``'s sampling (and of the SGD).
     score_map : {"auto", "proba", "logit", "identity"}, default "auto"
@@ -132,14 +138,33 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         and predictions are decoded back to the labels of ``y``. Chunked and Dask inputs need
         0/1 labels (``pos_label`` None or 1).
 
+    confidence : float in (0, 1) or None, default None
+        Certify the constraint on the population, not only on the fitting sample: the fit uses
+        the tolerance ``eps`` minus the DKW margin of the group score CDFs (union-bounded over
+        the groups and, for the error-rate criteria, the label values), so that with probability
+        at least ``confidence`` the population's gap is at most ``certified_eps_ <= eps``. The
+        bound holds uniformly over threshold rules, so it covers the rule fitted on the same
+        rows (see :doc:`/guarantees`). An ``eps`` below the margin raises
+        :class:`~fairopt.errors.InfeasibleError` with the smallest certifiable ``eps`` in
+        ``tightest``. Needs unweighted in-memory rows and a rate criterion (not ``covariance``).
+
     Attributes
     ----------
+    guarantee_ : Certificate or None
+        With ``confidence``: the sample gap, the margin and the method
+        (:class:`fairopt.guarantees.Certificate`); ``None`` otherwise.
+    certified_eps_ : float
+        With ``confidence``: population gap bound holding with that probability.
+    cell_counts_ : ndarray of shape (n_groups, n_conditions)
+        Fitting rows per group (and per label value for the error-rate criteria): what the DKW
+        margin of ``confidence`` and :meth:`certify_gap` read (in-memory fits of rate criteria).
     thresholds_ : ndarray of shape (n_groups,)
         Thresholds ``t_k`` aligned with ``groups_`` (for ``covariance``: shape
         ``(n_subgroups, 2)``, columns for outside / inside the sensitive class; for the label
         criteria: list of per-group arrays of cut points of the step rule).
     gamma_, rho_, eps_ : float
-        Fitted ramp width, target rate (the optimal one when ``rho=None``) and tolerance.
+        Fitted ramp width, target rate (the optimal one when ``rho=None``) and the tolerance the
+        rule was fitted to (``eps``, minus the margin with ``confidence``).
     groups_ : pandas.Index
         Group labels seen at fit (tuples for several sensitive columns).
     fitted_rates_ : ndarray
@@ -181,22 +206,24 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="left")],
         "eps": [Interval(Real, 0, 1, closed="both")],
         "rho": [None, Interval(Real, 0, 1, closed="both")],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "random_state": RANDOM_STATE,
         "score_map": [StrOptions(set(SCORE_MAPS))],
         "solver_options": [None, dict],
         "calibration": [None, StrOptions({c for c in CALIBRATIONS if c is not None})],
         "score_bins": [None, Interval(Integral, 2, None, closed="left")],
         "pos_label": [None, str, Real, "boolean"],   # checked against the labels of y at fit
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
                  constraint: str = "demographic_parity", gamma: float = 0.01, eps: float = 0.0,
-                 rho: float | None = None, solver: str | SolverSpec | Mapping[str, Any] = "native",
+                 rho: float | None = None, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  random_state: int | np.random.RandomState | np.random.Generator | None = None,
                  score_map: ScoreMap = "auto", solver_options: dict[str, Any] | None = None,
                  calibration: Literal["auto", "isotonic", "isotonic_per_group"] | None = "auto",
-                 score_bins: int | None = None, pos_label: str | int | bool | None = None) -> None:
+                 score_bins: int | None = None, pos_label: str | int | bool | None = None,
+                 confidence: float | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -210,6 +237,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         self.calibration = calibration
         self.score_bins = score_bins
         self.pos_label = pos_label
+        self.confidence = confidence
 
     def __sklearn_clone__(self) -> ThresholdDebiaser:
         """Clone without refitting: a prefit estimator is shared, not cloned into an unfitted copy
@@ -223,12 +251,29 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         c = resolve(self.constraint, CONSTRAINTS)   # aliases resolve in fairopt.criteria
         return c
 
+    def _solver_spec(self, constraint: str) -> SolverSpec | None:
+        """The ``solver`` parameter parsed once (typed errors for an unknown solver); ``None``
+        means the registry's default for the constraint's kind."""
+        spec = parse_solver(self.solver)
+        if criterion(constraint).needs_labels and spec is not None and not accepts(spec, "LP") \
+                and spec.backend == default_spec("threshold").backend:
+            spec = None   # the label criteria are LPs: the default threshold solver means the LP default
+        kind = "LP" if criterion(constraint).needs_labels else "threshold"
+        if spec is not None and not (kind == "threshold" and accepts(spec, "threshold")):
+            # a Program solver: checked for the Program's kind when the form is solved, but an
+            # unknown name is refused here, before any statistics are computed
+            resolve_solver(spec, "LP" if kind == "LP" or (self.gamma == 0) else "QP")
+        return spec
+
     def _solver_options(self, constraint: str) -> dict[str, Any]:
-        """``solver_options`` checked against what the chosen back end reads (unknown keys raise)."""
-        backend = SolverSpec.parse(self.solver, default="native").backend
-        if constraint in ("equal_opportunity", "equalized_odds") and backend == "native":
-            backend = "highs"   # the label criteria are LPs
-        allowed = {"native": (), "sgd": SGD_OPTIONS}.get(backend, PROGRAM_OPTIONS)
+        """``solver_options`` checked against what the chosen solver reads (unknown keys raise)."""
+        spec = self._solver_spec(constraint)
+        kind = "LP" if criterion(constraint).needs_labels else "threshold"
+        if accepts(spec, kind) and kind == "threshold":
+            # the problem's own algorithms: the exact one takes no options, the streaming one its own
+            allowed: tuple[str, ...] = () if capabilities(resolve_solver(spec, kind))["exact"] else SGD_OPTIONS
+        else:
+            allowed = PROGRAM_OPTIONS
         return check_options(self, "solver_options", self.solver_options, allowed,
                              f"solver={self.solver!r} with constraint={constraint!r}")
 
@@ -262,7 +307,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         validate_params(self)
         constraint = self._constraint()
         opts = self._solver_options(constraint)
+        self.eps_ = float(self.eps)
+        self.guarantee_: Certificate | None = None
         if self._by_statistics(X, y, sensitive_features, sample_weight):
+            if self.confidence is not None:
+                raise DataValidationError("confidence is computed from in-memory rows; chunked and Dask inputs are "
+                                          "fitted without it (use confidence=None, or pass NumPy/pandas inputs).")
             return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
         n = self._n_rows(X)
         if n == 0:
@@ -272,6 +322,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         codes = self._fit_groups(sensitive_features, X, n, min_groups=2)   # a constraint compares groups
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
+        if criterion(constraint).conditions is not None and (yv is not None or not criterion(constraint).needs_labels):
+            self.cell_counts_ = cell_counts(codes, len(self.groups_), yv, constraint)
+        if self.confidence is not None:
+            self._margin = threshold_margin(self.cell_counts_, constraint, self.confidence, sw,
+                                            "ThresholdDebiaser.fit")
+            self.eps_ = tightened_eps(float(self.eps), self._margin[0], float(self.confidence), "ThresholdDebiaser")
         self._fit_estimator(X, yv, sw)
         f = self._scores(X, drop=self.sensitive_columns_ if self.estimator is None else None)
         if self.score_bins is not None:
@@ -294,12 +350,12 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             at = collapse_atoms(f, codes, len(self.groups_), sw, labels=yv)
             self.calibrator_, at = _statistics.calibrate_atoms(at, calibration == "isotonic_per_group")
             if constraint == "demographic_parity":
-                parity = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps, rho=self.rho, atoms=at)
+                parity = RandomizedThresholdParity(gamma=self.gamma, eps=self.eps_, rho=self.rho, atoms=at)
                 return self._solve_form(parity, constraint, opts)
             f = self.calibrator_.transform(f, codes)
         form: _Form
         if constraint == "demographic_parity":
-            form = RandomizedThresholdParity(f, codes, self.gamma, self.eps, self.rho, sw, len(self.groups_))
+            form = RandomizedThresholdParity(f, codes, self.gamma, self.eps_, self.rho, sw, len(self.groups_))
         elif constraint == "covariance":
             if len(self.groups_) != 2:
                 raise DataValidationError(f"constraint='covariance' needs a binary sensitive attribute; got "
@@ -309,11 +365,11 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             else:
                 sub = check_groups(subgroups, n, X=X, name="subgroups")
                 sub_codes, self.subgroups_ = sub.codes, sub.labels
-            form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps, sw, len(self.subgroups_))
+            form = RandomizedThresholdCovariance(f, codes, sub_codes, self.gamma, self.eps_, sw, len(self.subgroups_))
         else:
             if yv is None:
                 raise DataValidationError(f"constraint={constraint!r} needs the labels y of the fitting sample.")
-            form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps, sample_weight=sw,
+            form = ThresholdMixtureOdds(f, codes, yv, constraint, self.eps_, sample_weight=sw,
                                         n_groups=len(self.groups_))
         return self._solve_form(form, constraint, opts)
 
@@ -327,33 +383,95 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     def _solve_form(self, form: _Form, constraint: str, opts: Mapping[str, Any]) -> ThresholdDebiaser:
         """Solve a built threshold form with the estimator's solver and store the fitted rule (the
         one tail of the in-memory and the statistics fits)."""
-        solver_name = getattr(self.solver, "backend", self.solver)
+        spec = self._solver_spec(constraint)
         opts = dict(opts)
         sol: ThresholdSolution | OddsSolution
-        self.eps_ = float(self.eps)
         if constraint in ("demographic_parity", "covariance"):
-            if solver_name == "sgd":
-                opts.setdefault("random_state", self.random_state)
-            # parity and covariance forms return a ThresholdSolution; every form's solve parses a
-            # SolverSpec or a dict too, though its annotation says str
-            sol = cast("ThresholdSolution", form.solve(self.solver, **opts))  # type: ignore[arg-type]
+            if accepts(spec, "threshold") and not capabilities(resolve_solver(spec, "threshold"))["exact"]:
+                opts.setdefault("random_state", self.random_state)   # a stochastic algorithm (sgd)
+            # parity and covariance forms return a ThresholdSolution
+            sol = cast("ThresholdSolution", form.solve(spec, **opts))
             if constraint == "demographic_parity":
                 self.thresholds_, self.tie_probs_ = sol.thresholds, sol.tie_probs
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, sol.rho, sol.rates
             else:
                 self.thresholds_ = sol.thresholds.reshape(-1, 2)
                 self.gamma_, self.rho_, self.fitted_rates_ = sol.gamma, float("nan"), sol.rates
-        else:   # the label criteria are LPs: the native choice means the registry's LP back end
-            # the odds form returns an OddsSolution
-            sol = cast("OddsSolution", form.solve(
-                default_spec("LP") if solver_name == "native" else self.solver,  # type: ignore[arg-type]
-                **opts))
+        else:   # the label criteria are LPs (see _solver_spec); the odds form returns an OddsSolution
+            sol = cast("OddsSolution", form.solve(spec, **opts))
             self.rules_ = sol.rules
             self.thresholds_ = [r.cuts for r in sol.rules]
             self.gamma_, self.rho_, self.fitted_rates_ = 0.0, float(np.mean(sol.tpr)), sol.tpr
         self.solution_ = sol
         self.constraint_ = constraint
+        if self.confidence is not None:
+            if isinstance(sol, ThresholdSolutionType):
+                rates = [sol.rates]
+            else:
+                rates = [sol.tpr] if constraint == "equal_opportunity" else [sol.tpr, sol.fpr]
+            margin, per_rate, n_rows = self._margin
+            cert = certificate(rates, margin, per_rate, float(self.confidence), n_rows)
+            self.guarantee_, self.certified_eps_ = cert, cert.certified_eps
         return self
+
+    def parametric_problem(self, X: Source, y: Source, *, sensitive_features: Source | None = None,
+                           sample_weight: Source | None = None) -> ParametricProblem:
+        """The exact-frontier LP of this debiaser's criterion on ``(X, y)`` (see :doc:`/frontiers`).
+
+        The rules are the monotone mixtures of thresholds of the pure threshold limit
+        (``gamma = 0``) that maximise training accuracy, so the optimal expected error is a convex
+        piecewise-linear function of ``eps``; the LP keeps each group's ROC-hull vertices, which
+        carry the same optimum, and a per-group monotone calibration (isotonic) leaves the hull
+        unchanged, so the frontier does not depend on ``calibration``. Needs a fitted debiaser
+        (its estimator, groups and labels) and the labels ``y`` of the rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairopt.modeling.parametric import value_curve
+        >>> rng = np.random.default_rng(0)
+        >>> f, g = rng.uniform(-1, 1, 600), rng.integers(0, 2, 600)
+        >>> y = (rng.uniform(size=600) < (f + 1 + 0.3 * g) / 2.3).astype(int)
+        >>> deb = ThresholdDebiaser(constraint="equalized_odds").fit(f, y, sensitive_features=g)
+        >>> problem = deb.parametric_problem(f, y, sensitive_features=g)
+        >>> curve = value_curve(problem.program, problem.rows, 0.0, 1.0)
+        >>> bool(curve.slopes[0] <= 0.0), curve.breakpoints.size > 0
+        (True, True)
+        """
+        from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
+        self._check_fitted()
+        constraint = self.constraint_
+        if criterion(constraint).conditions is None:
+            raise DataValidationError(f"an exact frontier compares rates; {constraint!r} compares none.")
+        f = self.mapped_scores(X)
+        codes = self.group_codes(X, sensitive_features)
+        yv = self._fit_labels(y, f.shape[0], "ThresholdDebiaser.parametric_problem")
+        if yv is None:
+            raise DataValidationError("the frontier's value is the expected error: pass the labels y.")
+        sw = None if sample_weight is None else check_weights(sample_weight, f.shape[0])
+        form = ThresholdMixtureOdds(f, codes, yv, constraint, 0.0, sample_weight=sw, n_groups=len(self.groups_))
+        return form.parametric_problem()
+
+    def certify_gap(self, eps: float, confidence: float) -> float:
+        """Population gap certified at ``confidence`` for a rule fitted to the sample gap ``eps``
+        on this fit's rows (``eps`` plus the DKW margin; see :doc:`/guarantees`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> f, g = rng.uniform(-1, 1, 2000), rng.integers(0, 2, 2000)
+        >>> deb = ThresholdDebiaser(eps=0.2, confidence=0.9).fit(f, sensitive_features=g)
+        >>> round(deb.certify_gap(0.1, 0.95), 3), deb.certified_eps_ <= 0.2
+        (0.194, True)
+        """
+        self._check_fitted()
+        counts = getattr(self, "cell_counts_", None)
+        if counts is None:
+            raise DataValidationError("certify_gap needs an in-memory fit of a rate criterion (its cell counts); "
+                                      "chunked, Dask and covariance fits have none.")
+        margin, _, _ = threshold_margin(counts, self.constraint_, confidence, None, "ThresholdDebiaser.certify_gap")
+        return float(eps) + margin
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "solution_"):

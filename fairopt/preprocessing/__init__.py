@@ -19,11 +19,11 @@ import time
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.data import Domain
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level, check_sample_weight  # noqa: F401  (kept names)
 from fairopt.preprocessing.maxent import MaxEntResampler
 from fairopt.preprocessing.reweighting import RepresentationReweighing, Reweighing, _WeightedResampler
@@ -52,7 +52,7 @@ class TVRepairResampler(_WeightedResampler):
         Required ratio of favourable-label rates between every pair of groups (1 = parity).
     representation : {"data", "balanced"} or array, default "data"
         Group masses of the repaired distribution (``"data"`` keeps the raw representation rate).
-    solver : str, default "highs"
+    solver : str, SolverSpec, dict or None, default None
         LP back end of the TV program.
     pos_label : optional
         Favourable label value (default 1 if it is a level, else the last level).
@@ -75,14 +75,14 @@ class TVRepairResampler(_WeightedResampler):
     _parameter_constraints: ClassVar[dict] = {
         "statistical_rate": [Interval(Real, 0, 1, closed="right")],
         "representation": [StrOptions({"data", "balanced"}), "array-like"],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "pos_label": "no_validation",
         "random_state": RANDOM_STATE,
         "domain": [None, Domain],
     }
 
     def __init__(self, statistical_rate: float = 1.0, representation: str | ArrayLike = "data",
-                 solver: str | SolverSpec | dict[str, Any] = "highs", pos_label: object = None,
+                 solver: str | SolverSpec | dict[str, Any] | None = None, pos_label: object = None,
                  random_state: Seed = None, domain: Domain | None = None) -> None:
         self.statistical_rate = statistical_rate
         self.representation = representation
@@ -106,7 +106,7 @@ class TVRepairResampler(_WeightedResampler):
         model = TVRepair(self.domain_, cells, counts, protected=self.sensitive_name_,
                          label=self.label_name_, favourable_label=pos,
                          statistical_rate=self.statistical_rate, representation=self.representation)
-        res = model.solve(self.solver)
+        res = model.solve(resolve_solver(self.solver, "LP"))
         if res.status != "optimal":
             from fairopt.errors import SolverError
             raise SolverError(f"TV repair did not solve to optimality (status {res.status}).",

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent.model import PRIORS, TARGETS
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import parse_solver
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
 from fairopt.validation import RANDOM_STATE, check_levels, validate_params
 
@@ -54,7 +55,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     tau : float in (0, 1] or sequence, default 1.0
         Algorithm 1 factor: group shares under ``w`` are ``∝ tau_z`` (a float scales the first
         level of the protected column). Sets the representation rate of ``θ^w`` to ``tau``.
-    solver : str, default "native"
+    solver : str, SolverSpec, dict or None, default None
         ``"native"``, ``"scipy[:trust-exact|trust-krylov|L-BFGS-B]"``, ``"cvxpy[:CLARABEL|SCS]"``
         or ``"pyomo[:ipopt]"``.
     tol : float, default 1e-8
@@ -82,6 +83,8 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     n_iter_, solve_seconds_, max_violation_, kl_ : int, float, float, float
         Iterations, wall time of the dual solve, final ``‖E_p[α] − θ‖∞`` and ``KL(p* || q)``.
     model_, solution_, distribution_ : MaxEnt, MaxEntSolution, MaxEntDistribution
+    domain_ : fairopt.data.Domain
+        Product domain of the fitted columns (levels and code order of the samples).
 
     Examples
     --------
@@ -101,7 +104,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         "prior": [StrOptions(set(PRIORS))],
         "target": [StrOptions(set(TARGETS)), "array-like", dict],
         "tau": [Interval(Real, 0, 1, closed="right"), "array-like"],
-        "solver": [str, SolverSpec, dict],
+        "solver": [None, str, SolverSpec, dict],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE,
@@ -112,7 +115,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
 
     def __init__(self, C: float = 0.5, prior: str = "reweighted",
                  target: str | ArrayLike | Mapping[str, Any] = "weighted", tau: float | Sequence[float] = 1.0,
-                 solver: str | SolverSpec | dict[str, Any] = "native", tol: float = 1e-8, max_iter: int = 100,
+                 solver: str | SolverSpec | dict[str, Any] | None = None, tol: float = 1e-8, max_iter: int = 100,
                  random_state: Seed = None, theta_smoothing: float = 0.0, pos_label: object = None,
                  domain: Domain | None = None) -> None:
         self.C = C
@@ -151,8 +154,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
                              target=target, tau=self.tau, sample_weight=sample_weight,
                              theta_smoothing=self.theta_smoothing,
                              level_names=[dom.levels[n] for n in dom.names])
-        # MaxEnt.solve parses a config mapping too (SolverSpec.parse); its hint names str | SolverSpec only
-        sol = self.model_.solve(self.solver, tol=self.tol, max_iter=self.max_iter)  # type: ignore[arg-type]
+        sol = self.model_.solve(parse_solver(self.solver), tol=self.tol, max_iter=self.max_iter)
         if not sol.is_optimal:
             raise SolverError(
                 f"max-entropy dual did not converge with solver {self.solver!r}: status {sol.status}, "

@@ -39,6 +39,15 @@ def kamiran_calders_weights(points: NDArray[np.int64], counts: ArrayLike, label:
 
     ``points`` are distinct cells (integer codes, one column per attribute) with total weights
     ``counts``; ``label``/``protected`` index the label and protected columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.preprocessing.reweighting import kamiran_calders_weights
+    >>> points = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])   # columns: group, label
+    >>> w = kamiran_calders_weights(points, [3.0, 1.0, 1.0, 3.0], label=1, protected=0)
+    >>> w.tolist()                        # label 1 is now as frequent in both groups
+    [0.25, 0.25, 0.25, 0.25]
     """
     counts = np.asarray(counts, dtype=float)
     y, z, c_yz = P._cell_counts(points, counts, label, protected, n_levels)
@@ -56,6 +65,15 @@ def representation_weights(points: NDArray[np.int64], counts: ArrayLike, protect
 
     A group whose rows all have weight 0 cannot get an equal share: that raises
     :class:`~fairopt.errors.DataValidationError` naming the group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.preprocessing.reweighting import representation_weights
+    >>> points = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])   # columns: group, label
+    >>> w = representation_weights(points, [6.0, 2.0, 1.0, 1.0], protected=0)
+    >>> w.tolist(), float(w[:2].sum()), float(w[2:].sum())   # each group gets half the mass
+    ([0.375, 0.125, 0.25, 0.25], 0.5, 0.5)
     """
     counts = np.asarray(counts, dtype=float)
     z = points[:, protected]
@@ -158,6 +176,8 @@ class Reweighing(_WeightedResampler):
         Weight of each training row (mean 1).
     points_, point_weights_ : ndarray
         Distinct training cells (codes of :attr:`domain_`) and their probabilities.
+    domain_ : fairopt.data.Domain
+        Product domain of the fitted columns (levels and code order of the cells).
 
     Examples
     --------

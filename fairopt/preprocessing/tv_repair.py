@@ -16,13 +16,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from fairopt._param_validation import Interval, StrOptions
 from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
 from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import parse_solver
 from fairopt.preprocessing._binning import BINNINGS, ColumnBins, learn_bins, numeric_columns
 from fairopt.preprocessing._frame import (
     _column_codes,
@@ -263,8 +264,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
             distortion=self.distortion, clist=self.clist, dlist=self.dlist,
             max_expected_distortion=self.max_expected_distortion, conditioning=self.conditioning,
             utility=self.utility, divergence=self.divergence, columns=self.columns)
-        result = model.solve(self.solver)
-        self.domain_, self.result_ = dom, result
+        result = model.solve(parse_solver(self.solver))
+        self.domain_, self.result_, self.model_ = dom, result, model
         self.features_, self.label_name_, self.sensitive_name_ = features, y_name, z_name
         self.sensitive_in_X_ = isinstance(sensitive_features, str)
         self.n_features_in_ = X.shape[1]

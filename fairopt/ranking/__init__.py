@@ -34,6 +34,7 @@ from fairopt.constraints.ranking import (
     position_weights,
 )
 from fairopt.errors import DataValidationError, InfeasibleError, SizeLimitError
+from fairopt.modeling.registry import resolve_solver
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
 
@@ -196,8 +197,9 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
     method : {"colgen", "lp"}
         Column generation over permutations (fast) or the LP over ``P`` (reference).
     solver : str or SolverSpec, optional
-        Back end for ``method="lp"`` (any LP back end of ``fairopt solvers``; default: the
-        registry's choice for an LP).
+        LP solver for ``method="lp"`` (any LP solver of ``fairopt solvers``; default the
+        registry's). Parsed and checked for every method: an unknown solver raises
+        :class:`~fairopt.errors.UnknownSolverError` listing the installed LP solvers.
     max_rounds : int
         Cap on column-generation rounds.
     max_bytes : int or None
@@ -234,6 +236,7 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
     eps = float(eps)
     if not np.isfinite(eps) or eps < 0:
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
+    spec = resolve_solver(solver, "LP")   # parsed once, where it enters
     single, rel, grp = _queries(relevance, groups)
     if method == "lp":  # n^2 variables, plus the solver's copies: refuse before building anything
         for scores in rel:
@@ -265,7 +268,7 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         if method == "colgen":
             out = _solve_colgen(Rn, C, K, coef_n, vv, eps_q, criterion, labels, idx, max_rounds, scale)
         else:
-            out = [_solve_lp(Rn[r], C[r], labels, vv, float(eps_q[r]), criterion, solver, q, float(scale[r]))
+            out = [_solve_lp(Rn[r], C[r], labels, vv, float(eps_q[r]), criterion, spec, q, float(scale[r]))
                    for r, q in enumerate(idx)]
         m = int(np.count_nonzero(vv)) if k is not None else int(n)
         for r, q in enumerate(idx):

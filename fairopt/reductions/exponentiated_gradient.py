@@ -290,7 +290,7 @@ class PracticalEG(_EGPlayer):
     mode = "practical"
     use_pool = True
 
-    def __init__(self, B: float, nu: float, max_iter: int, solver: str | SolverSpec | Mapping[str, Any] = "highs",
+    def __init__(self, B: float, nu: float, max_iter: int, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  eta0: float | None = None, min_iter: int = 1, eg_gap: bool = False,
                  step_rule: str = "auto") -> None:
         super().__init__(B, nu, max_iter)
@@ -461,7 +461,7 @@ class ExponentiatedGradient:
     eg_gap : bool, default=False
         Practical mode: also certify the EG average with one extra oracle call per iteration
         so that it can be returned when its gap is the smallest.
-    solver : str or SolverSpec, default="highs"
+    solver : str or SolverSpec, optional
         LP back end of the best-mixture program (any ``fairopt.modeling`` LP solver; a
         ``SolverSpec`` carries its time limit and options to every solve).
     eta0 : float, optional
@@ -499,7 +499,8 @@ class ExponentiatedGradient:
 
     def __init__(self, moment: Moment, oracle: Learner, B: float = 10.0, nu: float | None = None,
                  max_iter: int | None = None, mode: str = "practical", eg_gap: bool = False,
-                 solver: str | SolverSpec | Mapping[str, Any] = "highs", eta0: float | None = None, min_iter: int = 1,
+                 solver: str | SolverSpec | Mapping[str, Any] | None = None, eta0: float | None = None,
+                 min_iter: int = 1,
                  progress: Progress | None = None, step_rule: str = "auto") -> None:
         self.moment = moment
         self.oracle = oracle

@@ -336,13 +336,25 @@ class GameResult:
 
 
 class RunningAverages:
-    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat)."""
+    """Running means of the played costs, constraint values and multipliers (Q-hat, lambda-hat).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.game import RunningAverages
+    >>> avg = RunningAverages(2)
+    >>> for t, cost in enumerate([1.0, 2.0, 6.0], start=1):
+    ...     mean_cost, mean_g, mean_lam = avg.update(cost, np.array([t, 0.0]), np.zeros(2), t)
+    >>> mean_cost, mean_g.tolist()        # the means of rounds 1..3
+    (3.0, [2.0, 0.0])
+    """
 
     def __init__(self, n_rows: int) -> None:
         self.cost, self.g, self.lam = 0.0, np.zeros(n_rows), np.zeros(n_rows)
 
     def update(self, cost: float, g: np.ndarray, lam: np.ndarray,
                t: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """Fold in round ``t``'s cost, constraint values and multipliers; return the running means."""
         self.cost += (cost - self.cost) / t
         self.g += (g - self.g) / t
         self.lam += (lam - self.lam) / t
@@ -424,7 +436,7 @@ class Game(Generic[M]):
     X : array-like
         Training features (the pool scores hypotheses on them).
     progress : callable, optional
-        ``progress(done, total, description)``; players report through :meth:`report`.
+        ``progress(done, total, description)``; players report through the game's ``progress``.
 
     Examples
     --------

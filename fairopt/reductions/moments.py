@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt.criteria import resolve
+from fairopt.criteria import Event, canonical, criterion, resolve
 from fairopt.errors import DataValidationError
 from fairopt.reductions.discretization import (
     Grid,
@@ -475,19 +475,36 @@ class _ClassificationMoment(Moment):
 
     Rows :math:`\pm\gamma_{a,e} \le \varepsilon_a` with
     :math:`\gamma_{a,e} = \hat{\mathbb E}[h \mid A=a, E=e] - \hat{\mathbb E}[h \mid E=e]`; the
-    objective is the classification error. Subclasses define the events ``E``.
+    objective is the classification error. The events ``E`` are the criterion's (``name``) in
+    :mod:`fairopt.criteria`, in their binary form (rates of :math:`h=1`, labels 0/1): a subclass
+    only names its criterion.
     """
 
     problem = ExampleCosts
     cost_range = 1.0
     eta_divisor = 8.0
-    events_: tuple = ()
+    events_: tuple[str, ...] = ()
 
     def __init__(self, eps: ArrayLike | dict[Any, float] = 0.05) -> None:
         self.eps = eps
 
-    def _event_codes(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
-        raise AttributeError
+    @staticmethod
+    def _binary_events(name: str) -> tuple[Event, ...]:
+        return criterion(name).events((0, 1), positive=1)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "events_" in cls.__dict__ or canonical(cls.name) is None:
+            return   # a subclass defining its own events (and ``_event_codes``)
+        # the row names' event part ("all", "y=1", ...), from the registry entry
+        cls.events_ = tuple("all" if e.given is None else f"y={e.given}" for e in cls._binary_events(cls.name))
+
+    def _event_codes(self, y: np.ndarray) -> np.ndarray:
+        """Index of each row's event in ``events_`` (-1: in none); a loop over events, not rows."""
+        codes = np.full(y.size, -1, dtype=np.int64)
+        for i, e in enumerate(self._binary_events(self.name)):
+            codes[(y == e.given) if e.given is not None else slice(None)] = i
+        return codes
 
     def fit(self, y: ArrayLike, sensitive: ArrayLike | Groups,
             sample_weight: ArrayLike | None = None) -> _ClassificationMoment:
@@ -629,10 +646,6 @@ class DemographicParity(_ClassificationMoment):
     """
 
     name = "demographic_parity"
-    events_ = ("all",)
-
-    def _event_codes(self, y: np.ndarray) -> np.ndarray:
-        return np.zeros(y.size, dtype=np.int64)
 
 
 class EqualOpportunity(_ClassificationMoment):
@@ -647,10 +660,6 @@ class EqualOpportunity(_ClassificationMoment):
     """
 
     name = "equal_opportunity"
-    events_ = ("y=1",)
-
-    def _event_codes(self, y: np.ndarray) -> np.ndarray:
-        return np.where(y == 1, 0, -1).astype(np.int64)
 
 
 class EqualizedOdds(_ClassificationMoment):
@@ -665,10 +674,6 @@ class EqualizedOdds(_ClassificationMoment):
     """
 
     name = "equalized_odds"
-    events_ = ("y=0", "y=1")
-
-    def _event_codes(self, y: np.ndarray) -> np.ndarray:
-        return y.astype(np.int64)
 
 
 #: moments by canonical criterion name (:mod:`fairopt.criteria` resolves aliases such as

@@ -103,6 +103,7 @@ class IndexedHypothesis:
         self.index = index
 
     def predict(self, X: NDArray[Any] | Sequence[Any]) -> NDArray[np.float64]:
+        """Look up the stored prediction of each row index in ``X[:, 0]``."""
         return self.values[np.asarray(X).reshape(len(X), -1)[:, 0].astype(np.int64)]
 
 
@@ -324,6 +325,7 @@ class FactoredLeastSquares:
         return type(estimator) is LinearRegression and not estimator.get_params().get("positive", False)
 
     def fit(self, U: ArrayLike) -> ClippedRegressor:
+        """Least-squares fit to targets ``U`` from the stored factorisation; a fitted clipped regressor."""
         U = np.asarray(U, dtype=float)
         u_mean = float(self.w @ U / self.w.sum()) if self.fit_intercept else 0.0
         coef = self.V_over_s @ (self.Ut @ ((U - u_mean) * self.sw))
@@ -721,7 +723,7 @@ class HingeLPOracle(Oracle):
 
     Parameters
     ----------
-    solver : str or SolverSpec, default="highs"
+    solver : str or SolverSpec, optional
         Any LP back end of :mod:`fairopt.modeling` (a ``SolverSpec`` carries time limit and options).
     form : {"auto", "primal", "dual"}, default="auto"
     warm_start : bool, default=True
@@ -743,7 +745,7 @@ class HingeLPOracle(Oracle):
     problems = (CostTable,)
     moment: StatisticalParity
 
-    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] | None = "highs",
+    def __init__(self, solver: str | SolverSpec | Mapping[str, Any] | None = None,
                  form: Literal["auto", "primal", "dual"] = "auto", warm_start: bool = True) -> None:
         self.solver = solver
         self.form = form
@@ -788,6 +790,24 @@ class HingeLPOracle(Oracle):
         """:math:`C_{i,z}` for all augmented rows, flattened with ``r = i N + j``."""
         return self.moment.learner_problem(lam).row_costs().ravel()
 
+    def hinge_lp(self, lam: NDArray[np.float64]) -> WeightedHingeLP:
+        """The weighted hinge LP of the best response to ``lam`` (built, not solved): the LP this
+        oracle solves, for inspection and export.
+
+        Parameters
+        ----------
+        lam : ndarray of shape (n_rows,)
+            Nonnegative multipliers of the moment's rows.
+
+        Returns
+        -------
+        WeightedHingeLP
+            Over the prepared augmented rows ``r = i N + j``, costs ``|C|`` and labels ``sign(-C)``.
+        """
+        C = self.augmented_costs(lam)
+        return WeightedHingeLP(self._features, self._z, np.abs(C), np.where(C <= 0, 1.0, -1.0),
+                               self.moment.grid.alpha, form=self.form)
+
     def best_response(self, lam: NDArray[np.float64]) -> LinearScore:
         """Best response of the learner to the multipliers ``lam``.
 
@@ -801,13 +821,11 @@ class HingeLPOracle(Oracle):
         hypothesis
             A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
         """
-        C = self.augmented_costs(lam)
-        W, Y = np.abs(C), np.where(C <= 0, 1.0, -1.0)
         if self._lp is None:
-            self._lp = WeightedHingeLP(self._features, self._z, W, Y, self.moment.grid.alpha,
-                                       form=self.form)
+            self._lp = self.hinge_lp(lam)
         else:
-            self._lp.set_costs(W, Y)
+            C = self.augmented_costs(lam)
+            self._lp.set_costs(np.abs(C), np.where(C <= 0, 1.0, -1.0))
         sol = self._lp.solve(self.solver, warm_start=self.warm_start)
         self.solve_seconds.append(sol.solve_seconds)
         self.last_solution = sol

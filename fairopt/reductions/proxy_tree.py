@@ -115,7 +115,8 @@ class ProxyTree:
                  margins: Sequence[float] = (0.0, 0.3, 0.6), alpha_fractions: Sequence[float] = (1.0, 0.5),
                  learner: PairedRegressionLearner | EstimatorLearner | None = None, max_iter: int = 40,
                  n_ascent: int = 15,
-                 min_leaf_mass: float = 0.005, solver: str | SolverSpec = "highs", lp_solver: str = "highs") -> None:
+                 min_leaf_mass: float = 0.005, solver: str | SolverSpec | None = None,
+                 lp_solver: str | SolverSpec | None = None) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise DataValidationError(f"alpha must lie in [0, 1], got {alpha}.")
         if not 0.0 < gamma < 1.0:

@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from fairopt.errors import DataValidationError
-from fairopt.modeling import Program
+from fairopt.modeling import Program, SolverSpec
 from fairopt.reductions.game import Game, GameResult
 
 if TYPE_CHECKING:
@@ -56,7 +56,17 @@ __all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegres
 
 def split_coefficients(weights: ArrayLike, groups: NDArray[np.intp], hull_point: Sequence[float] | NDArray[np.float64],
                        margin: float = 0.0) -> NDArray[np.float64]:
-    r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`."""
+    r"""Corrected Lemma-4 coefficients :math:`c_j = s_j - \bar s_V + D\varphi`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import split_coefficients
+    >>> w = np.array([1.0, 1.0, 2.0, 2.0])
+    >>> c = split_coefficients(w, np.array([0, 0, 1, 1]), [0.7, 0.3], margin=0.1)
+    >>> round(float(w @ c / w.sum()), 4)   # weighted mean D * margin, D = |hull_point - 1/K|
+    0.0283
+    """
     w = np.asarray(weights, dtype=float)
     K = len(hull_point)
     s = np.asarray(hull_point)[groups] - 1.0 / K
@@ -71,6 +81,18 @@ class SplitMoment:
     Row order: ``[g^{1+}, g^{1-}, g^{0+}, g^{0-}]``, K rows each, all ``≤ 0`` (``bound = 0``).
     ``alpha_one`` (default ``alpha``) may tighten the budget of child V1 alone; V0 keeps
     ``alpha`` so that ``h ≡ 0`` (V0 = V) stays feasible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> cost, g = moment.stats(np.zeros(200))      # h = 0 keeps every sample in V0: feasible
+    >>> g.shape, bool(np.all(g <= moment.bound)), moment.row_names()[0]
+    ((8,), True, 'disclosure_1+[0]')
     """
 
     def __init__(self, weights: ArrayLike, groups: ArrayLike, prior: ArrayLike, coefficients: ArrayLike,
@@ -95,6 +117,7 @@ class SplitMoment:
         return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
 
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
+        """Cost and disclosure-constraint values ``(cost, g)`` of the predictions ``pred``."""
         h = np.asarray(pred, dtype=float)
         wh = self.wn * h
         S1, W1 = self._weighted_deviation(wh), float(wh.sum())
@@ -103,6 +126,7 @@ class SplitMoment:
         return float(self.wc @ h), np.concatenate([S1 - a1 * W1, -S1 - a1 * W1, S0 - a * W0, -S0 - a * W0])
 
     def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
+        """Lagrangian ``cost + (g - bound) @ lam`` of each hypothesis."""
         return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
 
     def cost_difference(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -114,16 +138,26 @@ class SplitMoment:
         return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
 
     def row_names(self) -> list[str]:
+        """Names of the disclosure constraint rows, side by side and group by group."""
         return [f"disclosure_{side}[{k}]" for side in ("1+", "1-", "0+", "0-") for k in range(self.K)]
 
 
 class LinearSplit:
-    """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``."""
+    """Deterministic split ``h(x) = 1[x̃ᵀβ < 0]`` with ``x̃ = (1, x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import LinearSplit
+    >>> LinearSplit([1.0, -2.0]).predict(np.array([[0.0], [1.0]])).tolist()   # 1 - 2x < 0
+    [0.0, 1.0]
+    """
 
     def __init__(self, beta: ArrayLike) -> None:
         self.beta = np.asarray(beta, dtype=float)
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``1[x̃ᵀβ < 0]`` for each row of ``X``."""
         return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
 
 
@@ -147,12 +181,26 @@ class PairedRegressionLearner:
     ----------
     ridge : float
         Relative ridge on the Gram matrix's diagonal (collinear one-hot columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import PairedRegressionLearner, SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> learner = PairedRegressionLearner().prepare(moment, X)
+    >>> split = learner.best_response(np.zeros(8))   # a linear split of the node's samples
+    >>> type(split).__name__, split.predict(X).shape
+    ('LinearSplit', (200,))
     """
 
     def __init__(self, ridge: float = 1e-8) -> None:
         self.ridge = float(ridge)
 
     def prepare(self, moment: SplitMoment, X: ArrayLike) -> PairedRegressionLearner:
+        """Factor the weighted Gram matrix of ``X`` for ``moment``'s rows; returns ``self``."""
         from scipy.linalg import cho_factor
         self.moment = moment
         self.rows = np.flatnonzero(moment.w > 0)
@@ -163,22 +211,39 @@ class PairedRegressionLearner:
         return self
 
     def best_response(self, lam: NDArray[np.float64]) -> LinearSplit:
+        """The linear split that regresses the cost differences under multipliers ``lam``."""
         from scipy.linalg import cho_solve
         diff = self.moment.cost_difference(lam)[self.rows] * self.moment.W   # undo the 1/W_V scaling
         return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
 
 
 class EstimatorLearner:
-    """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``."""
+    """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import EstimatorLearner, SplitMoment, split_coefficients
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
+    >>> learner = EstimatorLearner(LogisticRegression()).prepare(moment, X)
+    >>> learner.best_response(np.zeros(8)).predict(X).shape    # 0/1 split of every sample
+    (200,)
+    """
 
     def __init__(self, estimator: BaseEstimator) -> None:
         self.estimator = estimator
 
     def prepare(self, moment: SplitMoment, X: ArrayLike) -> EstimatorLearner:
+        """Keep ``moment`` and ``X`` for the best responses; returns ``self``."""
         self.moment, self.X = moment, X
         return self
 
     def best_response(self, lam: NDArray[np.float64]) -> _Constant | _Thresholded:
+        """Fit a clone of the estimator to the cost-sensitive labels under multipliers ``lam``."""
         diff = self.moment.cost_difference(lam)
         label = (diff < 0).astype(int)
         weight = np.abs(diff)
@@ -226,11 +291,13 @@ class DisclosureAuditor:
     mode = "auditor"
 
     def __init__(self, n_ascent: int = 20, step: float = 5.0, lambda_max: float = 100.0,
-                 max_iter: int = 60, solver: str = "highs", tol: float = 1e-9) -> None:
+                 max_iter: int = 60, solver: str | SolverSpec | None = None,
+                 tol: float = 1e-9) -> None:
         self.n_ascent, self.step, self.lambda_max = int(n_ascent), float(step), float(lambda_max)
         self.max_iter, self.solver, self.tol = int(max_iter), solver, float(tol)
 
     def start(self, game: Game[SplitMoment]) -> None:
+        """Reset the auditor for ``game`` and seed its pool with the all-zero split."""
         self.game = game
         self.moment = game.moment
         self.lam = np.zeros(self.moment.bound.size)
@@ -243,9 +310,11 @@ class DisclosureAuditor:
         game.pool.add(ZeroSplit())            # h ≡ 0 keeps the restricted LP feasible
 
     def propose(self, t: int) -> np.ndarray:
+        """The multipliers the learner answers in round ``t``."""
         return self.lam
 
     def observe(self, t: int, index: int) -> bool:
+        """Take the learner's new column ``index``; return whether the game has converged."""
         costs, G = self.game.pool.arrays()
         if t <= self.n_ascent:
             lam = self.lam + self.step / np.sqrt(t) * G[index]
@@ -287,6 +356,7 @@ class DisclosureAuditor:
         self.value = float(sol.objective)
 
     def finish(self, t: int) -> GameResult:
+        """The game's result after ``t`` rounds: the mixture of the restricted master LP."""
         if self.pi is None or len(self.pi) < len(self.game.pool):
             self._solve_master()
         assert self.pi is not None  # set by _solve_master
@@ -304,7 +374,20 @@ def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prio
                 hull_point: Sequence[float] | NDArray[np.float64], alpha: float, *, margin: float = 0.0,
                 alpha_one: float | None = None, learner: PairedRegressionLearner | EstimatorLearner | None = None,
                 auditor: DisclosureAuditor | None = None) -> GameResult:
-    """Play the split game at one node; return the mixture (hypotheses, weights) and its stats."""
+    """Play the split game at one node; return the mixture (hypotheses, weights) and its stats.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.reductions.split_game import learn_split
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.integers(0, 2, 200)
+    >>> X = (z + rng.normal(size=200))[:, None]           # a feature that discloses the group
+    >>> res = learn_split(X, np.full(200, 1 / 200), z, np.bincount(z) / 200,
+    ...                   hull_point=[0.5, 0.5], alpha=0.1)
+    >>> res.status, round(float(res.weights.sum()), 9), bool(np.all(res.constraint_values <= res.bound + 1e-9))
+    ('converged', 1.0, True)
+    """
     t0 = time.perf_counter()
     coef = split_coefficients(weights, groups, hull_point, margin)
     moment = SplitMoment(weights, groups, prior, coef, alpha, alpha_one)

@@ -1,13 +1,9 @@
 """Model-card runners: one module per formulation, looked up by the card's ``formulation.name``.
 
-A runner module defines
-
-``Parameters``
-    a pydantic model (``extra="forbid"``) validating the card's ``[parameters]`` table;
-``run(card, params, solver, progress) -> RunOutput``
-    builds and solves the model described by the card;
-``build(card, params) -> fairopt.modeling.Program`` (optional)
-    the program solved, for ``fairopt inspect`` and LP/MPS export.
+A runner module implements :class:`~fairopt.runs.base.Runner`: pydantic models ``Data`` and
+``Parameters`` for the card's tables, ``run(card, params, data, solver, progress) -> RunOutput``,
+and optionally ``build(card, params, data) -> Program`` (for ``fairopt inspect`` and export),
+``EXPORT_NOTE`` and ``FRONTIER``. It uses estimators through their public API only.
 
 The CLI never imports formulations directly, so adding a formulation means adding one module
 here and one line to ``RUNNERS``.
@@ -15,10 +11,10 @@ here and one line to ``RUNNERS``.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import cast
 
 from fairopt.errors import ConfigError
-from fairopt.runs.base import RunOutput, Table
+from fairopt.runs.base import Runner, RunOutput, Table
 
 #: formulation name -> runner module
 RUNNERS: dict[str, str] = {
@@ -30,10 +26,11 @@ RUNNERS: dict[str, str] = {
     "fair_logloss": "fairopt.runs.fair_logloss",
     "fair_selection": "fairopt.runs.fair_selection",
     "fair_ranking": "fairopt.runs.ranking",
+    "multiclass_debiasing": "fairopt.runs.multiclass_debiasing",
 }
 
 
-def get_runner(name: str) -> ModuleType:
+def get_runner(name: str) -> Runner:
     """Return the runner module of formulation ``name``.
 
     Examples
@@ -47,9 +44,9 @@ def get_runner(name: str) -> ModuleType:
             f"choose one of {sorted(RUNNERS)}."
         )
     try:
-        return importlib.import_module(RUNNERS[name])
+        return cast("Runner", importlib.import_module(RUNNERS[name]))
     except ModuleNotFoundError as exc:  # pragma: no cover - only while a formulation is unfinished
         raise ConfigError(f"formulation {name!r} has no runner in this build ({exc}).") from exc
 
 
-__all__ = ["RUNNERS", "RunOutput", "Table", "get_runner"]
+__all__ = ["RUNNERS", "RunOutput", "Runner", "Table", "get_runner"]

@@ -67,7 +67,7 @@ def _setup(params: Parameters, data: Data, solver: SolverSpec | None) -> tuple[s
     df = load_dataset(data.dataset, data.path).drop(columns=[label])
     train, test = split(df, params.test_size, params.random_state)
     est = BalancedFilter(alpha=params.alpha, proxy=params.proxy, weights=params.weights,
-                         solver=solver or str(default_spec("QP")), encoding=params.encoding,
+                         solver=solver, encoding=params.encoding,
                          split_bins=params.split_bins or None,
                          gamma=params.gamma, max_height=params.max_height,
                          stop_distance=params.stop_distance, random_state=params.random_state)

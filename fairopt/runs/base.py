@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from fairopt._progress import Progress, no_progress
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
+    from pydantic import BaseModel
 
-__all__ = ["Progress", "RunOutput", "Table", "no_progress", "split_rows"]
+    from fairopt.modeling import SolverSpec
+
+__all__ = ["Progress", "RunOutput", "Runner", "Table", "no_progress", "split_rows"]
 
 
 @dataclass
@@ -68,6 +71,47 @@ class FrontierSpec:
     objective: str
     objective_sense: str = "min"
     fairness: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """The contract of a model-card runner: the module ``fairopt.runs.<name>`` that
+    :func:`fairopt.runs.get_runner` returns for ``formulation.name = "<name>"``. The card loader,
+    ``fairopt run``, sweeps and frontiers read nothing else from it.
+
+    Required
+        ``Data`` and ``Parameters``: pydantic models (``extra="forbid"``) validating the card's
+        ``[data]`` and ``[parameters]`` tables;
+        ``run(card, params, data, solver, progress) -> RunOutput``: fits and evaluates the
+        card's model, with ``card`` the loaded :class:`~fairopt.runs.card.Card` (typed ``Any``
+        here: the card module imports this one), ``params`` / ``data`` the validated tables, ``solver`` the card's
+        :class:`~fairopt.modeling.SolverSpec` (``None``: the registry's default) and
+        ``progress(step, total, message)`` the progress callback.
+    Optional (absent: the feature is off for this formulation)
+        ``build(card, params, data) -> Program``: the program the run solves, for
+        ``fairopt inspect`` and LP/MPS export; ``EXPORT_NOTE``: what that export holds;
+        ``FRONTIER``: a :class:`FrontierSpec` for ``fairopt frontier`` of a sweep folder;
+        ``frontier_inputs(card, params, data) -> (estimator, X, y, sensitive_features)``: the
+        unfitted estimator and its fitting rows, for ``fairopt frontier CARD.toml`` (an exact or
+        certified frontier through :func:`fairopt.frontier`).
+
+    A runner uses estimators and formulations through their public API only (no ``_private``
+    methods), so an estimator's internals can change without breaking a card.
+
+    Examples
+    --------
+    >>> from fairopt.runs import get_runner
+    >>> isinstance(get_runner("tv_repair"), Runner)
+    True
+    """
+
+    Data: type[BaseModel]
+    Parameters: type[BaseModel]
+
+    def run(self, card: Any, params: Any, data: Any, solver: SolverSpec | None,
+            progress: Progress) -> RunOutput:
+        """Fit and evaluate the card's model."""
+        ...
 
 
 def split_rows(n: int, fractions: ArrayLike | None, rng: np.random.Generator, sort: bool = False,

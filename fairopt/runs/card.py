@@ -30,14 +30,13 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairopt.errors import ConfigError
 from fairopt.modeling.registry import SolverSpec
-from fairopt.runs import get_runner
+from fairopt.runs import Runner, get_runner
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,13 +90,14 @@ class Card:
     name: str
     description: str
     formulation: str
-    runner: ModuleType
+    runner: Runner
     data: BaseModel
     parameters: BaseModel
     solver: SolverSpec | None
     raw: dict
 
     def as_dict(self) -> dict:
+        """The card as a plain ``dict``: path, name, formulation, data, parameters and solver."""
         return {"path": str(self.path), "name": self.name, "formulation": self.formulation,
                 "data": self.data.model_dump(mode="json"),
                 "parameters": self.parameters.model_dump(mode="json"),
@@ -259,7 +259,8 @@ def read_card(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({exc}).") from exc
 
 
-def load_card(path: str | os.PathLike[str], overrides: list[str] | None = None, solver: str | None = None,
+def load_card(path: str | os.PathLike[str], overrides: list[str] | None = None,
+              solver: str | SolverSpec | None = None,
               raw: dict[str, Any] | None = None) -> Card:
     """Read, override and validate a model card.
 
@@ -297,12 +298,11 @@ def load_card(path: str | os.PathLike[str], overrides: list[str] | None = None, 
         raise ConfigError(f"{path}: invalid model card\n  data.path{origin}: data.dataset = {dataset!r} is built "
                           "into the package and reads no file; drop data.path, or name a file-based data set "
                           f"(e.g. --set data.dataset={dataset.split(':', 1)[1]!r}) to read it.")
-    spec = None
-    if schema.solver is not None:
-        spec = SolverSpec.parse(schema.solver.model_dump())
+    # the card's [solver] table and --solver are each parsed once, here, and travel typed
+    spec = SolverSpec.parse(schema.solver.model_dump()) if schema.solver is not None else None
     if solver:
-        base = spec or SolverSpec.parse(solver)
-        parsed = SolverSpec.parse(solver)
+        parsed = SolverSpec.parse(solver)   # a SolverSpec (the CLI parsed it) comes back as it is
+        base = spec or parsed
         # --solver replaces back end and inner solver; options of a different back end are dropped
         same = base.backend == parsed.backend
         dropped = sorted(k for k in overridden if k.startswith("solver.options.")) if not same else []
@@ -311,8 +311,9 @@ def load_card(path: str | os.PathLike[str], overrides: list[str] | None = None, 
                               f"back end, which --solver {solver} replaces, so it would be dropped. To give "
                               f"{parsed.backend!r} options, choose it with --set solver.backend={parsed.backend} "
                               "instead of --solver.")
-        spec = SolverSpec(parsed.backend, parsed.solver, base.options if same else {},
-                          base.time_limit, base.verbose)
+        spec = SolverSpec(parsed.backend, parsed.solver, {**(base.options if same else {}), **parsed.options},
+                          parsed.time_limit if parsed.time_limit is not None else base.time_limit,
+                          base.verbose or parsed.verbose)
     return Card(path=path, name=schema.card.name, description=schema.card.description,
                 formulation=schema.formulation.name, runner=runner, data=data, parameters=params,
                 solver=spec, raw=raw)

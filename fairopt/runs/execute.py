@@ -9,9 +9,9 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from fairopt import __version__
+from fairopt._version import __version__
 from fairopt.errors import InfeasibleError, SolverError
-from fairopt.modeling.registry import iteration_limit_option
+from fairopt.modeling.registry import accepts, capabilities, iteration_limit_option, resolve_solver
 from fairopt.runs.base import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -26,17 +26,6 @@ def exit_code(status: str | None) -> int:
     if status == "optimal":
         return 0
     return 3 if status in LIMIT_STATUSES else 1
-
-
-def split_solver(backend: str | None, solver: str | None) -> tuple[str | None, str | None]:
-    """``("cvxpy", "cvxpy:CLARABEL")`` -> ``("cvxpy", "CLARABEL")``: ``solver`` never repeats the back end."""
-    backend = None if backend is None else str(backend)
-    solver = None if solver is None else str(solver)
-    if solver and ":" in solver:
-        head, _, tail = solver.partition(":")
-        if backend is None or head == backend:
-            backend, solver = head, tail or None
-    return backend, solver
 
 
 def solver_label(backend: str | None, solver: str | None) -> str:
@@ -74,7 +63,8 @@ def limit_hint(card: Card, status: str | None, solver_stopped: bool = False) -> 
         backend = str(getattr(spec, "backend", "") or "")
         params: Any = card.parameters   # the formulation's own model: its fields are checked by name below
         fields = type(params).model_fields
-        if backend == "sgd" and "sgd_steps" in fields:
+        if "sgd_steps" in fields and spec is not None and accepts(spec, "threshold") \
+                and not capabilities(resolve_solver(spec, "threshold"))["exact"]:   # the card's stochastic steps
             return f"raise the iteration limit: --set parameters.sgd_steps={2 * params.sgd_steps}"
         key = iteration_limit_option(backend, getattr(spec, "solver", None)) if backend else None
         if solver_stopped and key:   # the back end declares its own iteration-limit option
@@ -108,8 +98,9 @@ def execute(card: Card, progress: Progress = no_progress) -> dict[str, Any]:
         output = card.runner.run(card, card.parameters, card.data, card.solver, progress)
     except SolverError as exc:
         status = "infeasible" if isinstance(exc, InfeasibleError) else str(exc.status or "error")
-        backend, solver = split_solver(card.solver.backend if card.solver else None,
-                                       card.solver.solver if card.solver else None)
+        # the card's spec, parsed once when the card was read; its fields travel as they are
+        backend = card.solver.backend if card.solver else None
+        solver = card.solver.solver if card.solver else None
         result.update(status=status, backend=backend, solver=solver, metrics={}, undefined_metrics=[],
                       error=str(exc), tables=[], extra={},
                       timings={"build_seconds": None, "solve_seconds": None,
@@ -122,7 +113,7 @@ def execute(card: Card, progress: Progress = no_progress) -> dict[str, Any]:
         return json_safe(result)
     metrics, timings = _split_timings({k: float(v) for k, v in output.metrics.items()})
     undefined = sorted(k for k, v in metrics.items() if not math.isfinite(v))
-    backend, solver = split_solver(output.backend, output.solver)
+    backend, solver = output.backend, output.solver   # typed fields: the back end and its inner solver
     # the values the run actually used (e.g. a data set's default favourable label)
     params.update(getattr(output, "parameters", None) or {})
     result.update(backend=backend, solver=solver, status=str(output.status),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import DataValidationError
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
@@ -123,6 +123,13 @@ class Parameters(BaseModel):
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds", "none"] = \
         _DEFAULT["constraint"]
+
+    @field_validator("constraint", mode="before")
+    @classmethod
+    def _canonical_criterion(cls, v: object) -> object:
+        # aliases (statistical_parity, ...) resolve in fairopt.criteria, as the estimator's do
+        from fairopt.criteria import canonical
+        return (canonical(v) or v) if isinstance(v, str) else v
     C: float = Field(default=_DEFAULT["C"], ge=0, description="L2 weight on the mean-loss scale")
     fit_intercept: bool = _DEFAULT["fit_intercept"]
     max_iter: int = Field(default=_DEFAULT["max_iter"], ge=1)

@@ -21,7 +21,8 @@ from fairopt.data.loaders import CRIME_DERIVED_COLUMNS, crime_majority_white
 from fairopt.errors import InfeasibleError
 from fairopt.inprocessing import FairRegressor, SEORegressor
 from fairopt.metrics import ks_statistical_parity
-from fairopt.modeling import SolverSpec, default_spec
+from fairopt.modeling import SolverSpec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.reductions.evaluation import lower_convex_envelope
 from fairopt.reductions.losses import ScaledLogisticLoss, get_loss
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
@@ -255,7 +256,7 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
     base = baselines(prepared, loss_name)
     build_seconds = time.perf_counter() - t0
     # the whole spec travels to the oracles and LPs, so the card's time_limit and options apply
-    spec = SolverSpec.parse(solver, default=str(default_spec("LP")))
+    spec = resolve_solver(solver, "LP")
     eps_values = list(params.eps)
     shared = {"params": params, "data": prepared, "solver": spec}
     t1 = time.perf_counter()
@@ -296,7 +297,7 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
                   f"{params.constraint}; loss {loss_name})",
                   ["method", "eps", "train loss", name, "test loss", name.replace("train", "test"), "status"],
                   rows)
-    return RunOutput(backend=spec.backend, solver=str(spec), status=status,
+    return RunOutput(backend=spec.backend, solver=str(spec.solver), status=status,
                      metrics=metrics, build_seconds=build_seconds, solve_seconds=solve_seconds,
                      tables=[table], extra={"sweep": results, "baselines": base,
                                             "protected": DATASETS[data.dataset][1], "notes": notes})
@@ -327,7 +328,4 @@ def build(card: Card, params: Parameters, data: Data) -> Program:
                                loss=params.loss or prepared["loss"])
     moment.fit(prepared["y_train"], prepared["a_train"])
     oracle = HingeLPOracle().prepare(moment, prepared["X_train"])
-    C = oracle.augmented_costs(np.zeros(moment.n_rows))
-    from fairopt.formulations.cost_sensitive import WeightedHingeLP
-    return WeightedHingeLP(oracle._features, oracle._z, np.abs(C), np.where(C <= 0, 1.0, -1.0),
-                           moment.grid.alpha).build()
+    return oracle.hinge_lp(np.zeros(moment.n_rows)).build()

@@ -63,6 +63,11 @@ def atomic_path(path: _PathArg, verify: Callable[[Path], None] | None = None,
     bad file) and renamed over ``path``; if anything fails (or the block raises, including on
     Ctrl-C) the temporary file is removed and ``path`` keeps its previous content.
 
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write, in ``path``'s folder.
+
     Raises
     ------
     OutputError

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from fairopt.modeling import SolverSpec
+from fairopt.modeling import SolverSpec, default_spec
+from fairopt.modeling.registry import resolve_solver
 from fairopt.runs.base import Progress, RunOutput, Table, split_rows
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
     rel, grp = candidate_lists(data, params)
     t1 = time.perf_counter()
     progress(1, 2, f"ranking {params.n_queries} lists of {params.query_size}")
-    spec = solver or "highs"
+    spec = resolve_solver(solver, "LP")   # method="lp" solves on it; column generation prices HiGHS masters
     # a (n_queries, query_size) batch gives one result per query
     results = cast("list[RankingResult]", fair_ranking(rel, grp, params.eps, criterion=params.criterion, k=params.k,
                                                       method=params.method, solver=spec))
@@ -142,7 +143,8 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
                ["d utility / d eps (duals)", metrics["dutility_deps"]]]),
     ]
     progress(2, 2, "done")
-    backend = SolverSpec.parse(spec).backend if params.method == "lp" else "highs"
-    return RunOutput(backend=backend, solver="column generation" if params.method == "colgen" else str(spec),
+    # the ranking's column generation runs its restricted masters on the registry's LP solver
+    backend = spec.backend if params.method == "lp" else default_spec("LP").backend
+    return RunOutput(backend=backend, solver="column generation" if params.method == "colgen" else str(spec.solver),
                      status="optimal", metrics=metrics, build_seconds=t1 - t0, solve_seconds=solve_s,
                      tables=tables, extra={"groups": [str(g) for g in per_group.index]})

@@ -25,11 +25,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError
-from fairopt.runs.base import Progress, no_progress
+from fairopt.runs.base import Progress, Runner, no_progress
 
 if TYPE_CHECKING:
     from fairopt.runs.card import Card
@@ -59,7 +58,7 @@ def split_values(text: str) -> list[str]:
     return [v for v in out if v != ""]
 
 
-def resolve_key(key: str, runner: ModuleType) -> str:
+def resolve_key(key: str, runner: Runner) -> str:
     """Full card key of a grid key: ``statistical_rate`` -> ``parameters.statistical_rate``.
 
     A key without a table is looked up in the formulation's ``[parameters]``, then ``[data]``,
@@ -82,7 +81,7 @@ def resolve_key(key: str, runner: ModuleType) -> str:
     raise ConfigError(f"--grid {key}: not a key of this card's parameters, data or solver{hint}")
 
 
-def parse_grid(texts: list[str] | dict[str, list], runner: ModuleType) -> dict[str, list[str]]:
+def parse_grid(texts: list[str] | dict[str, list], runner: Runner) -> dict[str, list[str]]:
     """``["statistical_rate=0.8,0.9"]`` (or a mapping) -> ``{"parameters.statistical_rate": ["0.8", "0.9"]}``.
 
     Values stay TOML text (``0.9``, ``"text"``, ``[1, 2]``) and are read like ``--set`` values.

@@ -16,7 +16,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.modeling.registry import default_backend
+from fairopt.modeling.registry import accepts, capabilities, resolve_solver
 from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
 
 if TYPE_CHECKING:
@@ -72,6 +72,13 @@ class Parameters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     constraint: Literal["demographic_parity", "equal_opportunity", "equalized_odds"] = _DEFAULT["constraint"]
+
+    @field_validator("constraint", mode="before")
+    @classmethod
+    def _canonical_criterion(cls, v: object) -> object:
+        # aliases (statistical_parity, ...) resolve in fairopt.criteria, as the estimator's do
+        from fairopt.criteria import canonical
+        return (canonical(v) or v) if isinstance(v, str) else v
     gamma: float = Field(default=_DEFAULT["gamma"], ge=0)
     eps: float = Field(default=_DEFAULT["eps"], ge=0)
     rho: float | None = Field(default=_DEFAULT["rho"], ge=0, le=1)
@@ -155,12 +162,25 @@ def prepare(params: Parameters, data: Data, progress: Progress | None = None) ->
 
 def _debiaser(params: Parameters, estimator: BaseEstimator | None, solver: SolverSpec | None) -> ThresholdDebiaser:
     from fairopt.postprocessing import ThresholdDebiaser
-    name = str(default_backend("threshold")) if solver is None else solver
-    options = {"n_steps": params.sgd_steps} if getattr(solver, "backend", solver) == "sgd" else None
+    options = None
+    if accepts(solver, "threshold"):
+        caps = capabilities(resolve_solver(solver, "threshold"))
+        if not caps["exact"] and caps["iteration_limit"]:   # a stochastic method: the card's step count
+            options = {caps["iteration_limit"]: params.sgd_steps}
     # the card's values go through set_params: the estimator keeps the one list of defaults
-    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=name,
+    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=solver,
                                           solver_options=options,
                                           **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
+
+
+def frontier_inputs(card: Card, params: Parameters, data: Data) -> tuple[ThresholdDebiaser, Any, Any, Any]:
+    """The card's debiaser (unfitted, its classifier prefit) and the post-processing split, for
+    ``fairopt frontier CARD.toml`` (the exact frontier of the card's criterion in ``eps``)."""
+    parts = prepare(params, data)
+    p = parts["post"]
+    if p["y"] is None:
+        raise ConfigError("the frontier's value is the expected error: the scores CSV needs a label column.")
+    return _debiaser(params, parts["estimator"], None), p["X"], p["y"], p["groups"]
 
 
 def _metrics(h: np.ndarray, y: np.ndarray | None, groups: Any) -> dict[str, float]:
@@ -188,8 +208,8 @@ def build(card: Card, params: Parameters, data: Data) -> Program:
     # fit as `run` does (native solver: exact and fast), so the program gets the same calibrated
     # scores and atoms as the one `run` solves
     deb = _debiaser(params, parts["estimator"], None).fit(p["X"], p["y"], sensitive_features=p["groups"])
-    f = deb._scores(p["X"], drop=deb.sensitive_columns_ if deb.estimator is None else None)
-    codes = deb._groups_at_predict(p["X"], p["groups"], len(f))
+    f = deb.mapped_scores(p["X"])
+    codes = deb.group_codes(p["X"], p["groups"])
     if deb.calibrator_ is not None:
         f = deb.calibrator_.transform(f, codes)
     if params.constraint == "demographic_parity":
@@ -208,7 +228,7 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
     deb.fit(post["X"], post["y"], sensitive_features=post["groups"])
     fit_s = time.perf_counter() - t1
     progress(2, 3, "evaluating")
-    f_test = deb._scores(test["X"])
+    f_test = deb.mapped_scores(test["X"])
     before = _metrics((f_test > 0).astype(float), test["y"], test["groups"])
     after = _metrics(deb.decision_probability(test["X"], test["groups"]), test["y"], test["groups"])
     fitted = _metrics(deb.decision_probability(post["X"], post["groups"]), post["y"], post["groups"])

@@ -35,7 +35,7 @@ from fairopt.formulations.constrained_classification.solution import (
     ThresholdSolution,
     threshold_from_q,
 )
-from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
+from fairopt.modeling.registry import OWN_ALGORITHM, SolverSpec, accepts, resolve_solver, solve_own
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -132,7 +132,7 @@ class RandomizedThresholdCovariance:
 
     def solve_native(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """The exact solver, one threshold root per subgroup (run by the ``native`` back end)."""
-        _no_options("native", options)
+        _no_options("exact", options)
         t0 = time.perf_counter() if t0 is None else t0
         at, K = self.atoms, self.n_subgroups
         a = at.weight / self.subgroup_weight[self.sub]
@@ -140,7 +140,7 @@ class RandomizedThresholdCovariance:
         for k in range(K):
             m = self.sub == k
             theta[k] = parity_threshold(CellRamp(at.score[m], a[m], self.gamma, self.z[m]), 0.0, self.eps)
-        return self._finish(theta, "native", "exact", t0)
+        return self._finish(theta, OWN_ALGORITHM, "exact", t0)
 
     def solve_sgd(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """Projected SGD on the covariance dual (run by the ``sgd`` back end); ``options`` go to
@@ -153,17 +153,18 @@ class RandomizedThresholdCovariance:
         sub_atoms = ScoreAtoms(cell=self.sub, score=at.score, weight=at.weight, positive=None,
                                offsets=offsets)
         theta, state = sgd_thresholds(sub_atoms, self.gamma, 0.0, self.eps, z=self.z, **options)
-        out = self._finish(theta, "sgd", "projected_sgd", t0, n_steps=state.n_steps)
+        out = self._finish(theta, OWN_ALGORITHM, "projected_sgd", t0, n_steps=state.n_steps)
         out.status, out.iterations = "iteration_limit", state.n_steps
         return out
 
-    def solve(self, solver: str = "native", **options: Any) -> ThresholdSolution:
-        """Solve with ``"native"`` (exact), ``"sgd"`` or a Program QP solver."""
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> ThresholdSolution:
+        """Solve with a solver of threshold problems (default the registry's: ``"native"``,
+        exact; ``"sgd"``) or a Program QP solver."""
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups
-        spec = SolverSpec.parse(solver, default=default_backend("threshold"))
-        if takes(spec.backend, "threshold"):   # the problem's own algorithm (native, sgd)
-            return solve_own(self, spec, "threshold", t0=t0, **options)
+        if solver is None or accepts(solver, "threshold"):   # the problem's own algorithms
+            return solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+        spec = resolve_solver(solver, "QP")
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)
         q = np.clip(sol.primal["q"], 0.0, 1.0)

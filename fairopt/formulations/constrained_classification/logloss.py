@@ -52,7 +52,8 @@ from fairopt.formulations.constrained_classification.logloss_fairness import (
     truncate,
 )
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
-from fairopt.modeling.smooth import NativeResult, SmoothProblem, SmoothSolution, lbfgs, solve_smooth
+from fairopt.modeling.registry import backend_info
+from fairopt.modeling.smooth import NativeResult, SmoothProblem, SmoothSolution, build_form, lbfgs, solve_smooth
 from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
@@ -267,14 +268,10 @@ class FairLogLoss:
         return grad_norm <= tol and gap_norm <= tol
 
     # ----------------------------------------------------------------------- forms
-    def build(self, backend: str = "cvxpy") -> Any:
-        """The joint convex form as a ``cvxpy.Problem`` or a pyomo ``ConcreteModel``."""
-        b = backend.split(":")[0].lower()
-        if b == "cvxpy":
-            return self.to_problem().to_cvxpy().problem
-        if b == "pyomo":
-            return self.to_problem().to_pyomo().model
-        raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r}.")
+    def build(self, backend: str | None = None) -> Any:
+        """The joint convex form as a ``cvxpy.Problem`` (``backend="cvxpy"``, the default) or a
+        pyomo ``ConcreteModel`` (``backend="pyomo"``): :func:`fairopt.modeling.smooth.build_form`."""
+        return build_form(self.to_problem(), backend)
 
     def to_problem(self) -> FairLogLossProblem:
         """Wrap the model as a smooth problem for :func:`fairopt.modeling.smooth.solve_smooth`.
@@ -303,14 +300,16 @@ class FairLogLoss:
                            "fairness": self.rows.n_rows}}
 
     # ----------------------------------------------------------------------- solve
-    def solve(self, solver: str | SolverSpec | Mapping[str, Any] = "native", tol: float = 1e-8, max_iter: int = 1000,
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None, tol: float = 1e-8,
+              max_iter: int = 1000,
               x0: ArrayLike | None = None, options: Mapping[str, Any] | None = None) -> FairLogLossSolution:
         """Fit θ and λ.
 
         Parameters
         ----------
-        solver : str or SolverSpec
-            ``"native"`` (L-BFGS with exact λ*, kink polish), ``"scipy[:L-BFGS-B]"`` (plain
+        solver : str or SolverSpec, optional
+            Default: the registry's smooth solver, ``"native"`` (L-BFGS with exact λ*, kink
+            polish); ``"scipy[:L-BFGS-B]"`` (plain
             L-BFGS on J), ``"cvxpy[:CLARABEL|SCS]"`` (joint exponential-cone form; needed for
             ``K > 2`` groups) or ``"pyomo[:ipopt]"``.
         tol : float
@@ -331,9 +330,12 @@ class FairLogLoss:
         problem = self.to_problem()
         sol = solve_smooth(problem, solver, tol=tol, max_iter=max_iter, options=options, x0=x0)
         theta = sol.primal["theta"].reshape(-1)
-        if sol.backend == "native":
+        # a back end on the oracles (no declarative form) reports θ only: λ*(θ) from the terms
+        # (the native solver reports it); a form's solver prices the fairness rows
+        on_oracles = backend_info(sol.backend).form is None
+        if "lambda" in sol.primal:
             lam = sol.primal.pop("lambda")
-        elif sol.backend == "scipy":
+        elif on_oracles:
             lam = self.terms(theta)[0].lam
         else:
             lam = -sol.dual["fairness"] if "fairness" in sol.dual else np.zeros(0)
@@ -349,7 +351,7 @@ class FairLogLoss:
         elif status in (Status.OPTIMAL, Status.NUMERICAL):
             status = Status.NUMERICAL
         objective = sol.objective
-        if sol.backend in ("native", "scipy") or moved:
+        if on_oracles or moved:
             objective = float(np.mean(self.row_losses(t)) + np.mean(t.c * t.P)) + self.regulariser(theta)
         d = self.rows.gaps(t.pe)
         on_kink = bool(self.rows.n_rows and not t.truncated.any() and np.any(lam != 0)

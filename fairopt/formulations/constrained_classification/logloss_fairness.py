@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from fairopt.criteria import resolve
+from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 
 #: binary-group constraints handled by the exact native solver
@@ -110,8 +110,9 @@ def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
     constraint = resolve(constraint, CONSTRAINTS)   # or "none"; aliases resolve in fairopt.criteria
     counts = np.zeros((K, 2))
     np.add.at(counts, (group, y), 1.0)
+    events = criterion(constraint).events((1, 0), positive=1)   # the compared rates, from the registry
     if K > 2:
-        if constraint != "demographic_parity":
+        if criterion(constraint).needs_labels:
             raise ConfigError(f"{constraint} is implemented for a binary protected attribute; with "
                               f"{K} groups use constraint='demographic_parity'.")
         sizes = counts.sum(axis=1)
@@ -123,13 +124,11 @@ def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
             table[k, k, :] += n / sizes[k]
         return FairnessRows([f"{constraint}:group={k}" for k in range(K - 1)], table, group, y,
                             False, [None] * (K - 1))
-    conds: list[tuple[str, tuple[int, ...], int | None]]
-    if constraint == "demographic_parity":
-        conds = [(constraint, (0, 1), None)]
-    elif constraint == "equal_opportunity":
-        conds = [(constraint, (1,), 1)]
-    else:
-        conds = [(f"{constraint}:y=1", (1,), 1), (f"{constraint}:y=0", (0,), 0)]
+    # one row per event: the rows with label ``given`` (all rows for None), compared across groups
+    conds: list[tuple[str, tuple[int, ...], int | None]] = [
+        (constraint if len(events) == 1 else f"{constraint}:y={e.given}",
+         (0, 1) if e.given is None else (int(e.given),), None if e.given is None else int(e.given))  # type: ignore[call-overload]
+        for e in events]
     table = np.zeros((len(conds), 2, 2))
     for r, (name, labels, lab) in enumerate(conds):
         n1, n0 = counts[1, list(labels)].sum(), counts[0, list(labels)].sum()

@@ -15,6 +15,15 @@ or the paper's score objective ``sum_i d_i F_i / N`` with ``F_i = sum_{j >= i} c
 (``objective="scores"``), subject to ``|TPR_k - r1| <= eps/2`` (equal opportunity), plus
 ``|FPR_k - r0| <= eps/2`` (equalized odds), or ``|rate_k - r| <= eps/2`` (demographic parity),
 with free common rates ``r1, r0, r in [0, 1]``. A simplex vertex mixes at most a few thresholds.
+
+**Hull reduction.** With the accuracy objective every coefficient of ``d_i`` (gain, TPR, FPR and
+rate rows) is a linear function of the group's ROC point ``(R-_i, R+_i)``, and ``sum d <= 1``
+lets the leftover mass sit at ``(0, 0)``. So the set of reachable (objective, rates) per group is
+the convex hull of ``{(0, 0)} and the ROC points``, and the LP restricted to the thresholds at
+the hull's vertices has the same optimal value (every other point is a convex combination of
+vertices, with the same total mass or less). The vertices are a few hundred at most in
+practice, whatever the number of distinct scores, so the LP size no longer grows with ``n``;
+only the sort and one hull per group (``O(n log n)``) do.
 """
 from __future__ import annotations
 
@@ -24,11 +33,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial import ConvexHull, QhullError
 
-from fairopt.criteria import resolve
+from fairopt._param_validation import NONNEGATIVE, check_value
+from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.modeling.registry import SolverSpec, default_backend
+from fairopt.modeling.parametric import ParametricProblem
+from fairopt.modeling.registry import SolverSpec, resolve_solver
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -85,6 +97,41 @@ def _suffix_within(x: np.ndarray, offsets: np.ndarray, cell: np.ndarray) -> np.n
     return rc[:-1] - rc[offsets[1:]][cell]
 
 
+#: vectorised pruning passes before the hull falls back to Qhull on the remaining points
+HULL_PASSES = 64
+
+
+def hull_chain(x: np.ndarray, y: np.ndarray, upper: bool) -> np.ndarray:
+    """Indices of the upper (or lower) convex hull vertices of a chain of points with
+    non-decreasing ``x`` (ends included), by pruning: a point on or below (above) the segment
+    joining its current neighbours is not a vertex, and all such points go at once, pass after
+    pass (each removal is justified by points of the original set).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hull_chain(np.array([0., 1, 2, 3]), np.array([0., 2, 2.5, 3]), upper=True).tolist()
+    [0, 1, 3]
+    """
+    idx = np.arange(x.shape[0])
+    for _ in range(HULL_PASSES):
+        if idx.size <= 2:
+            return idx
+        a, b, c = idx[:-2], idx[1:-1], idx[2:]
+        cross = (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a])
+        bad = cross >= 0 if upper else cross <= 0
+        if not bad.any():
+            return idx
+        keep = np.ones(idx.size, dtype=bool)
+        keep[1:-1] = ~bad
+        idx = idx[keep]
+    try:      # slow convergence (long, nearly straight stretches): finish with Qhull
+        vert = ConvexHull(np.column_stack([x[idx], y[idx]])).vertices
+    except QhullError:   # all remaining points on one line: its ends suffice
+        return idx[[0, -1]]
+    return np.sort(idx[vert])
+
+
 class ThresholdMixtureOdds:
     """Monotone randomized post-processing for label-based criteria, as an LP over atoms.
 
@@ -113,9 +160,8 @@ class ThresholdMixtureOdds:
         constraint = resolve(constraint, CONSTRAINTS)
         if objective not in ("labels", "scores"):
             raise ConfigError(f"objective must be 'labels' or 'scores', got {objective!r}.")
+        check_value("eps", eps, [NONNEGATIVE], "ThresholdMixtureOdds")   # the largest gap between group rates
         eps = float(eps)
-        if not np.isfinite(eps) or eps < 0:
-            raise ConfigError(f"eps must be >= 0, got {eps}.")
         self.constraint, self.eps, self.objective = constraint, eps, objective
         if atoms is None:
             if scores is None or groups is None or labels is None:
@@ -135,37 +181,60 @@ class ThresholdMixtureOdds:
         self.P = np.bincount(at.cell, weights=self.pos, minlength=K)
         self.Q = np.bincount(at.cell, weights=self.neg, minlength=K)
         self.n = at.cell_weight
-        if constraint != "demographic_parity":
-            bad = np.flatnonzero(self.P <= 0)
+        # every label the criterion's events condition on must occur in every group (fairopt.criteria)
+        for label in criterion(constraint).label_cells((1, 0), positive=1):
+            bad = np.flatnonzero((self.P if label == 1 else self.Q) <= 0)
             if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no positive labels; their true "
-                                          "positive rate is undefined.")
-        if constraint == "equalized_odds":
-            bad = np.flatnonzero(self.Q <= 0)
-            if bad.size:
-                raise DataValidationError(f"groups {bad.tolist()} have no negative labels; their false "
+                kind, rate = ("positive", "true") if label == 1 else ("negative", "false")
+                raise DataValidationError(f"groups {bad.tolist()} have no {kind} labels; their {rate} "
                                           "positive rate is undefined.")
 
-    def _rows(self) -> tuple[np.ndarray, np.ndarray, dict[str, sp.csr_matrix]]:
+    def _suffixes(self) -> tuple[np.ndarray, np.ndarray]:
+        if not hasattr(self, "_Rpn"):
+            at = self.atoms
+            self._Rpn = (_suffix_within(self.pos, at.offsets, at.cell), _suffix_within(self.neg, at.offsets, at.cell))
+        return self._Rpn
+
+    def support(self) -> np.ndarray:
+        """Atoms whose thresholds the LP keeps: all of them for ``objective="scores"``, else the
+        vertices of each group's hull of ROC points and ``(0, 0)`` (see the module docstring)."""
         at = self.atoms
-        cols = np.arange(at.n_atoms)
+        if self.objective != "labels":
+            return np.arange(at.n_atoms)
+        Rp, Rn = self._suffixes()
+        keep = []
+        for k in range(at.n_cells):   # a loop over groups, not rows
+            sl = at.cell_slice(k)
+            # the ROC chain from (0, 0) through the thresholds by decreasing score: both
+            # coordinates non-decreasing, one strictly (every atom has positive weight)
+            x = np.concatenate([[0.0], Rn[sl][::-1]])
+            y = np.concatenate([[0.0], Rp[sl][::-1]])
+            chain = np.union1d(hull_chain(x, y, upper=True), hull_chain(x, y, upper=False))
+            keep.append(sl.stop - chain[chain > 0])
+        return np.sort(np.concatenate(keep))
+
+    def _rows(self, cols: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, sp.csr_matrix]]:
+        at = self.atoms
+        cols = np.arange(at.n_atoms) if cols is None else cols
         K = at.n_cells
-        Rp = _suffix_within(self.pos, at.offsets, at.cell)
-        Rn = _suffix_within(self.neg, at.offsets, at.cell)
+        Rp, Rn = (r[cols] for r in self._suffixes())
+        cell = at.cell[cols]
         blocks = {}
         if self.constraint in ("equal_opportunity", "equalized_odds"):
-            blocks["tpr"] = Rp / self.P[at.cell]
+            blocks["tpr"] = Rp / self.P[cell]
         if self.constraint == "equalized_odds":
-            blocks["fpr"] = Rn / self.Q[at.cell]
+            blocks["fpr"] = Rn / self.Q[cell]
         if self.constraint == "demographic_parity":
-            blocks["rate"] = (Rp + Rn) / self.n[at.cell]
-        mats = {k: sp.csr_matrix((v, (at.cell, cols)), shape=(K, at.n_atoms)) for k, v in blocks.items()}
+            blocks["rate"] = (Rp + Rn) / self.n[cell]
+        m = cols.shape[0]
+        mats = {k: sp.csr_matrix((v, (cell, np.arange(m))), shape=(K, m)) for k, v in blocks.items()}
         return Rp, Rn, mats
 
-    def build(self) -> Program:
+    def build(self, cols: np.ndarray | None = None) -> Program:
         """The LP as a :class:`fairopt.modeling.Program`.
 
-        Variables ``d`` (threshold weights, ``>= 0``) and one free common rate per criterion
+        Variables ``d`` (threshold weights, ``>= 0``; one per atom, or per atom of ``cols`` when
+        given, e.g. :meth:`support`) and one free common rate per criterion
         (``tpr_common``, ``fpr_common`` or ``rate_common``); constraints ``mass`` (``sum d <= 1``
         per group) and ``tpr`` / ``fpr`` / ``rate`` (band of half-width ``eps/2`` around the
         common rate).
@@ -173,10 +242,12 @@ class ThresholdMixtureOdds:
         from fairopt.modeling import Program
         at = self.atoms
         K = at.n_cells
-        Rp, Rn, mats = self._rows()
+        cols = np.arange(at.n_atoms) if cols is None else cols
+        m = cols.shape[0]
+        Rp, Rn, mats = self._rows(cols)
         prog = Program(name=f"threshold_mixture_{self.constraint}")
-        prog.add_variables("d", shape=(at.n_atoms,), lb=0.0, ub=1.0)
-        ones = sp.csr_matrix((np.ones(at.n_atoms), (at.cell, np.arange(at.n_atoms))), shape=(K, at.n_atoms))
+        prog.add_variables("d", shape=(m,), lb=0.0, ub=1.0)
+        ones = sp.csr_matrix((np.ones(m), (at.cell[cols], np.arange(m))), shape=(K, m))
         prog.add_constraints("mass", {"d": ones}, ub=1.0)
         half = 0.5 * self.eps
         for name, mat in mats.items():
@@ -186,20 +257,40 @@ class ThresholdMixtureOdds:
         if self.objective == "labels":
             gain = (Rp - Rn) / N
         else:
-            gain = _suffix_within(at.weight * at.score, at.offsets, at.cell) / N
+            gain = _suffix_within(at.weight * at.score, at.offsets, at.cell)[cols] / N
         prog.set_objective(linear={"d": gain}, sense="maximize")
         return prog
 
-    def solve(self, solver: str = "highs", **options: Any) -> OddsSolution:
-        """Solve the LP (any LP back end of :mod:`fairopt.modeling`; HiGHS simplex by default,
-        which returns a vertex: a mixture of few thresholds per group)."""
-        # a back end without LPs (native, sgd) is refused by the registry, naming those with
-        spec = SolverSpec.parse(solver, default=default_backend("LP"))
+    def parametric_problem(self) -> ParametricProblem:
+        """The LP with its rate rows as functions of ``eps`` (exact frontiers): the thresholds at
+        each group's ROC-hull vertices, every rate row within ``eps/2`` of its free common rate,
+        and the expected error as the method's objective (``objective="labels"`` only).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> f, g = rng.uniform(-1, 1, 500), rng.integers(0, 2, 500)
+        >>> y = (rng.uniform(size=500) < (f + 1) / 2).astype(int)
+        >>> problem = ThresholdMixtureOdds(f, g, y, "equalized_odds").parametric_problem()
+        >>> [r.name for r in problem.rows], problem.objective
+        (['tpr', 'fpr'], 'expected error')
+        """
+        from fairopt.formulations.constrained_classification.parametric import odds_problem
+        return odds_problem(self)
+
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> OddsSolution:
+        """Solve the LP (any LP solver of :mod:`fairopt.modeling`; the registry's default, a
+        simplex, returns a vertex: a mixture of few thresholds per group)."""
+        # a solver without LPs (native, sgd) is refused by the registry, naming those with
+        spec = resolve_solver(solver, "LP")
         t0 = time.perf_counter()
-        prog = self.build()
+        cols = self.support()
+        prog = self.build(cols)
         sol = prog.solve(spec, require_optimal=True, **options)
         at = self.atoms
-        d = np.clip(sol.primal["d"], 0.0, None)
+        d = np.zeros(at.n_atoms)
+        d[cols] = np.clip(sol.primal["d"], 0.0, None)
         d[d < D_TOL] = 0.0
         q = np.minimum(np.concatenate([np.cumsum(d[at.cell_slice(k)]) for k in range(at.n_cells)]), 1.0)
         rules = []

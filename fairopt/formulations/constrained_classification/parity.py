@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._param_validation import NONNEGATIVE, RATE, check_value
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import (
     ScoreAtoms,
@@ -38,7 +39,7 @@ from fairopt.formulations.constrained_classification.solution import (
     step_rule_from_q,
     threshold_from_q,
 )
-from fairopt.modeling.registry import SolverSpec, default_backend, solve_own, takes
+from fairopt.modeling.registry import OWN_ALGORITHM, SolverSpec, accepts, resolve_solver, solve_own
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -52,21 +53,14 @@ TIE_TOL = 1e-12
 
 
 def check_parameters(gamma: float, eps: float, rho: float | None) -> tuple[float, float, float | None]:
-    """Validate ``gamma >= 0``, ``eps >= 0`` and ``rho in [0, 1]`` (or ``None``: free)."""
-    try:
-        gamma, eps = float(gamma), float(eps)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"gamma and eps must be numbers (got {gamma!r}, {eps!r}).") from exc
-    if not np.isfinite(gamma) or gamma < 0:
-        raise ConfigError(f"gamma (ramp width, in score units) must be >= 0, got {gamma}; "
-                          "use 0 for the pure threshold (LP) rule.")
-    if not np.isfinite(eps) or eps < 0:
-        raise ConfigError(f"eps (allowed gap between group rates) must be >= 0, got {eps}.")
-    if rho is not None:
-        rho = float(rho)
-        if not 0.0 <= rho <= 1.0:
-            raise ConfigError(f"rho (target positive rate) must be in [0, 1] or None (free), got {rho}.")
-    return gamma, eps, rho
+    """Validate ``gamma >= 0`` (ramp width, in score units; 0: the pure threshold LP rule),
+    ``eps >= 0`` (allowed gap between group rates) and ``rho in [0, 1]`` (target positive rate,
+    or ``None``: free); :class:`~fairopt.errors.ParameterError` naming the one that is not."""
+    owner = "RandomizedThresholdParity"
+    check_value("gamma", gamma, [NONNEGATIVE], owner)
+    check_value("eps", eps, [NONNEGATIVE], owner)
+    check_value("rho", rho, [None, RATE], owner)
+    return float(gamma), float(eps), None if rho is None else float(rho)
 
 
 def knapsack_threshold(f: np.ndarray, a: np.ndarray, target: float) -> tuple[float, float]:
@@ -98,10 +92,10 @@ def _boundary(f: np.ndarray, lo: int, hi: int) -> tuple[float, float]:
 
 
 
-def _no_options(backend: str, options: Mapping[str, Any]) -> None:
+def _no_options(method: str, options: Mapping[str, Any]) -> None:
     """The exact threshold solvers take no options: refuse them rather than ignore them."""
     if options:
-        raise ConfigError(f"the {backend} threshold solver takes no options (got {sorted(options)}); "
+        raise ConfigError(f"the {method} threshold solver takes no options (got {sorted(options)}); "
                           "options such as n_steps or random_state belong to the sgd back end.")
 
 class RandomizedThresholdParity:
@@ -275,11 +269,11 @@ class RandomizedThresholdParity:
 
     def solve_native(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
         """The exact solver (run by the ``native`` back end); it takes no options."""
-        _no_options("native", options)
+        _no_options("exact", options)
         t0 = time.perf_counter() if t0 is None else t0
         rho = self.free_rho() if self.rho is None else self.rho
         th, tau = self._native_thresholds(rho)
-        return self._finish(th, tau, th, rho, "native", "exact", t0)
+        return self._finish(th, tau, th, rho, OWN_ALGORITHM, "exact", t0)
 
     # ------------------------------------------------------------------ SGD
     def solve_sgd(self, t0: float | None = None, **options: Any) -> ThresholdSolution:
@@ -293,7 +287,7 @@ class RandomizedThresholdParity:
         if self.gamma <= 0:
             raise ConfigError("the sgd back end needs gamma > 0 (the dual is not smooth at gamma = 0).")
         th, state = sgd_thresholds(self.atoms, self.gamma, self.rho, 0.5 * self.eps, **options)
-        out = self._finish(th, np.zeros_like(th), th, self.rho, "sgd", "projected_sgd", t0,
+        out = self._finish(th, np.zeros_like(th), th, self.rho, OWN_ALGORITHM, "projected_sgd", t0,
                            n_steps=state.n_steps)
         out.status = "iteration_limit"  # a fixed number of stochastic steps: approximate, not certified
         out.iterations = state.n_steps
@@ -347,7 +341,7 @@ class RandomizedThresholdParity:
         return out
 
     # ------------------------------------------------------------------ public
-    def solve(self, solver: str = "native", **options: Any) -> ThresholdSolution:
+    def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> ThresholdSolution:
         """Solve with ``solver``: ``"native"`` (default), ``"sgd"`` or a Program solver name.
 
         ``options`` go to the SGD (``n_steps``, ``batch_size``, ``step_size``, ``sampling``,
@@ -355,10 +349,9 @@ class RandomizedThresholdParity:
         ``verbose``, ``options``).
         """
         t0 = time.perf_counter()
-        spec = SolverSpec.parse(solver, default=default_backend("threshold"))
-        if takes(spec.backend, "threshold"):   # the problem's own algorithm (native, sgd)
-            return solve_own(self, spec, "threshold", t0=t0, **options)
-        return self._solve_program(t0, spec, **options)
+        if solver is None or accepts(solver, "threshold"):   # the problem's own algorithms
+            return solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+        return self._solve_program(t0, resolve_solver(solver, "QP" if self.gamma > 0 else "LP"), **options)
 
     def summary(self) -> dict:
         """Sizes of the collapsed problem (atoms, groups) and its problem class."""

@@ -19,9 +19,9 @@ from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.encoding import Encoding
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.formulations.maxent.sampler import sample_mixture, sample_sequential
-from fairopt.formulations.maxent.solvers import MaxEntDual, build_cvxpy, build_pyomo
+from fairopt.formulations.maxent.solvers import MaxEntDual
 from fairopt.metrics._validation import check_weights
-from fairopt.modeling.smooth import solve_smooth
+from fairopt.modeling.smooth import build_form, solve_smooth
 from fairopt.modeling.solution import Solution
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class MaxEntDistribution:
     >>> codes = cells.repeat(counts, axis=0)
     >>> label, race = names.index("two_year_recid"), names.index("race")
     >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve("native")
+    >>> solution = model.solve()
     >>> p = solution.distribution                      # a MaxEntDistribution
     >>> round(p.representation_rate(race), 6)          # the weighted target: equal group shares
     1.0
@@ -146,7 +146,7 @@ class MaxEntSolution(Solution):
     >>> model = MaxEnt(cells.repeat(counts, axis=0),
     ...                Encoding.make(compas.domain.cardinalities, "onehot", names=names),
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
-    >>> solution = model.solve("native")
+    >>> solution = model.solve()
     >>> type(solution).__name__, solution.is_optimal, bool(solution.max_violation < 1e-8)
     ('MaxEntSolution', True, True)
     """
@@ -205,7 +205,7 @@ class MaxEnt:
     >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
     >>> model = MaxEnt(codes, encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"), C=0.5)
-    >>> solution = model.solve("native")
+    >>> solution = model.solve()
     >>> solution.is_optimal
     True
     """
@@ -291,15 +291,11 @@ class MaxEnt:
         """The prior ``q`` as a distribution (``λ = 0``)."""
         return MaxEntDistribution(self.oracle(), np.zeros(self.encoding.dim))
 
-    def build(self, backend: str = "cvxpy") -> Any:
-        """The dual as a ``cvxpy.Problem`` (``backend="cvxpy"``) or a pyomo ``ConcreteModel``."""
-        b = backend.split(":")[0].lower()
-        if b == "cvxpy":
-            return build_cvxpy(self.oracle())[0]
-        if b == "pyomo":
-            return build_pyomo(self.oracle())
-        raise ConfigError(f"build() supports 'cvxpy' and 'pyomo'; got {backend!r} "
-                          "(native and scipy work directly on the oracle).")
+    def build(self, backend: str | None = None) -> Any:
+        """The dual as a ``cvxpy.Problem`` (``backend="cvxpy"``, the default) or a pyomo
+        ``ConcreteModel`` (``backend="pyomo"``): the declarative form of that back end
+        (:func:`fairopt.modeling.smooth.build_form`)."""
+        return build_form(MaxEntDual(self.oracle()), backend)
 
     def summary(self) -> dict:
         """Sizes of the model (never enumerates the domain)."""
@@ -313,14 +309,15 @@ class MaxEnt:
             "blocks": {"lambda": enc.dim, "marginals": enc.dim},
         }
 
-    def solve(self, solver: str | SolverSpec = "native", tol: float = 1e-8, max_iter: int = 100,
+    def solve(self, solver: str | SolverSpec | None = None, tol: float = 1e-8, max_iter: int = 100,
               options: dict | None = None) -> MaxEntSolution:
         """Minimise the dual and return the fitted distribution.
 
         Parameters
         ----------
-        solver : str or SolverSpec
-            ``"native"`` (damped Newton), ``"scipy[:trust-exact|trust-krylov|L-BFGS-B]"``,
+        solver : str or SolverSpec, optional
+            Default: the registry's smooth solver, ``"native"`` (damped Newton);
+            ``"scipy[:trust-exact|trust-krylov|L-BFGS-B]"``,
             ``"cvxpy[:CLARABEL|SCS]"`` or ``"pyomo[:ipopt]"``. A ``SolverSpec``'s ``time_limit``
             is honoured by native and scipy (status TIME_LIMIT when reached before ``tol``) and
             refused with :class:`~fairopt.errors.ConfigError` by cvxpy and pyomo; native takes

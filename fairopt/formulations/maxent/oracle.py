@@ -91,7 +91,7 @@ class DualOracle:
     >>> codes = cells.repeat(counts, axis=0)
     >>> label, race = names.index("two_year_recid"), names.index("race")
     >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve("native")
+    >>> solution = model.solve()
     >>> oracle = model.oracle()
     >>> oracle.dim
     8

@@ -51,7 +51,7 @@ def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     >>> codes = cells.repeat(counts, axis=0)
     >>> label, race = names.index("two_year_recid"), names.index("race")
     >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve("native")
+    >>> solution = model.solve()
     >>> oracle = model.oracle()
     >>> bool(full_violation(oracle, oracle.gradient(solution.primal["lambda"])) < 1e-8)
     True
@@ -158,7 +158,7 @@ def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
     >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
     >>> problem, lam = build_cvxpy(model.oracle())
-    >>> native = model.solve("native").objective
+    >>> native = model.solve().objective
     >>> bool(abs(problem.solve(solver="CLARABEL") - native) < 1e-6)
     True
     """

@@ -52,7 +52,7 @@ class ProxyWeightsResult:
     --------
     >>> import numpy as np
     >>> from fairopt.formulations.proxy_weights import ProxyWeights
-    >>> result = ProxyWeights(np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([0.7, 0.3])).solve("highs")
+    >>> result = ProxyWeights(np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([0.7, 0.3])).solve()
     >>> type(result).__name__, round(result.acceptance_rate, 4)
     ('ProxyWeightsResult', 0.525)
     """
@@ -99,7 +99,7 @@ class ProxyWeights:
     >>> import numpy as np
     >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
     >>> cell_mass = np.array([0.7, 0.3])
-    >>> result = ProxyWeights(A, cell_mass).solve("highs")
+    >>> result = ProxyWeights(A, cell_mass).solve()
     >>> result.q.round(6).tolist(), round(result.imbalance, 6)
     ([0.428571, 0.571429], 0.0)
     >>> result.rho.round(6).tolist(), round(result.acceptance_rate, 6)
@@ -136,16 +136,16 @@ class ProxyWeights:
         """
         return self.build().summary()
 
-    def hull_distance_l1(self, solver: str | SolverSpec = "highs") -> float:
+    def hull_distance_l1(self, solver: str | SolverSpec | None = None) -> float:
         """P3 optimum: ℓ₁ distance of U from C(A) over live cells (0 iff U ∈ C(A))."""
         return hull_distance_l1(self.A[self.live], solver)
 
-    def solve(self, solver: str | SolverSpec = "highs") -> ProxyWeightsResult:
+    def solve(self, solver: str | SolverSpec | None = None) -> ProxyWeightsResult:
         """Solve for the proxy weights and the sampling probabilities.
 
         Parameters
         ----------
-        solver : str or SolverSpec, default "highs"
+        solver : str or SolverSpec, optional
             Back end for the LP or QP (``"backend[:solver]"``).
 
         Returns

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, SolverSpec, Status
+from fairopt.modeling.registry import accepts, capabilities, resolve_solver, solve_own
 from fairopt.modeling.solution import Solution
 
 
@@ -53,13 +54,37 @@ def uniform_target(K: int) -> np.ndarray:
     return np.full(K, 1.0 / K)
 
 
-def default_form(backend: str) -> str:
-    """HiGHS's active-set QP (also pyomo's default QP solver) gets the condensed form.
+def default_form(solver: str | SolverSpec | None = None) -> str:
+    """An active-set QP solver (capability ``active_set_qp`` in ``fairopt solvers``: HiGHS's
+    QP, directly or through pyomo or cvxpy) gets the condensed form, the others the lifted one.
 
-    On the lifted form with free ``p`` it stopped with "claims optimality, but with primal
+    On the lifted form with free ``p`` HiGHS stopped with "claims optimality, but with primal
     infeasibilities" on 6 of 40 random skewed instances; the condensed form solved all 40.
+
+    Examples
+    --------
+    >>> default_form(), default_form("osqp")
+    ('condensed', 'lifted')
     """
-    return "condensed" if backend in ("highs", "pyomo") else "lifted"
+    return "condensed" if capabilities(resolve_solver(solver, "QP"))["active_set_qp"] else "lifted"
+
+
+class _SimplexLeastSquares:
+    """P1/P1′ as a problem of kind ``simplex_qp``, for the solvers that take that structure."""
+
+    kind = "simplex_qp"
+
+    def __init__(self, A: np.ndarray, relaxed: bool, u: np.ndarray) -> None:
+        self.A, self.relaxed, self.u = A, relaxed, u
+
+    def solve_native(self, tol: float = 1e-10, max_iter: int = 20_000) -> Solution:
+        t0 = time.perf_counter()
+        q, iters, ok = solve_native(self.A, relaxed=self.relaxed, target=self.u, tol=tol, max_iter=max_iter)
+        p = self.A.T @ q
+        return Solution(status=Status.OPTIMAL if ok else Status.ITERATION_LIMIT,
+                        objective=float((p - self.u) @ (p - self.u)), primal={"q": q, "p": p}, dual={},
+                        backend="", solver="", solve_seconds=time.perf_counter() - t0, iterations=iters,
+                        program="proxy_weights")
 
 
 def p1_program(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None = None, form: str = "lifted",
@@ -75,7 +100,7 @@ def p1_program(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None = N
     >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
     >>> cell_mass = np.array([0.7, 0.3])
     >>> program = p1_program(A)
-    >>> program.summary().problem_class, round(program.solve("highs").objective, 9)
+    >>> program.summary().problem_class, round(program.solve().objective, 9)
     ('QP', 0.0)
     """
     A = check_conditional_matrix(A)
@@ -107,7 +132,7 @@ def hull_membership_program(A: ArrayLike, target: ArrayLike | None = None, name:
     >>> import numpy as np
     >>> A = np.array([[0.9, 0.1], [0.2, 0.8]])     # P(group k | cell j)
     >>> cell_mass = np.array([0.7, 0.3])
-    >>> round(hull_membership_program(A).solve("highs").objective, 9)   # uniform is in the hull
+    >>> round(hull_membership_program(A).solve().objective, 9)   # uniform is in the hull
     0.0
     """
     A = check_conditional_matrix(A)
@@ -135,7 +160,7 @@ def acceptance_program(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike, to
     >>> cell_mass = np.array([0.7, 0.3])
     >>> q_star = np.array([3 / 7, 4 / 7])
     >>> program = acceptance_program(A, cell_mass, A.T @ q_star)
-    >>> program.solve("highs").is_optimal
+    >>> program.solve().is_optimal
     True
     """
     A = check_conditional_matrix(A)
@@ -213,12 +238,13 @@ def solve_native(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None =
     return q, max_iter, False
 
 
-def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec = "highs",
+def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec | None = None,
              target: ArrayLike | None = None,
              form: str | None = None) -> tuple[np.ndarray, Solution]:
-    """Solve P1/P1′ with any QP back end or ``"native"``; return ``(q, solution)``.
+    """Solve P1/P1′ with any QP solver (default: the registry's) or a solver of the structured
+    kind ``simplex_qp`` (``native:projected_gradient``); return ``(q, solution)``.
 
-    ``form`` defaults to :func:`default_form` of the back end.
+    ``form`` defaults to :func:`default_form` of the solver.
 
     ``q`` is clipped to ≥ 0 (and renormalised onto the simplex for P1). Non-optimal solver
     status raises :class:`SolverError`.
@@ -232,22 +258,16 @@ def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec = "hi
     >>> q.round(6).tolist(), solution.is_optimal
     ([0.428571, 0.571429], True)
     """
-    spec = SolverSpec.parse(solver)
+    structured = solver is not None and accepts(solver, "simplex_qp")
+    spec = resolve_solver(solver, "simplex_qp" if structured else "QP")
     A = check_conditional_matrix(A)
     K = A.shape[1]
     u = uniform_target(K) if target is None else np.asarray(target, dtype=float)
-    if spec.backend == "native":
-        t0 = time.perf_counter()
-        q, iters, ok = solve_native(A, relaxed=relaxed, target=u,
-                                    **{k: v for k, v in spec.options.items() if k in ("tol", "max_iter")})
-        p = A.T @ q
-        sol = Solution(status=Status.OPTIMAL if ok else Status.ITERATION_LIMIT,
-                       objective=float((p - u) @ (p - u)), primal={"q": q, "p": p}, dual={},
-                       backend="native", solver="projected_gradient",
-                       solve_seconds=time.perf_counter() - t0, iterations=iters, program="proxy_weights")
+    if structured:
+        sol = solve_own(_SimplexLeastSquares(A, relaxed, u), spec, "simplex_qp")
+        sol.backend, sol.solver = spec.backend, str(spec.solver)
     else:
-        sol = p1_program(A, relaxed=relaxed, target=u,
-                         form=form or default_form(spec.backend)).compile(spec).solve()
+        sol = p1_program(A, relaxed=relaxed, target=u, form=form or default_form(spec)).compile(spec).solve()
     if not sol.is_optimal:
         raise SolverError(f"proxy-weights QP ended with status {sol.status} on back end "
                           f"{sol.backend!r}; raise max_iter / the time limit or choose another back end.",
@@ -258,7 +278,7 @@ def solve_p1(A: ArrayLike, relaxed: bool = False, solver: str | SolverSpec = "hi
     return q, sol
 
 
-def hull_distance_l1(A: ArrayLike, solver: str | SolverSpec = "highs", target: ArrayLike | None = None) -> float:
+def hull_distance_l1(A: ArrayLike, solver: str | SolverSpec | None = None, target: ArrayLike | None = None) -> float:
     """Optimum of P3: the ℓ₁ distance from the target to C(A) (0 iff inside).
 
     Examples
@@ -273,10 +293,11 @@ def hull_distance_l1(A: ArrayLike, solver: str | SolverSpec = "highs", target: A
 
 
 def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike,
-                           solver: str | SolverSpec = "highs", tol: float = 1e-9) -> np.ndarray:
+                           solver: str | SolverSpec | None = None, tol: float = 1e-9) -> np.ndarray:
     """q on the optimal face of P1/P1′ that minimises ``max_j q_j/r̂_j`` (acceptance LP).
 
-    HiGHS runs with primal feasibility tolerance ``tol/10`` so the face is kept to ``tol``.
+    A solver that declares its primal feasibility tolerance option (``fairopt solvers``:
+    HiGHS) runs with it at ``tol/10`` so the face is kept to ``tol``.
 
     Examples
     --------
@@ -287,10 +308,10 @@ def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike
     >>> max_acceptance_weights(A, cell_mass, A.T @ q_star).round(4).tolist()
     [0.4286, 0.5714]
     """
-    spec = SolverSpec.parse(solver)
-    if spec.backend == "highs" and "primal_feasibility_tolerance" not in spec.options:
-        spec = SolverSpec(spec.backend, spec.solver, {**spec.options, "primal_feasibility_tolerance": tol / 10},
-                          spec.time_limit, spec.verbose)
+    spec = resolve_solver(solver, "LP")
+    key = capabilities(spec)["feasibility_tolerance"]
+    if key is not None and key not in spec.options:
+        spec = SolverSpec(spec.backend, spec.solver, {**spec.options, key: tol / 10}, spec.time_limit, spec.verbose)
     sol = acceptance_program(A, cell_mass, p_star, tol).compile(spec).solve()
     if not sol.is_optimal:
         raise SolverError(f"acceptance LP ended with status {sol.status}; widen tol (the optimal "

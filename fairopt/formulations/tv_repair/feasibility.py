@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairopt.errors import InfeasibleError, SolverError
-from fairopt.formulations.tv_repair._types import RowMeta, SolverArg, SolverLike
+from fairopt.formulations.tv_repair._types import RowMeta, SolverArg
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -53,7 +53,7 @@ class EpsilonAnalysis:
 
         def _result(self, sol: Solution, build_seconds: float) -> MappingResult: ...
 
-    def minimal_epsilon(self, solver: SolverLike = "highs", tol: float = 1e-7) -> float:
+    def minimal_epsilon(self, solver: SolverArg = None, tol: float = 1e-7) -> float:
         """Smallest ε for which the discrimination and distortion constraints hold together.
 
         Additive and target forms: one LP with ε as the objective. Ratio form: bisection on
@@ -83,7 +83,7 @@ class EpsilonAnalysis:
             lo, hi = (lo, mid) if feasible(mid) else (mid, hi)
         return hi
 
-    def sweep_epsilon(self, epsilons: ArrayLike, solver: SolverLike = "highs") -> pd.DataFrame:
+    def sweep_epsilon(self, epsilons: ArrayLike, solver: SolverArg = None) -> pd.DataFrame:
         """Solve for every ε and report a status per value instead of stopping at the first
         infeasible one: columns ``epsilon``, ``status``, ``objective``, ``d_objective_d_epsilon``.
 
@@ -116,7 +116,7 @@ class EpsilonAnalysis:
         twin.epsilon = float(eps)
         return twin
 
-    def _infeasible(self, solver: SolverLike, exc: InfeasibleError) -> InfeasibleError:
+    def _infeasible(self, solver: SolverArg, exc: InfeasibleError) -> InfeasibleError:
         try:
             eps_min = self.minimal_epsilon(solver)
         except SolverError:
@@ -131,7 +131,7 @@ class EpsilonAnalysis:
             program=self.name, constraint="discrimination", tightest={"epsilon": eps_min, "pairs": pairs},
             status=exc.status, log=exc.log)
 
-    def offending_pairs(self, solver: SolverLike = "highs") -> list[str]:
+    def offending_pairs(self, solver: SolverArg = None) -> list[str]:
         """Discrimination rows that need slack in the elastic LP (slack on those rows only,
         minimising the total violation), as ``"<group> vs <other> (label=y)"``."""
         prog = self.build("elastic")

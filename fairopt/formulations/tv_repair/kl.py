@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from fairopt.errors import DataValidationError, InfeasibleError, SolverError
-from fairopt.formulations.tv_repair._types import SolverArg, SolverLike
-from fairopt.modeling import Program, Solution, SolverSpec, Status
+from fairopt.errors import DataValidationError, InfeasibleError, SolverError, WrongProblemClassError
+from fairopt.formulations.tv_repair._types import SolverArg
+from fairopt.modeling import Program, Solution, Status
 from fairopt.modeling.backends.cvxpy_backend import build_cvxpy
-from fairopt.modeling.smooth import CvxpyForm, SmoothProblem, solve_smooth
+from fairopt.modeling.smooth import CvxpyForm, SmoothProblem, smooth_spec, solve_smooth
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -33,7 +33,7 @@ class _MappingModel(Protocol):
 
     def _outflow(self) -> tuple[sp.csr_matrix, np.ndarray]: ...
 
-    def _infeasible(self, solver: SolverLike, exc: InfeasibleError) -> InfeasibleError: ...
+    def _infeasible(self, solver: SolverArg, exc: InfeasibleError) -> InfeasibleError: ...
 
 
 class KLMapping(SmoothProblem):
@@ -42,8 +42,10 @@ class KLMapping(SmoothProblem):
     description = "KL optimized-preprocessing mapping"
     family = "KL mapping"
     certifies = False
-    #: the constraints live only in the cvxpy form (the oracle does not see them)
-    backends = ("cvxpy",)
+    #: the constraints live only in the declarative form (the oracle does not see them)
+    oracle_complete = False
+    #: the exponential cone ends "inaccurate" at the tighter smooth-seam defaults
+    form_tolerance = 1e-9
 
     def __init__(self, model: _MappingModel, prog: Program) -> None:
         self.name = prog.name
@@ -88,18 +90,15 @@ def solve_kl(model: _MappingModel, prog: Program, solver: SolverArg, t0: float,
              **overrides: Any) -> tuple[Solution, float]:
     """Solve the KL mapping through :func:`solve_smooth`; returns the named solution and the
     build seconds."""
-    spec = SolverSpec.parse(solver, default=KLMapping.backends[0], **overrides)
-    if spec.backend not in KLMapping.backends:   # never swapped silently for another back end
-        raise DataValidationError(f"divergence='kl' needs cvxpy with an exponential-cone solver; got {spec}. "
-                                  "Use cvxpy:CLARABEL or cvxpy:SCS.")
     problem = KLMapping(model, prog)
+    try:   # never swapped silently for another back end
+        spec = smooth_spec(problem, solver, **overrides)
+    except WrongProblemClassError as exc:
+        raise DataValidationError(f"divergence='kl' needs a solver of its exponential-cone form: {exc}") from None
     build_seconds = time.perf_counter() - t0
-    # Clarabel's defaults (1e-8): the tighter smooth-seam defaults end "inaccurate" on this cone
-    options = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9} if (spec.solver or "CLARABEL").upper() \
-        == "CLARABEL" else {}
-    sol = solve_smooth(problem, spec, options={**options, **dict(spec.options)})
+    sol = solve_smooth(problem, spec)
     if sol.status is Status.INFEASIBLE:
-        raise model._infeasible("highs", InfeasibleError(sol.log, status=Status.INFEASIBLE, log=sol.log))
+        raise model._infeasible(None, InfeasibleError(sol.log, status=Status.INFEASIBLE, log=sol.log))
     if sol.status is not Status.OPTIMAL:
         raise SolverError(f"KL mapping stopped with status {sol.status.value} ({sol.log}).", status=sol.status,
                           log=sol.log)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from itertools import combinations, permutations
 from typing import Any
 
@@ -43,16 +42,14 @@ from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.report import MappingReport
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
-from fairopt.modeling import Program, SolverSpec, default_spec
-from fairopt.modeling.backends.highs_backend import HighsModel
+from fairopt.modeling import Program, SolverSpec
+from fairopt.modeling.kinds import ColumnGenerationMaster
+from fairopt.modeling.parametric import ParametricProblem
+from fairopt.modeling.registry import accepts, resolve_solver, solve_own
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
 DISCRIMINATION_FORMS = ("ratio", "target", "additive")
-#: ``solve(solver=...)`` name of the column-generation method for huge TV mappings
-COLUMN_GENERATION = "column_generation"
-#: HiGHS ``simplex_strategy`` of the primal simplex, the default of the warm-started mapping solve
-PRIMAL_SIMPLEX = 4
 
 
 def _gather(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +111,7 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
     ...                                features=["age_decade", "education_years"], epsilon=0.05,
     ...                                distortion="adult", clist=[0.99, 1.99, 2.99],
     ...                                dlist=[0.1, 0.05, 0.0], utility="xy")
-    >>> result = model.solve("highs")
+    >>> result = model.solve()
     >>> after = result.rates.set_index(["sex", "income"])["after"]
     >>> bool(after[("Female", 1)] <= 1.05 * after[("Male", 1)] + 1e-9)
     True
@@ -442,9 +439,10 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
 
         ``solver`` defaults to the registry's LP back end (TV) or to cvxpy, the only back end
         of the KL mapping's exponential-cone form (KL).
-        ``solver="column_generation"`` solves a TV mapping by column generation over the mapping
-        cells (:mod:`fairopt.formulations.tv_repair.colgen`): seconds instead of minutes at
-        10^6 cells, with the optimality certificate checked on the full program.
+        A solver that accepts column-generation masters (``solver="column_generation"``, see
+        ``fairopt solvers``) solves a TV mapping by column generation over the mapping cells
+        (:mod:`fairopt.modeling.backends.column_generation_backend`): seconds instead of
+        minutes at 10^6 cells, with the optimality certificate checked on the full program.
 
         Raises
         ------
@@ -454,29 +452,55 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
             The solver stopped without an optimal mapping.
         """
         t0 = time.perf_counter()
+        # one parse, for the kind the mapping is solved as: its column-generation master, the
+        # whole LP, or (KL) the smooth problem of its exponential-cone form
+        colgen = solver is not None and accepts(solver, "colgen")
+        spec = None
+        if colgen or self.divergence == "tv":
+            spec = resolve_solver(solver, "colgen" if colgen else "LP", **kwargs)
         prog = self.build()
-        if solver == COLUMN_GENERATION:
-            return self._solve_column_generation(prog, t0, **kwargs)
+        if colgen:
+            assert spec is not None
+            return self._solve_column_generation(prog, spec, t0)
         if self.divergence == "kl":
             from fairopt.formulations.tv_repair.kl import solve_kl
             sol, build_s = solve_kl(self, prog, solver, t0, **kwargs)
         else:
-            solver = solver if solver is not None else default_spec("LP")
-            spec = SolverSpec.parse(solver, **kwargs)
-            warm = spec.backend == "highs" and "solver" not in spec.options
-            if warm:
-                # HiGHS's primal simplex from the identity mapping's basis (see _identity_basis):
-                # 4x faster than a cold dual simplex on Adult, 6x at 10^5 cells
-                spec = replace(spec, options={"simplex_strategy": PRIMAL_SIMPLEX, **spec.options})
+            assert spec is not None
             comp = prog.compile(spec)
-            if warm and isinstance(comp, HighsModel):
-                comp.set_basis(*self._identity_basis(prog))
+            # a simplex back end starts from the identity mapping's basis (see _identity_basis):
+            # 4x faster than a cold dual simplex on Adult, 6x at 10^5 cells; others start cold
+            comp.set_basis(*self._identity_basis(prog))
             build_s = time.perf_counter() - t0
             try:
                 sol = comp.solve(require_optimal=True)
             except InfeasibleError as exc:
                 raise self._infeasible(solver, exc) from exc
         return self._result(sol, build_s)
+
+    def parametric_problem(self) -> ParametricProblem:
+        """The TV mapping LP with its discrimination rows as functions of ε (exact frontiers).
+
+        The ``"additive"`` and ``"target"`` forms bound ``|S Π x - c| <= ε s`` row by row, so the
+        optimal shortfall is a convex piecewise-linear function of ε: from the smallest feasible
+        ε (the ``"min_epsilon"`` LP) up to the identity mapping's own discrimination, where the
+        rows stop binding and the shortfall is 0.
+
+        Examples
+        --------
+        >>> from fairopt.data import load_builtin
+        >>> compas = load_builtin("compas")
+        >>> cells, counts = compas.codes()
+        >>> features = [c for c in compas.domain.names if c not in ("race", "two_year_recid")]
+        >>> model = OptimizedPreprocessing(compas.domain, cells, counts, protected="race",
+        ...     label="two_year_recid", features=features, favourable_label=0,
+        ...     discrimination="additive", epsilon=0.05)
+        >>> problem = model.parametric_problem()
+        >>> problem.eps_min <= 0.05 < problem.eps_max
+        True
+        """
+        from fairopt.formulations.tv_repair.parametric import mapping_problem
+        return mapping_problem(self)
 
     def _identity_basis(self, prog: Program) -> tuple[np.ndarray, np.ndarray]:
         """Basis of the identity mapping (every record type keeps its cell): the own-cell columns
@@ -491,16 +515,16 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
         rows[canon.con_slices["validity"]] = False
         return cols, rows
 
-    def _solve_column_generation(self, prog: Program, t0: float, **kwargs: Any) -> MappingResult:
-        from fairopt.formulations.tv_repair.colgen import solve_column_generation
+    def _solve_column_generation(self, prog: Program, spec: SolverSpec, t0: float) -> MappingResult:
         if self.divergence != "tv":
-            raise DataValidationError("solver='column_generation' solves the TV (linear) mapping; use a "
-                                      "conic solver such as 'cvxpy:CLARABEL' for divergence='kl'.")
+            raise DataValidationError(f"solver={spec.label!r} solves the TV (linear) mapping by column "
+                                      "generation; divergence='kl' needs a solver of its exponential-cone form.")
         build_s = time.perf_counter() - t0
         # first master: every record type kept as it is (the identity mapping)
-        sol = solve_column_generation(prog, "mapping", self.var_col == self.own_column[self.var_row], **kwargs)
+        master = ColumnGenerationMaster(prog, "mapping", self.var_col == self.own_column[self.var_row])
+        sol = solve_own(master, spec, "colgen")
         if sol.status.value != "optimal":
             # elastic columns still in use: the fairness rows cannot hold (or the certificate
             # failed); the full LP decides and reports the minimal epsilon
-            return self.solve(default_spec("LP"))
+            return self.solve(None)
         return self._result(sol, build_s)

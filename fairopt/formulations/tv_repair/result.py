@@ -53,7 +53,7 @@ class MappingResult:
     >>> cells, counts = adult.codes()
     >>> result = OptimizedPreprocessing(adult.domain, cells, counts, protected="sex", label="income",
     ...                                 features=["age_decade", "education_years"],
-    ...                                 epsilon=0.1).solve("highs")
+    ...                                 epsilon=0.1).solve()
     >>> type(result).__name__, list(result.rates.columns)
     ('MappingResult', ['sex', 'income', 'before', 'after'])
     """

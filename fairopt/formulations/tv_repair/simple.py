@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
-from fairopt.formulations.tv_repair._types import RandomState, SolverLike
+from fairopt.formulations.tv_repair._types import RandomState, SolverArg
 from fairopt.metrics import representation_rate, statistical_rate
 from fairopt.modeling import Program, Solution
 
@@ -89,7 +89,7 @@ class TVRepairResult:
     >>> compas = load_builtin("compas")
     >>> cells, counts = compas.codes()
     >>> result = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
-    ...                   favourable_label=0, statistical_rate=0.9).solve("highs")
+    ...                   favourable_label=0, statistical_rate=0.9).solve()
     >>> type(result).__name__, round(result.statistical_rate["after"], 6)
     ('TVRepairResult', 0.9)
     """
@@ -170,7 +170,7 @@ class TVRepair:
     >>> cells, counts = compas.codes()
     >>> model = TVRepair(compas.domain, cells, counts, protected="race", label="two_year_recid",
     ...                  favourable_label=0, statistical_rate=1.0)
-    >>> result = model.solve("highs")
+    >>> result = model.solve()
     >>> round(result.tv, 5), round(result.statistical_rate["after"], 6)
     (0.03308, 1.0)
     >>> round(result.price_of_fairness, 4)
@@ -335,8 +335,8 @@ class TVRepair:
                 f"form={self.form}\n{prog.summary()}")
 
     # ------------------------------------------------------------------ solve
-    def solve(self, solver: SolverLike = "highs", **kwargs: Any) -> TVRepairResult:
-        """Build, solve on any LP back end and lift the block solution to cells."""
+    def solve(self, solver: SolverArg = None, **kwargs: Any) -> TVRepairResult:
+        """Build, solve on any LP solver (default: the registry's) and lift the block solution to cells."""
         t0 = time.perf_counter()
         prog = self.build()
         comp = prog.compile(solver, **kwargs)

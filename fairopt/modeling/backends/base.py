@@ -20,7 +20,7 @@ from fairopt.errors import DataValidationError, InfeasibleError, SolverError, So
 from fairopt.modeling.canonical import Canonical, as_bound, check_coefficients, to_solution
 from fairopt.modeling.certify import certify, reference_solve
 from fairopt.modeling.solution import NativeResult, RawResult, Solution, Status
-from fairopt.modeling.spec import SolverSpec
+from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -64,26 +64,30 @@ class CompiledModel:
     #: ``references()`` yields ``(label, compiled model)`` of the reference back ends that
     #: :func:`~fairopt.modeling.certify.reference_solve` may ask; set by the registry at compile time
     references: Callable[[], Iterator[tuple[str, CompiledModel]]] | None = None
+    #: the back end's declaration (set by each back end's model class)
+    info: BackendInfo | None = None
 
     @property
-    def highs_qp(self) -> bool:
-        """Whether QPs go to HiGHS's active-set QP solver (which needs routing on some
-        singular Hessians; see :func:`singular_free_hessian`)."""
-        return False
+    def active_set_qp(self) -> bool:
+        """Whether QPs go to an active-set QP solver (declared in ``BackendInfo.active_set_qp``),
+        which needs routing on some singular Hessians (see :func:`singular_free_hessian`)."""
+        return self.info is not None and self.spec.solver in self.info.active_set_qp
 
     @property
     def stalls_on_degenerate(self) -> bool:
         """Whether reaching the solver's *default* iteration limit means it stalled (the program
-        then goes to a reference solver; the log says so): HiGHS's QP solver cycles on some
+        then goes to a reference solver; the log says so): an active-set QP solver cycles on some
         singular Hessians, so fairopt caps it (:meth:`qp_iteration_cap`) unless the options do."""
-        return self.highs_qp and self.canon.P is not None and \
-            "qp_iteration_limit" not in self.spec.options
+        key = self.info.qp_iteration_limit_key if self.info is not None else None
+        return self.active_set_qp and self.canon.P is not None and key is not None and \
+            key not in self.spec.options
 
     def qp_iteration_cap(self) -> dict:
-        """HiGHS options capping its QP iterations (empty when not applicable or user-set)."""
+        """Options capping the active-set QP iterations (empty when not applicable or user-set)."""
         if not self.stalls_on_degenerate:
             return {}
-        return {"qp_iteration_limit": 20_000 + 100 * (self.canon.n + self.canon.m)}
+        assert self.info is not None and self.info.qp_iteration_limit_key is not None
+        return {self.info.qp_iteration_limit_key: 20_000 + 100 * (self.canon.n + self.canon.m)}
 
     # ``program`` is a fairopt.modeling.Program, not imported: the back ends sit below it
     def __init__(self, program: Any, spec: SolverSpec) -> None:
@@ -96,6 +100,12 @@ class CompiledModel:
             setattr(self.canon, attr, getattr(canon, attr).copy())
         self._dirty = True
         self.build_seconds = 0.0
+
+    def set_basis(self, basic_columns: np.ndarray, basic_rows: np.ndarray) -> bool:
+        """Offer a starting basis (``True`` = basic, one flag per column and per row); returns
+        whether the back end starts from it. A back end without bases (the default) ignores
+        it, so a formulation can offer one whatever the solver (capability ``warm_start``)."""
+        return False
 
     # -- updates (user sense) -------------------------------------------------------------
     def set_objective(self, linear: Mapping[str, Any]) -> None:
@@ -172,6 +182,48 @@ class CompiledModel:
                        hi: np.ndarray) -> None:
         self._dirty = True
 
+    def add_rows(self, name: str, coeffs: Mapping[str, Any], lb: ArrayLike | None = None,
+                 ub: ArrayLike | None = None) -> None:
+        """Append a constraint block ``name`` of rows ``lb <= sum_v coeffs[v] @ vec(v) <= ub``
+        to the compiled model (not to its Program). Row-generation loops use this to grow a
+        restricted master and re-solve from the previous basis (HiGHS adds the rows in place;
+        other back ends rebuild before the next solve)."""
+        import scipy.sparse as sp
+        c = self.canon
+        if name in c.con_slices:
+            raise DataValidationError(f"add_rows: the model already has a constraint block {name!r}.")
+        parts, rows = [], None
+        for v, mat in coeffs.items():
+            s = self._var_slice(v)
+            mat = sp.csr_matrix(mat, dtype=float)
+            if mat.shape[1] != s.stop - s.start or (rows is not None and mat.shape[0] != rows):
+                raise DataValidationError(f"add_rows: block {v!r} needs {s.stop - s.start} columns and the same "
+                                          f"rows as the others, got {mat.shape}.")
+            rows = mat.shape[0]
+            coo = mat.tocoo()
+            parts.append((coo.data, coo.row, coo.col + s.start))
+        if rows is None:
+            raise DataValidationError("add_rows: needs at least one variable block.")
+        new = sp.csr_matrix((np.concatenate([p[0] for p in parts]),
+                             (np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))),
+                            shape=(rows, c.n))
+        lo = as_bound(lb, rows, f"constraint {name!r} lb", -np.inf, side="lb")
+        hi = as_bound(ub, rows, f"constraint {name!r} ub", np.inf, side="ub")
+        m0 = c.m
+        c.A = sp.vstack([c.A, new], format="csr")
+        c.rl, c.ru = np.concatenate([c.rl, lo]), np.concatenate([c.ru, hi])
+        c.con_slices = {**c.con_slices, name: slice(m0, m0 + rows)}
+        self._rows_added(new, lo, hi)
+
+    def _rows_added(self, rows: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> None:
+        self._dirty = True
+
+    def set_options(self, options: Mapping[str, Any]) -> None:
+        """Merge ``options`` into the solver options of the next solves (back ends that can
+        change them in place keep the compiled model and its basis; the others rebuild)."""
+        self.spec = SolverSpec(self.spec.backend, self.spec.solver, {**self.spec.options, **dict(options)},
+                               self.spec.time_limit, self.spec.verbose)
+
     def _var_slice(self, name: str) -> slice:
         if name not in self.canon.var_slices:
             raise DataValidationError(f"unknown variable block {name!r}; known: {list(self.canon.var_slices)}.")
@@ -224,7 +276,7 @@ class CompiledModel:
                 self.build_seconds = time.perf_counter() - t0
                 self._dirty = False
             t0 = time.perf_counter()
-            if self.highs_qp and self.canon.P is not None and singular_free_hessian(self.canon):
+            if self.active_set_qp and self.canon.P is not None and singular_free_hessian(self.canon):
                 raw = reference_solve(self, "HiGHS's QP solver does not terminate when free "
                                             "variables span the null space of P")
             else:

@@ -104,7 +104,10 @@ INFO = BackendInfo(
                              "smooth": SMOOTH_TIGHT["CLARABEL"]}},
     # first-order methods at cvxpy's default tolerances
     accuracy={"SCS": 1e-4, "OSQP": 1e-4, "PDLP": 1e-4},
-    status_map=STATUS_MAP, probe=_installed, check_options=check_options)
+    status_map=STATUS_MAP, probe=_installed, check_options=check_options, duals=tuple(SOLVERS),
+    warm_start=("OSQP", "SCS"), form="cvxpy", active_set_qp=("HIGHS",),
+    qp_iteration_limit_key="qp_iteration_limit",
+    tolerance_keys={"CLARABEL": ("tol_gap_abs", "tol_gap_rel", "tol_feas")})
 
 
 def build_cvxpy(canon: Canonical, user_sense: bool = False) -> tuple[
@@ -178,10 +181,7 @@ def build_cvxpy(canon: Canonical, user_sense: bool = False) -> tuple[
 
 class CvxpyModel(CompiledModel):
     backend = "cvxpy"
-
-    @property
-    def highs_qp(self) -> bool:
-        return self.spec.solver == "HIGHS"
+    info = INFO
 
     def _build(self) -> None:
         self.problem, self.variables, self.cons, self.rows = build_cvxpy(self.canon)
@@ -215,7 +215,7 @@ class CvxpyModel(CompiledModel):
             return RawResult(Status.ERROR, log=f"cvxpy/{solver}: {exc}")
         except TypeError as exc:  # an option the inner solver does not take
             raise ConfigError(f"cvxpy:{solver} refused the options {sorted(kwargs)}: {exc}") from None
-        status = STATUS_MAP.get(st, Status.ERROR)
+        status = INFO.map_status(st)
         # cvxpy says "user_limit" for any solver limit: a time limit only if one was set and
         # the solve took about that long
         if status is Status.TIME_LIMIT:

@@ -113,23 +113,33 @@ def _check(status: highspy.HighsStatus, what: str) -> None:
                           status=Status.ERROR)
 
 
+#: HiGHS's ``simplex_strategy`` for the primal simplex
+PRIMAL_SIMPLEX = 4
+
 INFO = BackendInfo(
     name="highs", module="highspy",
     description="HiGHS through highspy, model passed as CSC arrays; warm starts",
     solvers={"highs": ("LP", "QP", "MILP")}, default_solver={"LP": "highs", "QP": "highs", "MILP": "highs"},
     time_limit_key={"highs": "time_limit"}, iteration_limit_key={"highs": "simplex_iteration_limit"},
     mip_gap_key={"highs": "mip_rel_gap"}, default_for=("LP", "QP", "MILP"), status_map=_STATUS,
-    check_options=check_options)
+    check_options=check_options, duals=("highs",), warm_start=("highs",), active_set_qp=("highs",),
+    qp_iteration_limit_key="qp_iteration_limit", feasibility_tolerance_key={"highs": "primal_feasibility_tolerance"},
+    # a restricted master is a handful of rows re-solved from the last basis: presolve (68 s of a
+    # 70 s row generation over 1,000 cells, benchmarks/intersectional.py) buys nothing there; the
+    # first master (one knapsack row over 10^5 columns) solves 2.5x faster by interior point with
+    # crossover than by a cold dual simplex, and the crossover's basis warm-starts the re-solves
+    master_options={"highs": {"presolve": "off", "solver": "ipm", "run_crossover": "on"}},
+    master_resolve_options={"highs": {"solver": "simplex"}})
 
 
 class HighsModel(CompiledModel):
     backend = "highs"
-    highs_qp = True
+    info = INFO
 
     def _build(self) -> None:
         canon = self.canon
-        self.h = _new_highs(self.spec.verbose, {**self.qp_iteration_cap(), **self.spec.options},
-                            self.spec.time_limit)
+        self.h = _new_highs(self.spec.verbose, {**self.qp_iteration_cap(), **self._start_options(),
+                                                **self.spec.options}, self.spec.time_limit)
         if canon.is_mip:
             _check(self.h.passModel(_make_lp(canon)), "passModel")
         else:   # the arrays themselves: a HighsLp's fields are copied element by element (5x slower)
@@ -147,11 +157,20 @@ class HighsModel(CompiledModel):
 
     _start: tuple[np.ndarray, np.ndarray] | None = None
 
-    def set_basis(self, basic_columns: np.ndarray, basic_rows: np.ndarray) -> None:
+    def _start_options(self) -> dict[str, Any]:
+        # a starting basis is primal feasible in the structure it comes from: the primal simplex
+        # keeps it (the dual simplex would throw it away), unless the options choose the method
+        if self._start is None or "simplex_strategy" in self.spec.options:
+            return {}
+        return {"simplex_strategy": PRIMAL_SIMPLEX}
+
+    def set_basis(self, basic_columns: np.ndarray, basic_rows: np.ndarray) -> bool:
         """Start the next simplex solve from a basis: the ``True`` entries of the two masks are
         basic (a row's entry stands for its activity); every other column and row is nonbasic
         at a finite bound (lower, else upper, else zero). The basis must hold exactly as many
-        basic entries as rows (checked here) and be non-singular (else HiGHS starts afresh)."""
+        basic entries as rows (checked here) and be non-singular (else HiGHS starts afresh).
+        The primal simplex runs from it unless the options set ``simplex_strategy``; when the
+        options choose another method (``solver``), the basis is not used (returns False)."""
         cols, rows = np.asarray(basic_columns, dtype=bool), np.asarray(basic_rows, dtype=bool)
         if cols.shape != (self.canon.n,) or rows.shape != (self.canon.m,):
             raise DataValidationError(f"set_basis needs one flag per column ({self.canon.n}) and per row "
@@ -159,9 +178,14 @@ class HighsModel(CompiledModel):
         if int(cols.sum() + rows.sum()) != self.canon.m:
             raise DataValidationError(f"a basis has one basic entry per row ({self.canon.m}); the masks mark "
                                       f"{int(cols.sum() + rows.sum())} basic columns and rows.")
+        if "solver" in self.spec.options:
+            return False
         self._start = (cols, rows)
         if not self._dirty:
+            for key, value in self._start_options().items():
+                self.h.setOptionValue(key, value)
             self._pass_basis(*self._start)
+        return True
 
     def _pass_basis(self, cols: np.ndarray, rows: np.ndarray) -> None:
         hp = _highs()
@@ -205,12 +229,28 @@ class HighsModel(CompiledModel):
         self.h.addCols(cols.shape[1], cost, lo, hi, cols.nnz, cols.indptr[:-1].astype(np.int32),
                        cols.indices.astype(np.int32), cols.data)
 
+    def set_options(self, options: Mapping[str, Any]) -> None:
+        """Change solver options in place (the model and its basis are kept)."""
+        super().set_options(options)
+        if not self._dirty:
+            for key, value in options.items():
+                if self.h.setOptionValue(str(key), value) != _highs().HighsStatus.kOk:
+                    raise ConfigError(_option_message(key, value))
+
+    def _rows_added(self, rows: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> None:
+        if self._dirty:
+            return
+        rows = rows.tocsr()
+        rows.sort_indices()
+        _check(self.h.addRows(rows.shape[0], lo, hi, rows.nnz, rows.indptr[:-1].astype(np.int32),
+                              rows.indices.astype(np.int32), rows.data), "addRows")
+
     def _run(self) -> RawResult:
         if self.h.run() == _highs().HighsStatus.kError:
             return RawResult(Status.ERROR, log="HiGHS run() returned an error; see the log with "
                              "verbose=True")
         model_status = self.h.getModelStatus()
-        status = _STATUS.get(model_status.name, Status.ERROR)
+        status = INFO.map_status(model_status.name)
         info = self.h.getInfo()
         iterations = int(info.simplex_iteration_count + max(info.ipm_iteration_count, 0)
                          + max(info.qp_iteration_count, 0))

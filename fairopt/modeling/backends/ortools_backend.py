@@ -96,7 +96,7 @@ INFO = BackendInfo(
     mip_gap_key={"SCIP": "relative_gap_tolerance"},
     tolerances={"PDLP": {"LP": PDLP_TOLERANCES}},
     accuracy={"GLOP": 1e-9, "PDLP": 1e-6},
-    status_map=STATUS_MAP, probe=_installed, check_options=check_options)
+    status_map=STATUS_MAP, probe=_installed, check_options=check_options, duals=("GLOP", "PDLP"))
 
 
 def _model_proto(canon: Canonical | None) -> model_pb2.ModelProto:
@@ -181,7 +181,7 @@ class OrtoolsModel(CompiledModel):
         except Exception as exc:
             return RawResult(Status.ERROR, log=f"ortools/{solver}: {exc}")
         reason = result_pb2.TerminationReasonProto.Name(res.termination.reason)
-        status = STATUS_MAP.get(reason, Status.ERROR)
+        status = INFO.map_status(reason)
         limit = result_pb2.LimitProto.Name(res.termination.limit)
         if status is Status.ITERATION_LIMIT and limit == "LIMIT_TIME":
             status = Status.TIME_LIMIT

@@ -56,7 +56,8 @@ def check_options(solver: str, options: Mapping[str, Any]) -> None:
 INFO = BackendInfo(
     name="osqp", module="osqp", description="OSQP operator-splitting QP solver (polished to 1e-9)",
     solvers={"osqp": ("LP", "QP")}, default_solver={"LP": "osqp", "QP": "osqp"},
-    time_limit_key={"osqp": "time_limit"}, status_map=STATUS_MAP, check_options=check_options)
+    time_limit_key={"osqp": "time_limit"}, status_map=STATUS_MAP, check_options=check_options,
+    duals=("osqp",), warm_start=("osqp",))
 
 
 class OsqpModel(CompiledModel):
@@ -113,7 +114,7 @@ class OsqpModel(CompiledModel):
 
     def _run(self) -> RawResult:
         res = self.solver.solve(raise_error=False)
-        status = STATUS_MAP.get(str(res.info.status).lower(), Status.ERROR)
+        status = INFO.map_status(str(res.info.status).lower())
         log = f"OSQP status: {res.info.status} after {res.info.iter} iterations"
         if status is Status.NUMERICAL:
             log += " (solution inaccurate: tighten eps_abs/eps_rel or raise max_iter)"

@@ -75,7 +75,8 @@ INFO = BackendInfo(
                  "scip": "limits/gap"},
     install_hint={"ipopt": "smooth problems need the NLP solver Ipopt: conda install -c conda-forge ipopt"},
     status_map=STATUS_MAP, probe=_installed,
-    check_options=check_options)
+    check_options=check_options, duals=tuple(SOLVERS), form="pyomo", active_set_qp=("highs",),
+    qp_iteration_limit_key="qp_iteration_limit", tolerance_keys={"ipopt": ("tol",)})
 
 
 def _bound(v: float) -> float | None:
@@ -131,10 +132,7 @@ def build_pyomo(canon: Canonical, user_sense: bool = False) -> pyo.ConcreteModel
 
 class PyomoModel(CompiledModel):
     backend = "pyomo"
-
-    @property
-    def highs_qp(self) -> bool:
-        return self.spec.solver == "highs"
+    info = INFO
 
     def _build(self) -> None:
         import pyomo.environ as pyo
@@ -160,7 +158,7 @@ class PyomoModel(CompiledModel):
         except Exception as exc:  # solver plugins raise many types; report, never leak
             return RawResult(Status.ERROR, log=f"pyomo/{self.spec.solver}: {exc}")
         tc = results.solver.termination_condition
-        status = STATUS_MAP.get(getattr(tc, "name", str(tc)), Status.ERROR)
+        status = INFO.map_status(getattr(tc, "name", str(tc)))
         log = f"pyomo/{self.spec.solver} termination: {tc}"
         if status not in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT):
             return RawResult(status, log=log)

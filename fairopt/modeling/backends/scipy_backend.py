@@ -71,7 +71,8 @@ INFO = BackendInfo(
     default_solver={"LP": "highs", "smooth": "trust-exact"},
     time_limit_key={m: "time_limit" for m in LP_METHODS + SMOOTH_METHODS},
     iteration_limit_key={**{m: "maxiter" for m in LP_METHODS}, **{m: "maxiter" for m in SMOOTH_METHODS}},
-    status_map=_STATUS, check_options=check_options)
+    status_map=_STATUS, check_options=check_options, duals=LP_METHODS,
+    choose_solver=lambda problem, kind: smooth_solver(problem) if kind == "smooth" else None)
 
 
 class ScipyModel(CompiledModel):
@@ -101,7 +102,7 @@ class ScipyModel(CompiledModel):
                       A_eq=self._A_eq if self._eq.size else None,
                       b_eq=c.rl[self._eq] if self._eq.size else None,
                       bounds=bounds, method=self.spec.solver or "highs", options=options)
-        status = _STATUS.get(res.status, Status.ERROR)
+        status = INFO.map_status(res.status)
         if status is Status.ITERATION_LIMIT and "time" in str(res.message).lower():
             status = Status.TIME_LIMIT
         log = f"linprog: {res.message}"

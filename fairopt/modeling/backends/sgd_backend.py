@@ -14,7 +14,7 @@ INFO = BackendInfo(
     name="sgd", module="numpy",
     description="projected stochastic gradient with averaging (streaming threshold debiasing)",
     solvers={"sgd": ("threshold",)}, default_solver={"threshold": "sgd"},
-    time_limit_key={"sgd": None}, iteration_limit_key={"sgd": "n_steps"})
+    time_limit_key={"sgd": None}, iteration_limit_key={"sgd": "n_steps"}, accuracy={"sgd": 1e-2})
 
 
 def solve_own(problem: Any, spec: SolverSpec, **options: Any) -> Any:
