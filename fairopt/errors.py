@@ -53,6 +53,25 @@ class DataTypeError(DataValidationError, TypeError):
     """
 
 
+class SizeLimitError(DataValidationError, MemoryError):
+    """A request would allocate more memory than fairopt's limit for it; ``needed_bytes`` is what
+    it would take, ``limit_bytes`` the limit, and the message says how to raise the limit or avoid
+    the allocation.
+
+    Examples
+    --------
+    >>> from fairopt.errors import SizeLimitError
+    >>> err = SizeLimitError("too large", needed_bytes=2**33, limit_bytes=2**30)
+    >>> err.needed_bytes // 2**30, isinstance(err, MemoryError)
+    (8, True)
+    """
+
+    def __init__(self, message: str, needed_bytes: int = 0, limit_bytes: int = 0) -> None:
+        super().__init__(message)
+        self.needed_bytes = int(needed_bytes)
+        self.limit_bytes = int(limit_bytes)
+
+
 class ConfigError(FairoptError, ValueError):
     """A model card or solver configuration is invalid; the message names the offending key."""
 

@@ -86,19 +86,20 @@ from fairopt._data_checks import (
     check_two_valued,
 )
 from fairopt._labels import BinaryLabels, decode_labels, encode_labels, label_codes, proba_columns
-from fairopt._param_validation import (
-    RANDOM_STATE,
-    ParameterError,
-    check_numbers,
-    check_options,
-    parameter_error,
-    validate_params,
-)
-from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
     from sklearn.base import BaseEstimator
+
+    from fairopt._param_validation import (
+        RANDOM_STATE,
+        ParameterError,
+        check_numbers,
+        check_options,
+        parameter_error,
+        validate_params,
+    )
 
 _T = TypeVar("_T")
 
@@ -125,6 +126,7 @@ __all__ = [
     "check_options",
     "check_target",
     "check_two_valued",
+    "check_unique_columns",
     "check_weights",
     "decode_labels",
     "encode_labels",
@@ -284,6 +286,7 @@ def check_X(X: Any, name: str = "X", *, min_rows: int = 1, ensure_finite: bool =
     if X is None:
         raise DataValidationError(f"{name}: X is required but was None.")
     X = to_native(X)
+    check_unique_columns(X, name)
     if not isinstance(X, pd.DataFrame) and not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
@@ -324,8 +327,32 @@ def check_X(X: Any, name: str = "X", *, min_rows: int = 1, ensure_finite: bool =
     return X
 
 
-def record_features(estimator: BaseEstimator, X: Any) -> None:
-    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns).
+def check_unique_columns(X: Any, name: str = "X") -> None:
+    """Refuse a frame whose column names repeat (selecting a repeated name returns several columns).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> try:
+    ...     check_unique_columns(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
+    ... except DataValidationError as err:
+    ...     print(err)
+    X has duplicate column name(s) ['a']; give every column a distinct name.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return
+    index = columns if isinstance(columns, pd.Index) else pd.Index(list(columns))
+    if index.has_duplicates:
+        dup = list(dict.fromkeys(index[index.duplicated()].tolist()))
+        raise DataValidationError(f"{name} has duplicate column name(s) {dup[:10]}; give every column a "
+                                  "distinct name.")
+
+
+def record_features(estimator: BaseEstimator, X: Any, ignore: Sequence[Any] | None = None) -> None:
+    """Set ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with string columns);
+    ``ignore`` names columns of the caller's frame that are not features (the sensitive columns
+    named at fit), which :func:`align_features` drops at predict rather than refusing.
 
     Examples
     --------
@@ -339,6 +366,7 @@ def record_features(estimator: BaseEstimator, X: Any) -> None:
     (2, ['a', 'b'])
     """
     estimator.n_features_in_ = int(X.shape[1]) if getattr(X, "ndim", 2) == 2 else 1
+    estimator._columns_not_features = tuple(ignore or ())
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
     elif "feature_names_in_" in estimator.__dict__:
@@ -348,9 +376,10 @@ def record_features(estimator: BaseEstimator, X: Any) -> None:
 def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
     """Bring predict-time ``X`` into the column layout seen at fit.
 
-    A DataFrame is reordered by column name (extra columns dropped, missing ones an error), so a
-    reordered frame predicts exactly as the original; an array must have ``n_features_in_``
-    columns.
+    A DataFrame is reordered by column name, so a reordered frame predicts exactly as the
+    original; a column missing, unseen at fit or duplicated is an error (scikit-learn's
+    ``feature_names_in_`` semantics: an extra column is as wrong as a missing one, since a frame
+    with another column is other data). An array must have ``n_features_in_`` columns.
 
     Examples
     --------
@@ -370,6 +399,12 @@ def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
         if missing:
             raise DataValidationError(f"{name} lacks column(s) {missing[:10]} seen at fit; pass the same "
                                       "features as at fit.")
+        seen = set(map(str, names)) | set(map(str, getattr(estimator, "_columns_not_features", ())))
+        extra = [c for c in X.columns if str(c) not in seen]
+        if extra:
+            raise DataValidationError(f"{name} has column(s) {extra[:10]} not seen at fit ({len(names)} features: "
+                                      f"{list(names)[:10]}); pass the same features as at fit (drop the others).")
+        check_unique_columns(X, name)
         return X.loc[:, list(names)]
     n_features = getattr(estimator, "n_features_in_", None)
     d = X.shape[1] if getattr(X, "ndim", 2) == 2 else 1
@@ -766,4 +801,20 @@ def check_is_fitted(estimator: object, attribute: str, hint: str = "fit(X, y, se
     Model is not fitted; call fit(X, y, sensitive_features=...) first.
     """
     if not hasattr(estimator, attribute):
+        from fairopt.errors import NotFittedError
         raise NotFittedError(f"{type(estimator).__name__} is not fitted; call {hint} first.")
+
+
+_PARAMETER_NAMES = ("RANDOM_STATE", "ParameterError", "check_numbers", "check_options", "parameter_error",
+                    "validate_params")
+
+
+def __getattr__(name: str) -> Any:
+    # the parameter checks need scikit-learn, whose import costs seconds; the data checks
+    # (check_groups for a ranking or a constraint block, for instance) must not pay it
+    if name in _PARAMETER_NAMES:
+        from fairopt import _param_validation
+        value = getattr(_param_validation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -517,3 +517,78 @@ def test_resamplers_and_filter_none_X_raise_value_error_with_a_message(cls):
         BalancedFilter().fit(None, a)
     with pytest.raises(ValueError, match="sensitive is required"):
         BalancedFilter().fit(X, None)
+
+
+# ---- issue 31: input defects at the shared boundary ----------------------------------------------------------
+def _frame(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    return X, (X["a"] > 0).astype(int).to_numpy(), rng.integers(0, 2, n)
+
+
+def test_predict_on_a_frame_with_an_unseen_column_is_refused():
+    X, y, s = _frame()
+    clf = FairClassifier(eps=0.05, random_state=0).fit(X, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match=r"column\(s\) \['c'\] not seen at fit"):
+        clf.predict_proba(X.assign(c=1.0))
+    with pytest.raises(DataValidationError, match="lacks column"):
+        clf.predict_proba(X[["a"]])
+    np.testing.assert_allclose(clf.predict_proba(X[["b", "a"]]), clf.predict_proba(X))   # by name
+    # the sensitive column named at fit is not a feature: it may stay in the frame at predict
+    Xs = X.assign(s=s)
+    named = FairClassifier(eps=0.05, random_state=0).fit(Xs, y, sensitive_features="s")
+    np.testing.assert_array_equal(named.predict(Xs), named.predict(X))
+    with pytest.raises(DataValidationError, match="not seen at fit"):
+        named.predict(Xs.assign(z=0.0))
+
+
+def test_nan_reaching_a_wrapped_estimator_is_a_data_validation_error():
+    from fairopt.inprocessing import FairLogLossClassifier
+    X, y, s = _frame()
+    Xn = X.copy()
+    Xn.iloc[3, 0] = np.nan
+    with pytest.raises(DataValidationError, match=r"NaN.*\['a'\]"):
+        FairLogLossClassifier().fit(Xn, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match=r"NaN.*\['a'\]"):
+        ShiftInference(estimator=LogisticRegression()).fit(Xn, y, sensitive_features=s)
+    fitted = FairLogLossClassifier().fit(X, y, sensitive_features=s)
+    with pytest.raises(DataValidationError, match="NaN"):
+        fitted.predict(Xn)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FairClassifier(eps=0.05),
+    lambda: ShiftInference(estimator=LogisticRegression()),
+    lambda: __import__("fairopt.inprocessing", fromlist=["x"]).FairLogLossClassifier(),
+])
+def test_duplicate_column_names_are_one_typed_error_naming_them(make):
+    X, y, s = _frame()
+    Xd = pd.DataFrame(np.c_[X.to_numpy(), X["a"].to_numpy()], columns=["a", "b", "a"])
+    with pytest.raises(DataValidationError, match=r"duplicate column name\(s\) \['a'\]"):
+        make().fit(Xd, y, sensitive_features=s)
+
+
+def test_threshold_debiaser_refuses_a_single_group():
+    rng = np.random.default_rng(0)
+    with pytest.raises(DataValidationError, match="single group"):
+        ThresholdDebiaser(gamma=0.5, rho=0.4).fit(rng.uniform(-1, 1, 50), sensitive_features=np.zeros(50))
+
+
+def test_equal_opportunity_without_positives_in_a_group_names_the_group():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    s = np.where(rng.integers(0, 2, 300) == 1, "b", "a")
+    y = ((X[:, 0] > 0) & (s == "a")).astype(int)
+    with pytest.raises(DataValidationError, match=r"group .b. has no .*row with y=1"):
+        FairClassifier(constraint="equal_opportunity", eps=0.05).fit(X, y, sensitive_features=s)
+
+
+def test_tv_repair_reads_a_string_y_as_a_column_of_a_frame():
+    from fairopt.preprocessing import TVRepair
+    df = pd.DataFrame({"x": [0, 1] * 20, "s": [0, 0, 1, 1] * 10, "y": [0, 1, 1, 0] * 10})
+    by_name = TVRepair(epsilon=0.1, random_state=0).fit(df, "y", sensitive_features="s")
+    by_array = TVRepair(epsilon=0.1, random_state=0).fit(df.drop(columns="y"), df["y"], sensitive_features="s")
+    assert by_name.label_name_ == "y" and list(by_name.feature_names_in_) == list(by_array.feature_names_in_)
+    pd.testing.assert_frame_equal(by_name.transform(df.drop(columns="y")), by_array.transform(df.drop(columns="y")))
+    with pytest.raises(DataValidationError, match="no such column"):
+        TVRepair().fit(df.drop(columns="y"), "y", sensitive_features="s")

@@ -425,3 +425,10 @@ def test_metric_frame_matches_fairlearn():
     assert one.overall == pytest.approx(ref.overall) and one.difference() == pytest.approx(ref.difference())
     with pytest.raises(DataValidationError, match="method"):
         one.ratio("pairwise")
+
+
+def test_scalar_sensitive_features_is_a_data_validation_error():
+    from fairopt.errors import DataValidationError
+    from fairopt.metrics import group_rates
+    with pytest.raises(DataValidationError, match="scalar 0"):
+        group_rates(1, 0)

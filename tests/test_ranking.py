@@ -294,3 +294,39 @@ def test_fair_ranking_input_checks_and_one_group_queries():
         fair_ranking(np.array([-0.1, 0.2]), np.array(["a", "b"]), 0.1, criterion="merit")
     with pytest.raises(DataValidationError, match="zero merit"):
         fair_ranking(np.array([0.0, 0.0, 0.2]), np.array(["a", "a", "b"]), 0.1, criterion="merit")
+
+
+def test_large_query_never_forms_the_dense_matrix():
+    import tracemalloc
+
+    from fairopt.errors import SizeLimitError
+    rng = np.random.default_rng(3)
+    n = 30_000
+    u, g = rng.random(n), rng.choice(["a", "b", "c"], n)
+    tracemalloc.start()
+    res = fair_ranking(u, g, 0.01)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 300 * 2**20                       # the dense P alone would be 6.7 GiB
+    assert res.disparity <= 0.01 + 1e-9
+    assert res.utility == pytest.approx(float(u @ res.item_exposure), rel=1e-9)
+    with pytest.raises(SizeLimitError) as err:      # P on access: refused with the size it needs
+        _ = res.P
+    assert err.value.needed_bytes == 8 * n * n and "6.71 GiB" in str(err.value)
+    with pytest.raises(SizeLimitError, match="method='colgen'"):
+        fair_ranking(u, g, 0.01, method="lp")      # refused before building n^2 variables
+    small = fair_ranking(u[:50], g[:50], 0.01, max_bytes=1000)
+    with pytest.raises(SizeLimitError):
+        _ = small.P
+    np.testing.assert_allclose(small.dense(max_bytes=None) @ position_weights(50), small.item_exposure, atol=1e-12)
+
+
+def test_first_call_does_not_import_scikit_learn():
+    # the first call paid 2-4 s importing scikit-learn through the parameter checks
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np\nfrom fairopt.ranking import fair_ranking\n"
+            "fair_ranking(np.array([1.0, 0.5, 0.2, 0.1]), np.array(list('abab')), 0.1)\n"
+            "print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -20,6 +20,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt._param_validation import RATE, RATIO, check_value
+from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.criteria import CRITERIA, resolve
 from fairopt.criteria import criterion as criterion_entry
@@ -418,7 +419,8 @@ def group_cost_bounds(groups: ArrayLike, cost: ArrayLike, lower: ArrayLike | Map
         raise DataValidationError(f"group cost bounds need lower <= upper per group; got lower={lo.tolist()}, "
                                   f"upper={hi.tolist()} for groups {list(labels)}.")
     scale = 1.0 / np.bincount(codes, minlength=K) if normalize == "mean" else np.ones(K)
-    C = _group_matrix(codes, K, c * scale[codes])
+    f = 1.0 / power_of_two(float(np.abs(c * scale[codes]).max()))   # rows of magnitude ~1
+    C = _group_matrix(codes, K, c * scale[codes] * f)
     low, up = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
     A = sp.vstack([C[low], C[up]], format="csr")
     m = low.size + up.size
@@ -426,13 +428,13 @@ def group_cost_bounds(groups: ArrayLike, cost: ArrayLike, lower: ArrayLike | Map
     for j, (idx, vals, key) in enumerate(((low, lo, "lower"), (up, hi, "upper"))):
         for r, a in enumerate(idx):
             e = np.zeros(m)
-            e[r + (0 if j == 0 else low.size)] = 1.0
+            e[r + (0 if j == 0 else low.size)] = f
             sens[f"{key}[{labels[a]}]"], params[f"{key}[{labels[a]}]"] = Sensitivity(dbound=e), float(vals[a])
     word = "cost" if normalize == "sum" else "mean_cost"
     return FairnessBlock(
         name=name, kind="group_cost_bounds", groups=labels, A=A, T=np.zeros((m, 0)),
         sense=np.r_[np.ones(low.size), -np.ones(up.size)].astype(np.int8),
-        bound=np.r_[lo[low], hi[up]], aux_names=[], parameters=params, sensitivity=sens,
+        bound=np.r_[lo[low], hi[up]] * f, aux_names=[], parameters=params, sensitivity=sens,
         row_labels=[f"{word}[{labels[a]}] >= {lo[a]:g}" for a in low]
         + [f"{word}[{labels[a]}] <= {hi[a]:g}" for a in up])
 

@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt._param_validation import NONNEGATIVE, check_count, check_value
+from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _vector, encode_groups
 from fairopt.errors import DataValidationError
@@ -249,21 +250,24 @@ def exposure_block(groups: ArrayLike, eps: float, *, criterion: str = "parity",
             raise DataValidationError(f"criterion={criterion!r} needs relevance (merit = mean relevance).")
         rel = _vector(relevance, n, "relevance", lo=0.0)
     c, s = _exposure_coefficients(codes, K, rel, criterion)
-    item_coef = s[codes] * c
+    # exposure per unit of merit carries 1 / the relevance scale: rows times that scale (a power
+    # of two, see fairopt.constraints._scaling), bound and d bound / d eps with them
+    f = power_of_two(float(np.abs(rel).max())) if criterion == "merit" and rel is not None else 1.0
+    item_coef = s[codes] * c * f
     rows = np.repeat(codes, m)
     cols = np.arange(n * m)
     F = sp.csr_matrix((np.outer(item_coef, v).ravel(), (rows, cols)), shape=(K, n * m))
     A = sp.vstack([F, F], format="csr")
     T = -np.ones((2 * K, 1))
     sense = np.r_[np.ones(K), -np.ones(K)].astype(np.int8)
-    bound = np.r_[np.zeros(K), np.full(K, eps)]
+    bound = np.r_[np.zeros(K), np.full(K, eps * f)]
     what = {"parity": "exposure", "merit": "exposure_per_merit", "impact": "impact_per_merit"}[criterion]
     row_labels = ([f"{what}[{g}] - level >= 0" for g in labels]
                   + [f"{what}[{g}] - level <= eps" for g in labels])
     return FairnessBlock(name=name or f"exposure_{criterion}", kind=f"exposure_{criterion}", groups=labels,
                          A=A, T=T, sense=sense, bound=bound, row_labels=row_labels, aux_names=["level"],
                          parameters={"eps": eps},
-                         sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.ones(K)],
+                         sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)],
                                                          domain=NONNEGATIVE)})
 
 

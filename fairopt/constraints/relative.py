@@ -19,6 +19,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt._param_validation import NONNEGATIVE, check_value
+from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
 from fairopt.constraints.builders import _group_matrix, _vector, encode_groups
 from fairopt.errors import DataValidationError
@@ -79,11 +80,12 @@ def group_cost_parity(groups: ArrayLike, cost: ArrayLike, eps: float, *, entity:
             raise DataValidationError(f"entity {e!r} appears in more than one group; each entity (client, worker) "
                                       "must belong to exactly one group.")
         count = np.bincount(per["g"].to_numpy(), minlength=K).astype(float)
-    C = _group_matrix(codes, K, c / count[codes])
+    f = 1.0 / power_of_two(float(np.abs(c / count[codes]).max()))   # rows of magnitude ~1
+    C = _group_matrix(codes, K, c / count[codes] * f)
     A = sp.vstack([C, C], format="csr")
     return FairnessBlock(
-        name=name, kind="group_cost_parity", groups=labels, A=A, T=-np.ones((2 * K, 1)),
-        sense=np.r_[np.ones(K), -np.ones(K)].astype(np.int8), bound=np.r_[np.zeros(K), np.full(K, eps)],
+        name=name, kind="group_cost_parity", groups=labels, A=A, T=-f * np.ones((2 * K, 1)),
+        sense=np.r_[np.ones(K), -np.ones(K)].astype(np.int8), bound=np.r_[np.zeros(K), np.full(K, eps * f)],
         row_labels=[f"cost[{g}] - level >= 0" for g in labels] + [f"cost[{g}] - level <= eps" for g in labels],
         aux_names=["level"], parameters={"eps": eps},
-        sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.ones(K)], domain=NONNEGATIVE)})
+        sensitivity={"eps": Sensitivity(dbound=np.r_[np.zeros(K), np.full(K, f)], domain=NONNEGATIVE)})

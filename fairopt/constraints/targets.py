@@ -201,6 +201,12 @@ def _pyomo_duals(block: BlockLike, blk: pyo.Block, results: object = None,
         _pyomo_check_results(block, results)
     dual = model.component("dual")
     if not isinstance(dual, pyo.Suffix) or not len(dual):
+        if any(not v.is_continuous() for v in model.component_data_objects(pyo.Var, active=True)):
+            raise DataValidationError(
+                "the pyomo model has integer variables: a MIP has no duals, so a dual suffix cannot help. "
+                "Price the fairness rows at the incumbent with fairopt.constraints.incumbent_lp(model) (the LP "
+                "with the integers fixed at their solved values; it adds the dual suffix), then call "
+                "price_of_fairness again.")
         raise DataValidationError("the pyomo model carries no duals: add "
                                   "`model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)` before solving.")
     # a later solve that loaded nothing (infeasible, load_solutions=False) leaves the previous

@@ -73,7 +73,7 @@ def check_fit_inputs(estimator: BaseEstimator, X: Any, y: ArrayLike, sensitive_f
         y = check_target(y, n, kind=target, name=f"{what}: y", interval=interval)
     w = None if sample_weight is None else check_weights(sample_weight, n, f"{what}: sample_weight")
     check_group_weights(groups, w, what)
-    record_features(estimator, X)
+    record_features(estimator, X, ignore=groups.columns)
     # the numeric fast path: convert a frame once here, so the learner refitted in every round of the
     # game validates a plain float array (a DataFrame was 4x slower on Adult)
     estimator._fit_on_array = numeric

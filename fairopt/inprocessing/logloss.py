@@ -24,7 +24,15 @@ from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
-from fairopt.validation import as_1d, check_groups, check_numeric_columns, check_weights, validate_params
+from fairopt.validation import (
+    as_1d,
+    check_groups,
+    check_numeric_columns,
+    check_unique_columns,
+    check_weights,
+    check_X,
+    validate_params,
+)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -37,8 +45,12 @@ if TYPE_CHECKING:
 def _check_X(X: ArrayLike | None, estimator: BaseEstimator, reset: bool) -> NDArray[np.float64] | sp.csr_matrix:
     if X is None:
         raise DataValidationError(f"{type(estimator).__name__}: X is required but was None.")
+    from scipy.sparse import issparse
+    check_unique_columns(X, f"{type(estimator).__name__}: X")
     if isinstance(X, pd.DataFrame):
         check_numeric_columns(X, f"{type(estimator).__name__}: X")
+    if not issparse(X):  # NaN: fairopt's typed error, not scikit-learn's ValueError
+        X = check_X(X, type(estimator).__name__)
     return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64)
 
 

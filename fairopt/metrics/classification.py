@@ -49,7 +49,12 @@ def _n_rows(sensitive_features: Any) -> int:
         return len(sensitive_features)
     if isinstance(sensitive_features, dict):
         return len(pd.DataFrame(sensitive_features))
-    return len(np.asarray(sensitive_features))
+    arr = np.asarray(sensitive_features)
+    if arr.ndim == 0:  # a scalar is not one group label per row
+        raise DataValidationError(
+            f"sensitive_features must hold the group of every row (a 1-D array, Series, DataFrame or dict of "
+            f"columns), got the scalar {sensitive_features!r}.")
+    return len(arr)
 
 
 def _rates(rate: str, sensitive_features: Any, *, y_pred: ArrayLike | None = None, y_true: ArrayLike | None = None,

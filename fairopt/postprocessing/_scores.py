@@ -16,7 +16,9 @@ from fairopt.validation import (
     check_dense,
     check_groups,
     check_numeric_columns,
+    check_unique_columns,
     check_weights,
+    check_X,
     encode_labels,
     label_codes,
     num_rows,
@@ -123,6 +125,7 @@ class _ScoreMixin:
             if y is None:
                 raise DataValidationError("y is required to fit the wrapped estimator (prefit=False): it requires y "
                                           "to be passed, but the target y is None.")
+            self._check_estimator_X(X)
             self.estimator_ = clone(self.estimator)
             kw = {} if sample_weight is None else {"sample_weight": sample_weight}
             self.estimator_.fit(X, y, **kw)
@@ -130,6 +133,16 @@ class _ScoreMixin:
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
+
+    def _check_estimator_X(self, X: Source) -> None:
+        """In-memory features for the wrapped estimator: fairopt's typed errors for duplicate column
+        names, and for NaN unless the estimator declares it takes missing values (its ``allow_nan`` tag)."""
+        if not isinstance(X, (pd.DataFrame, np.ndarray)):
+            return
+        from sklearn.utils import get_tags
+        check_unique_columns(X, f"{type(self).__name__}: X")
+        if not get_tags(self.estimator).input_tags.allow_nan:
+            check_X(X, type(self).__name__)
 
     def _scores(self, X: Source, drop: list[str] | None = None) -> np.ndarray:
         """Scores on ``[-1, 1]`` for the rows of ``X`` (see the module docstring)."""
@@ -151,6 +164,7 @@ class _ScoreMixin:
                                           f"{raw.shape}; pass estimator=... to score features.")
             kind = "identity" if kind == "auto" else kind
         else:
+            self._check_estimator_X(X)
             pos = self._estimator_positive_column(est)
             if kind in ("auto", "proba") and hasattr(est, "predict_proba"):
                 proba = np.asarray(est.predict_proba(X), dtype=float)
@@ -262,10 +276,10 @@ class _ScoreMixin:
         self.pos_label_ = enc.classes.tolist()[enc.pos_index]
         return None
 
-    def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int) -> np.ndarray:
+    def _fit_groups(self, sensitive_features: Source | None, X: Source, n: int, min_groups: int = 1) -> np.ndarray:
         """Group codes at fit; sets ``groups_`` and ``sensitive_columns_`` (names of ``X``'s columns,
-        or ``None`` when the groups were passed as data)."""
-        grp = check_groups(sensitive_features, n, X=X)
+        or ``None`` when the groups were passed as data); ``min_groups=2`` for a fairness constraint."""
+        grp = check_groups(sensitive_features, n, X=X, min_groups=min_groups)
         self.groups_ = grp.labels
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
         return grp.codes.astype(np.int64, copy=False)

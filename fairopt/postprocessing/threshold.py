@@ -321,7 +321,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             raise DataValidationError("X has no rows.")
         sw = None if sample_weight is None else check_weights(sample_weight, n)
         yv = self._fit_labels(y, n, "ThresholdDebiaser.fit")     # 0/1, 1 = pos_label
-        codes = self._fit_groups(sensitive_features, X, n)
+        codes = self._fit_groups(sensitive_features, X, n, min_groups=2)   # a constraint compares groups
         if sw is not None:
             check_group_weights(Groups(codes, self.groups_), sw, "ThresholdDebiaser.fit")
         self.__dict__.pop("cell_counts_", None)

@@ -128,6 +128,13 @@ def _assemble(X: Records, y: ArrayLike, sensitive_features: Any) -> tuple[pd.Dat
     check_X(X, "X", ensure_finite=False)
     frame = X.copy(deep=False)   # copy-on-write: adding the label column leaves X alone
     n = len(frame)
+    if isinstance(y, str):   # a column name of X, as on the Dask and Parquet paths
+        if y not in frame.columns:
+            raise DataValidationError(f"y={y!r} is a string, read as the name of the label column of X, but X has no "
+                                      f"such column (columns: {list(frame.columns)[:10]}); pass the labels as an "
+                                      "array or Series, or the name of a column of X.")
+        column = frame[y]
+        frame, y = frame.drop(columns=[y]), column
     y_name = getattr(y, "name", None) or "y"
     y_arr = as_1d(y, "y", n, allow_missing=True)
     if y_name in frame.columns:

@@ -249,6 +249,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         validate_params(self)
         X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
+        if isinstance(y, str) and isinstance(X, pd.DataFrame) and y in X.columns:   # a column name, as lazily
+            X, y = X.drop(columns=[y]), X[y]
         X, array_dtype = as_record_frame(X)
         frame, y_name, z_name = self._frame(X, y, sensitive_features)
         features = [c for c in X.columns if c != z_name]

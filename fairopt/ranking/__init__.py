@@ -33,7 +33,7 @@ from fairopt.constraints.ranking import (
     exposure_block,
     position_weights,
 )
-from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.errors import DataValidationError, InfeasibleError, SizeLimitError
 from fairopt.modeling.registry import resolve_solver
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
@@ -45,29 +45,36 @@ if TYPE_CHECKING:
 
     _Floats = NDArray[np.float64]
     #: one query's solution: ``P``, utility, price of fairness, decomposition and solver facts
-    _Solved = tuple[NDArray[np.float64], float, float, BirkhoffDecomposition, dict[str, Any]]
+    _Solved = tuple[NDArray[np.float64] | None, float, float, BirkhoffDecomposition, dict[str, Any]]
 
 __all__ = ["BirkhoffDecomposition", "RankingResult", "birkhoff_decomposition", "fair_ranking"]
+
+
+#: default memory limit of the dense ranking matrix ``P`` (1 GiB: ``n`` up to about 11,500 items);
+#: pass ``max_bytes`` to :func:`fair_ranking` or :meth:`RankingResult.dense` to change it
+MAX_DENSE_BYTES = 2 ** 30
 
 
 @dataclass
 class RankingResult:
     """One query's fair ranking.
 
+    Column generation never forms the ``n x n`` matrix ``P``: the result holds its Birkhoff–von
+    Neumann decomposition and the item exposures ``P v``, and builds ``P`` on first access
+    (refused with :class:`~fairopt.errors.SizeLimitError` above ``max_bytes``).
+
     Attributes
     ----------
-    P : ndarray of shape (n_items, n_positions)
-        Probability that item ``i`` is shown at position ``j``.
     utility, utility_unfair : float
         ``u' P v`` of the fair ranking and of the ranking by relevance.
     price_of_fairness : float
         ``d U*/d eps`` at the given ``eps`` (utility one more unit of allowed disparity buys).
-    exposure : DataFrame
-        Per group: ``exposure`` (mean of ``(P v)_i``), ``merit`` (mean relevance), the compared
-        value ``fairness`` (exposure, exposure / merit or click-through / merit) and the same
-        three for the ranking by relevance (``*_unfair``).
     decomposition : BirkhoffDecomposition
         Deterministic rankings and their probabilities reproducing ``P``.
+    item_exposure : ndarray of shape (n_items,)
+        Expected exposure ``(P v)_i`` of each item.
+    max_bytes : int or None
+        Memory limit of :attr:`P` (``None``: no limit).
 
     Examples
     --------
@@ -75,15 +82,44 @@ class RankingResult:
     >>> res = fair_ranking(np.array([1.0, 0.9, 0.2, 0.1]), np.array(["a", "a", "b", "b"]), eps=0.0)
     >>> res.exposure["exposure"].round(6).tolist()
     [0.640402, 0.640402]
+    >>> res.P.shape
+    (4, 4)
     """
 
-    P: np.ndarray
     utility: float
     utility_unfair: float
     price_of_fairness: float
     exposure_columns: dict = field(repr=False)
     decomposition: BirkhoffDecomposition
+    item_exposure: np.ndarray = field(repr=False)
+    n_positions: int
     info: dict = field(default_factory=dict)
+    max_bytes: int | None = MAX_DENSE_BYTES
+    _dense: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def P(self) -> np.ndarray:
+        """Probability ``P[i, j]`` that item ``i`` is shown at position ``j``, shape
+        ``(n_items, n_positions)`` (built from the decomposition on first access, within
+        :attr:`max_bytes`)."""
+        return self.dense(self.max_bytes)
+
+    def dense(self, max_bytes: int | None = MAX_DENSE_BYTES) -> np.ndarray:
+        """The ranking matrix ``P``, refused with :class:`~fairopt.errors.SizeLimitError` if it
+        needs more than ``max_bytes`` (``None``: no limit).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> res = fair_ranking(np.array([1.0, 0.5, 0.2]), np.array(["a", "b", "a"]), eps=0.1)
+        >>> float(res.dense().sum())
+        3.0
+        """
+        if self._dense is None:
+            n, m = self.decomposition.n_items, self.n_positions
+            _check_dense(n, m, max_bytes, "the ranking matrix P")
+            self._dense = self.decomposition.matrix()[:, :m]
+        return self._dense
 
     @property
     def exposure(self) -> pd.DataFrame:
@@ -98,6 +134,16 @@ class RankingResult:
         """Largest difference of the compared value between groups."""
         f = self.exposure_columns["fairness"]
         return float(f.max() - f.min())
+
+
+def _check_dense(n: int, m: int, max_bytes: int | None, what: str,
+                 instead: str = "use the decomposition or item_exposure instead") -> None:
+    need = 8 * int(n) * int(m)
+    if max_bytes is not None and need > max_bytes:
+        raise SizeLimitError(
+            f"{what} of {n} items x {m} positions needs {need / 2**30:.3g} GiB, above the limit of "
+            f"{max_bytes / 2**30:.3g} GiB; {instead}, or pass "
+            f"max_bytes=None (or a larger limit) to allow it.", needed_bytes=need, limit_bytes=max_bytes)
 
 
 def _queries(relevance: Any, groups: Any) -> tuple[bool, list[_Floats], list[np.ndarray]]:
@@ -130,7 +176,8 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
                  criterion: Literal["parity", "merit", "impact"] = "parity", k: int | None = None,
                  v: ArrayLike | None = None, method: Literal["colgen", "lp"] = "colgen",
                  solver: str | SolverSpec | None = None,
-                 max_rounds: int = 20_000) -> RankingResult | list[RankingResult]:
+                 max_rounds: int = 20_000,
+                 max_bytes: int | None = MAX_DENSE_BYTES) -> RankingResult | list[RankingResult]:
     """Utility-maximising rankings with group fairness of exposure, for one query or a batch.
 
     Parameters
@@ -155,6 +202,10 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         :class:`~fairopt.errors.UnknownSolverError` listing the installed LP solvers.
     max_rounds : int
         Cap on column-generation rounds.
+    max_bytes : int or None
+        Memory limit of a dense ``n x n`` matrix: ``method="lp"`` (whose LP has ``n^2`` variables)
+        is refused up front above it, and so is reading :attr:`RankingResult.P`. Column
+        generation never forms the matrix (default 1 GiB; ``None``: no limit).
 
     Returns
     -------
@@ -163,6 +214,8 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
 
     Raises
     ------
+    SizeLimitError
+        ``method="lp"`` would need a dense ``n x n`` variable above ``max_bytes``.
     InfeasibleError
         No ranking meets ``eps`` (possible for merit/impact or top-k); ``constraint`` names the
         block and ``tightest["eps"]`` gives the smallest feasible eps.
@@ -185,6 +238,11 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
     spec = resolve_solver(solver, "LP")   # parsed once, where it enters
     single, rel, grp = _queries(relevance, groups)
+    if method == "lp":  # n^2 variables, plus the solver's copies: refuse before building anything
+        for scores in rel:
+            _check_dense(scores.size, scores.size if k is None else min(int(k), scores.size), max_bytes,
+                         "method='lp' (one LP variable per item and position)",
+                         "use method='colgen', which never forms the matrix")
     codes_all, labels = encode_groups(np.concatenate(grp))
     codes = np.split(codes_all, np.cumsum([r.size for r in rel])[:-1])   # one view per query
     K = len(labels)
@@ -200,16 +258,26 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         R = np.vstack([rel[q] for q in idx])
         C = np.vstack([codes[q] for q in idx])
         coef = _coefficients(R, C, K, criterion, labels, idx)
+        # solve on relevances scaled to max |u| = 1 per query, so solver tolerances mean the same
+        # at every scale; the merit criterion's compared value scales as 1 / scale, so its eps does
+        scale = np.abs(R).max(axis=1)
+        scale = np.where(scale > 0, scale, 1.0)
+        eps_q = eps * scale if criterion == "merit" else np.full(idx.size, eps)
+        Rn = R / scale[:, None]
+        coef_n = coef * scale[:, None] if criterion == "merit" else coef
         if method == "colgen":
-            out = _solve_colgen(R, C, K, coef, vv, eps, criterion, labels, idx, max_rounds)
+            out = _solve_colgen(Rn, C, K, coef_n, vv, eps_q, criterion, labels, idx, max_rounds, scale)
         else:
-            out = [_solve_lp(R[r], C[r], labels, vv, eps, criterion, spec, q) for r, q in enumerate(idx)]
+            out = [_solve_lp(Rn[r], C[r], labels, vv, float(eps_q[r]), criterion, spec, q, float(scale[r]))
+                   for r, q in enumerate(idx)]
         m = int(np.count_nonzero(vv)) if k is not None else int(n)
         for r, q in enumerate(idx):
             P, util, price, dec, info = out[r]
             if dec.orders.shape[1] > m:  # top-k: only the shown positions
                 dec = BirkhoffDecomposition(dec.weights, dec.orders[:, :m], dec.n_items)
-            results[q] = _result(P[:, :m], util, price, dec, R[r], C[r], K, labels, vv, coef[r], info)
+            # back to the caller's units: U = scale U_n; eps_n = eps (parity, impact) or scale eps (merit)
+            util, price = util * scale[r], price * scale[r] * (scale[r] if criterion == "merit" else 1.0)
+            results[q] = _result(P, m, util, price, dec, R[r], C[r], K, labels, vv, coef[r], info, max_bytes)
     # every query's entry is filled above
     return cast("RankingResult | list[RankingResult]", results[0] if single else results)
 
@@ -252,25 +320,26 @@ def _infeasible(criterion: str, eps: float, tightest: ArrayLike, queries: np.nda
         program="fair_ranking", constraint=f"exposure_{criterion}", tightest={"eps": worst})
 
 
-def _solve_colgen(R: _Floats, C: np.ndarray, K: int, coef: _Floats, v: _Floats, eps: float, criterion: str,
-                  labels: np.ndarray, idx: np.ndarray, max_rounds: int) -> list[_Solved]:
+def _solve_colgen(R: _Floats, C: np.ndarray, K: int, coef: _Floats, v: _Floats, eps: _Floats, criterion: str,
+                  labels: np.ndarray, idx: np.ndarray, max_rounds: int, scale: _Floats) -> list[_Solved]:
     master = BatchMaster(R, C, K, coef, v)
     res = master.solve_fair(eps, max_rounds)
     if not np.isnan(res.tightest).all():
         bad = np.flatnonzero(~np.isnan(res.tightest))
-        raise _infeasible(criterion, eps, res.tightest[bad], idx[bad])
-    out = []
+        tight = res.tightest[bad] / (scale[bad] if criterion == "merit" else 1.0)
+        raise _infeasible(criterion, float(eps[bad[0]] / (scale[bad[0]] if criterion == "merit" else 1.0)),
+                          tight, idx[bad])
+    out: list[_Solved] = []
     n = R.shape[1]
     for q in range(R.shape[0]):
         dec = BirkhoffDecomposition(res.weights[q], res.orders[q].astype(np.int64), n)
         info = {"method": "colgen", "rounds": res.rounds, "columns": res.columns}
-        out.append((dec.matrix(), float(res.utility[q]), float(res.price[q]), dec, info))
+        out.append((None, float(res.utility[q]), float(res.price[q]), dec, info))
     return out
 
 
 def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps: float, criterion: str,
-              solver: str | SolverSpec,
-              q: int | np.integer[Any]) -> _Solved:
+              solver: str | SolverSpec | None, q: int | np.integer[Any], scale: float) -> _Solved:
     from fairopt.modeling import Program
     n = u.shape[0]
     m = int(np.flatnonzero(v)[-1]) + 1 if v.any() else 1
@@ -291,8 +360,9 @@ def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps
     except InfeasibleError:
         coef = _coefficients(u[None], codes[None], len(labels), criterion, labels, np.array([q]))
         probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)])
-        tight = probe.solve_fair(eps).tightest
-        raise _infeasible(criterion, eps, tight, np.array([q])) from None
+        unit = scale if criterion == "merit" else 1.0
+        tight = probe.solve_fair(np.array([eps])).tightest / unit
+        raise _infeasible(criterion, eps / unit, tight, np.array([q])) from None
     P = _round_off(sol.primal["P"].reshape(n, m))
     price = block.price_of_fairness(sol).parameters["eps"] if block is not None else 0.0
     return P, float(sol.objective), float(price), birkhoff_decomposition(P), {"method": "lp", "backend": sol.backend}
@@ -328,9 +398,9 @@ def _sinkhorn(P: np.ndarray, sweeps: int) -> np.ndarray | None:
     return None
 
 
-def _result(P: _Floats, util: float, price: float, dec: BirkhoffDecomposition, u: _Floats, codes: np.ndarray, K: int,
-            labels: np.ndarray, v: _Floats, coef: _Floats, info: dict[str, Any]) -> RankingResult:
-    m = P.shape[1]
+def _result(P: _Floats | None, m: int, util: float, price: float, dec: BirkhoffDecomposition, u: _Floats,
+            codes: np.ndarray, K: int, labels: np.ndarray, v: _Floats, coef: _Floats, info: dict[str, Any],
+            max_bytes: int | None) -> RankingResult:
     present = np.unique(codes)
     lab = labels[present]
 
@@ -338,12 +408,20 @@ def _result(P: _Floats, util: float, price: float, dec: BirkhoffDecomposition, u
         return (np.bincount(codes, weights=x, minlength=K) / np.maximum(np.bincount(codes, minlength=K), 1))[present]
 
     size = np.bincount(codes, minlength=K)[present]
-    e_fair = P @ v[:m]
+    if P is not None:
+        P = P[:, :m]
+        m = P.shape[1]
+        e_fair = P @ v[:m]
+    else:  # (P v)_i = sum_t w_t v[position of i in ranking t], without forming P
+        e_fair = np.zeros(u.shape[0])
+        T, k = dec.orders.shape
+        np.add.at(e_fair, dec.orders, dec.weights[:, None] * np.broadcast_to(v[:k], (T, k)))
     e_unfair = np.empty(u.shape[0])
     e_unfair[np.argsort(-u, kind="stable")] = v
     table = {"group": list(lab), "size": size, "merit": per_group(u)}
     for key, e in (("", e_fair), ("_unfair", e_unfair)):
         table[f"exposure{key}"] = per_group(e)
         table[f"fairness{key}"] = np.bincount(codes, weights=coef * e, minlength=K)[present]
-    return RankingResult(P=P, utility=util, utility_unfair=float(u @ e_unfair), price_of_fairness=price,
-                         exposure_columns=table, decomposition=dec, info=info)
+    return RankingResult(utility=util, utility_unfair=float(u @ e_unfair), price_of_fairness=price,
+                         exposure_columns=table, decomposition=dec, item_exposure=e_fair, n_positions=m,
+                         info=info, max_bytes=max_bytes, _dense=P)

@@ -184,7 +184,7 @@ class BatchMaster:
         sol = h.getSolution()
         return np.asarray(sol.col_value), np.asarray(sol.row_dual)
 
-    def run_phase(self, phase: int, active: np.ndarray, eps: float,
+    def run_phase(self, phase: int, active: np.ndarray, eps: np.ndarray,
                   max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Generate columns for the ``active`` queries until none improves (phase one stops a
         query as soon as its band width is within ``eps``)."""
@@ -210,8 +210,12 @@ class BatchMaster:
                 raise SolverError(f"column generation did not converge in {max_rounds} rounds; "
                                   "raise max_rounds or use method='lp'.")
 
-    def solve_fair(self, eps: float, max_rounds: int = 20_000) -> ColgenResult:
+    def solve_fair(self, eps: float | np.ndarray, max_rounds: int = 20_000) -> ColgenResult:
+        """Phase one (band width within ``eps``, per query or one for all), then phase two
+        (utility at band width ``eps``); relevances should be scaled to ``max |u| = 1``, where the
+        solver's absolute tolerances are meant."""
         h = self.h
+        eps = np.broadcast_to(np.asarray(eps, dtype=float), (self.Q,))
         # start from the unconstrained optimum of every query (items sorted by relevance)
         queries = np.arange(self.Q)
         self.add(np.argsort(-self.R, axis=1, kind="stable"), queries, phase=2)
@@ -232,7 +236,7 @@ class BatchMaster:
                                 np.where(infeasible, tightest, np.nan), r1, len(cols()))
         # phase two: w = eps, maximise utility
         h.changeColsCost(self.Q, wcols, np.zeros(self.Q))
-        h.changeColsBounds(self.Q, wcols, np.full(self.Q, eps), np.full(self.Q, eps))
+        h.changeColsBounds(self.Q, wcols, eps.copy(), eps.copy())
         U = cols()
         h.changeColsCost(len(U), np.arange(self.n_fixed, self.n_fixed + len(U), dtype=np.int32), -U)
         x, y, r2 = self.run_phase(2, np.ones(self.Q, dtype=bool), eps, max_rounds)

@@ -546,6 +546,14 @@ class _ClassificationMoment(Moment):
                                 minlength=self.n_groups * n_events).reshape(
             self.n_groups, n_events).astype(float)
         self.n_e = self.n_ae.sum(axis=0)
+        empty = np.argwhere(self.n_ae <= 0)
+        if empty.size:   # a rate conditioned on an event the group never has is undefined, not 0
+            names = self.groups.tolist()
+            bad = ", ".join(f"group {names[a]!r} has no (positively weighted) row"
+                            + ("" if self.events_[e] == "all" else f" with {self.events_[e]}") for a, e in empty[:5])
+            raise DataValidationError(f"{self.name}: {bad}, so its conditional rate is undefined; give every group "
+                                      "rows of every event (both labels for equalized odds, y=1 for equal "
+                                      "opportunity), or use another constraint.")
         eps = per_group(self.eps, self.groups, "eps")
         self.bound = np.concatenate([np.repeat(eps, n_events)] * 2)
         return self

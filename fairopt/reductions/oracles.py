@@ -468,7 +468,9 @@ def _linear_decision(est: Any, X: Any) -> np.ndarray | None:
 
 
 class WeightedLossOracle(Oracle):
-    r"""Bounded group loss best response: one fit with weights :math:`W_i = 1/n + \lambda_{A_i}/n_{A_i}`.
+    r"""Bounded group loss best response: one fit with weights :math:`W_i = 1/n + \lambda_{A_i}/n_{A_i}`
+    rescaled to sum to ``n`` (the scale of unit sample weights, for which a regularised
+    estimator's penalty is calibrated).
 
     A classifier is fitted to binary labels and read through the logistic score map; any other
     estimator is a regressor whose predictions are clipped into ``[0, 1]``.
@@ -509,6 +511,12 @@ class WeightedLossOracle(Oracle):
         """
         m = self.moment
         W = m.learner_problem(lam).weights
+        # the Lagrangian's weights sum to 1 + sum(lam); an estimator's regulariser is calibrated
+        # for weights summing to n (unit weights), so rescale to sum n: same minimiser without a
+        # regulariser, and the regularisation strength the user chose with one
+        total = float(W.sum())
+        if total > 0:
+            W = W * (m.n / total)
         if is_classifier(self.estimator):
             if not isinstance(m.loss_, ScaledLogisticLoss):
                 raise ConfigError("a classifier oracle for bounded group loss needs loss='logistic'.")

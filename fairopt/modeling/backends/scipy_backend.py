@@ -42,6 +42,25 @@ def check_options(solver: str, options: Mapping[str, Any]) -> None:
     valid = [p for p in inspect.signature(_linprog_highs).parameters
              if p not in ("lp", "solver", "unknown_options")]
     reject_unknown_options(f"scipy linprog ({solver})", options, valid)
+    # linprog hands options to HiGHS's typed setters, whose wrong-type error is a raw pybind11 TypeError
+    kinds = {"presolve": bool, "disp": bool, "maxiter": int, "mip_max_nodes": int,
+             "simplex_dual_edge_weight_strategy": str}
+    for key, value in options.items():
+        want = kinds.get(key, float)
+        if value is None:
+            continue
+        if want is bool:
+            ok = isinstance(value, (bool, np.bool_))
+        elif want is int:
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        elif want is str:
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        if not ok:
+            kind = {bool: "True or False", int: "an integer", str: "a string"}.get(want, "a number")
+            raise ConfigError(f"scipy linprog ({solver}) option {key!r} must be {kind}, got {value!r} "
+                              f"({type(value).__name__}).")
 
 
 INFO = BackendInfo(
