@@ -227,7 +227,7 @@ class RegressionParity:
         self.dists, self.shares, self.grid = dists, np.asarray(shares, dtype=float), grid
         self.eps, self.loss = float(eps), loss
         self.n_groups, self.M = len(dists), grid.shape[0]
-        self._rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # (pair, slope, rhs) per cut block
+        self._keys: list[np.ndarray] = []   # per group, keys j (n + 1) + k of the pieces in the LP
 
     # ------------------------------------------------------------------ the pieces of h_{a,j}
     def _slope(self, a: int, j: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -308,14 +308,17 @@ class RegressionParity:
             step = sp.diags([-np.ones(J - 1), np.ones(J - 1)], [0, 1], shape=(J - 1, J))
             prog.add_constraints("monotone", {"cdf": sp.kron(sp.identity(A), step, format="csr")}, lb=0.0)
         prog.set_objective(linear={"cost": np.repeat(self.shares, J)}, constant=self.constant())
-        self._rows = []
+        self._keys = []
         self._add_cuts(prog, "pieces", self._initial_pieces(full))
         return prog
 
     def _add_cuts(self, prog: Program, name: str, pieces: list[tuple[np.ndarray, np.ndarray]]) -> None:
         J = self.M - 1
         pair, slope, rhs = [], [], []
+        if not self._keys:
+            self._keys = [np.zeros(0, np.int64) for _ in self.dists]
         for a, (jj, kk) in enumerate(pieces):
+            self._keys[a] = np.union1d(self._keys[a], jj.astype(np.int64) * (self.dists[a].size + 1) + kk)
             if jj.size == 0:
                 continue
             s, c = self._cuts(a, jj, kk)
@@ -358,8 +361,11 @@ class RegressionParity:
                 bad = h - t[a] > tol / J
                 worst += float(self.shares[a] * np.maximum(h - t[a], 0.0).sum())
                 kk = np.clip(np.concatenate([k[bad] - 1, k[bad], k[bad] + 1]), 0, self.dists[a].size - 1)
-                new.append((np.tile(jj[bad], 3), kk))
-            if worst <= tol:
+                key = np.tile(jj[bad], 3).astype(np.int64) * (self.dists[a].size + 1) + kk
+                key = np.setdiff1d(key, self._keys[a])     # pieces already in the LP: the gap is tolerance
+                self._keys[a] = np.union1d(self._keys[a], key)
+                new.append((key // (self.dists[a].size + 1), key % (self.dists[a].size + 1)))
+            if worst <= tol or not any(n_.size for n_, _ in new):
                 return self._finish(G, sol, rounds)
             self._add_cuts(prog, f"pieces_{rounds}", new)
         raise SolverError(f"regression parity: the cutting planes did not close in {MAX_ROUNDS} rounds (loss bounds "
