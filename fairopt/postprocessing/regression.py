@@ -14,7 +14,15 @@ from sklearn.utils.validation import check_is_fitted as sk_check_is_fitted
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.modeling import SolverSpec
-from fairopt.validation import RANDOM_STATE, Groups, check_group_weights, check_groups, check_weights, validate_params
+from fairopt.validation import (
+    RANDOM_STATE,
+    Groups,
+    check_group_weights,
+    check_groups,
+    check_weights,
+    num_rows,
+    validate_params,
+)
 
 __all__ = ["RegressionDebiaser"]
 
@@ -223,7 +231,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         validate_params(self)
         if X is None:
             raise DataValidationError("RegressionDebiaser.fit: X is required.")
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        n = num_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
         sw = None if sample_weight is None else check_weights(sample_weight, n)
