@@ -42,7 +42,7 @@ from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
 __all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter", "collapse_groups",
-           "transport_cost"]
+           "quantile_plan", "transport_cost"]
 
 LOSSES = ("squared", "absolute")
 #: largest number of (pair, piece) cuts put into the first LP at once (above it: cutting planes)
