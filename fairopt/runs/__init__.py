@@ -30,6 +30,7 @@ RUNNERS: dict[str, str] = {
     "fair_logloss": "fairopt.runs.fair_logloss",
     "fair_selection": "fairopt.runs.fair_selection",
     "fair_ranking": "fairopt.runs.ranking",
+    "regression_debiasing": "fairopt.runs.regression_debiasing",
 }
 
 
