@@ -41,8 +41,8 @@ from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
-__all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter", "collapse_groups",
-           "quantile_plan", "transport_cost"]
+__all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter",
+           "collapse_groups", "quantile_plan", "transport_cost"]
 
 LOSSES = ("squared", "absolute")
 #: largest number of (pair, piece) cuts put into the first LP at once (above it: cutting planes)
@@ -271,7 +271,7 @@ class RegressionParity:
         mids = 0.5 * (self.grid[:-1] + self.grid[1:])
         pooled = sum(p * d.cdf(mids) for p, d in zip(self.shares, self.dists, strict=True))
         out = []
-        for a, d in enumerate(self.dists):
+        for d in self.dists:
             if full:
                 jj, kk = np.meshgrid(np.arange(J), np.arange(d.size), indexing="ij")
                 out.append((jj.ravel(), kk.ravel()))

@@ -284,7 +284,8 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
             span = s[h_] - s[l_]
             lam[rows] = np.where(span > 0, (x - s[l_]) / np.where(span > 0, span, 1.0), 0.0)
             lo[rows], hi[rows] = l_, h_
-        return codes, lo, hi, np.clip(lam, 0.0, 1.0)
+        lam_c: np.ndarray = np.asarray(np.clip(lam, 0.0, 1.0))
+        return codes, lo, hi, lam_c
 
     def predict_distribution(self, X: Any, *, sensitive_features: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Each row's output distribution on the grid.
@@ -338,7 +339,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         """
         codes, lo, hi, lam = self._neighbours(X, sensitive_features)
         rng = as_generator(self.random_state if random_state is None else random_state)
-        pick, where = rng.random(codes.shape[0]), rng.random(codes.shape[0])
+        pick, where = np.asarray(rng.random(codes.shape[0])), np.asarray(rng.random(codes.shape[0]))
         k = np.where(pick < lam, hi, lo)
         out = np.empty(codes.shape[0])
         for a, lev in enumerate(self._levels):
