@@ -365,7 +365,8 @@ class RegressionParity:
                 key = np.setdiff1d(key, self._keys[a])     # pieces already in the LP: the gap is tolerance
                 self._keys[a] = np.union1d(self._keys[a], key)
                 new.append((key // (self.dists[a].size + 1), key % (self.dists[a].size + 1)))
-            if worst <= tol or not any(n_.size for n_, _ in new):
+            # certified: the loss is within max(tol, 1e-6 relative) of the optimum
+            if worst <= max(tol, 1e-6 * abs(sol.objective)) or not any(n_.size for n_, _ in new):
                 return self._finish(G, sol, rounds)
             self._add_cuts(prog, f"pieces_{rounds}", new)
         raise SolverError(f"regression parity: the cutting planes did not close in {MAX_ROUNDS} rounds (loss bounds "
