@@ -24,8 +24,9 @@ slope ``g_j(s_k)`` on the piece ``[c_{k-1}, c_k]``. The LP
 is exact once it holds every piece that is active at its optimum. Small instances get every
 piece at once; large ones start from the pieces at each group's own optimum and at the pooled
 CDF, and add the piece under each ``G_{a,j}`` whose epigraph is not tight (Kelley's cutting planes
-on a piecewise-linear function: finitely many rounds, and the final LP's optimum is the true one
-because the model is a lower bound that is tight at its minimiser). Every round is one LP solved by
+on a piecewise-linear function: the LP value is a lower bound and the loss of its CDFs an upper
+bound; the loop stops when they agree to ``1e-8 span^2`` (squared; ``span`` for absolute) or to
+``1e-6`` relative, or when no new piece is found). Every round is one LP solved by
 the registry's default LP back end (or the one given).
 """
 from __future__ import annotations
@@ -349,7 +350,7 @@ class RegressionParity:
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
         # the LP value is a lower bound of the optimum and the loss of its CDFs an upper bound: stop when
         # they agree to ``tol`` in loss units
-        tol = 1e-9 * (scale * scale if self.loss == "squared" else scale)
+        tol = 1e-8 * (scale * scale if self.loss == "squared" else scale)
         jj = np.arange(J)
         for rounds in range(1, MAX_ROUNDS + 1):
             sol = prog.solve(spec, require_optimal=True, **options)
