@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import fairopt.filtering as filt
@@ -54,6 +54,14 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
                         "reach the same optimal cost (tests/test_multiclass_debiasing.py) at different optimal rules"),
     },
     "ShiftInference": {},
+    "RegressionDebiaser": {
+        **dict.fromkeys(_POSITION, RANDOMIZED),
+        "check_sample_weight_equivalence_on_sparse_data": "the wrapped LinearRegression solves sparse weighted least "
+        "squares iteratively, so weighted and repeated fits differ in the last digits and a seeded draw can "
+        "land in a neighbouring output cell",
+        "check_supervised_y_2d": "y only fits the wrapped regressor, which takes a column y without the "
+        "DataConversionWarning the check looks for",
+    },
     "BalancedFilter": {
         "check_fit_score_takes_y": "an unsupervised filter: fit(X, sensitive) takes the groups, not y, second",
     },
@@ -76,6 +84,7 @@ INSTANCES = [
     with_groups(post.ThresholdDebiaser)(estimator=_LR, random_state=0),
     with_groups(post.MulticlassDebiaser)(estimator=_LR, random_state=0),
     with_groups(post.ShiftInference)(estimator=_LR),
+    with_groups(post.RegressionDebiaser)(estimator=LinearRegression(), grid=20, random_state=0),
     filt.BalancedFilter(random_state=0),       # fit(X, y) reads y as the groups
     with_groups(pre.Reweighing)(random_state=0),
     with_groups(pre.RepresentationReweighing)(random_state=0),

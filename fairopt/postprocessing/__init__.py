@@ -32,7 +32,9 @@ from __future__ import annotations
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.postprocessing._scores import scores_from_logits, scores_from_proba
 from fairopt.postprocessing.multiclass import MulticlassDebiaser
+from fairopt.postprocessing.regression import RegressionDebiaser
 from fairopt.postprocessing.shift import ShiftInference
 from fairopt.postprocessing.threshold import ThresholdDebiaser
 
-__all__ = ["MulticlassDebiaser", "ShiftInference", "ThresholdDebiaser", "scores_from_logits", "scores_from_proba"]
+__all__ = ["MulticlassDebiaser", "RegressionDebiaser", "ShiftInference", "ThresholdDebiaser", "scores_from_logits",
+           "scores_from_proba"]

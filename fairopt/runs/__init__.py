@@ -27,6 +27,7 @@ RUNNERS: dict[str, str] = {
     "fair_selection": "fairopt.runs.fair_selection",
     "fair_ranking": "fairopt.runs.ranking",
     "multiclass_debiasing": "fairopt.runs.multiclass_debiasing",
+    "regression_debiasing": "fairopt.runs.regression_debiasing",
     "workload_balance": "fairopt.runs.workload",
 }
 

@@ -1,0 +1,405 @@
+"""Statistical parity for a regressor's outputs as a transport LP in CDF variables.
+
+Each group ``a`` (share ``p_a``) has a distribution ``mu_a`` of predictions: distinct values
+``s_1 < ... < s_n`` with weights ``w_k`` (summing to 1) and cumulative levels ``c_k``. The
+post-processed output of the group is a distribution ``nu_a`` on a fixed grid ``y_1 < ... < y_M``,
+described by its CDF values ``G_{a,j} = nu_a((-inf, y_j])`` (``G_{a,M} = 1``). Statistical parity
+in the sense of Agarwal, Dudik & Wu (2019) with slack ``eps`` asks, at every grid point,
+``|G_{a,j} - P_j| <= eps`` with ``P_j = sum_b p_b G_{b,j}`` the pooled CDF; between grid points the
+CDFs are constant, so these are all thresholds ``z``.
+
+For a convex cost ``c(s - y)`` the cheapest plan from ``mu_a`` to a fixed ``nu_a`` is the quantile
+(monotone) coupling, and its cost is separable in the CDF values:
+
+    W_c(mu_a, nu_a) = E_{mu_a} c(s - y_M) + sum_{j<M} h_{a,j}(G_{a,j}),
+    h_{a,j}(G) = int_0^G g_j(Q_a(v)) dv,   g_j(q) = c(q - y_j) - c(q - y_{j+1}),
+
+with ``Q_a`` the quantile function of ``mu_a`` (sum by parts over the output quantile function).
+``g_j`` is non-decreasing (convex ``c``), so ``h_{a,j}`` is convex piecewise linear in ``G`` with
+slope ``g_j(s_k)`` on the piece ``[c_{k-1}, c_k]``. The LP
+
+    min sum_a p_a sum_j t_{a,j}  s.t.  t_{a,j} >= piece_k(G_{a,j}) for the pieces k kept,
+        P_j = sum_a p_a G_{a,j},  -eps <= G_{a,j} - P_j <= eps,  G_{a,j} <= G_{a,j+1},  0 <= G <= 1
+
+is exact once it holds every piece that is active at its optimum. Small instances get every
+piece at once; large ones start from the pieces at each group's own optimum and at the pooled
+CDF, and add the piece under each ``G_{a,j}`` whose epigraph is not tight (Kelley's cutting planes
+on a piecewise-linear function: the LP value is a lower bound and the loss of its CDFs an upper
+bound; the loop stops when they agree to ``1e-8 span^2`` (squared; ``span`` for absolute) or to
+``1e-6`` relative, or when no new piece is found). Every round is one LP solved by
+the registry's default LP back end (or the one given).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairopt.errors import DataValidationError, SolverError
+from fairopt.modeling import Program, Solution, SolverSpec
+from fairopt.modeling.registry import default_spec
+
+__all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter",
+           "collapse_groups", "quantile_plan", "transport_cost"]
+
+LOSSES = ("squared", "absolute")
+#: largest number of (pair, piece) cuts put into the first LP at once (above it: cutting planes)
+FULL_LIMIT = 60_000
+#: largest number of cutting-plane rounds before giving up
+MAX_ROUNDS = 100
+
+
+def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
+    """The loss ``c(s - y)`` of moving a prediction by ``diff = s - y``.
+
+    Examples
+    --------
+    >>> transport_cost(np.array([-2.0, 0.5]), "squared").tolist()
+    [4.0, 0.25]
+    >>> transport_cost(np.array([-2.0, 0.5]), "absolute").tolist()
+    [2.0, 0.5]
+    """
+    return diff * diff if loss == "squared" else np.abs(diff)
+
+
+@dataclass
+class GroupDistribution:
+    """One group's predictions collapsed to distinct sorted ``values`` with ``weights`` summing to 1.
+
+    Examples
+    --------
+    >>> d = GroupDistribution(np.array([0.0, 1.0]), np.array([0.25, 0.75]))
+    >>> d.levels.tolist(), float(d.quantile(np.array([0.5]))[0])
+    ([0.0, 0.25, 1.0], 1.0)
+    """
+
+    values: np.ndarray
+    weights: np.ndarray
+    levels: np.ndarray = field(init=False)        # c_0 = 0, ..., c_n = 1
+    first_moment: np.ndarray = field(init=False)  # S_k = sum_{k' <= k} w s
+
+    def __post_init__(self) -> None:
+        self.levels = np.concatenate([[0.0], np.cumsum(self.weights)])
+        self.levels[-1] = 1.0
+        self.first_moment = np.concatenate([[0.0], np.cumsum(self.weights * self.values)])
+
+    @property
+    def size(self) -> int:
+        """Number of distinct values."""
+        return int(self.values.shape[0])
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """Left-continuous quantile ``Q(u) = min{s: F(s) >= u}``."""
+        k = np.searchsorted(self.levels[1:], u, side="left")
+        return self.values[np.minimum(k, self.size - 1)]
+
+    def cdf(self, z: np.ndarray) -> np.ndarray:
+        """``F(z) = P(s <= z)``."""
+        return self.levels[np.searchsorted(self.values, z, side="right")]
+
+
+def collapse_groups(pred: np.ndarray, codes: np.ndarray, n_groups: int,
+                    sample_weight: np.ndarray | None = None) -> tuple[list[GroupDistribution], np.ndarray]:
+    """Sufficient statistics: every group's distinct predictions with weights, and group shares.
+
+    Rows of zero weight carry no mass and are left out of the distributions (predict still maps
+    their values). One sort of all rows; no loop over rows.
+
+    Examples
+    --------
+    >>> dists, shares = collapse_groups(np.array([1.0, 0.0, 1.0, 2.0]), np.array([0, 0, 0, 1]), 2)
+    >>> dists[0].values.tolist(), dists[0].weights.round(3).tolist(), shares.tolist()
+    ([0.0, 1.0], [0.333, 0.667], [0.75, 0.25])
+    """
+    w = np.ones(pred.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    live = w > 0
+    pred, codes, w = pred[live], codes[live], w[live]
+    order = np.lexsort((pred, codes))
+    p, c, w = pred[order], codes[order], w[order]
+    new = np.ones(p.shape[0], bool)
+    new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
+    starts = np.flatnonzero(new)
+    vals, cods, mass = p[starts], c[starts], np.add.reduceat(w, starts) if starts.size else np.zeros(0)
+    totals = np.bincount(cods, weights=mass, minlength=n_groups)
+    if np.any(totals <= 0):
+        raise DataValidationError(f"group code(s) {np.flatnonzero(totals <= 0).tolist()} have no rows of positive "
+                                  "weight; every group needs some mass to have an output distribution.")
+    bounds = np.searchsorted(cods, np.arange(n_groups + 1))
+    dists = [GroupDistribution(vals[bounds[a]:bounds[a + 1]], mass[bounds[a]:bounds[a + 1]] / totals[a])
+             for a in range(n_groups)]
+    return dists, totals / totals.sum()
+
+
+@dataclass
+class RegressionParitySolution:
+    """The fitted output CDFs, plans, loss, gap and prices of :class:`RegressionParity`.
+
+    Attributes
+    ----------
+    grid : ndarray (M,)
+        Output values.
+    cdf : ndarray (n_groups, M)
+        Each group's output CDF on the grid (last column 1).
+    pooled_cdf : ndarray (M,)
+        ``sum_a p_a cdf[a]``.
+    loss : float
+        Expected loss ``sum_a p_a sum_{i,j} plan[a][i, j] c(s_i - y_j)`` of the plan.
+    gap : float
+        ``max_{a,j} |cdf[a, j] - pooled_cdf[j]|``.
+    price : ndarray (n_groups, M - 1)
+        Duals of the CDF band rows ``-eps <= G_{a,j} - P_j <= eps`` (``d loss / d bound``); the loss
+        falls by ``sum |price|`` per unit of extra ``eps``.
+    rounds : int
+        LP solves (1 when every piece fitted in the first LP).
+    solution : Solution
+        The last LP's solution.
+    """
+
+    grid: np.ndarray
+    cdf: np.ndarray
+    pooled_cdf: np.ndarray
+    loss: float
+    gap: float
+    price: np.ndarray
+    rounds: int
+    solution: Solution | None
+
+    def plans(self, dists: list[GroupDistribution]) -> list[sp.csr_matrix]:
+        """Each group's monotone transport plan: ``plan[a][i, j]`` = P(prediction ``values[i]`` goes
+        to ``grid[j]`` | group ``a``) (rows sum to the value's weight)."""
+        return [quantile_plan(d.levels, self.cdf[a]) for a, d in enumerate(dists)]
+
+
+def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
+    """The monotone coupling of a source with cumulative ``levels`` (``0 = c_0 < ... < c_n = 1``)
+    and an output with CDF ``out_cdf`` on the grid (last entry 1), as a sparse ``(n, M)`` matrix.
+
+    Examples
+    --------
+    >>> quantile_plan(np.array([0.0, 0.5, 1.0]), np.array([0.25, 1.0])).toarray().tolist()
+    [[0.25, 0.25], [0.0, 0.5]]
+    """
+    cuts = np.unique(np.concatenate([levels, out_cdf, [0.0]]))
+    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
+    keep = mass > 0
+    mids, mass = mids[keep], mass[keep]
+    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), levels.shape[0] - 2)
+    cols = np.minimum(np.searchsorted(out_cdf, mids, side="left"), out_cdf.shape[0] - 1)
+    return sp.csr_matrix((mass, (rows, cols)), shape=(levels.shape[0] - 1, out_cdf.shape[0]))
+
+
+class RegressionParity:
+    """Least-loss post-processing of predictions to statistical parity on an output grid.
+
+    Parameters
+    ----------
+    dists : list of GroupDistribution
+        Each group's prediction distribution (see :func:`collapse_groups`).
+    shares : ndarray (n_groups,)
+        Group shares ``p_a`` (summing to 1).
+    grid : ndarray (M,)
+        Strictly increasing output values.
+    eps : float
+        Largest allowed ``|G_{a,j} - P_j|``.
+    loss : {"squared", "absolute"}
+        Transport cost ``(s - y)^2`` or ``|s - y|``.
+
+    Examples
+    --------
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> form = RegressionParity(dists, shares, np.array([1.0, 2.0]), eps=0.0)
+    >>> sol = form.solve()
+    >>> round(sol.loss, 6), round(sol.gap, 9), sol.cdf[:, 0].round(6).tolist()
+    (1.0, 0.0, [0.5, 0.5])
+    """
+
+    def __init__(self, dists: list[GroupDistribution], shares: np.ndarray, grid: np.ndarray, eps: float = 0.0,
+                 loss: str = "squared") -> None:
+        if loss not in LOSSES:
+            raise DataValidationError(f"loss must be one of {LOSSES}, got {loss!r}.")
+        grid = np.asarray(grid, dtype=float)
+        if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or np.any(np.diff(grid) <= 0):
+            raise DataValidationError("the output grid must be a non-empty, finite, strictly increasing 1-D array.")
+        if not (np.isfinite(eps) and eps >= 0):
+            raise DataValidationError(f"eps must be a finite number >= 0, got {eps!r}.")
+        self.dists, self.shares, self.grid = dists, np.asarray(shares, dtype=float), grid
+        self.eps, self.loss = float(eps), loss
+        self.n_groups, self.M = len(dists), grid.shape[0]
+        self._keys: list[np.ndarray] = []   # per group, keys j (n + 1) + k of the pieces in the LP
+
+    # ------------------------------------------------------------------ the pieces of h_{a,j}
+    def _slope(self, a: int, j: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """``g_j(s_k)`` (``k`` 0-based piece of group ``a``)."""
+        s, y0, y1 = self.dists[a].values[k], self.grid[j], self.grid[j + 1]
+        return transport_cost(s - y0, self.loss) - transport_cost(s - y1, self.loss)
+
+    def _prefix(self, a: int, j: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """``H_{a,j}(c_K) = sum_{k < K} w_k g_j(s_k)`` in O(1) per entry from prefix sums."""
+        d = self.dists[a]
+        y0, y1 = self.grid[j], self.grid[j + 1]
+        W, S = d.levels, d.first_moment
+        if self.loss == "squared":
+            return 2.0 * (y1 - y0) * S[K] - (y1 * y1 - y0 * y0) * W[K]
+        delta = y1 - y0
+        A = np.minimum(K, np.searchsorted(d.values, y0, side="right"))
+        B = np.minimum(K, np.searchsorted(d.values, y1, side="left"))
+        return -delta * W[A] + 2.0 * (S[B] - S[A]) - (y0 + y1) * (W[B] - W[A]) + delta * (W[K] - W[B])
+
+    def _cuts(self, a: int, j: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Slope and intercept of piece ``k`` of ``h_{a,j}``: ``t >= slope G + intercept``."""
+        slope = self._slope(a, j, k)
+        c0 = self.dists[a].levels[k]
+        return slope, self._prefix(a, j, k) - slope * c0
+
+    def _value(self, a: int, j: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``h_{a,j}(G)`` and the 0-based piece under ``G``."""
+        d = self.dists[a]
+        k = np.clip(np.searchsorted(d.levels, G, side="right") - 1, 0, d.size - 1)
+        slope, icpt = self._cuts(a, j, k)
+        return slope * G + icpt, k
+
+    def constant(self) -> float:
+        """``sum_a p_a E_{mu_a} c(s - y_M)``: the part of the loss outside the LP."""
+        return float(sum(p * np.dot(d.weights, transport_cost(d.values - self.grid[-1], self.loss))
+                         for p, d in zip(self.shares, self.dists, strict=True)))
+
+    def _initial_pieces(self, full: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per group, (pair j, piece k) arrays of the first LP's cuts."""
+        J = self.M - 1
+        mids = 0.5 * (self.grid[:-1] + self.grid[1:])
+        pooled = sum(p * d.cdf(mids) for p, d in zip(self.shares, self.dists, strict=True))
+        out = []
+        for d in self.dists:
+            if full:
+                jj, kk = np.meshgrid(np.arange(J), np.arange(d.size), indexing="ij")
+                out.append((jj.ravel(), kk.ravel()))
+                continue
+            own = d.cdf(mids)   # h_{a,j}'s minimiser: the slope g_j changes sign at s = mid_j
+            levels = [own, pooled, np.zeros(J), np.ones(J)]
+            lo, hi = np.minimum(own, pooled), np.maximum(own, pooled)
+            levels += [lo + f * (hi - lo) for f in np.linspace(0.1, 0.9, 7)]
+            lv = np.concatenate(levels)
+            k = np.searchsorted(d.levels, lv, side="right") - 1
+            jj = np.tile(np.arange(J), len(levels) * 3)
+            kk = np.clip(np.concatenate([k - 1, k, k + 1]), 0, d.size - 1)
+            key = np.unique(jj.astype(np.int64) * (d.size + 1) + kk)
+            out.append((key // (d.size + 1), key % (d.size + 1)))
+        return out
+
+    # ------------------------------------------------------------------ the LP
+    def build(self, full: bool | None = None) -> Program:
+        """The first LP (every piece when ``full`` or when small enough)."""
+        J, A = self.M - 1, self.n_groups
+        if full is None:
+            full = sum(d.size for d in self.dists) * J <= FULL_LIMIT
+        prog = Program("regression_parity")
+        prog.add_variables("cdf", shape=(A, J), lb=0.0, ub=1.0)
+        prog.add_variables("cost", shape=(A, J), lb=None)
+        prog.add_variables("pooled", shape=(J,), lb=None)
+        eye_j = sp.identity(J, format="csr")
+        prog.add_constraints("pool", {"pooled": eye_j, "cdf": -sp.kron(self.shares.reshape(1, -1), eye_j)},
+                             lb=0.0, ub=0.0)
+        prog.add_constraints("parity", {"cdf": sp.identity(A * J, format="csr"),
+                                        "pooled": sp.kron(np.ones((A, 1)), eye_j, format="csr") * -1.0},
+                             lb=-self.eps, ub=self.eps)
+        if J > 1:
+            step = sp.diags([-np.ones(J - 1), np.ones(J - 1)], [0, 1], shape=(J - 1, J))
+            prog.add_constraints("monotone", {"cdf": sp.kron(sp.identity(A), step, format="csr")}, lb=0.0)
+        prog.set_objective(linear={"cost": np.repeat(self.shares, J)}, constant=self.constant())
+        self._keys = []
+        self._add_cuts(prog, "pieces", self._initial_pieces(full))
+        return prog
+
+    def _add_cuts(self, prog: Program, name: str, pieces: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        J = self.M - 1
+        pair, slope, rhs = [], [], []
+        if not self._keys:
+            self._keys = [np.zeros(0, np.int64) for _ in self.dists]
+        for a, (jj, kk) in enumerate(pieces):
+            self._keys[a] = np.union1d(self._keys[a], jj.astype(np.int64) * (self.dists[a].size + 1) + kk)
+            if jj.size == 0:
+                continue
+            s, c = self._cuts(a, jj, kk)
+            pair.append(a * J + jj)
+            slope.append(s)
+            rhs.append(c)
+        if not pair:
+            return
+        col, g, r = np.concatenate(pair), np.concatenate(slope), np.concatenate(rhs)
+        n, idx = col.shape[0], np.arange(col.shape[0])
+        size = self.n_groups * J
+        prog.add_constraints(name, {"cost": sp.csr_matrix((np.ones(n), (idx, col)), shape=(n, size)),
+                                    "cdf": sp.csr_matrix((-g, (idx, col)), shape=(n, size))}, lb=r)
+
+    def solve(self, solver: str | SolverSpec | Mapping[str, Any] | None = None,
+              **options: Any) -> RegressionParitySolution:
+        """Solve to optimality (cutting planes when the pieces do not fit in one LP).
+
+        ``solver`` is any LP back end spec (``None``: the registry's default for LPs).
+        """
+        J, A = self.M - 1, self.n_groups
+        if J == 0:    # one output value: everyone maps to it
+            cdf = np.ones((A, 1))
+            return RegressionParitySolution(self.grid, cdf, np.ones(1), self.constant(), 0.0,
+                                            np.zeros((A, 0)), 0, None)
+        spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
+        prog = self.build()
+        scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
+        # the LP value is a lower bound of the optimum and the loss of its CDFs an upper bound: stop when
+        # they agree to ``tol`` in loss units
+        tol = 1e-8 * (scale * scale if self.loss == "squared" else scale)
+        jj = np.arange(J)
+        for rounds in range(1, MAX_ROUNDS + 1):
+            sol = prog.solve(spec, require_optimal=True, **options)
+            G = np.clip(sol.primal["cdf"].reshape(A, J), 0.0, 1.0)
+            t = sol.primal["cost"].reshape(A, J)
+            new, worst = [], 0.0
+            for a in range(A):
+                h, k = self._value(a, jj, G[a])
+                bad = h - t[a] > tol / J
+                worst += float(self.shares[a] * np.maximum(h - t[a], 0.0).sum())
+                kk = np.clip(np.concatenate([k[bad] - 1, k[bad], k[bad] + 1]), 0, self.dists[a].size - 1)
+                key = np.tile(jj[bad], 3).astype(np.int64) * (self.dists[a].size + 1) + kk
+                key = np.setdiff1d(key, self._keys[a])     # pieces already in the LP: the gap is tolerance
+                self._keys[a] = np.union1d(self._keys[a], key)
+                new.append((key // (self.dists[a].size + 1), key % (self.dists[a].size + 1)))
+            # certified: the loss is within max(tol, 1e-6 relative) of the optimum
+            if worst <= max(tol, 1e-6 * abs(sol.objective)) or not any(n_.size for n_, _ in new):
+                return self._finish(G, sol, rounds)
+            self._add_cuts(prog, f"pieces_{rounds}", new)
+        raise SolverError(f"regression parity: the cutting planes did not close in {MAX_ROUNDS} rounds (loss bounds "
+                          f"{worst:.3g} apart); use a coarser grid.")
+
+    def _finish(self, G: np.ndarray, sol: Solution, rounds: int) -> RegressionParitySolution:
+        A, J = G.shape
+        G = np.maximum.accumulate(G, axis=1)
+        if self.eps == 0.0:   # the rows are equalities: remove the solver's rounding
+            G = np.broadcast_to(self.shares @ G, G.shape).copy()
+        cdf = np.hstack([G, np.ones((A, 1))])
+        pooled = self.shares @ cdf
+        loss = self.constant() + float(sum(p * self._value(a, np.arange(J), G[a])[0].sum()
+                                           for a, p in enumerate(self.shares)))
+        gap = float(np.max(np.abs(cdf - pooled)))
+        price = sol.dual["parity"].reshape(A, J) if "parity" in sol.dual else np.zeros((A, J))
+        return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, price, rounds, sol)
+
+
+def barycenter(dists: list[GroupDistribution], shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wasserstein-2 barycenter of the groups: quantile function ``sum_a p_a Q_a(u)`` (Chzhen et al.
+    2020; Le Gouic et al. 2020), as distinct sorted values and their weights.
+
+    Examples
+    --------
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> v, w = barycenter(dists, shares)
+    >>> v.tolist(), w.tolist()
+    ([1.0, 2.0], [0.5, 0.5])
+    """
+    cuts = np.unique(np.concatenate([d.levels for d in dists]))
+    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
+    q = sum(p * d.quantile(mids) for p, d in zip(shares, dists, strict=True))
+    values, inverse = np.unique(q, return_inverse=True)
+    return values, np.bincount(inverse, weights=mass, minlength=values.shape[0])
