@@ -174,7 +174,7 @@ def plot(name: str, curves: dict, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, part in zip(axes, ("train", "test")):
+    for ax, part in zip(axes, ("train", "test"), strict=False):
         for proxy in PROXIES:
             pts = sorted(curves[proxy], key=lambda p: p[f"disclosivity_{part}"])
             relaxed = proxy == "relaxed_alpha_beta"   # equal to alpha_beta: draw it on top, dotted
@@ -200,7 +200,7 @@ def plot_proportions(fig3: dict, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(fig3), figsize=(5 * len(fig3), 4.5), sharey=True)
-    for ax, (alpha, d) in zip(np.atleast_1d(axes), fig3.items()):
+    for ax, (alpha, d) in zip(np.atleast_1d(axes), fig3.items(), strict=False):
         x = np.arange(len(d["groups"]))
         for i, key in enumerate(("train_original", "train_filtered", "test_original", "test_filtered")):
             ax.bar(x + (i - 1.5) * 0.2, d[key], width=0.2, label=key.replace("_", " "))

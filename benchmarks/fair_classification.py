@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fairopt.inprocessing import FairClassifier  # noqa: E402
+from fairopt.inprocessing import FairClassifier
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

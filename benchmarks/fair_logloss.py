@@ -69,13 +69,13 @@ def _log_loss(y, p) -> float:
 def _select_C(fit_proba, Xtr, y, a, rng, grid):
     """C with the lowest validation log-loss on an 80/20 cut of the training part."""
     perm = rng.permutation(len(y))
-    cut = int(round(0.8 * len(y)))
+    cut = round(0.8 * len(y))
     fit, val = np.sort(perm[:cut]), np.sort(perm[cut:])
     scores, warm = [], None
     for C in grid:
         p, warm = fit_proba(C, Xtr[fit], y[fit], a[fit], Xtr[val], a[val], warm)
         scores.append(_log_loss(y[val], p))
-    return float(grid[int(np.argmin(scores))]), dict(zip(map(str, grid), scores))
+    return float(grid[int(np.argmin(scores))]), dict(zip(map(str, grid), scores, strict=False))
 
 
 def _fair_logloss(constraint, statuses: list):
@@ -284,7 +284,7 @@ def figure(results: dict, path: Path, eg_eps=EG_EPS) -> None:
         s = results[name]["summary"]
         for i, (viol, ours, others, xlabel) in enumerate(rows):
             ax = axes[i, j]
-            for m in others + [ours]:
+            for m in [*others, ours]:
                 lab = labels.get(m, m.replace(f"eg_{'dp' if i == 0 else 'eodd'}_", "Reductions ε="))
                 ax.errorbar(s[m][viol]["mean"], s[m]["error"]["mean"], xerr=s[m][viol]["std"],
                             yerr=s[m]["error"]["std"], fmt="*" if m == ours else "o", ms=12 if m == ours else 6,

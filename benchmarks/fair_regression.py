@@ -42,11 +42,9 @@ from fairopt.inprocessing import FairClassifier, FairRegressor, SEORegressor  # 
 from fairopt.metrics import ks_statistical_parity  # noqa: E402
 from fairopt.parallel import get_executor  # noqa: E402
 from fairopt.reductions import StatisticalParity  # noqa: E402
-from fairopt.reductions.evaluation import (dkw_halfwidth, lower_convex_envelope,  # noqa: E402
-                                           mixture_sp_disparity)
+from fairopt.reductions.evaluation import dkw_halfwidth, lower_convex_envelope, mixture_sp_disparity  # noqa: E402
 from fairopt.reductions.losses import get_loss  # noqa: E402
-from fairopt.reductions.oracles import (HingeLPOracle, LeastSquaresOracle,  # noqa: E402
-                                        RiskMinimizationOracle)
+from fairopt.reductions.oracles import HingeLPOracle, LeastSquaresOracle, RiskMinimizationOracle  # noqa: E402
 from fairopt.runs.fair_regression import prepare_data  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -205,7 +203,7 @@ def bgl_vs_fairlearn(data: dict, zetas: list[float]) -> list[dict]:
             t_ours = time.perf_counter() - t0
         w_fl = fl.weights_.to_numpy()
         keep = w_fl > 0
-        comps_fl = np.vstack([np.clip(h.predict(X), 0, 1) for h, k in zip(fl.predictors_, keep) if k])
+        comps_fl = np.vstack([np.clip(h.predict(X), 0, 1) for h, k in zip(fl.predictors_, keep, strict=False) if k])
         loss_fl, group_fl = evaluate(comps_fl, w_fl[keep] / w_fl[keep].sum())
         loss_o, group_o = evaluate(ours.predict_components(X), ours.weights_)
         rows.append({
@@ -228,7 +226,7 @@ def plot(results: dict, path: Path) -> None:
     names = list(results["datasets"])
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), squeeze=False)
     colours = {"LS": "tab:blue", "LR": "tab:green", "CS": "tab:red", "FC": "tab:purple"}
-    for ax, name in zip(axes[0], names):
+    for ax, name in zip(axes[0], names, strict=False):
         res = results["datasets"][name]
         ref = res["reference_test_loss"]
         half = res["sp_halfwidth"]

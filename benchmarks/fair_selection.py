@@ -90,7 +90,7 @@ def cvxpy_peer(pool, budget, eps, integer=False, mip_gap=1e-3):
     def solve():
         block = selection_rate_parity(pool["group"], eps=eps, name="parity")
         x = cp.Variable(len(pool), integer=integer)
-        cons = [x >= 0, x <= 1, pool["exposure"].to_numpy() @ x <= budget] + block.to_cvxpy(x)
+        cons = [x >= 0, x <= 1, pool["exposure"].to_numpy() @ x <= budget, *block.to_cvxpy(x)]
         prob = cp.Problem(cp.Maximize(pool["profit"].to_numpy() @ x), cons)
         prob.solve(solver="HIGHS", **({"mip_rel_gap": mip_gap} if integer else {}))
         return prob

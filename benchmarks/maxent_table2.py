@@ -44,8 +44,7 @@ from fairopt.data import ADULT_SPEC
 from fairopt.errors import DataNotFoundError, DataValidationError
 from fairopt.formulations.maxent.datasets import PaperData, contiguous_folds, load_paper_dataset
 from fairopt.metrics import covariance_difference_norm, kl_divergence
-from fairopt.preprocessing import (MaxEntResampler, RepresentationReweighing, Reweighing,
-                                   TVRepairResampler)
+from fairopt.preprocessing import MaxEntResampler, RepresentationReweighing, Reweighing, TVRepairResampler
 
 SETTINGS = ("adult/sex", "compas-small/sex", "compas-small/race", "compas-large/sex",
             "compas-large/race")
@@ -230,7 +229,7 @@ def run_fold(data, protected, fold, train_idx, test_idx, reps, seed, solver, raw
     samplers, fit_s, extra = fit_methods(data, frame.iloc[train_idx], protected, solver)
 
     test_codes = dom.encode(frame.iloc[test_idx])
-    t_pts, t_cnt, t_inv = _collapse(dom, test_codes)
+    t_pts, _t_cnt, t_inv = _collapse(dom, test_codes)
     Xt = feats(t_pts)
     yt = test_codes[:, label] == pos
     zt = test_codes[:, prot]
@@ -313,9 +312,9 @@ def run_setting(setting: str, reps: int, folds: int, seed: int, solver: str, dat
     samp_max = {m: float(np.max([fr["sample_seconds_max"][m] for fr in fold_results])) for m in METHODS}
     extra = {m: {k: [fr["extra"][m][k] for fr in fold_results] for k in fold_results[0]["extra"][m]}
              for m in fold_results[0]["extra"]}
-    paper = {k: dict(zip(METHODS, v)) for k, v in PAPER[setting].items()}
+    paper = {k: dict(zip(METHODS, v, strict=False)) for k, v in PAPER[setting].items()}
     return {"setting": setting, "dataset": name, "protected": protected,
-            "n_records": int(len(data.frame)), "domain_size": int(dom.size),
+            "n_records": len(data.frame), "domain_size": int(dom.size),
             "domain_size_str": f"{dom.size:.3e}", "data_source": data.source,
             "distance_metric": "corr_sqfro" if name == "compas-large" else "kl",
             "table": table, "fit_seconds": fit, "maxent_solve_seconds": solve,
@@ -371,7 +370,7 @@ def markdown(payload: dict) -> str:
         lines += [f"## {setting} (|Ω| = {res['domain_size_str']}, {res['n_records']} records)", "",
                   "| metric | " + " | ".join(LABELS[m] for m in METHODS) + " |",
                   "|---" * (len(METHODS) + 1) + "|"]
-        for title, key in rows + [(dist_name, "distance")]:
+        for title, key in [*rows, (dist_name, "distance")]:
             cells = []
             for m in METHODS:
                 t = res["table"][m].get(key)
@@ -390,7 +389,7 @@ def markdown(payload: dict) -> str:
             lines.append("| Cov diff ‖·‖_F | " + " | ".join(cells) + " |")
         fit = [("–" if m == "raw" else f"{res['fit_seconds'][m]:.3f}s") for m in METHODS]
         fit = [f"{f} / {_fmt(p, 2) + 's' if p is not None else '–'}"
-               for f, p in zip(fit, [res["paper"]["runtime_s"][m] for m in METHODS])]
+               for f, p in zip(fit, [res["paper"]["runtime_s"][m] for m in METHODS], strict=False)]
         lines.append("| Fit time (ours / paper) | " + " | ".join(fit) + " |")
         samp = [f"{res['sample_seconds_10k'][m] * 1e3:.1f}ms" for m in METHODS]
         lines.append("| Draw 10,000 (median) | " + " | ".join(samp) + " |")

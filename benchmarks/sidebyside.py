@@ -63,8 +63,8 @@ def load_thread_pools() -> None:
     every core, which on a loaded 2-core machine made both sides of the L-BFGS workloads ~5x
     slower in CPU time (the tiny BLAS calls inside L-BFGS-B spin across threads).
     """
-    import scipy.linalg  # noqa: F401
-    import scipy.optimize  # noqa: F401
+    import scipy.linalg
+    import scipy.optimize
     import scipy.sparse.linalg  # noqa: F401
     import sklearn.linear_model  # noqa: F401
 
@@ -258,11 +258,11 @@ def bgl_law(subsample, zeta: float, repeats: int) -> dict:
                 SquareLoss(0, 1), upper_bound=2 * zeta), max_iter=50).fit(X, y, sensitive_features=a)
         w = fl.weights_.to_numpy()
         keep = w > 0
-        comps = np.vstack([np.clip(h.predict(X), 0, 1) for h, k in zip(fl.predictors_, keep) if k])
+        comps = np.vstack([np.clip(h.predict(X), 0, 1) for h, k in zip(fl.predictors_, keep, strict=False) if k])
         return quality(comps, w[keep] / w[keep].sum())
 
     res = interleaved({"fairopt": ours, "fairlearn_EG": peer}, repeats)
-    return {"n_train": int(len(y)), "zeta": zeta, "sides": res, "ratios": _ratios(res, "fairopt")}
+    return {"n_train": len(y), "zeta": zeta, "sides": res, "ratios": _ratios(res, "fairopt")}
 
 
 def dp_adult(subsample, repeats: int, eps: float = 0.01) -> dict:
@@ -287,11 +287,11 @@ def dp_adult(subsample, repeats: int, eps: float = 0.01) -> dict:
         return {**_dp_quality(fl._pmf_predict(X)[:, 1], y, codes), "oracle_calls": int(fl.n_oracle_calls_)}
 
     res = interleaved({"fairopt": ours, "fairlearn_EG": peer}, repeats)
-    return {"n_train": int(len(y)), "eps": eps, "sides": res, "ratios": _ratios(res, "fairopt")}
+    return {"n_train": len(y), "eps": eps, "sides": res, "ratios": _ratios(res, "fairopt")}
 
 
 def tv_repair(repeats: int) -> dict:
-    import tv_repair_vs_aif360 as tv   # the calmon helper's problem set-up, reused as is
+    import tv_repair_vs_aif360 as tv  # the calmon helper's problem set-up, reused as is
 
     from fairopt.data import load_builtin
     X, y, features = tv._records("252")
@@ -307,7 +307,7 @@ def tv_repair(repeats: int) -> dict:
         return {"status": r["status"], "objective": r["objective"]}
 
     res = interleaved({"fairopt_highs": ours, "aif360_OptimPreproc": peer}, repeats)
-    return {"records": int(len(X)), "sides": res, "ratios": _ratios(res, "fairopt_highs")}
+    return {"records": len(X), "sides": res, "ratios": _ratios(res, "fairopt_highs")}
 
 
 # ---------------------------------------------------------------------------------- report

@@ -95,7 +95,7 @@ def load(name: str):
 
 def split(n: int, rng: np.random.Generator) -> list[np.ndarray]:
     perm = rng.permutation(n)
-    cuts = np.cumsum([int(round(p * n)) for p in SPLITS[:-1]])
+    cuts = np.cumsum([round(p * n) for p in SPLITS[:-1]])
     return np.split(perm, cuts)
 
 
@@ -171,7 +171,7 @@ def ours(sc: dict, y: dict, s: dict, seed: int, selection: str = "pooled", sweep
     """Grid over (calibration, gamma, rho) with eps = 0; see the module docstring for the selection."""
     base = float(y["post"].mean())
     shifts = RHO_SHIFTS if selection == "paper" else sorted(set(RHO_SHIFTS) | set(RHO_FINE))
-    rhos = [None] + sorted({min(max(round(base + d, 6), 0.0), 1.0) for d in shifts})
+    rhos = [None, *sorted({min(max(round(base + d, 6), 0.0), 1.0) for d in shifts})]
     t0 = time.perf_counter()
     options = {}
     for cal in calibrations:
@@ -308,7 +308,7 @@ def resplit(pool: np.ndarray, r: int, seed: int) -> dict:
     perm = pool[rng.permutation(pool.shape[0])]
     w = np.array(SPLITS[1:]) / sum(SPLITS[1:])
     cuts = np.cumsum(np.round(w[:-1] * pool.shape[0]).astype(int))
-    return dict(zip(("post", "val", "test"), np.split(perm, cuts)))
+    return dict(zip(("post", "val", "test"), np.split(perm, cuts), strict=False))
 
 
 def _mean_metrics(runs: list[dict]) -> dict:
@@ -363,7 +363,7 @@ def run_dataset(name, classifiers, seed, subsample=None, roc_grid=(100, 50), res
     if subsample:
         keep = np.sort(rng.choice(len(y_all), size=min(subsample, len(y_all)), replace=False))
         df, y_all, s_all = df.iloc[keep].reset_index(drop=True), y_all[keep], s_all[keep]
-    parts = dict(zip(("train", "post", "val", "test"), split(len(y_all), rng)))
+    parts = dict(zip(("train", "post", "val", "test"), split(len(y_all), rng), strict=False))
     tr = parts["train"]
     if name == "credit":  # bias injected into the classifier's training data only
         keep = (s_all[tr] == y_all[tr]) | (rng.random(tr.shape[0]) < 0.5)
@@ -434,7 +434,7 @@ def plot(results: dict, outdir: Path) -> list[str]:
     for data, r in results["datasets"].items():
         clfs = list(r["classifiers"])
         fig, axes = plt.subplots(1, len(clfs), figsize=(4.2 * len(clfs), 3.6), squeeze=False)
-        for ax, clf in zip(axes[0], clfs):
+        for ax, clf in zip(axes[0], clfs, strict=False):
             c = r["classifiers"][clf]
             tr = c["ours"]["tradeoff"]
             ax.plot([p["dp_gap"] for p in tr], [p["accuracy"] for p in tr], "o-", label="ours (eps sweep, free rho)")
@@ -465,7 +465,7 @@ def run(datasets=("adult", "credit"), classifiers=CLASSIFIERS, seed=0, subsample
         progress=print) -> dict:
     t0 = time.perf_counter()
     results = {"benchmark": "threshold_debiasing", "seed": seed, "subsample": subsample,
-               "protocol": {"splits": dict(zip(("train", "post", "val", "test"), SPLITS)), "gammas": GAMMAS,
+               "protocol": {"splits": dict(zip(("train", "post", "val", "test"), SPLITS, strict=False)), "gammas": GAMMAS,
                             "calibrations": [str(c) for c in CALIBRATIONS],
                             "calibration_selection": "validation accuracy; ties keep None",
                             "rho_shifts": RHO_SHIFTS, "val_gap_bound": VAL_GAP, "eps": 0.0,

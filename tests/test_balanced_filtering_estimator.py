@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_benchmark, requires_data
 
 from fairopt.errors import DataValidationError, NotFittedError, ParameterError
 from fairopt.filtering import BalancedFilter
 from fairopt.reductions.proxy_tree import DISCLOSURE_TOL
-from conftest import load_benchmark, requires_data
 
 
 def frame(n=3000, seed=0):

@@ -7,8 +7,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fairopt.formulations.proxy_weights import conditional_matrix, disclosivity
 from fairopt.reductions.proxy_tree import DISCLOSURE_TOL, ProxyTree
-from fairopt.reductions.split_game import (EstimatorLearner, SplitMoment, learn_split,
-                                           split_coefficients)
+from fairopt.reductions.split_game import EstimatorLearner, SplitMoment, learn_split, split_coefficients
 
 
 def synthetic(n=3000, K=3, seed=0):
@@ -52,7 +51,7 @@ def test_disclosure_rows_are_cross_multiplied_posteriors(rng):
     prior = np.bincount(groups, minlength=K) / n
     m = SplitMoment(w, groups, prior, np.zeros(n), alpha)
     h = rng.random(n)
-    cost, g = m.stats(h)
+    _cost, g = m.stats(h)
     onehot = np.eye(K)[groups]
     W1, W0 = (w @ h) / w.sum(), (w @ (1 - h)) / w.sum()
     R1, R0 = (w * h) @ onehot / (w @ h), (w * (1 - h)) @ onehot / (w @ (1 - h))
@@ -78,7 +77,7 @@ def test_split_game_meets_disclosure_exactly(learner):
     assert res.max_violation <= 1e-9
     assert res.cost <= 1e-12                      # never worse than h ≡ 0
     assert res.cost < -1e-3                       # and a real split was found
-    h = sum(wt * hyp.predict(X) for hyp, wt in zip(res.hypotheses, res.weights))
+    h = sum(wt * hyp.predict(X) for hyp, wt in zip(res.hypotheses, res.weights, strict=False))
     A, r_hat, _ = conditional_matrix(np.column_stack([1 - h, h]), groups, K)
     assert disclosivity(A, r_hat, prior) <= 0.05 + DISCLOSURE_TOL
 

@@ -6,8 +6,17 @@ import pytest
 
 from fairopt.errors import DataValidationError
 from fairopt.formulations.proxy_weights import (
-    ProxyWeights, conditional_matrix, disclosivity, filtered_distribution, hull_distance_l1,
-    interpolate_proxy, project_simplex, sampling_probabilities, solve_native, solve_p1)
+    ProxyWeights,
+    conditional_matrix,
+    disclosivity,
+    filtered_distribution,
+    hull_distance_l1,
+    interpolate_proxy,
+    project_simplex,
+    sampling_probabilities,
+    solve_native,
+    solve_p1,
+)
 
 QP_BACKENDS = ["highs", "osqp", "cvxpy", "pyomo", "native"]
 
@@ -82,7 +91,7 @@ def test_relaxed_bounds(instance):
     assert relaxed.imbalance >= exact.distance - 1e-9
     # P1′ is NNLS: compare with scipy's active-set solver
     from scipy.optimize import nnls
-    q_ref, res = nnls(A.T, np.full(A.shape[1], 1 / A.shape[1]))
+    _q_ref, res = nnls(A.T, np.full(A.shape[1], 1 / A.shape[1]))
     assert relaxed.distance == pytest.approx(res, abs=1e-7)
 
 
@@ -153,17 +162,17 @@ def test_conditional_matrix_and_interpolation(rng):
     n, ell, K = 2000, 5, 3
     cells = rng.integers(0, ell, n)
     groups = (cells + rng.integers(0, 2, n)) % K
-    A, r_hat, N = conditional_matrix(cells, groups, K)
+    A, r_hat, _N = conditional_matrix(cells, groups, K)
     np.testing.assert_allclose(A.sum(axis=1), 1)
     prior = np.bincount(groups, minlength=K) / n
     np.testing.assert_allclose(r_hat @ A, prior)          # r̂A = r
     M = np.eye(ell)[cells]
-    A2, r2, _ = conditional_matrix(M, groups, K)
+    A2, _r2, _ = conditional_matrix(M, groups, K)
     np.testing.assert_allclose(A2, A)
     for eta in (0.0, 0.3, 1.0):
         Ae, re = interpolate_proxy(A, r_hat, prior, eta)
         # the η-randomised proxy, estimated directly, gives the same matrix
-        Ad, rd, _ = conditional_matrix((1 - eta) * M + eta / ell, groups, K)
+        Ad, _rd, _ = conditional_matrix((1 - eta) * M + eta / ell, groups, K)
         np.testing.assert_allclose(Ae, Ad, atol=1e-12)
         np.testing.assert_allclose(Ae - prior, (1 - eta) * (r_hat / re)[:, None] * (A - prior), atol=1e-12)
     assert disclosivity(*interpolate_proxy(A, r_hat, prior, 1.0), prior) <= 1e-12

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from fairopt.cli import main
-from fairopt.runs.card import load_card
 from fairopt.errors import ConfigError
+from fairopt.runs.card import load_card
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "models" / "quickstart.toml"

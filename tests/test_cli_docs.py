@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import sklearn
-
 from conftest import DATA_HOME
 
 ROOT = Path(__file__).resolve().parents[1]

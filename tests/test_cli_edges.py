@@ -18,8 +18,8 @@ import pytest
 
 from fairopt._cli_output import _rich_table, format_column
 from fairopt.cli import main
-from fairopt.runs.card import load_card
 from fairopt.errors import ConfigError, OutputError
+from fairopt.runs.card import load_card
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "models" / "quickstart.toml"
@@ -92,7 +92,7 @@ def test_short_write_is_detected(tmp_path, monkeypatch):
     with pytest.raises(OutputError, match="only .* bytes reached the disk"):
         files.write_bytes_atomic(target, b"x" * 1000)
     assert not target.exists() and not _temp_files(tmp_path)
-    assert io  # noqa: B018 - keeps the import local to the test
+    assert io
 
 
 def test_export_cut_short_or_into_a_folder_is_an_error(tmp_path):
@@ -192,7 +192,7 @@ def test_ctrl_c_during_a_real_run(tmp_path):
         time.sleep(0.05)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
+    _stdout, stderr = proc.communicate(timeout=120)
     if proc.returncode == 0:
         pytest.skip("the run finished before the interrupt arrived")
     assert proc.returncode == 130 and "Traceback" not in stderr
@@ -279,8 +279,9 @@ def test_inspect_exports_the_program_run_solves(tmp_path):
 
 
 def test_tables_keep_differences_visible():
-    from rich.console import Console
     import io
+
+    from rich.console import Console
     buf = io.StringIO()
     Console(file=buf, width=80, color_system=None).print(
         _rich_table("Profit", ["mode", "objective"], [["LP", 57730.4], ["MIP", 57606.2]]))
@@ -362,7 +363,7 @@ def test_runners_share_one_split_helper():
     for n in (1, 7, 10, 1001, 30162):
         for fraction in (0.3, 1 / 3, 0.5):
             perm = np.random.default_rng(5).permutation(n)
-            cut = int(round(n * fraction))
+            cut = round(n * fraction)
             first, rest = split_rows(n, [fraction], np.random.default_rng(5))
             assert np.array_equal(first, perm[:cut]) and np.array_equal(rest, perm[cut:])
             c1, c2 = np.cumsum(np.round(np.array([0.4, 0.3]) * n).astype(int))

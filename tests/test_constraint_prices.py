@@ -27,7 +27,7 @@ def _cvxpy(d, extra=()):
     block = selection_rate_parity(d["groups"], eps=0.05)
     x = cp.Variable(N)
     fair = block.to_cvxpy(x)
-    cons = [x >= 0, x <= 1, d["cost"] @ x <= d["budget"], *[f(x) for f in extra]] + fair
+    cons = [x >= 0, x <= 1, d["cost"] @ x <= d["budget"], *[f(x) for f in extra], *fair]
     return block, fair, cp.Problem(cp.Maximize(d["profit"] @ x), cons)
 
 
@@ -125,7 +125,7 @@ def test_to_pyomo_refuses_repeated_and_unknown_keys(market):
     repeated = list(range(N - 1)) + [0]  # candidate N-1 would be in no row
     with pytest.raises(DataValidationError, match="repeats key 0"):
         block.to_pyomo(m.x, index=repeated)
-    unknown = list(range(N - 1)) + [N + 5]
+    unknown = [*list(range(N - 1)), N + 5]
     with pytest.raises(DataValidationError, match=f"has no key {N + 5}"):
         block.to_pyomo(m.x, index=unknown)
     assert m.component(block.name) is None  # nothing half-built was left on the model

@@ -6,8 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairopt.constraints import (equal_opportunity, equalized_odds, group_cost_bounds,
-                                 representation_bounds, selection_rate_parity)
+from fairopt.constraints import (
+    equal_opportunity,
+    equalized_odds,
+    group_cost_bounds,
+    representation_bounds,
+    selection_rate_parity,
+)
 from fairopt.errors import DataValidationError, ParameterError, SolverError
 from fairopt.modeling import Program
 
@@ -82,7 +87,7 @@ def solve_cvxpy(d, block, integer=False):
     import cvxpy as cp
     x = cp.Variable(N, integer=integer)
     fair = block.to_cvxpy(x)
-    prob = cp.Problem(cp.Maximize(d["profit"] @ x), [x >= 0, x <= 1, d["cost"] @ x <= d["budget"]] + fair)
+    prob = cp.Problem(cp.Maximize(d["profit"] @ x), [x >= 0, x <= 1, d["cost"] @ x <= d["budget"], *fair])
     prob.solve(solver="HIGHS")
     assert prob.status == "optimal"
     t = np.zeros(0) if fair.aux is None else fair.aux.value
@@ -201,7 +206,7 @@ def test_cvxpy_block_in_a_minimisation_reads_duals_with_the_right_sign(market):
     block = selection_rate_parity(market["groups"], eps=0.05)
     x = cp.Variable(N)
     fair = block.to_cvxpy(x)
-    cons = [x >= 0, x <= 1, market["cost"] @ x <= market["budget"]] + fair
+    cons = [x >= 0, x <= 1, market["cost"] @ x <= market["budget"], *fair]
     prob = cp.Problem(cp.Minimize(-market["profit"] @ x), cons)
     prob.solve(solver="HIGHS")
     price = block.price_of_fairness(fair, problem=prob)

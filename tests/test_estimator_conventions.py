@@ -10,8 +10,12 @@ import inspect
 
 import pytest
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.estimator_checks import (check_get_params_invariance, check_no_attributes_set_in_init,
-                                            check_parameters_default_constructible, check_set_params)
+from sklearn.utils.estimator_checks import (
+    check_get_params_invariance,
+    check_no_attributes_set_in_init,
+    check_parameters_default_constructible,
+    check_set_params,
+)
 
 import fairopt.filtering as filt
 import fairopt.inprocessing as inp

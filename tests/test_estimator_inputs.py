@@ -117,7 +117,7 @@ def test_threshold_debiaser_defaults_match_threshold_optimizer():
 
     rng = np.random.default_rng(5)
     diffs = []
-    for rep in range(6):   # miscalibrated per group: scores inflated by 2 logits in group 0
+    for _rep in range(6):   # miscalibrated per group: scores inflated by 2 logits in group 0
         n = 8000
         g = (rng.random(n) < 0.4).astype(int)
         z = rng.normal(0.3 * g - 0.6, 1.5, n)
@@ -186,7 +186,7 @@ def test_typed_errors_for_labels_groups_samples_and_empty_input():
     with pytest.raises(DataValidationError, match=r"3 labels \['maybe', 'no', 'yes'\].*multiclass"):
         FairClassifier().fit(X, three, sensitive_features=a)
     mixed = np.array(["a", 1] * 50, dtype=object)
-    for groups in (mixed, [None] + list(a[1:])):
+    for groups in (mixed, [None, *list(a[1:])]):
         with pytest.raises(DataValidationError):
             FairClassifier().fit(X, y, sensitive_features=groups)
         with pytest.raises(DataValidationError):

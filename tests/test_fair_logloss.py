@@ -5,13 +5,19 @@ import json
 
 import numpy as np
 import pytest
+from conftest import load_benchmark, requires_data
 from scipy.special import expit
 
-from conftest import load_benchmark, requires_data
 from fairopt.errors import ConfigError, DataValidationError, SolverNotAvailableError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import (
-    CONSTRAINTS, approximator, exact_lambda, fairness_rows, no_truncation_interval, truncate)
+    CONSTRAINTS,
+    approximator,
+    exact_lambda,
+    fairness_rows,
+    no_truncation_interval,
+    truncate,
+)
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
 from fairopt.inprocessing import FairLogLossClassifier
 
@@ -45,7 +51,7 @@ def test_exact_lambda_equalises_group_means_for_random_theta(rng, constraint):
         except DataValidationError:
             continue
         s = rng.normal(scale=rng.uniform(0.2, 6), size=n) + rng.normal(scale=2) * a
-        lam, c, P, Pb, cap, fl, pe = _terms(rows, s)
+        lam, _c, P, _Pb, _cap, _fl, _pe = _terms(rows, s)
         assert np.max(np.abs(rows.gaps(P))) <= 1e-9
         lam_b, *_ = _terms(rows, s, method="bisect")
         np.testing.assert_allclose(lam_b, lam, rtol=1e-10, atol=0)
@@ -119,7 +125,7 @@ def test_midpoint_convexity_on_random_pairs(rng):
 
 def test_no_constraint_and_already_fair_data_equal_sklearn_logistic_regression(rng):
     from sklearn.linear_model import LogisticRegression
-    X, y, a = _synthetic(rng, n=1500)
+    X, y, _a = _synthetic(rng, n=1500)
     n, C = len(y), 0.02
     sk = LogisticRegression(C=1 / (n * C), tol=1e-12, max_iter=10_000).fit(X, y)
     est = FairLogLossClassifier(constraint=None, C=C).fit(X, y)

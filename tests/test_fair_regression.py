@@ -6,17 +6,16 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import requires_data
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from conftest import requires_data
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError, NotFittedError, SolverError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP, hinge_objective
 from fairopt.inprocessing import FairClassifier, FairRegressor, SEORegressor
 from fairopt.metrics import demographic_parity_difference, ks_statistical_parity
 from fairopt.parallel import get_executor
 from fairopt.reductions import StatisticalParity
-from fairopt.reductions.evaluation import (dkw_halfwidth, lower_convex_envelope,
-                                           mixture_sp_disparity, mixture_sp_gamma)
+from fairopt.reductions.evaluation import dkw_halfwidth, lower_convex_envelope, mixture_sp_disparity, mixture_sp_gamma
 from fairopt.reductions.losses import AbsoluteLoss
 
 #: exact LP back ends (first-order solvers such as OSQP/SCS only reach ~1e-4..1e-7)
@@ -61,7 +60,7 @@ def test_primal_and_dual_hinge_lps_agree_on_every_backend(hinge_lp, solver):
 
 
 def test_dual_row_duals_fill_the_box(hinge_lp):
-    lp, ref = hinge_lp
+    lp, _ref = hinge_lp
     sol = lp.build("dual").solve("highs")
     pi_p, pi_m = sol.dual["pos"], sol.dual["neg"]
     assert np.all(pi_p >= -1e-9) and np.all(pi_m >= -1e-9)

@@ -231,7 +231,7 @@ def test_every_estimator_takes_the_groups_in_the_same_forms(name):
     keeps_column = name in ("FairLogLossClassifier", "ShiftInference", "ThresholdDebiaser")
     X_fit = Xs if keeps_column else X
     ref = run(forms[0], X_fit)
-    for sf in forms[1:] + ["sex"]:
+    for sf in [*forms[1:], "sex"]:
         _close(run(sf, Xs if isinstance(sf, str) else X_fit), ref, err_msg=repr(type(sf)))
 
 

@@ -214,7 +214,7 @@ def test_workload_card_plans_small():
     cap = w.workers["capacity"].to_numpy(float)
     peaks = {}
     for plan in ("utilitarian", "leximin", "minmax"):
-        y, sol = solve_plan(w, Parameters(plan=plan, over="team"), None)
+        y, _sol = solve_plan(w, Parameters(plan=plan, over="team"), None)
         assert np.allclose(w.cover_matrix @ y, w.types["count"]) and (w.hours_matrix @ y <= cap + 1e-6).all()
         assert np.allclose(y, np.round(y), atol=1e-6)
         hours = w.hours_matrix @ y

@@ -7,13 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import requires_data
 from scipy.stats import chisquare
 
-from conftest import requires_data
 from fairopt.data import load_builtin
 from fairopt.errors import DataValidationError, SolverNotAvailableError
-from fairopt.formulations.maxent import (Encoding, MaxEnt, brute_force, enumerate_domain,
-                                         fair_reweighting, full_violation)
+from fairopt.formulations.maxent import (
+    Encoding,
+    MaxEnt,
+    brute_force,
+    enumerate_domain,
+    fair_reweighting,
+    full_violation,
+)
 from fairopt.formulations.maxent import priors as P
 from fairopt.formulations.maxent.oracle import DualOracle
 from fairopt.modeling import Status
@@ -41,7 +47,7 @@ def _builtin(name):
 @pytest.mark.parametrize("C", [0.0, 0.3, 1.0])
 def test_oracle_matches_brute_force_enumeration(rng, C):
     enc, codes = _random_problem(rng)
-    pts, cnt, _ = P.collapse(codes)
+    pts, _cnt, _ = P.collapse(codes)
     w = rng.random(len(pts)) + 0.1
     theta = rng.random(enc.dim)
     orc = DualOracle(enc, pts, w, C, theta)
@@ -96,11 +102,11 @@ def test_gradient_and_hessian_match_finite_differences(rng):
 
 
 def test_identities_lambda_zero_is_prior_and_prior_target_gives_zero(rng):
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     m = MaxEnt(codes, enc, label=5, protected=1, C=0.5, target="prior")
     sol = m.solve()
     assert sol.iterations == 0 and np.all(sol.primal["lambda"] == 0)
-    _, q, p, h, _, _ = brute_force(enc, m.points, m.prior_weights, 0.5, np.zeros(enc.dim))
+    _, q, p, _h, _, _ = brute_force(enc, m.points, m.prior_weights, 0.5, np.zeros(enc.dim))
     np.testing.assert_allclose(p, q, atol=1e-15)
 
 
@@ -148,7 +154,7 @@ def test_native_scipy_cvxpy_agree(name):
 def test_cvxpy_dual_equals_primal_relative_entropy_program():
     import cvxpy as cp
 
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     m = MaxEnt(codes, enc, label=5, protected=0, C=0.5, target="weighted")
     sol = m.solve()
     allc, q, _, _, _, _ = brute_force(enc, m.points, m.prior_weights, 0.5, np.zeros(enc.dim))
@@ -162,7 +168,7 @@ def test_cvxpy_dual_equals_primal_relative_entropy_program():
 def test_pyomo_model_builds_and_reports_missing_ipopt():
     import pyomo.environ as pyo
 
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     m = MaxEnt(codes, enc, label=5, protected=1, C=0.5, target="weighted")
     model = m.build("pyomo")
     assert isinstance(model, pyo.ConcreteModel) and len(model.lam) == enc.dim
@@ -192,7 +198,7 @@ def test_prior_statistical_rate_is_exactly_one_for_every_C(name, protected):
 
 @pytest.mark.parametrize("tau", [1.0, 0.8, 0.5, 0.2])
 def test_algorithm1_identities(tau):
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     pts, cnt, _ = P.collapse(codes)
     lab, prot = 5, 1
     w = fair_reweighting(pts, cnt, lab, prot, tau)
@@ -229,7 +235,7 @@ def test_k_level_protected_and_multiclass_label():
 
 
 def test_theorem_4_5_bound_and_paper_reference():
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     lab, prot = 5, 0  # sex
     m = MaxEnt(codes, enc, label=lab, protected=prot, C=0.5, target="weighted")
     sol = m.solve()
@@ -243,7 +249,7 @@ def test_theorem_4_5_bound_and_paper_reference():
 
 
 def test_edge_values_of_C():
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     # C = 1: product distribution with λ_{f,v} = log(θ_{f,v} / θ_{f,ref})
     m1 = MaxEnt(codes, enc, label=5, protected=1, C=1.0, target="data")
     sol = m1.solve()
@@ -266,7 +272,7 @@ def test_edge_values_of_C():
 def test_bad_theta_raises_naming_the_level(bad, match):
     b, enc, codes = _builtin("compas")
     pts, cnt, _ = P.collapse(codes)
-    theta = {n: t for n, t in zip(enc.names, P.target_from_weights(pts, cnt, enc))}
+    theta = {n: t for n, t in zip(enc.names, P.target_from_weights(pts, cnt, enc), strict=False)}
     theta.update(bad)
     with pytest.raises(DataValidationError, match=match):
         MaxEnt(codes, enc, label=5, protected=1, target=theta,
@@ -300,7 +306,7 @@ def test_model_rejects_bad_sample_weights(bad, match):
 
 
 def test_non_converged_run_is_never_optimal():
-    b, enc, codes = _builtin("adult")
+    _b, enc, codes = _builtin("adult")
     m = MaxEnt(codes, enc, label=4, protected=0, C=0.5, target="balanced")
     sol = m.solve("native", tol=1e-12, max_iter=1)
     assert sol.status is Status.ITERATION_LIMIT and sol.max_violation > 1e-12
@@ -320,7 +326,7 @@ def test_fractional_codes_are_rejected_not_truncated():
 @pytest.mark.parametrize("backend", ["native", "scipy", "scipy:L-BFGS-B"])
 def test_time_limit_is_honoured(backend):
     from fairopt.modeling import SolverSpec
-    b, enc, codes = _builtin("adult")
+    _b, enc, codes = _builtin("adult")
     m = MaxEnt(codes, enc, label=4, protected=0, C=0.5, target="balanced")
     name, _, inner = backend.partition(":")
     sol = m.solve(SolverSpec(backend=name, solver=inner or None, time_limit=1e-9), tol=1e-10)
@@ -346,7 +352,7 @@ def test_settings_a_backend_cannot_use_are_refused(spec, match):
 
 # --------------------------------------------------------------------------------- sampler
 def test_mixture_sampler_chi_square_on_144_cells():
-    b, enc, codes = _builtin("compas")
+    _b, enc, codes = _builtin("compas")
     m = MaxEnt(codes, enc, label=5, protected=1, C=0.5, target="weighted")
     dist = m.solve().distribution
     allc = enumerate_domain(enc)

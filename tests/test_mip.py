@@ -7,14 +7,12 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import requires_data
+from test_constraints import N, _program, _rates, market, solve_cvxpy, solve_pyomo  # noqa: F401
 
 from fairopt.constraints import selection_rate_parity
 from fairopt.errors import DataValidationError, SolverNotAvailableError
 from fairopt.modeling import Program, Status
-
-from conftest import requires_data
-
-from test_constraints import N, _program, _rates, market, solve_cvxpy, solve_pyomo  # noqa: F401
 
 MIP_SPECS = ["highs", "cvxpy:HIGHS", "pyomo:appsi_highs", "pyomo:highs"]
 
@@ -54,7 +52,7 @@ def test_mip_optimum_matches_enumeration_on_every_back_end(spec):
 
 
 def test_relaxation_duals_on_request_price_the_lp_relaxation():
-    prog, w, v = _knapsack()
+    prog, w, _v = _knapsack()
     sol = prog.solve("highs", relaxation_duals=True)
     rel = sol.relaxation
     assert rel is not None and rel.status is Status.OPTIMAL and rel.objective >= sol.objective - 1e-9
@@ -98,7 +96,7 @@ def test_binary_blocks_are_validated_and_refused_by_continuous_back_ends():
     assert "integer" in str(prog.summary())
 
 
-def test_fairness_block_gives_the_same_mip_optimum_in_program_pyomo_and_cvxpy(market):  # noqa: F811
+def test_fairness_block_gives_the_same_mip_optimum_in_program_pyomo_and_cvxpy(market):
     block = selection_rate_parity(market["groups"], eps=0.05)
     prog = _program(market, block, integer=True)
     sol = prog.solve("highs", options={"mip_rel_gap": 0.0}, relaxation_duals=True)
@@ -155,5 +153,5 @@ def test_benchmark_smoke(tmp_path):
     assert runs["mip"]["objective"] <= runs["lp"]["objective"] + 1e-6 and runs["mip"]["parity_gap"] <= 0.02 + 1e-9
     pts = res["frontier"]["points"]
     lp = [p["lp_profit"] for p in pts]
-    assert all(a <= b + 1e-6 for a, b in zip(lp, lp[1:]))  # looser parity never costs profit
+    assert all(a <= b + 1e-6 for a, b in itertools.pairwise(lp))  # looser parity never costs profit
     assert all(p["mip_profit"] <= p["lp_profit"] + 1e-6 for p in pts if p["mip_profit"] is not None)

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fairopt.errors import (DataValidationError, InfeasibleError, SolverNotAvailableError,
-                            UnboundedError)
+from fairopt.errors import DataValidationError, InfeasibleError, SolverNotAvailableError, UnboundedError
 from fairopt.modeling import Program, SolverSpec, Status, available_backends, installed_specs
 from fairopt.modeling.registry import exact_specs
 
@@ -42,7 +41,7 @@ def _planted_program(seed: int, quadratic: bool) -> tuple[Program, dict]:
     lb[slack[::2]] = Ax[slack[::2]] - rng.uniform(0.5, 1.0, slack[::2].size)
     ub[slack[1::2]] = Ax[slack[1::2]] + rng.uniform(0.5, 1.0, slack[1::2].size)
     ub[slack[::3]] = Ax[slack[::3]] + 2.0  # some two-sided slack rows
-    for r, k in zip(active, kinds):
+    for r, k in zip(active, kinds, strict=False):
         mag = rng.uniform(0.5, 2.0)
         if k == "eq":
             lb[r] = ub[r] = Ax[r]
@@ -241,7 +240,7 @@ def test_native_objects_can_be_extended_and_solved(tmp_path):
     problem.solve(solver="CLARABEL")
     assert problem.value == pytest.approx(12.0, rel=1e-7)
     # the caller's side constraint moves the optimum to x = (1, 1.5)
-    extended = cp.Problem(problem.objective, problem.constraints + [variables["x"][0] <= 1.0])
+    extended = cp.Problem(problem.objective, [*problem.constraints, variables["x"][0] <= 1.0])
     extended.solve(solver="CLARABEL")
     assert extended.value == pytest.approx(6.0, rel=1e-7)
 

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import load_benchmark, requires_data
 
 from fairopt.data import Domain
 from fairopt.errors import DataValidationError
 from fairopt.preprocessing._frame import _domain_codes
-from conftest import load_benchmark, requires_data
 
 ENTRIES = ("threshold_debiaser", "threshold_debiaser_isotonic", "shift_inference", "reweighing",
            "representation_reweighing", "maxent_resampler", "balanced_filter", "fair_selection")

@@ -8,7 +8,7 @@ import pyomo.environ as pyo
 import pytest
 
 from fairopt.constraints import representation_bounds, selection_rate_parity
-from fairopt.errors import DataValidationError, ParameterError
+from fairopt.errors import ParameterError
 
 N = 40
 EPS = [0.0, 0.02, 0.05, 0.1, 0.3]

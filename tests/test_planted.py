@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairopt.modeling import Status, installed_specs
-from fairopt.modeling.registry import exact_specs
 from fairopt.modeling.planted import check, planted_optimal, random_instance
+from fairopt.modeling.registry import exact_specs
 
 SPECS = exact_specs("LP") + [s for s in exact_specs("QP") if s not in exact_specs("LP")]
 

@@ -9,8 +9,7 @@ from sklearn.base import clone
 from fairopt.data import load_builtin
 from fairopt.errors import DataValidationError, NotFittedError, SolverError
 from fairopt.metrics import representation_rate, statistical_rate
-from fairopt.preprocessing import (MaxEntResampler, RepresentationReweighing, Reweighing,
-                                   TVRepairResampler)
+from fairopt.preprocessing import MaxEntResampler, RepresentationReweighing, Reweighing, TVRepairResampler
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +56,7 @@ def test_sample_keeps_columns_values_and_dtypes(compas):
                                                                       "Greater than 45"]))
     m = MaxEntResampler(random_state=5).fit(Xc, y, "sex")
     s = m.sample(1000)
-    assert list(s.columns) == list(X.columns) + ["two_year_recid"]
+    assert list(s.columns) == [*list(X.columns), "two_year_recid"]
     assert isinstance(s["age_cat"].dtype, pd.CategoricalDtype)
     assert list(s["age_cat"].cat.categories) == ["Less than 25", "25 - 45", "Greater than 45"]
     for c in X.columns:
@@ -73,7 +72,7 @@ def test_external_sensitive_feature_and_user_target(compas):
     X, y = compas
     z = X["race"].rename("group")
     Xn = X.drop(columns="race")
-    target = {c: None for c in list(Xn.columns) + ["group", "two_year_recid"]}
+    target = {c: None for c in [*list(Xn.columns), "group", "two_year_recid"]}
     base = MaxEntResampler(target="data").fit(Xn, y, z)
     theta = {k.split("=")[0]: None for k in base.theta_.index}
     for key in theta:
@@ -140,7 +139,7 @@ def test_reweighing_and_representation_weights(compas, protected):
     s = kc.sample(200_000, random_state=2)
     assert statistical_rate(s["two_year_recid"], s[protected]) == pytest.approx(1, abs=0.02)
     pd.testing.assert_frame_equal(kc.sample(100), kc.sample(100))
-    assert list(s.columns) == list(X.columns) + ["two_year_recid"]
+    assert list(s.columns) == [*list(X.columns), "two_year_recid"]
 
 
 def test_tv_repair_resampler_reaches_parity_and_keeps_groups(compas):

@@ -3,7 +3,6 @@ the LP over P built from the blocks on every LP back end; blocks hold; prices ar
 differences; the Birkhoff-von Neumann decomposition reproduces P; infeasible eps is typed."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -212,7 +211,7 @@ def test_birkhoff_on_random_doubly_stochastic():
     n = 9
     perms = [rng.permutation(n) for _ in range(30)]
     w = rng.dirichlet(np.ones(30))
-    P = sum(wi * np.eye(n)[p] for wi, p in zip(w, perms))
+    P = sum(wi * np.eye(n)[p] for wi, p in zip(w, perms, strict=False))
     d = birkhoff_decomposition(P)
     assert len(d) <= (n - 1) ** 2 + 1
     assert d.weights.sum() == pytest.approx(1, abs=1e-12)

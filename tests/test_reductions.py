@@ -10,12 +10,22 @@ from sklearn.linear_model import LinearRegression
 from fairopt.errors import ConfigError
 from fairopt.formulations.cost_sensitive import solve_best_mixture
 from fairopt.modeling import Program
-from fairopt.reductions import (AbsoluteLoss, BoundedGroupLoss, DemographicParity, EqualizedOdds,
-                                EqualOpportunity, ExponentiatedGradient, FiniteClassOracle, Grid,
-                                LeastSquaresOracle, ScaledLogisticLoss, SquareLoss,
-                                StatisticalParity, label_cover)
-from fairopt.reductions.discretization import (cost_table, discretized_loss, prefix_table,
-                                               snap_labels)
+from fairopt.reductions import (
+    AbsoluteLoss,
+    BoundedGroupLoss,
+    DemographicParity,
+    EqualizedOdds,
+    EqualOpportunity,
+    ExponentiatedGradient,
+    FiniteClassOracle,
+    Grid,
+    LeastSquaresOracle,
+    ScaledLogisticLoss,
+    SquareLoss,
+    StatisticalParity,
+    label_cover,
+)
+from fairopt.reductions.discretization import cost_table, discretized_loss, prefix_table, snap_labels
 from fairopt.reductions.exponentiated_gradient import best_lambda, lambda_from_theta
 from fairopt.reductions.oracles import sp_targets, two_label_weights
 
@@ -147,7 +157,7 @@ def test_ls_targets_tie_rule_and_lambda_zero(rng):
     dist = np.abs(U - yv)
     assert np.all(dist <= np.abs(nearest - yv) + 1e-12)
     # U lies in [alpha/2, 1] on cell midpoints; a fit within alpha/2 rounds into the cell
-    assert np.all(np.isin(np.round(U * 2 * N), np.arange(1, 2 * N + 2, 2).tolist() + [2 * N]))
+    assert np.all(np.isin(np.round(U * 2 * N), [*np.arange(1, 2 * N + 2, 2).tolist(), 2 * N]))
 
 
 def test_two_label_weights():
@@ -209,7 +219,7 @@ def _finite_class(rng, n=240, N=10, K=50):
     x = rng.standard_normal(n)
     y = np.clip(0.45 + 0.25 * group + 0.1 * x + 0.05 * rng.standard_normal(n), 0, 1)
     preds = []
-    for k in range(K):
+    for _k in range(K):
         w_g, w_x, c = rng.uniform(0, 0.3), rng.uniform(0, 0.15), rng.uniform(0.3, 0.6)
         preds.append(np.clip(c + w_g * group + w_x * x, 0, 1))
     preds[0] = np.full(n, 0.5)          # a constant member keeps SP feasible
@@ -356,7 +366,7 @@ def test_theorem_1_discretised_optimum_within_2_alpha(rng):
     for (3)."""
     from fairopt.reductions.evaluation import mixture_sp_disparity, mixture_sp_gamma
     n, N, eps = 150, 10, 0.1
-    X, y, group, preds = _finite_class(rng, n=n, N=N, K=30)
+    _X, y, group, preds = _finite_class(rng, n=n, N=N, K=30)
     sq = SquareLoss()
     losses = sq.value(y[None, :], preds).mean(axis=1)
 
@@ -418,6 +428,7 @@ def test_warm_started_best_mixture_equals_fresh_solves(solver):
     for K, B in ((3, 5.0), (4, 5.0), (8, 50.0), (12, 50.0), (12, 500.0)):
         q, lam, s = master.solve(costs[:K], G[:K], B)
         q0, lam0, s0 = solve_best_mixture(costs[:K], G[:K], bound, B, solver="highs")
-        value = lambda q, s: q @ costs[:K] + B * s
+        def value(q, s):
+            return q @ costs[:K] + B * s
         assert value(q, s) == pytest.approx(value(q0, s0), abs=1e-9)
         np.testing.assert_allclose(lam, lam0, atol=1e-7)

@@ -49,14 +49,14 @@ def test_grid_search_over_eps_routes_groups_and_picks_the_fairest():
     assert seen and set(seen) == {200}
     assert grid.best_params_ == {"eps": 0.02}
     # the routed search equals the explicit loop over folds
-    for eps, mean in zip(grid.cv_results_["param_eps"], grid.cv_results_["mean_test_score"]):
+    for eps, mean in zip(grid.cv_results_["param_eps"], grid.cv_results_["mean_test_score"], strict=False):
         scores = []
         for tr, te in cv.split(X):
             m = FairClassifier(eps=eps, max_iter=20, random_state=0).fit(X[tr], y[tr], sensitive_features=a[tr])
             scores.append(_dp_gap(y[te], m.predict_proba(X[te])[:, 1], sensitive_features=a[te]))
         assert mean == pytest.approx(np.mean(scores), abs=1e-12)
     # unconstrained-ish eps is visibly less fair than the chosen one on held-out data
-    res = dict(zip(grid.cv_results_["param_eps"], grid.cv_results_["mean_test_score"]))
+    res = dict(zip(grid.cv_results_["param_eps"], grid.cv_results_["mean_test_score"], strict=False))
     assert res[0.02] > res[0.3] + 0.05
 
 
@@ -71,7 +71,7 @@ def test_pipeline_and_cross_validate_route_groups_and_weights():
                          return_estimator=True)
     assert out["test_score"].shape == (3,)
     # the groups and weights reached the final step: same fit as a direct call on the scaled data
-    for est, (tr, _) in zip(out["estimator"], KFold(3).split(X)):
+    for est, (tr, _) in zip(out["estimator"], KFold(3).split(X), strict=False):
         Xs = StandardScaler().fit_transform(X[tr])
         ref = FairClassifier(eps=0.02, max_iter=20, random_state=0).fit(
             Xs, y[tr], sensitive_features=a[tr], sample_weight=w[tr])

@@ -90,5 +90,5 @@ def test_conditional_matrix_from_lazy_codes_equals_in_memory(kind, tmp_path, mon
             np.save(tmp_path / f"{i}.npy", a)
             args.append(np.load(tmp_path / f"{i}.npy", mmap_mode="r"))
     got = conditional_matrix(args[0], args[1], K, sample_weight=args[2], n_cells=L)
-    for a, b in zip(got, ref):
+    for a, b in zip(got, ref, strict=False):
         np.testing.assert_allclose(a, b, atol=1e-12)

@@ -31,7 +31,7 @@ def _flat(t):
     return np.concatenate([np.ravel(x) for x in t]) if isinstance(t, list) else np.ravel(t)
 
 
-@pytest.mark.parametrize("kw", SETTINGS + [{"score_bins": 512}, {"score_bins": 64, "constraint": "equalized_odds"}])
+@pytest.mark.parametrize("kw", [*SETTINGS, {"score_bins": 512}, {"score_bins": 64, "constraint": "equalized_odds"}])
 def test_dask_fit_equals_in_memory_fit(sample, kw):
     da = pytest.importorskip("dask.array")
     f, g, y, w = sample

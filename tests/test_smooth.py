@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import expit, log1p
+from scipy.special import expit
 
 from fairopt.errors import ConfigError, SolverNotAvailableError
 from fairopt.modeling import SolverSpec, Status
-from fairopt.modeling.smooth import (CvxpyForm, NativeResult, PyomoForm, SmoothProblem,
-                                     solve_smooth)
+from fairopt.modeling.smooth import CvxpyForm, NativeResult, PyomoForm, SmoothProblem, solve_smooth
 
 
 class Logistic(SmoothProblem):

@@ -42,7 +42,7 @@ class Bowl(SmoothProblem):
     """``f(w) = |w - 1|² / 2`` with every form, so any smooth back end can take it."""
 
     name, description, family = "bowl", "quadratic bowl", "bowl"
-    blocks = {"w": slice(0, 3)}  # noqa: RUF012 -- the SmoothProblem protocol attribute
+    blocks = {"w": slice(0, 3)}
     has_hessian = True
 
     def value_grad(self, x):

@@ -12,8 +12,14 @@ import sys
 import numpy as np
 import pytest
 
-from fairopt.errors import (ConfigError, DataValidationError, InfeasibleError, SolverLimitError,
-                            SolverNotAvailableError, UnboundedError)
+from fairopt.errors import (
+    ConfigError,
+    DataValidationError,
+    InfeasibleError,
+    SolverLimitError,
+    SolverNotAvailableError,
+    UnboundedError,
+)
 from fairopt.modeling import Program, SolverSpec, Status, installed_specs
 from fairopt.modeling.registry import exact_specs
 

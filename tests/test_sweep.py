@@ -177,7 +177,7 @@ def test_failing_task_is_recorded_and_others_finish(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     status = {r["values"]["parameters.protected"]: r["status"] for r in summary["results"]}
     assert status == {"race": "optimal", "not_an_attribute": "error", "sex": "optimal"}
-    failed = [r for r in summary["results"] if r["status"] == "error"][0]
+    failed = next(r for r in summary["results"] if r["status"] == "error")
     assert "not_an_attribute" in failed["error"]
     # a rerun retries only the failed task
     rerun = run_sweep(QUICKSTART, ["protected=race,not_an_attribute,sex"], out=out)

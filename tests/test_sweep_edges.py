@@ -61,7 +61,7 @@ def test_a_string_metric_is_not_a_record(swept, capsys):
 
 
 def test_corrupt_manifest_is_an_error_that_says_how_to_recover(swept, capsys):
-    out, records = swept
+    out, _records = swept
     (out / "sweep.json").write_text('{"card": "quick')
     assert main(["sweep", str(QUICKSTART), "--grid", GRID[0], "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -77,7 +77,7 @@ def test_corrupt_manifest_is_an_error_that_says_how_to_recover(swept, capsys):
 
 
 def test_records_of_another_card_or_set_are_never_reused(swept, tmp_path):
-    out, records = swept
+    out, _records = swept
     (out / "sweep.json").unlink()                   # nothing left that names the old card
     other = run_sweep(QUICKSTART, GRID, out=out, overrides=["parameters.protected=sex"])
     assert len(other.ran) == 3 and other.skipped == [] and len(other.invalid) == 3

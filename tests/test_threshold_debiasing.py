@@ -4,14 +4,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import requires_data
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification import (
-    CellRamp, RandomizedThresholdParity, ThresholdSGD, collapse_atoms)
+    CellRamp,
+    RandomizedThresholdParity,
+    ThresholdSGD,
+    collapse_atoms,
+)
 from fairopt.formulations.constrained_classification.covariance import RandomizedThresholdCovariance
 from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
 from fairopt.postprocessing import ShiftInference, ThresholdDebiaser, scores_from_logits, scores_from_proba
-from conftest import requires_data
 
 QP_SOLVERS = ["osqp", "highs", "pyomo"]
 
@@ -28,7 +32,7 @@ def random_scores(seed=0, sizes=(300, 1000, 150), decimals=3):
     rng = np.random.default_rng(seed)
     g = np.repeat(np.arange(len(sizes)), sizes)
     mu = np.linspace(0.5, -0.3, len(sizes))
-    f = np.concatenate([np.tanh(rng.normal(m, 1.0, n)) for m, n in zip(mu, sizes)])
+    f = np.concatenate([np.tanh(rng.normal(m, 1.0, n)) for m, n in zip(mu, sizes, strict=False)])
     return np.round(f, decimals), g
 
 
@@ -60,7 +64,7 @@ def test_example1_lp_free_rho():
         assert sol.q[j] == pytest.approx(0.7, abs=1e-9)
 
 
-@pytest.mark.parametrize("solver", ["native"] + QP_SOLVERS)
+@pytest.mark.parametrize("solver", ["native", *QP_SOLVERS])
 def test_example1_qp_free_rho(solver):
     f, g = example1()
     sol = RandomizedThresholdParity(f, g, gamma=1.0, rho=None).solve(solver)

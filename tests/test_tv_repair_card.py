@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import requires_data
+
 from fairopt.cli import main
 from fairopt.modeling import installed_specs
 
@@ -65,8 +65,8 @@ def test_aggregated_baseline_is_exact_on_the_large_compas_domain():
         res = model.solve("highs")
         # verify on the lifted cell distribution, independently of the block LP
         d, y = data.domain.index(protected), data.domain.index(data.label)
-        q = dict(zip(data.domain.ravel(model.cells).tolist(), model.q))
-        p = dict(zip(data.domain.ravel(res.cells).tolist(), res.p))
+        q = dict(zip(data.domain.ravel(model.cells).tolist(), model.q, strict=False))
+        p = dict(zip(data.domain.ravel(res.cells).tolist(), res.p, strict=False))
         tv = 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
         assert tv == pytest.approx(res.tv, abs=1e-12)
         mass = np.bincount(res.cells[:, d], weights=res.p)

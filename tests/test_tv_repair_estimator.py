@@ -58,7 +58,7 @@ def test_fit_matches_the_formulation_and_transform_follows_the_mapping(adult):
 
 
 def test_fit_transform_and_unseen_rows(adult):
-    data, X, y = adult
+    _data, X, y = adult
     est = TVRepair(**PARAMS)
     # scikit-learn's contract (issue 24): fit_transform returns the repaired features, the same draw as
     # fit(...).transform(X); the training records' repaired labels come from transform(X, y)
@@ -71,12 +71,12 @@ def test_fit_transform_and_unseen_rows(adult):
     unseen = rest[[tuple(r) not in seen for r in rest.to_numpy().tolist()]]
     if len(unseen):
         with pytest.warns(UserWarning, match="unseen"):
-            Xu, yu = est.transform(unseen[X.columns], unseen["income"], random_state=0)
+            Xu, _yu = est.transform(unseen[X.columns], unseen["income"], random_state=0)
         pd.testing.assert_frame_equal(Xu, unseen[X.columns])
 
 
 def test_bad_input(adult):
-    data, X, y = adult
+    _data, X, y = adult
     with pytest.raises(DataValidationError):
         TVRepair(**PARAMS).fit(X, y.iloc[:10], sensitive_features="sex")
     with pytest.raises(DataValidationError, match="feature column"):
@@ -84,7 +84,7 @@ def test_bad_input(adult):
 
 
 def test_sensitive_features_as_an_array(adult):
-    data, X, y = adult
+    _data, X, y = adult
     Xf, z = X[["age_decade", "education_years"]].iloc[:8000], X["sex"].iloc[:8000]
     est = TVRepair(**PARAMS).fit(Xf, y.iloc[:8000], sensitive_features=z)
     by_name = TVRepair(**PARAMS).fit(X.iloc[:8000], y.iloc[:8000], sensitive_features="sex")

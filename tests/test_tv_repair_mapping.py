@@ -9,8 +9,7 @@ from scipy.optimize import linprog
 
 from fairopt.data import Domain, load_builtin
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
-from fairopt.formulations.tv_repair import (AdultDistortion, CompasDistortion, DistortionTable,
-                                            OptimizedPreprocessing)
+from fairopt.formulations.tv_repair import AdultDistortion, CompasDistortion, DistortionTable, OptimizedPreprocessing
 from fairopt.modeling import installed_specs
 
 LP_SPECS = [s for s in ["highs", "scipy", "osqp", "cvxpy:CLARABEL", "cvxpy:HIGHS", "pyomo:appsi_highs"]
@@ -93,7 +92,7 @@ def evaluate(model: OptimizedPreprocessing, res):
                 levels = model.dxy_domain.levels[model.protected]
                 kappa = np.array([kappa[levels[g]] for g in rows[:, 0]])
             dist_viol = max(dist_viol, (w @ cost.sum(axis=1) - kappa).max())
-        for c, b in zip(model.clist, model.dlist):
+        for c, b in zip(model.clist, model.dlist, strict=False):
             dist_viol = max(dist_viol, (w @ np.where(delta >= c, P, 0.0).sum(axis=1)).max() - b)
     return loss, np.abs(P.sum(axis=1) - 1).max(), P.min(), viol, dist_viol
 
@@ -169,7 +168,7 @@ def brute_force(dom, cells, counts, *, discrimination, epsilon, utility, conditi
             if tot == 0:
                 continue   # an unobserved (x, y): its rows decouple (no mass anywhere)
             weights = {s: q[s] / tot for s in same}
-        rows_for = [(c_i, b_i) for c_i, b_i in zip(clist, dlist)]
+        rows_for = [(c_i, b_i) for c_i, b_i in zip(clist, dlist, strict=False)]
         for c_i, b_i in rows_for:
             row = np.zeros(n)
             for s, w in weights.items():
@@ -209,7 +208,7 @@ def _holds_and_agrees_on_every_backend(make_model):
         assert loss == pytest.approx(res.objective, abs=1e-7), spec
         assert rowsum < 1e-7 and low >= 0 and viol < 1e-7 and dviol < 1e-7, spec
         objectives.append(res.objective)
-    assert max(objectives) - min(objectives) < 1e-6, dict(zip(LP_SPECS, objectives))
+    assert max(objectives) - min(objectives) < 1e-6, dict(zip(LP_SPECS, objectives, strict=False))
     return model
 
 
@@ -299,7 +298,7 @@ def test_epsilon_sweep_reports_infeasible_settings_and_matches_fresh_solves():
         model = OptimizedPreprocessing(data.domain, cells, counts, discrimination=form, epsilon=0.05, **ADULT_KW)
         sweep = model.sweep_epsilon(grid)
         eps_min = sweep.attrs["minimal_epsilon"]
-        for eps, status, obj in zip(sweep["epsilon"], sweep["status"], sweep["objective"]):
+        for eps, status, obj in zip(sweep["epsilon"], sweep["status"], sweep["objective"], strict=False):
             assert status == ("infeasible" if eps < eps_min else "optimal")
             if status == "optimal":   # the warm-started re-solve equals a fresh build
                 fresh = OptimizedPreprocessing(data.domain, cells, counts, discrimination=form, epsilon=eps,
@@ -331,7 +330,7 @@ def test_kl_variant_through_exponential_cone():
                                    divergence="kl", utility="xy", conditioning="xy", **{
                                        k: v for k, v in ADULT_KW.items()})
     res = model.solve("cvxpy:CLARABEL")
-    loss, rowsum, low, viol, dviol = evaluate(model, res)
+    loss, rowsum, _low, viol, dviol = evaluate(model, res)
     assert loss == pytest.approx(res.objective, abs=1e-6) and res.objective > 0
     assert rowsum < 1e-6 and viol < 1e-6 and dviol < 1e-6
     with pytest.raises(DataValidationError, match="exponential-cone"):
@@ -366,7 +365,7 @@ def test_transform_is_seeded_vectorised_and_follows_the_mapping():
             np.testing.assert_array_equal(res.apply(unseen, random_state=0), unseen[:, 1:])
     frame = res.to_frame()
     assert frame.groupby(["d", "x1", "x2", "y"])["probability"].sum().sub(1).abs().max() < 1e-9
-    T, dx_keys, xhat = res.test_mapping()
+    T, _dx_keys, xhat = res.test_mapping()
     np.testing.assert_allclose(np.asarray(T.sum(axis=1)).ravel(), 1.0)
     # unlabelled records: x-hat frequencies follow P(x-hat | d, x)
     dx = np.repeat(res.rows[[0], :-1], 50_000, axis=0)
@@ -418,7 +417,7 @@ def test_compas_authors_rule_with_per_group_expected_distortion_caps():
                                        favourable_label=0, distortion="compas-authors", discrimination="ratio",
                                        epsilon=0.2, max_expected_distortion=caps)
         res = model.solve(spec)
-        loss, rowsum, low, viol, dviol = evaluate(model, res)
+        loss, rowsum, _low, viol, dviol = evaluate(model, res)
         assert loss == pytest.approx(res.objective, abs=1e-7)
         assert rowsum < 1e-7 and viol < 1e-7 and dviol < 1e-7
         objectives.append(res.objective)
@@ -444,5 +443,5 @@ def test_observed_columns_are_a_flagged_restriction():
     res = restricted.solve("highs")
     assert res.objective >= exact.solve("highs").objective - 1e-12
     assert res.approximations and "APPROXIMATION" in restricted.summary()
-    loss, rowsum, low, viol, dviol = evaluate(restricted, res)
+    loss, _rowsum, _low, viol, dviol = evaluate(restricted, res)
     assert loss == pytest.approx(res.objective, abs=1e-9) and viol < 1e-9 and dviol < 1e-9

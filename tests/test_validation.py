@@ -8,8 +8,17 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 
 from fairopt.errors import DataValidationError, NotFittedError
-from fairopt.validation import (Groups, align_features, check_groups, check_int, check_is_fitted,
-                                check_target, check_weights, check_X, record_features, sensitive_columns)
+from fairopt.validation import (
+    align_features,
+    check_groups,
+    check_int,
+    check_is_fitted,
+    check_target,
+    check_weights,
+    check_X,
+    record_features,
+    sensitive_columns,
+)
 
 
 def test_not_fitted_error_is_sklearns():
