@@ -155,3 +155,21 @@ def test_threshold_frontier_equals_cold_fits(constraint: str) -> None:
         left = (cold(k) - cold(k - h)) / h
         right = (cold(k + h) - cold(k)) / h
         assert right - left > 1e-6
+
+
+def test_game_frontier_on_adult_is_certified_at_20_tolerances() -> None:
+    """FairClassifier on (built-in) Adult at 20 tolerances: each point's dual lower bound is below
+    the best mixture of the hypotheses the game returned (an independent LP, exact constraints),
+    and the achieved objective is within the game's own gap of it."""
+    adult = load_builtin("adult")
+    frame = adult.expand(shuffle=True, random_state=0).iloc[:8000]
+    X = np.column_stack([frame["age_decade"].to_numpy(float), frame["education_years"].to_numpy(float)])
+    y = frame["income"].to_numpy().astype(int)
+    sex = frame["sex"].to_numpy()
+    grid = np.linspace(0.0, 0.19, 20)
+    f = frontier(FairClassifier(LogisticRegression(), eps=0.1), X, y, sensitive_features=sex, eps=grid)
+    for e, lower, value in zip(grid, f.lower_bound, f.value, strict=True):
+        fitted = FairClassifier(LogisticRegression(), eps=float(e)).fit(X, y, sensitive_features=sex)
+        assert lower <= _mixture_lp(fitted) + 1e-9
+        assert value - lower <= max(fitted.result_.nu, fitted.gap_) + 1e-9
+    assert np.all(np.diff(f.lower_bound) <= 1e-6)    # looser tolerances never cost more
