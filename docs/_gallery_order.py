@@ -17,6 +17,7 @@ ORDER = [
     "plot_price_of_fairness.py",
     "plot_embedding.py",
     "plot_sweep_frontier.py",
+    "plot_certified_frontier.py",
     "plot_infeasible.py",
 ]
 

@@ -108,8 +108,9 @@ class Frontier:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         line = ax.plot(self.eps, self.value, label=label or f"{self.method} frontier")[0]
-        ax.fill_between(self.eps, self.lower_bound, self.upper_bound, color=line.get_color(), alpha=0.2,
-                        label="certified band")
+        if np.any(self.gap > 1e-12):   # exact LP frontiers have no band to draw
+            ax.fill_between(self.eps, self.lower_bound, self.upper_bound, color=line.get_color(), alpha=0.2,
+                            label="certified band (dual bound to achieved)")
         if self.breakpoints.size:
             ax.plot(self.breakpoints, np.interp(self.breakpoints, self.eps, self.value), "o",
                     color=line.get_color(), ms=4, label="breakpoints")
