@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError
 from fairopt.modeling.parametric import ParametricProblem, value_curve
+from fairopt.parallel import get_executor
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -154,6 +155,13 @@ def _exact(problem: ParametricProblem, grid: np.ndarray | None, solver: Any) -> 
                     solves=curve.solves, details={"curve": curve})
 
 
+def _fit_game_point(eps: float, shared: tuple[Any, str, Any, Any, dict[str, Any]]) -> tuple[float, float, float]:
+    """Fit one clone of a game estimator at ``eps`` (a picklable task for the sweep executors)."""
+    from sklearn.base import clone
+    estimator, eps_param, X, y, fit_kw = shared
+    return _game_point(clone(estimator).set_params(**{eps_param: eps}).fit(X, y, **fit_kw))
+
+
 def _game_point(estimator: Any) -> tuple[float, float, float]:
     """(achieved objective, Lagrangian lower bound, worst violation) of a fitted game estimator."""
     res, moment = estimator.result_, estimator.moment_
@@ -165,7 +173,7 @@ def _game_point(estimator: Any) -> tuple[float, float, float]:
 
 def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any = None,
              eps: ArrayLike | None = None, confidence: float | None = None, sample_weight: ArrayLike | None = None,
-             solver: Any = None, eps_param: str = "eps",
+             solver: Any = None, eps_param: str = "eps", executor: str = "serial",
              callback: Callable[[int, int], None] | None = None) -> Frontier:
     """The fairness–objective frontier of ``estimator`` on its training data.
 
@@ -191,6 +199,10 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     eps_param : str, default "eps"
         Name of the estimator's tolerance parameter (``TVRepair`` uses ``"epsilon"``; found
         automatically when ``"eps"`` is not a parameter).
+    executor : str, default "serial"
+        Where a game's independent fits run: ``"serial"``, ``"processes"``, ``"dask"`` or
+        ``"dask://HOST:PORT"`` (:func:`fairopt.parallel.get_executor`; Dask needs the
+        ``distributed`` extra). The exact LP curve is one warm-started sequence and runs here.
     callback : callable or None
         ``callback(done, total)`` after each game fit.
 
@@ -243,13 +255,11 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     elif hasattr(first, "result_") and hasattr(first, "moment_"):
         own = float(params[eps_param]) or 0.2
         points = grid if grid is not None else np.linspace(0.0, own, 11)
-        rows: list[tuple[float, float, float]] = []
-        for i, e in enumerate(points):
-            est = first if (grid is not None and e == grid[-1]) else clone(estimator).set_params(
-                **{eps_param: float(e)}).fit(X, y, **fit_kw)
-            rows.append(_game_point(est))
-            if callback is not None:
-                callback(i + 1, len(points))
+        shared = (estimator, eps_param, X, y, fit_kw)
+        with get_executor(executor) as ex:     # the points are independent fits
+            rows = ex.map(_fit_game_point, [float(e) for e in points], shared=shared,
+                          progress=None if callback is None else (lambda d, t, _: callback(d, t)),
+                          description="frontier")
         value, lower, viol = (np.array(c) for c in zip(*rows, strict=True))
         out = Frontier(eps=points, value=value, lower_bound=np.minimum(lower, value), upper_bound=value.copy(),
                        breakpoints=np.zeros(0), objective="training objective", method="certified game",
