@@ -222,7 +222,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--subsample", type=int, default=None, help="rows per data set (smoke tests)")
     ap.add_argument("--solver", default="highs")
     ap.add_argument("--split-bins", type=int, default=5,
-                    help="quantile bins per numeric column for the tree's split oracle (0: the paper's plain linear oracle)")
+                    help="quantile bins per numeric column for the tree's split oracle "
+                         "(0: the paper's plain linear oracle)")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     ap.add_argument("--replot", action="store_true",
                     help="recompute the summaries and redraw the figures from the JSON in --out")

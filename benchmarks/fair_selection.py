@@ -67,8 +67,8 @@ def fairopt_solves(pool, budget, eps, mip_gap, time_limit):
                                    ("mip", True, {"mip_rel_gap": mip_gap})):
         # build = Program arrays + canonical form + passModel; solve = the HiGHS run alone
         cpu = {}
-        sol, total = _timed(lambda: approval_program(pool, budget, block, integer=integer).solve(
-            "highs", time_limit=time_limit, options=options), cpu)
+        sol, total = _timed(lambda integer=integer, options=options: approval_program(
+            pool, budget, block, integer=integer).solve("highs", time_limit=time_limit, options=options), cpu)
         out[mode] = {"build_seconds": total - sol.solve_seconds, "solve_seconds": sol.solve_seconds,
                      "total_cpu_seconds": cpu["cpu_seconds"],
                      "objective": sol.objective,

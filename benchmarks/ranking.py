@@ -99,7 +99,8 @@ def plots() -> dict:
     before[np.argsort(-u, kind="stable"), np.arange(n)] = 1.0
     v = 1.0 / np.log2(2.0 + np.arange(n))
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, (title, P) in zip(axes, (("ranking by relevance", before), ("exposure parity, eps = 0", fair.P)), strict=False):
+    panels = (("ranking by relevance", before), ("exposure parity, eps = 0", fair.P))
+    for ax, (title, P) in zip(axes, panels, strict=False):
         for grp in ("A", "B"):
             # exposure a group's average item collects from positions 1..j
             ax.plot(np.arange(1, n + 1), np.cumsum(P[g == grp].mean(axis=0) * v), marker=".",

@@ -152,10 +152,13 @@ def threshold_scaling(sizes, repeats: int) -> dict:
     rows = []
     for n in sizes:
         f, g, _ = _scores(n, 10)
-        r = interleaved({"fit": lambda: {"rho": float(ThresholdDebiaser(gamma=0.1).fit(f, sensitive_features=g).rho_)}},
-                        repeats if n < 10 ** 7 else max(1, repeats // 2))["fit"]
+
+        def fit(f=f, g=g):
+            return {"rho": float(ThresholdDebiaser(gamma=0.1).fit(f, sensitive_features=g).rho_)}
+
+        r = interleaved({"fit": fit}, repeats if n < 10 ** 7 else max(1, repeats // 2))["fit"]
         d = ThresholdDebiaser(gamma=0.1).fit(f, sensitive_features=g)
-        t_pred = _timed(lambda: d.predict_proba(f, sensitive_features=g))
+        t_pred = _timed(lambda d=d, f=f, g=g: d.predict_proba(f, sensitive_features=g))
         rows.append({"n": n, "fit_wall": r["wall_median"], "fit_cpu": r["cpu_median"],
                      "predict_proba_wall": t_pred[0], "predict_proba_cpu": t_pred[1]})
     out = {"rows": rows, "slope_fit_wall": slope([r["n"] for r in rows], [r["fit_wall"] for r in rows]),
@@ -201,7 +204,7 @@ def maxent_scaling(sizes, repeats: int) -> dict:
         rng = np.random.default_rng(n)
         codes = np.column_stack([rng.integers(0, k, n) for k in MAXENT_LEVELS])
 
-        def fit():
+        def fit(codes=codes):
             m = MaxEnt(codes, enc, label=0, protected=1)
             s = m.solve()
             return {"support": int(m.points.shape[0]), "status": str(s.status), "objective": s.objective,
@@ -387,7 +390,8 @@ def run(quick: bool = False, repeats: int = 5, out: Path | None = RESULTS, smoke
     if "dp_adult" in w:
         ratio = w["dp_adult"]["ratios"]["fairlearn_EG/fairopt"]
         targets["fair_classifier_5x"] = {"ratio": ratio, "ok": ratio >= 5}
-    results = {"note": machine_note(load_start, os.getloadavg()), "quick": quick, "smoke": smoke, "repeats": repeats, "workloads": w,
+    results = {"note": machine_note(load_start, os.getloadavg()), "quick": quick, "smoke": smoke, "repeats": repeats,
+               "workloads": w,
                "targets": targets, "total_seconds": time.perf_counter() - t_start}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

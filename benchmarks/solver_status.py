@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from fairopt.modeling import installed_specs  # noqa: E402
 from fairopt.modeling.planted import check, random_instance  # noqa: E402
 from fairopt.modeling.registry import BACKENDS  # noqa: E402
-from fairopt.modeling.registry import exact_specs as declared_exact
+from fairopt.modeling.registry import exact_specs as declared_exact  # noqa: E402
 
 TOL = 1e-6
 

@@ -465,7 +465,8 @@ def run(datasets=("adult", "credit"), classifiers=CLASSIFIERS, seed=0, subsample
         progress=print) -> dict:
     t0 = time.perf_counter()
     results = {"benchmark": "threshold_debiasing", "seed": seed, "subsample": subsample,
-               "protocol": {"splits": dict(zip(("train", "post", "val", "test"), SPLITS, strict=False)), "gammas": GAMMAS,
+               "protocol": {"splits": dict(zip(("train", "post", "val", "test"), SPLITS, strict=False)),
+                            "gammas": GAMMAS,
                             "calibrations": [str(c) for c in CALIBRATIONS],
                             "calibration_selection": "validation accuracy; ties keep None",
                             "rho_shifts": RHO_SHIFTS, "val_gap_bound": VAL_GAP, "eps": 0.0,

@@ -24,8 +24,8 @@ LAYERS = [
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py", "criteria.py", "guarantees.py",
-                "stats/"]),
+    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py",
+                "criteria.py", "guarantees.py", "stats/"]),
     ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py"]),
 ]
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back

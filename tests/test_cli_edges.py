@@ -89,7 +89,7 @@ def test_short_write_is_detected(tmp_path, monkeypatch):
             fh.write = lambda data: write(data[: len(data) // 2])   # a writer that drops half silently
         return fh
     monkeypatch.setattr("builtins.open", short_open)
-    with pytest.raises(OutputError, match="only .* bytes reached the disk"):
+    with pytest.raises(OutputError, match=r"only .* bytes reached the disk"):
         files.write_bytes_atomic(target, b"x" * 1000)
     assert not target.exists() and not _temp_files(tmp_path)
     assert io
@@ -333,7 +333,7 @@ def test_booleans_are_not_numbers(override, key):
     with pytest.raises(ConfigError, match="got a boolean") as err:
         load_card(QUICKSTART, [override])
     assert key in str(err.value)
-    with pytest.raises(ConfigError, match="parameters.n_samples"):
+    with pytest.raises(ConfigError, match=r"parameters\.n_samples"):
         load_card(MAXENT, ["parameters.n_samples=false"])
     assert load_card(THRESHOLD, ["parameters.inject_bias=true"]).parameters.inject_bias is True
 
@@ -350,7 +350,7 @@ def test_absurd_sizes_are_refused_with_the_bound(capsys):
 
 
 def test_solver_option_dropped_by_solver_override_is_refused():
-    with pytest.raises(ConfigError, match="solver.options.presolve .from --set.* would be dropped"):
+    with pytest.raises(ConfigError, match=r"solver\.options\.presolve \(from --set.* would be dropped"):
         load_card(QUICKSTART, ['solver.options.presolve="off"'], "cvxpy")
     # the same back end keeps its options, and a card's own options may be dropped as documented
     card = load_card(QUICKSTART, ['solver.options.presolve="off"'], "highs")

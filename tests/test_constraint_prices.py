@@ -122,7 +122,7 @@ def test_to_pyomo_refuses_repeated_and_unknown_keys(market):
     block = selection_rate_parity(market["groups"], eps=0.05)
     m = pyo.ConcreteModel()
     m.x = pyo.Var(range(N), bounds=(0, 1))
-    repeated = list(range(N - 1)) + [0]  # candidate N-1 would be in no row
+    repeated = [*range(N - 1), 0]  # candidate N-1 would be in no row
     with pytest.raises(DataValidationError, match="repeats key 0"):
         block.to_pyomo(m.x, index=repeated)
     unknown = [*list(range(N - 1)), N + 5]

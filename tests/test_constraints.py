@@ -19,8 +19,7 @@ from fairopt.modeling import Program
 N = 90
 
 
-@pytest.fixture(scope="module")
-def market():
+def _market():
     """Candidates whose profit depends on their group, so fairness rows bind."""
     rng = np.random.default_rng(7)
     groups = rng.choice(["a", "b", "c"], size=N, p=[0.5, 0.3, 0.2])
@@ -31,6 +30,11 @@ def market():
     y = (rng.random(N) < qual).astype(int)
     return {"groups": groups, "profit": profit, "cost": cost, "budget": 0.3 * cost.sum(),
             "q": qual, "y": y}
+
+
+@pytest.fixture(scope="module")
+def market():
+    return _market()
 
 
 BUILDERS = {

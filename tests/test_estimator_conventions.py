@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.estimator_checks import (
@@ -21,6 +23,7 @@ import fairopt.filtering as filt
 import fairopt.inprocessing as inp
 import fairopt.postprocessing as post
 import fairopt.preprocessing as pre
+from fairopt.errors import ConfigError, ParameterError
 
 ESTIMATORS = [c for mod in (pre, inp, post, filt) for name, c in inspect.getmembers(mod, inspect.isclass)
               if issubclass(c, BaseEstimator) and not name.startswith("_")
@@ -45,11 +48,6 @@ def test_sklearn_construction_checks(cls):
 
 
 # ---- issue 22: every estimator validates its parameters the scikit-learn way -----------------------
-import numpy as np
-import pandas as pd
-
-from fairopt.errors import ConfigError, ParameterError
-
 
 def _data(n=60, seed=0):
     rng = np.random.default_rng(seed)

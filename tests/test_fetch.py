@@ -229,7 +229,7 @@ def test_fetch_defaults_to_data_home(monkeypatch, tmp_path):
 
 def test_hash_mismatch_is_a_checksum_error(monkeypatch, tmp_path):
     _local_sources(monkeypatch, "german", [RAW / "german.data"], sha="0" * 64)
-    with pytest.raises(F.DataChecksumError, match="0{64}") as info:
+    with pytest.raises(F.DataChecksumError, match=r"0{64}") as info:
         F.fetch_dataset("german", tmp_path, cache_dir=tmp_path / "cache")
     assert "by hand" in str(info.value) and isinstance(info.value, DataValidationError)
     assert not (tmp_path / "cache" / "german.data").exists()   # the bad download is not kept

@@ -36,4 +36,4 @@ def test_not_fitted_error_is_sklearns_and_one_class():
     import pickle
     assert type(pickle.loads(pickle.dumps(NotFittedError("x")))) is NotFittedError
     with pytest.raises(AttributeError):
-        errors.NoSuchError
+        _ = errors.NoSuchError

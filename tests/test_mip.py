@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 from conftest import requires_data
-from test_constraints import N, _program, _rates, market, solve_cvxpy, solve_pyomo  # noqa: F401
+from test_constraints import _market, _program, _rates, solve_cvxpy, solve_pyomo
 
 from fairopt.constraints import selection_rate_parity
 from fairopt.errors import DataValidationError, SolverNotAvailableError
@@ -26,6 +26,11 @@ def _knapsack(n=12, seed=0):
     prog.add_constraints("cap", {"x": w}, ub=w.sum(axis=1) / 3)
     prog.set_objective(linear={"x": v}, sense="maximize")
     return prog, w, v
+
+
+@pytest.fixture(scope="module")
+def market():
+    return _market()
 
 
 def _brute_force(w, v, cap):

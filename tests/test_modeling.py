@@ -258,7 +258,7 @@ def test_native_objects_can_be_extended_and_solved(tmp_path):
         prog.write(path)
         text = path.read_text()
         assert "rest_0" in text and "u_0" in text
-    with pytest.raises(DataValidationError, match=".mps or .lp"):
+    with pytest.raises(DataValidationError, match=r"\.mps or \.lp"):
         prog.write(tmp_path / "m.txt")
 
 

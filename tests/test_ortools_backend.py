@@ -121,7 +121,7 @@ def test_classes_it_does_not_take_are_config_errors_listing_those_that_do():
     q = Program("q")
     q.add_variables("x", 1, lb=-1, ub=1)
     q.set_objective(quadratic={("x", "x"): [[1.0]]})
-    with pytest.raises(WrongProblemClassError, match="Back ends that take QP problems: .*highs"):
+    with pytest.raises(WrongProblemClassError, match=r"Back ends that take QP problems: .*highs"):
         q.solve("ortools")
     with pytest.raises(ConfigError, match="does not take MILP"):
         _knapsack(True).solve("ortools:GLOP")

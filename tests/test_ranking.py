@@ -32,9 +32,17 @@ def independent_lp(u, g, eps, criterion="parity", k=None):
     nv = n * m + 1                                  # vec(P), level t
     rows, lo, hi = [], [], []
     for i in range(n):                              # items shown once (at most once for top-k)
-        r = np.zeros(nv); r[i * m:(i + 1) * m] = 1; rows.append(r); lo.append(1 if k is None else 0); hi.append(1)
+        r = np.zeros(nv)
+        r[i * m:(i + 1) * m] = 1
+        rows.append(r)
+        lo.append(1 if k is None else 0)
+        hi.append(1)
     for j in range(m):                              # positions filled once
-        r = np.zeros(nv); r[j:n * m:m] = 1; rows.append(r); lo.append(1); hi.append(1)
+        r = np.zeros(nv)
+        r[j:n * m:m] = 1
+        rows.append(r)
+        lo.append(1)
+        hi.append(1)
     for a in labels:
         mem = g == a
         merit = u[mem].mean()
@@ -42,7 +50,9 @@ def independent_lp(u, g, eps, criterion="parity", k=None):
         r = np.zeros(nv)
         r[:n * m] = (np.outer(mem * c, v) / mem.sum()).ravel()
         r[-1] = -1
-        rows.append(r); lo.append(0); hi.append(eps)
+        rows.append(r)
+        lo.append(0)
+        hi.append(eps)
     A = np.array(rows)
     A_ub = np.vstack([A, -A])
     b_ub = np.r_[hi, -np.array(lo, dtype=float)]

@@ -428,7 +428,5 @@ def test_warm_started_best_mixture_equals_fresh_solves(solver):
     for K, B in ((3, 5.0), (4, 5.0), (8, 50.0), (12, 50.0), (12, 500.0)):
         q, lam, s = master.solve(costs[:K], G[:K], B)
         q0, lam0, s0 = solve_best_mixture(costs[:K], G[:K], bound, B, solver="highs")
-        def value(q, s):
-            return q @ costs[:K] + B * s
-        assert value(q, s) == pytest.approx(value(q0, s0), abs=1e-9)
+        assert q @ costs[:K] + B * s == pytest.approx(q0 @ costs[:K] + B * s0, abs=1e-9)
         np.testing.assert_allclose(lam, lam0, atol=1e-7)

@@ -19,7 +19,8 @@ def data():
 
 CASES = [
     ("statistical_rate", lambda m, g, y, p, w: m.statistical_rate(p, g, sample_weight=w)),
-    ("dp_difference", lambda m, g, y, p, w: m.demographic_parity_difference(None, p, sensitive_features=g, sample_weight=w)),
+    ("dp_difference",
+     lambda m, g, y, p, w: m.demographic_parity_difference(None, p, sensitive_features=g, sample_weight=w)),
     ("dp_ratio", lambda m, g, y, p, w: m.demographic_parity_ratio(None, p, sensitive_features=g, method="to_overall")),
     ("eo", lambda m, g, y, p, w: m.equal_opportunity_difference(y, p, sensitive_features=g, sample_weight=w)),
     ("eodds", lambda m, g, y, p, w: m.equalized_odds_difference(y, (p > 0.5).astype(int), sensitive_features=g)),

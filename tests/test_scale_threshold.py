@@ -128,5 +128,5 @@ def test_chunked_input_needs_score_array(sample, tmp_path):
     np.save(p, f)
     with pytest.raises(DataValidationError, match="sensitive_features"):
         ThresholdDebiaser().fit(str(p), y, "group")
-    with pytest.raises(DataValidationError, match=".npy"):
+    with pytest.raises(DataValidationError, match=r"\.npy"):
         ThresholdDebiaser().fit(np.load(p, mmap_mode="r"), y, str(tmp_path / "missing.npy"))

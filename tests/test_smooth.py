@@ -1,6 +1,8 @@
 """The smooth-problem seam: one protocol, one solve_smooth, honest statuses on every back end."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -112,7 +114,7 @@ def test_settings_are_refused(problem):
     with pytest.raises(ConfigError, match="time_limit is not supported by the cvxpy"):
         solve_smooth(problem, {"backend": "cvxpy", "time_limit": 1.0})
     class NoForms(SmoothProblem):          # an oracle with no cvxpy/pyomo form
-        blocks = {"x": slice(0, 1)}
+        blocks = MappingProxyType({"x": slice(0, 1)})
 
         def value_grad(self, x):
             return float(x @ x), 2 * x

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -42,7 +43,7 @@ class Bowl(SmoothProblem):
     """``f(w) = |w - 1|² / 2`` with every form, so any smooth back end can take it."""
 
     name, description, family = "bowl", "quadratic bowl", "bowl"
-    blocks = {"w": slice(0, 3)}
+    blocks = MappingProxyType({"w": slice(0, 3)})
     has_hessian = True
 
     def value_grad(self, x):

@@ -134,7 +134,7 @@ def test_frontier_files_are_written_atomically(swept, monkeypatch):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(src, dst)
     monkeypatch.setattr(files.os, "replace", full)
-    with pytest.raises(OutputError, match="frontier.png: the disk is full; the previous file is kept"):
+    with pytest.raises(OutputError, match=r"frontier\.png: the disk is full; the previous file is kept"):
         frontier(out)
     assert (out / "frontier.png").read_bytes() == before["png"]
     assert not [p for p in out.iterdir() if ".tmp" in p.name]

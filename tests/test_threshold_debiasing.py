@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import requires_data
+from pydantic import ValidationError
 
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification import (
@@ -496,7 +497,7 @@ def test_runner_on_a_score_csv(tmp_path):
     assert out.metrics["test_dp_gap_after"] < out.metrics["test_dp_gap_before"]
     prog = runner.build(None, params, data)
     assert prog.summary().problem_class == "QP"
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="splits must be three positive fractions"):
         runner.Parameters(splits=[0.5, 0.5])
 
 

@@ -179,5 +179,5 @@ def test_non_optimal_solve_raises_instead_of_returning_a_repair():
     cells, counts = data.codes()
     model = TVRepair(data.domain, cells, counts, protected="race", label=data.label, favourable_label=0,
                      form="full")
-    with pytest.raises(SolverError, match="iteration_limit|time_limit"):
+    with pytest.raises(SolverError, match=r"iteration_limit|time_limit"):
         model.solve("highs", options={"simplex_iteration_limit": 1, "presolve": "off"})
