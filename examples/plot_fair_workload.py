@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fairopt.constraints import alpha_fairness, balance, measure_value, solve_leximin
-from fairopt.runs.workload_data import make_workload
+from fairopt.data.workload import make_workload
 
 w = make_workload(24, 400, n_skills=10, n_teams=3, load=0.9, seed=2)
 H = w.hours_matrix.toarray()                       # hours on each worker per task of each pair

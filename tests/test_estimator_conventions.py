@@ -68,6 +68,12 @@ def _fit(est):
         return est.fit(np.tanh(X[:, 0]), y, sensitive_features=a)
     if isinstance(est, filt.BalancedFilter):
         return est.fit(X, a)
+    if isinstance(est, post.MulticlassDebiaser):    # a score matrix of three classes
+        scores = np.column_stack([np.exp(X[:, 0]), np.exp(-X[:, 0]), np.ones(len(X))])
+        return est.fit(scores / scores.sum(axis=1, keepdims=True), (X[:, 1] > 0).astype(int) + y,
+                       sensitive_features=a)
+    if isinstance(est, post.RegressionDebiaser):    # a regressor's predictions
+        return est.fit(X[:, 0], sensitive_features=a)
     frame = pd.DataFrame({"x": np.where(X[:, 1] > 0, "p", "q"), "s": np.where(a == 1, "f", "m")})
     return est.fit(frame, pd.Series(y, name="y"), "s")
 

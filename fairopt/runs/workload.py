@@ -2,7 +2,7 @@
 
 Tasks that each need one skill for some hours are assigned to workers who have the skill, within
 each worker's weekly capacity; every task is assigned. The data are the seeded synthetic workload
-of :func:`fairopt.runs.workload_data.make_workload` (interchangeable tasks counted by type, an
+of :func:`fairopt.data.workload.make_workload` (interchangeable tasks counted by type, an
 integer decision per eligible (type, worker) pair: a MIP). The plan is one of
 
 - ``utilitarian``: the cheapest plan (hourly costs grow with seniority, so the cheapest workers
@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fairopt.modeling import SolverSpec
 from fairopt.runs.base import Progress, RunOutput, Table
-from fairopt.runs.workload_data import Workload, make_workload
+from fairopt.data.workload import Workload, make_workload
 
 if TYPE_CHECKING:
     from fairopt.modeling import Program, Solution
