@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from fairopt.data.workload import Workload, make_workload
 from fairopt.modeling import SolverSpec
 from fairopt.runs.base import Progress, RunOutput, Table
-from fairopt.data.workload import Workload, make_workload
 
 if TYPE_CHECKING:
     from fairopt.modeling import Program, Solution
