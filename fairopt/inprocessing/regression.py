@@ -247,7 +247,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
                 delattr(self, name)
         validate_params(self)
         no_guarantee(self, "FairRegressor.fit",
-                     "the game picks a mixture of the oracle's regressors, a class with no uniform bound, "
+                     "eps is met by a mixture of the oracle's regressors, a class with no uniform bound, "
                      "and neither the bounded group loss (an unbounded loss) nor statistical parity over a"
                      " grid of thresholds has a held-out bound implemented yet",
                      "FairClassifier(confidence=...) on a thresholded target, or "
