@@ -70,6 +70,11 @@ def _fit(est):
         return est.fit(np.tanh(X[:, 0]), y, sensitive_features=a)
     if isinstance(est, filt.BalancedFilter):
         return est.fit(X, a)
+    if isinstance(est, post.MulticlassDebiaser):
+        p = 1.0 / (1.0 + np.exp(-X[:, 0]))
+        return est.fit(np.column_stack([1.0 - p, p]), y, sensitive_features=a)
+    if isinstance(est, post.RegressionDebiaser):
+        return est.fit(X[:, 0], sensitive_features=a)
     frame = pd.DataFrame({"x": np.where(X[:, 1] > 0, "p", "q"), "s": np.where(a == 1, "f", "m")})
     return est.fit(frame, pd.Series(y, name="y"), "s")
 
