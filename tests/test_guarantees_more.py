@@ -248,3 +248,22 @@ def test_every_estimator_with_a_fairness_tolerance_takes_confidence() -> None:
             assert "confidence" in cls._parameter_constraints
             assert "confidence :" in (cls.__doc__ or ""), cls.__name__
     assert "confidence" in found[FairLogLossClassifier]
+
+
+def test_the_rule_never_sees_the_certification_rows() -> None:
+    from fairopt.guarantees import certification_split
+
+    X, g, y = _binary(np.random.default_rng(9), 2000)
+    clf = FairLogLossClassifier(confidence=0.9, random_state=3).fit(X, y, sensitive_features=g)
+    assert np.asarray(clf.solution_.P).size == 1400                     # fitted on the 70 % share
+    assert np.abs(clf.solution_.gaps).max() < 1e-6                      # exactly fair there
+    fit, cert = certification_split(g, None, 0.3, random_state=3)       # the same stratified split
+    refit = FairLogLossClassifier().fit(X[fit], y[fit], sensitive_features=g[fit])
+    np.testing.assert_allclose(refit.coef_, clf.coef_, atol=1e-6)
+    p = clf.predict_proba(X[cert], g[cert])[:, 1]
+    assert clf.guarantee_.sample_gap == pytest.approx(abs(p[g[cert] == 0].mean() - p[g[cert] == 1].mean()))
+
+    S, gm, ym = _multiclass(np.random.default_rng(9), 3000)
+    deb = MulticlassDebiaser(eps=0.5, confidence=0.9, random_state=1).fit(S, ym, sensitive_features=gm)
+    assert deb.atoms_.weight.sum() == pytest.approx(2100)                # LP over the fitting share only
+    assert deb.train_gap_ <= deb.eps_ + 1e-7 and deb.eps_ == pytest.approx(0.5 - deb.guarantee_.margin)
