@@ -44,6 +44,7 @@ from fairopt.formulations.proxy_weights import (
     filtered_distribution,
     imbalance,
 )
+from fairopt.guarantees import no_guarantee
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
 from fairopt.reductions.proxy_tree import ProxyTree
@@ -166,6 +167,10 @@ class BalancedFilter(BaseEstimator):
         distance (the paper's 0.1, 20, 0.1).
     random_state : int, Generator or None
         Seeds the decision-tree proxy and :meth:`filter`.
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``alpha`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Attributes
     ----------
@@ -217,13 +222,15 @@ class BalancedFilter(BaseEstimator):
         "max_height": [Interval(Integral, 0, None, closed="left")],
         "stop_distance": [Interval(Real, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, alpha: float = 0.1, proxy: str = "tree", weights: str = "qp",
                  solver: str | SolverSpec | None = None,
                  encoding: str = "onehot", split_bins: int | None = 5,
                  gamma: float = 0.1, max_height: int = 20, stop_distance: float = 0.1,
-                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> None:
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None,
+                 confidence: float | None = None) -> None:
         self.alpha = alpha
         self.proxy = proxy
         self.weights = weights
@@ -234,6 +241,7 @@ class BalancedFilter(BaseEstimator):
         self.max_height = max_height
         self.stop_distance = stop_distance
         self.random_state = random_state
+        self.confidence = confidence
 
     # ---- features ---------------------------------------------------------------------------
     def _encode(self, X: Any, fit: bool) -> np.ndarray:
@@ -335,6 +343,10 @@ class BalancedFilter(BaseEstimator):
 
     def _fit(self, X: Any, sensitive: ArrayLike | None, progress: Progress | None) -> BalancedFilter:
         self._check_params()
+        no_guarantee(self, "BalancedFilter.fit",
+                     "alpha bounds the disclosure of the fitted proxy's cells in-sample only; no bound "
+                     "over its proxy class is implemented",
+                     "hold out rows and measure the disclosure there")
         if X is None:
             raise DataValidationError("BalancedFilter.fit: X is required but was None; pass the features of the "
                                       "labelled sample.")

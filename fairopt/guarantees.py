@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, InfeasibleError
 
-__all__ = ["Certificate", "certification_split", "check_confidence", "dkw_margin", "gap_margin", "hoeffding_margin",
-           "holdout_certificate", "range_margin", "tightened_eps"]
+__all__ = ["Certificate", "certification_split", "check_confidence", "dkw_margin", "event_certificate", "gap_margin",
+           "hoeffding_margin", "holdout_certificate", "no_guarantee", "range_margin", "tightened_eps"]
 
 
 def check_confidence(confidence: object, where: str) -> float:
@@ -302,3 +302,88 @@ def holdout_certificate(proba: ArrayLike, groups: ArrayLike, y: ArrayLike | None
         overall = np.array([p[m].mean() for m in masks])
         gap = float(np.max(np.abs(rates - overall)))
     return Certificate(conf, gap + margin, gap, margin, "hoeffding-holdout", per_rate, int(p.size))
+
+
+def event_certificate(proba: ArrayLike, masks: ArrayLike, groups: ArrayLike, confidence: float, *,
+                      kind: str = "deviation", n_groups: int | None = None) -> Certificate:
+    """Hoeffding certificate of a fixed rule on held-out rows, one rate per event.
+
+    The general form of :func:`holdout_certificate`: event ``e`` has its own per-row value in
+    [0, 1] (``proba[:, e]``, e.g. a column of a multiclass rule's ``predict_proba``) and its own
+    conditioning rows (``masks[:, e]``, e.g. the rows of one true class). Group ``g``'s rate of
+    event ``e`` is the mean of ``proba[:, e]`` over the rows of ``g`` in ``masks[:, e]``; the
+    union bound of :func:`gap_margin` runs over every group's rate of every event (and the pooled
+    rate of every event for ``kind="deviation"``).
+
+    Parameters
+    ----------
+    proba : array-like of shape (n, n_events)
+        Values in [0, 1] of a rule fixed before these rows were seen.
+    masks : array-like of bool, shape (n, n_events)
+        Conditioning rows of each event.
+    groups : array-like of int, shape (n,)
+        Group code of each row.
+    confidence : float in (0, 1)
+        Probability with which the certificate holds.
+    kind : {"deviation", "range"}
+        The gap: each group's distance to the pooled rate, or the range of group rates (per event).
+    n_groups : int, optional
+        Number of groups (default: largest code + 1); a group without rows in an event's
+        conditioning set cannot be certified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.integers(0, 2, 6000); y = rng.integers(0, 3, 6000)
+    >>> P = np.full((6000, 3), 1 / 3)                       # a rule ignoring the row
+    >>> masks = np.column_stack([y == k for k in range(3)])  # event k: predicted k given Y = k
+    >>> c = event_certificate(P, masks, g, 0.95)
+    >>> round(c.sample_gap, 9), len(c.per_rate), bool(0.05 < c.margin < 0.1)
+    (0.0, 9, True)
+    """
+    conf = check_confidence(confidence, "event_certificate")
+    P = np.asarray(proba, dtype=float)
+    M = np.asarray(masks, dtype=bool)
+    g = np.asarray(groups, dtype=np.int64).reshape(-1)
+    if P.ndim != 2 or M.shape != P.shape or g.size != P.shape[0]:
+        raise DataValidationError(f"event_certificate needs proba and masks of one shape (n, n_events) and one group "
+                                  f"per row, got {P.shape}, {M.shape} and {g.size} groups.")
+    if np.any(~np.isfinite(P)) or np.any(P < -1e-12) or np.any(P > 1 + 1e-12):
+        raise DataValidationError("event_certificate: every value must be a probability in [0, 1].")
+    G = int(g.max()) + 1 if n_groups is None else int(n_groups)
+    onehot = np.eye(G)[g]                                    # (n, G)
+    counts = onehot.T @ M.astype(float)                      # (G, n_events)
+    sums = onehot.T @ (P * M)
+    margin, per_rate = gap_margin(counts, conf, kind=kind, pooled=M.sum(axis=0))
+    rates = sums / counts
+    if kind == "range":
+        gap = float(np.max(np.ptp(rates, axis=0)))
+    else:
+        overall = (P * M).sum(axis=0) / M.sum(axis=0)
+        gap = float(np.max(np.abs(rates - overall)))
+    return Certificate(conf, gap + margin, gap, margin, "hoeffding-holdout", per_rate, int(P.shape[0]))
+
+
+def no_guarantee(estimator: object, where: str, why: str, instead: str) -> None:
+    """Refuse ``confidence`` on an estimator that offers no population guarantee.
+
+    Does nothing when ``estimator.confidence`` is None; otherwise raises a
+    :class:`~fairopt.errors.DataValidationError` that says why no bound is offered and what to
+    use instead.
+
+    Examples
+    --------
+    >>> class Model:
+    ...     confidence = 0.9
+    >>> no_guarantee(Model(), "Model.fit", "its rule class has no uniform bound",
+    ...              "ThresholdDebiaser")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    fairopt.errors.DataValidationError: ...
+    """
+    confidence = getattr(estimator, "confidence", None)
+    if confidence is None:
+        return
+    check_confidence(confidence, where)
+    raise DataValidationError(f"{where}: no population guarantee is offered here ({why}), so confidence="
+                              f"{confidence!r} cannot be honoured. Use confidence=None, or {instead}.")

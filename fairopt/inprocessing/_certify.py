@@ -25,27 +25,30 @@ class Holdout:
     """The fit / certification split of one fit with ``confidence``."""
 
     def __init__(self, estimator: Any, y: np.ndarray, groups: Groups, sample_weight: np.ndarray | None,
-                 where: str) -> None:
+                 where: str, kind: str = "deviation") -> None:
+        self.kind = kind
         self.confidence = check_confidence(estimator.confidence, where)
         if not isinstance(estimator.constraint, str) or criterion(estimator.constraint).conditions is None:
             raise DataValidationError(f"{where}: confidence is offered for the rate criteria named by a string "
                                       f"(demographic parity, equal opportunity, equalized odds); "
                                       f"{estimator.constraint!r} has no population bound here.")
-        if not isinstance(estimator.eps, (int, float, np.floating)) or isinstance(estimator.eps, bool):
+        eps = getattr(estimator, "eps", 0.0)    # an estimator without eps fits exact equality
+        if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
             raise DataValidationError(f"{where}: confidence needs one number eps (the same bound for every group), "
-                                      f"got {estimator.eps!r}.")
-        self.eps = float(estimator.eps)
+                                      f"got {eps!r}.")
+        self.eps = float(eps)
         if sample_weight is not None and not np.allclose(sample_weight, sample_weight[0]):
             raise DataValidationError(f"{where}: confidence needs unweighted rows (Hoeffding's bound is for an i.i.d. "
                                       f"sample); fit without sample_weight or with confidence=None.")
         self.conditions = criterion(estimator.constraint).conditions or ()
         self.fit, self.cert = certification_split(groups.codes, y, estimator.certify_size,
-                                                  conditions=self.conditions, random_state=estimator.random_state)
+                                                  conditions=self.conditions,
+                                                  random_state=getattr(estimator, "random_state", None))
         masks = [np.ones(self.cert.size, bool)] if not self.conditions else \
             [y[self.cert] == c for c in self.conditions]
         codes = groups.codes[self.cert]
         counts = np.column_stack([np.bincount(codes[m], minlength=groups.n_groups) for m in masks])
-        self.margin, _ = gap_margin(counts, self.confidence, kind="deviation",
+        self.margin, _ = gap_margin(counts, self.confidence, kind=kind,
                                     pooled=[m.sum() for m in masks])
 
     def part(self, X: Any, y: np.ndarray, groups: Groups) -> tuple[Any, np.ndarray, Groups]:
@@ -55,4 +58,4 @@ class Holdout:
     def certify(self, proba: np.ndarray, y: np.ndarray, groups: Groups) -> Certificate:
         """Certificate of the fitted rule (its favourable-label probabilities on the held-out rows)."""
         return holdout_certificate(proba, groups.codes[self.cert], y[self.cert], self.confidence,
-                                   conditions=self.conditions, kind="deviation")
+                                   conditions=self.conditions, kind=self.kind)

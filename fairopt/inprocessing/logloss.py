@@ -22,9 +22,11 @@ from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.logloss import FairLogLoss
 from fairopt.formulations.constrained_classification.logloss_fairness import CONSTRAINTS
+from fairopt.inprocessing._certify import Holdout
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
 from fairopt.validation import (
+    RANDOM_STATE,
     as_1d,
     check_groups,
     check_numeric_columns,
@@ -111,6 +113,19 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         Iteration limit of the solver.
     tol : float, default 1e-8
         Saddle residual (stationarity and training fairness gap) at which the fit is optimal.
+    confidence : float in (0, 1) or None, default None
+        Certify the fairness gap on the population: a share ``certify_size`` of the rows
+        (stratified by group and, for the error-rate criteria, by label) is held out, the exactly
+        fair rule is fitted on the rest, and a Hoeffding bound on the held-out rows gives
+        ``certified_eps_``: with probability at least ``confidence`` the population gap of
+        ``predict_proba`` is at most it (see :doc:`/guarantees`). The gap is the range of the
+        group rates for two groups, each group's distance to the pooled rate for more. The
+        training gap is already 0, so nothing is tightened; ``certified_eps_`` is what the
+        held-out sample supports.
+    certify_size : float in (0, 1), default 0.3
+        Share of the rows held out to certify the rule when ``confidence`` is set.
+    random_state : int, RandomState, Generator or None, default None
+        Seed of the certification split (used only with ``confidence``).
 
     Attributes
     ----------
@@ -130,6 +145,13 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         The solved model (status, multipliers, training ℙ and ℚ, saddle residual).
     status_ : str
     n_features_in_ : int
+    eps_ : float
+        Training tolerance of the fairness equality (0: exact on the fitting rows).
+    guarantee_ : Certificate or None
+        With ``confidence``: the held-out gap, the margin and the method
+        (:class:`~fairopt.guarantees.Certificate`); None otherwise.
+    certified_eps_ : float
+        With ``confidence``: population bound on the fairness gap at that confidence.
 
     Notes
     -----
@@ -163,17 +185,25 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
+        "certify_size": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, constraint: str | None = "demographic_parity", C: float = 0.01,
                  solver: str | SolverSpec | Mapping[str, Any] | None = None, fit_intercept: bool = True,
-                 max_iter: int = 1000, tol: float = 1e-8) -> None:
+                 max_iter: int = 1000, tol: float = 1e-8, confidence: float | None = None,
+                 certify_size: float = 0.3,
+                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> None:
         self.constraint = constraint
         self.C = C
         self.solver = solver
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
+        self.confidence = confidence
+        self.certify_size = certify_size
+        self.random_state = random_state
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
@@ -232,13 +262,22 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         for attr in ("coef_", "intercept_", "lambda_", "n_iter_", "solution_", "status_", "groups_",
-                     "group_index_"):
+                     "group_index_", "certified_eps_"):
             self.__dict__.pop(attr, None)
         X_in = X
         X = _check_X(X, self, reset=True)
         self.classes_, y01 = _check_binary_target(y, X.shape[0])
         group = self._encode_groups(sensitive_features, X_in, X.shape[0], fitting=True)
         n_groups = len(self.groups_) if hasattr(self, "groups_") else 1
+        holdout = None
+        if self.confidence is not None:
+            if self.constraint is None:
+                raise DataValidationError("FairLogLossClassifier.fit: confidence certifies a fairness constraint, and "
+                                          "constraint=None has none; set a constraint or confidence=None.")
+            holdout = Holdout(self, y01, self.group_index_, None, "FairLogLossClassifier.fit",
+                              kind="range" if n_groups == 2 else "deviation")
+            X_all, y_all, group_all = X, y01, group
+            X, y01, group = X[holdout.fit], y01[holdout.fit], group[holdout.fit]
         model = FairLogLoss(X, y01, group, self.constraint, float(self.C), self.fit_intercept,
                             n_groups=max(n_groups, 2 if self.constraint is not None else 1))
         sol = model.solve(parse_solver(self.solver), tol=float(self.tol), max_iter=int(self.max_iter), x0=x0)
@@ -255,6 +294,12 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(sol.iterations or 0)
         self.solution_ = sol
         self.status_ = str(sol.status)
+        self.eps_, self.guarantee_ = 0.0, None
+        if holdout is not None:
+            assert sol.rule is not None  # FairLogLoss.solve always attaches the rule
+            proba = sol.rule.proba(X_all[holdout.cert], group_all[holdout.cert])[0]
+            self.guarantee_ = holdout.certify(proba, y_all, self.group_index_)
+            self.certified_eps_ = self.guarantee_.certified_eps
         return self
 
     def _proba(self, X: ArrayLike, sensitive_features: ArrayLike | None) -> tuple[

@@ -14,6 +14,7 @@ from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names, criterion
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 from fairopt.formulations.cost_sensitive import min_max_group_loss
+from fairopt.guarantees import no_guarantee
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
     check_eps,
@@ -102,6 +103,10 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         (0 = the published heuristic only); see :class:`fairopt.reductions.oracles.LeastSquaresOracle`.
     lambda_scales : tuple of float, default=(1.0,)
         SP heuristics: also price at these multiples of the multipliers and keep the best.
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``eps`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Attributes
     ----------
@@ -151,6 +156,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         "eta0": [None, Interval(Real, 0, None, closed="neither")],
         "refine_rounds": [Interval(Integral, 0, None, closed="left")],
         "lambda_scales": ["array-like"],
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | Oracle | Literal["hinge_lp"] | None = None,
@@ -161,7 +167,8 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
                  oracle: Literal["auto", "least_squares", "risk_minimization", "hinge_lp"] = "auto",
                  B: float = 10.0, nu: float | None = None, mode: Literal["practical", "faithful"] = "practical",
                  logistic_scale: float = 5.0, round: Literal["down", "mid"] = "down", min_iter: int = 1,
-                 eta0: float | None = None, refine_rounds: int = 3, lambda_scales: Sequence[float] = (1.0,)) -> None:
+                 eta0: float | None = None, refine_rounds: int = 3, lambda_scales: Sequence[float] = (1.0,),
+                 confidence: float | None = None) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.eps = eps
@@ -180,6 +187,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         self.eta0 = eta0
         self.refine_rounds = refine_rounds
         self.lambda_scales = lambda_scales
+        self.confidence = confidence
 
     def _loss(self) -> Loss:
         return get_loss(self.loss, self.logistic_scale)
@@ -238,6 +246,12 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
             if name in self.__dict__:
                 delattr(self, name)
         validate_params(self)
+        no_guarantee(self, "FairRegressor.fit",
+                     "eps is met by a mixture of the oracle's regressors, a class with no uniform bound, "
+                     "and neither the bounded group loss (an unbounded loss) nor statistical parity over a"
+                     " grid of thresholds has a held-out bound implemented yet",
+                     "FairClassifier(confidence=...) on a thresholded target, or "
+                     "ThresholdDebiaser(confidence=...) on the regressor's scores")
         # a rate criterion's eps is a difference of rates, in [0, 1]; a loss bound only needs eps >= 0.
         # The name goes through the registry: an alias (demographic_parity) is checked the same way
         check_eps(self, high=1.0 if isinstance(self.constraint, str) and criterion(self.constraint).is_rate

@@ -9,12 +9,26 @@ error-rate criteria) covers the rule that the fit picked on the same rows.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairopt.criteria import criterion
+from fairopt._arrays import as_1d
+from fairopt._labels import label_codes
+from fairopt.criteria import canonical, criterion
 from fairopt.errors import DataValidationError
-from fairopt.guarantees import Certificate, check_confidence, gap_margin
+from fairopt.formulations.constrained_classification.multiclass_lp import events_for
+from fairopt.guarantees import (
+    Certificate,
+    certification_split,
+    check_confidence,
+    event_certificate,
+    gap_margin,
+    tightened_eps,
+)
+from fairopt.validation import check_groups, check_weights, num_rows
 
 
 def cell_counts(codes: ArrayLike, n_groups: int, y: ArrayLike | None, constraint: str) -> np.ndarray:
@@ -63,3 +77,83 @@ def certificate(rates: ArrayLike, margin: float, per_rate: dict[str, float], con
     r = np.atleast_2d(np.asarray(rates, dtype=float))
     gap = float(np.max(np.ptp(r, axis=-1))) if r.size else 0.0
     return Certificate(float(confidence), gap + margin, gap, margin, "dkw", per_rate, n_rows)
+
+
+def _take(a: Any, idx: np.ndarray) -> Any:
+    if hasattr(a, "iloc"):
+        return a.iloc[idx]
+    if hasattr(a, "tocsr"):
+        return a.tocsr()[idx]
+    return np.asarray(a)[idx]
+
+
+class MulticlassHoldout:
+    """Held-out certification of :class:`~fairopt.postprocessing.MulticlassDebiaser`'s fixed rule.
+
+    The LP picks among all randomized rules on the score vectors, a class with no useful
+    uniform bound, so a share ``certify_size`` of the rows (stratified by group and, for the
+    error-rate criteria, by label) is held out. Every event ``(j, k)`` has the rate
+    ``P(yhat = k | Y = j, A = g)`` (``j`` None: all rows), the mean of the rule's column ``k``
+    over the held-out rows of class ``j`` in group ``g``; the deviation gap
+    ``max |group rate - pooled rate|`` is certified by :func:`~fairopt.guarantees.event_certificate`.
+    """
+
+    def __init__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> None:
+        where = "MulticlassDebiaser.fit"
+        self.confidence = check_confidence(estimator.confidence, where)
+        self.eps = float(estimator.eps)
+        self.constraint: str = canonical(estimator.constraint) or str(estimator.constraint)
+        n = num_rows(X)
+        if sample_weight is not None:
+            w = check_weights(sample_weight, n)
+            if w.size and not np.allclose(w, w[0]):
+                raise DataValidationError(f"{where}: confidence needs unweighted rows (Hoeffding's bound is for an "
+                                          f"i.i.d. sample); fit without sample_weight or with confidence=None.")
+        self.grp = check_groups(sensitive_features, n, X=X)
+        self.labelled = self.constraint != "demographic_parity"
+        if self.labelled and y is None:
+            raise DataValidationError(f"{where}: confidence with constraint={estimator.constraint!r} certifies rates "
+                                      f"among the rows of each true class, so fit needs the labels y.")
+        strata = self.grp.codes.astype(np.int64)
+        if self.labelled:
+            yc = pd.factorize(as_1d(y, f"{where}: y", n), sort=True)[0].astype(np.int64)
+            strata = strata * (int(yc.max()) + 1) + yc
+        self.fit, self.cert = certification_split(strata, None, estimator.certify_size,
+                                                  random_state=estimator.random_state)
+        self.X, self.y, self.sf, self.sw = X, y, sensitive_features, sample_weight
+        self.margin = float("nan")
+
+    def _sf(self, idx: np.ndarray) -> Any:
+        return self.sf if self.grp.columns is not None else _take(self.sf, idx)
+
+    def part(self) -> tuple[Any, Any, Any, Any]:
+        """``(X, y, sensitive_features, sample_weight)`` of the rows the rule is fitted on."""
+        f = self.fit
+        return (_take(self.X, f), None if self.y is None else _take(self.y, f), self._sf(f),
+                None if self.sw is None else _take(self.sw, f))
+
+    def _events(self, classes: np.ndarray) -> tuple[list, np.ndarray]:
+        events = events_for(self.constraint, len(classes))
+        m = self.cert.size
+        if self.labelled:
+            yc = label_codes(_take(self.y, self.cert), classes, m, "MulticlassDebiaser.fit: y")
+            masks = np.column_stack([yc == j for j, _ in events])
+        else:
+            masks = np.ones((m, len(events)), dtype=bool)
+        return events, masks
+
+    def tighten(self, estimator: Any) -> float:
+        """Training tolerance: ``eps`` minus the margin the held-out cell sizes allow."""
+        _, masks = self._events(estimator.classes_)
+        G = len(self.grp.labels)
+        counts = np.eye(G)[self.grp.codes[self.cert]].T @ masks.astype(float)
+        self.margin, _ = gap_margin(counts, self.confidence, kind="deviation", pooled=masks.sum(axis=0))
+        return tightened_eps(self.eps, self.margin, self.confidence, "MulticlassDebiaser")
+
+    def certify(self, estimator: Any) -> Certificate:
+        """Certificate of the fitted rule on the held-out rows."""
+        events, masks = self._events(estimator.classes_)
+        P = estimator.predict_proba(_take(self.X, self.cert), sensitive_features=self._sf(self.cert))
+        values = P[:, [k for _, k in events]]
+        return event_certificate(values, masks, self.grp.codes[self.cert], self.confidence, kind="deviation",
+                                 n_groups=len(self.grp.labels))

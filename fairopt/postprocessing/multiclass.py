@@ -1,6 +1,8 @@
 """Fair post-processing of any multiclass classifier: :class:`MulticlassDebiaser`."""
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -14,7 +16,7 @@ from fairopt._labels import label_codes
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, canonical
-from fairopt.errors import ConfigError, DataValidationError, NotFittedError
+from fairopt.errors import CertificateWarning, ConfigError, DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
     Q_TOL,
@@ -26,6 +28,7 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
 from fairopt.formulations.constrained_classification.multiclass_working_set import solve_auto
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
+from fairopt.postprocessing._certify import MulticlassHoldout
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
@@ -80,7 +83,18 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     solver : str, SolverSpec, dict or None, default None
         LP solver (``None``: the registry's default LP solver).
     random_state : int, Generator or None
-        Seed of ``predict``'s draws.
+        Seed of ``predict``'s draws (and of the certification split with ``confidence``).
+    confidence : float in (0, 1) or None, default None
+        Certify the constraint on the population: a share ``certify_size`` of the rows
+        (stratified by group and, for the error-rate criteria, by true class) is held out, the
+        rule is fitted on the rest with ``eps`` tightened by the Hoeffding margin the held-out
+        cell sizes allow, and the fixed rule is certified on the held-out rows: with probability
+        at least ``confidence`` every ``|P(yhat = k | E, A = g) - P(yhat = k | E)|`` on the
+        population (``E`` the true class ``j`` for the error-rate criteria, with the true labels,
+        not the scores) is at most ``certified_eps_`` (see :doc:`/guarantees`). Needs unweighted
+        rows, and ``y`` for the error-rate criteria.
+    certify_size : float in (0, 1), default 0.3
+        Share of the rows held out to certify the rule when ``confidence`` is set.
 
     Attributes
     ----------
@@ -108,6 +122,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     atoms_ : VectorAtoms
         The fitting sample's distinct (group, score vector) pairs; ``predict_proba`` gives a row
         equal to one of them that atom's fitted probabilities.
+    eps_ : float
+        Tolerance the LP was solved with (``eps`` minus the margin with ``confidence``).
+    guarantee_ : Certificate or None
+        With ``confidence``: the held-out gap, the margin and the method
+        (:class:`~fairopt.guarantees.Certificate`); None otherwise.
+    certified_eps_ : float
+        With ``confidence``: population bound on every group's distance to the pooled rate.
 
     Examples
     --------
@@ -133,13 +154,16 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         "calibration": [None, StrOptions(set(CALIBRATIONS))],
         "solver": [None, str, SolverSpec, dict],
         "random_state": RANDOM_STATE,
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
+        "certify_size": [Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
                  constraint: str = "demographic_parity", eps: float = 0.0, cost: ArrayLike | None = None,
                  deterministic: bool = False, score_bins: int | None = None, calibration: str | None = None,
                  solver: str | SolverSpec | dict | None = None,
-                 random_state: int | np.random.Generator | None = None) -> None:
+                 random_state: int | np.random.Generator | None = None, confidence: float | None = None,
+                 certify_size: float = 0.3) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.constraint = constraint
@@ -150,6 +174,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         self.calibration = calibration
         self.solver = solver
         self.random_state = random_state
+        self.confidence = confidence
+        self.certify_size = certify_size
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -241,8 +267,33 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : MulticlassDebiaser
+
+        Raises
+        ------
+        InfeasibleError
+            With ``confidence``: ``eps`` is below the margin the held-out sample allows
+            (``tightest`` holds the smallest certifiable ``eps``).
         """
         validate_params(self)
+        self.__dict__.pop("certified_eps_", None)
+        if self.confidence is None:
+            self._fit(X, y, sensitive_features, sample_weight, None)
+            self.guarantee_ = None
+            return self
+        holdout = MulticlassHoldout(self, X, y, sensitive_features, sample_weight)
+        Xf, yf, sf, swf = holdout.part()
+        self._fit(Xf, yf, sf, swf, holdout.tighten)
+        self.guarantee_ = holdout.certify(self)
+        self.certified_eps_ = self.guarantee_.certified_eps
+        if self.certified_eps_ > holdout.eps + 1e-12:
+            warnings.warn(f"MulticlassDebiaser: the certified population gap {self.certified_eps_:.4g} exceeds eps = "
+                          f"{holdout.eps:g} (held-out gap {self.guarantee_.sample_gap:.4g} against a training "
+                          f"tolerance of {self.eps_:.4g}); certified_eps_ is what holds at confidence "
+                          f"{holdout.confidence:g}.", CertificateWarning, stacklevel=2)
+        return self
+
+    def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: ArrayLike | None,
+             tighten: Callable[[MulticlassDebiaser], float] | None) -> None:
         constraint = canonical(self.constraint)
         assert constraint is not None   # the parameter check accepts known names only
         n = num_rows(X)
@@ -269,8 +320,9 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
             self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group").fit(S, yv, codes, G, sw)
         S = self._prepare(S, codes)
         w = np.ones(n) if sw is None else sw
+        eps = self.eps_ = float(self.eps) if tighten is None else tighten(self)
         atoms = collapse_vectors(S, codes, w)
-        lp = MulticlassTransportLP(atoms, G, cost, constraint, self.eps)
+        lp = MulticlassTransportLP(atoms, G, cost, constraint, eps)
         spec = default_spec("LP") if self.solver is None else SolverSpec.parse(self.solver)
         sol = solve_auto(lp, spec)
         self.solution_, self.events_, self.constraint_, self.cost_ = sol, lp.events, constraint, cost
@@ -288,14 +340,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         self.randomized_cost_, self.randomized_gap_ = stats["randomized"]
         self.train_cost_, self.train_gap_ = stats["deterministic" if self.deterministic else "randomized"]
         tied = (sol.q > 0).sum(axis=1) > 1
-        self.tied_mass_, self.determinism_bound_ = _tie_bound(atoms, tied, lp.events, G, float(self.eps))
+        self.tied_mass_, self.determinism_bound_ = _tie_bound(atoms, tied, lp.events, G, eps)
         spread = np.ptp(atoms.scores @ cost, axis=1)
         self.determinism_cost_bound_ = float(np.sum(atoms.weight[tied] * spread[tied]) / W)
         labels = [f"P(yhat={self.classes_[k]})" if j is None else f"P(yhat={self.classes_[k]}|Y={self.classes_[j]})"
                   for j, k in lp.events]
         self.price_of_fairness_ = pd.DataFrame(np.abs(sol.duals["gap"]), index=self.groups_, columns=labels)
         self.n_atoms_ = atoms.n_atoms
-        return self
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self) -> None:

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted as sk_check_is_fitted
 
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.guarantees import no_guarantee
 from fairopt.modeling import SolverSpec
 from fairopt.validation import (
     RANDOM_STATE,
@@ -62,6 +63,10 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         LP back end (``None``: the registry's default for LPs).
     random_state : int, Generator or None
         Seed of ``predict``'s draws.
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``eps`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Attributes
     ----------
@@ -112,12 +117,14 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         "grid": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
         "solver": [None, str, SolverSpec, dict],
         "random_state": RANDOM_STATE,
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False, eps: float = 0.0,
                  loss: str = "squared", grid: int | ArrayLike | None = None,
                  solver: str | SolverSpec | dict | None = None,
-                 random_state: int | np.random.Generator | None = None) -> None:
+                 random_state: int | np.random.Generator | None = None,
+                 confidence: float | None = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.eps = eps
@@ -125,6 +132,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         self.grid = grid
         self.solver = solver
         self.random_state = random_state
+        self.confidence = confidence
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -229,6 +237,10 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         """
         from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
         validate_params(self)
+        no_guarantee(self, "RegressionDebiaser.fit",
+                     "its eps bounds a Kolmogorov-Smirnov distance between output CDFs of a transport rule"
+                     " fitted on the same rows, and no bound for that rule class is implemented",
+                     "ThresholdDebiaser(confidence=...) for a thresholded decision")
         if X is None:
             raise DataValidationError("RegressionDebiaser.fit: X is required.")
         n = num_rows(X)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.data import Domain
+from fairopt.guarantees import no_guarantee
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import resolve_solver
 from fairopt.preprocessing._frame import _assemble, _FrameMixin, _pos_level, check_sample_weight  # noqa: F401  (kept names)
@@ -59,6 +60,10 @@ class TVRepairResampler(_WeightedResampler):
     random_state : int, Generator or None
     domain : fairopt.data.Domain, optional
         Fixes the level sets and code order (default: read from the fitted frame).
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``statistical_rate`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Examples
     --------
@@ -79,17 +84,20 @@ class TVRepairResampler(_WeightedResampler):
         "pos_label": "no_validation",
         "random_state": RANDOM_STATE,
         "domain": [None, Domain],
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, statistical_rate: float = 1.0, representation: str | ArrayLike = "data",
                  solver: str | SolverSpec | dict[str, Any] | None = None, pos_label: object = None,
-                 random_state: Seed = None, domain: Domain | None = None) -> None:
+                 random_state: Seed = None, domain: Domain | None = None,
+                 confidence: float | None = None) -> None:
         self.statistical_rate = statistical_rate
         self.representation = representation
         self.solver = solver
         self.pos_label = pos_label
         self.random_state = random_state
         self.domain = domain
+        self.confidence = confidence
 
     def fit(self, X: Records, y: ArrayLike, sensitive_features: Any = None,
             sample_weight: ArrayLike | None = None) -> TVRepairResampler:
@@ -98,6 +106,11 @@ class TVRepairResampler(_WeightedResampler):
 
         t0 = time.perf_counter()
         validate_params(self)
+        no_guarantee(self, "TVRepairResampler.fit",
+                     "it repairs the empirical distribution: statistical_rate holds for the repaired "
+                     "sample, and a model trained on it carries no population bound",
+                     "certify the model trained on the repaired data with FairClassifier(confidence=...) "
+                     "or ThresholdDebiaser(confidence=...)")
         _, codes, _, _ = self._prepare(X, y, sensitive_features, self.domain)
         sw = check_sample_weight(sample_weight, self.domain_, codes, self.sensitive_name_, "TVRepairResampler.fit")
         cells, counts = self.domain_.unique_codes(codes, sample_weight=sw)

@@ -15,6 +15,7 @@ from fairopt.data import Domain
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.maxent import Encoding, MaxEnt
 from fairopt.formulations.maxent.model import PRIORS, TARGETS
+from fairopt.guarantees import no_guarantee
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
 from fairopt.preprocessing._frame import _decode, _FrameMixin, _n_samples, _pos_level, _share, check_sample_weight
@@ -76,6 +77,10 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         counting oracle and the dual grow with this sum, never with the product of the levels
         (the domain size, which may be 10^10 or more): a fit with more levels is refused up
         front with the memory its Newton Hessian would need. ``None``: no limit.
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``tau`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Attributes
     ----------
@@ -117,13 +122,15 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         "pos_label": "no_validation",
         "domain": [None, Domain],
         "max_levels": [None, Interval(Integral, 1, None, closed="left")],
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, C: float = 0.5, prior: str = "reweighted",
                  target: str | ArrayLike | Mapping[str, Any] = "weighted", tau: float | Sequence[float] = 1.0,
                  solver: str | SolverSpec | dict[str, Any] | None = None, tol: float = 1e-8, max_iter: int = 100,
                  random_state: Seed = None, theta_smoothing: float = 0.0, pos_label: object = None,
-                 domain: Domain | None = None, max_levels: int | None = MAX_LEVELS) -> None:
+                 domain: Domain | None = None, max_levels: int | None = MAX_LEVELS,
+                 confidence: float | None = None) -> None:
         self.C = C
         self.prior = prior
         self.target = target
@@ -136,6 +143,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         self.pos_label = pos_label
         self.domain = domain
         self.max_levels = max_levels
+        self.confidence = confidence
 
     def fit(self, X: Records, y: ArrayLike, sensitive_features: Any = None,
             sample_weight: ArrayLike | None = None) -> MaxEntResampler:
@@ -149,6 +157,11 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         X, y, sensitive_features, sample_weight = _collapse_if_lazy(X, y, sensitive_features, sample_weight)
         self.__dict__.pop("_prior_dist", None)   # the prior of an earlier fit must not survive a refit
         validate_params(self)
+        no_guarantee(self, "MaxEntResampler.fit",
+                     "tau sets the representation rate of the fitted distribution, not a rate of a "
+                     "decision rule on the population",
+                     "certify the downstream classifier with FairClassifier(confidence=...) or "
+                     "ThresholdDebiaser(confidence=...)")
         _, codes, label, protected = self._prepare(X, y, sensitive_features, self.domain)
         dom = self.domain_
         check_levels(dict(zip(dom.names, dom.cardinalities, strict=True)), "MaxEntResampler.fit", self.max_levels)

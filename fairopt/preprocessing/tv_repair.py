@@ -23,6 +23,7 @@ from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
 from fairopt.formulations.tv_repair import OptimizedPreprocessing
 from fairopt.formulations.tv_repair.mapping import DISCRIMINATION_FORMS
+from fairopt.guarantees import no_guarantee
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import parse_solver
 from fairopt.preprocessing._binning import BINNINGS, ColumnBins, learn_bins, numeric_columns
@@ -99,6 +100,10 @@ class TVRepair(TransformerMixin, BaseEstimator):
         Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
         column may get fewer bins) or equal-width bins over the training range. Test values beyond
         the range fall in the first or last bin.
+    confidence : float in (0, 1) or None, default None
+        Refused (a typed error at fit) unless None: no population guarantee is offered for
+        ``epsilon`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
+        estimators that certify their tolerance.
 
     Attributes
     ----------
@@ -166,6 +171,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         "n_bins": [None, Interval(Integral, 2, None, closed="left")],
         "binning": [StrOptions(set(BINNINGS))],
         "max_cells": [None, Interval(Integral, 1, None, closed="left")],
+        "confidence": [None, Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, discrimination: Literal["ratio", "target", "additive"] = "ratio", epsilon: float = 0.05,
@@ -176,7 +182,8 @@ class TVRepair(TransformerMixin, BaseEstimator):
                  divergence: Literal["tv", "kl"] = "tv", columns: Literal["all", "observed"] = "all",
                  favourable_label: object = None, solver: str | SolverSpec | dict[str, Any] | None = None,
                  domain: Domain | None = None, random_state: Seed = None, n_bins: int | None = None,
-                 binning: Literal["quantile", "uniform"] = "quantile", max_cells: int | None = MAX_CELLS) -> None:
+                 binning: Literal["quantile", "uniform"] = "quantile", max_cells: int | None = MAX_CELLS,
+                 confidence: float | None = None) -> None:
         self.discrimination = discrimination
         self.epsilon = epsilon
         self.distortion = distortion
@@ -194,6 +201,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         self.n_bins = n_bins
         self.binning = binning
         self.max_cells = max_cells
+        self.confidence = confidence
 
     def __sklearn_tags__(self) -> Tags:
         # no ``categorical`` input tag: with ``n_bins`` numeric columns are the estimator's own input,
@@ -248,6 +256,11 @@ class TVRepair(TransformerMixin, BaseEstimator):
         X, y, sensitive_features, sample_weight = _collapse_if_lazy(X, y, sensitive_features, sample_weight)
         t0 = time.perf_counter()
         validate_params(self)
+        no_guarantee(self, "TVRepair.fit",
+                     "its epsilon bounds discrimination of the repaired empirical distribution over the "
+                     "observed cells, and a model trained on it carries no population bound",
+                     "certify the downstream classifier with FairClassifier(confidence=...) or "
+                     "ThresholdDebiaser(confidence=...)")
         X, y, sensitive_features = to_native(X), to_native(y), to_native(sensitive_features)
         if isinstance(y, str) and isinstance(X, pd.DataFrame) and y in X.columns:   # a column name, as lazily
             X, y = X.drop(columns=[y]), X[y]
