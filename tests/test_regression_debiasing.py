@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 from sklearn.linear_model import LinearRegression
 
 import fairopt.formulations.regression_parity as rp
-from fairopt.errors import DataValidationError
+from fairopt.errors import DataValidationError, ParameterError
 from fairopt.postprocessing import RegressionDebiaser
 
 
@@ -162,7 +162,7 @@ def test_frames_intersectional_groups_and_a_wrapped_regressor():
 def test_bad_input_raises_typed_errors():
     with pytest.raises(DataValidationError):
         RegressionDebiaser().fit(np.array([0.0, np.nan]), sensitive_features=[0, 1])
-    with pytest.raises(DataValidationError):
+    with pytest.raises(ParameterError, match="'eps' parameter of RegressionDebiaser"):   # a parameter mistake
         RegressionDebiaser(eps=-0.1).fit(np.array([0.0, 1.0]), sensitive_features=[0, 1])
     with pytest.raises(DataValidationError):
         RegressionDebiaser(estimator=LinearRegression()).fit(np.ones((3, 1)), sensitive_features=[0, 1, 0])

@@ -91,7 +91,15 @@ _SHIFT = np.uint64(33)
 
 def row_keys(codes: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(group, score vector)`` of every row as a float matrix (``-0.0`` made ``0.0``) and a
-    64-bit hash of its bits (a multiply-xorshift mix, column by column)."""
+    64-bit hash of its bits (a multiply-xorshift mix, column by column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> key, h = row_keys(np.array([0, 0, 1]), np.array([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]))
+    >>> key.shape, bool(h[0] == h[1]), bool(h[0] != h[2])
+    ((3, 3), True, True)
+    """
     key = np.empty((S.shape[0], S.shape[1] + 1))
     key[:, 0] = codes
     np.add(S, 0.0, out=key[:, 1:])
