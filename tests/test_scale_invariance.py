@@ -138,10 +138,11 @@ def test_selection_blocks_are_invariant(name):
             assert value * unit == pytest.approx(price0[key], rel=1e-6, abs=1e-7), (key, s)
 
 
-@pytest.mark.xfail(strict=True, reason="Program.solve does not normalise the objective: an objective of "
-                   "magnitude 1e-9 is within HiGHS's dual tolerance and the zero point is reported optimal "
-                   "(modeling layer; reported to the lead)")
 def test_a_users_objective_scaled_by_1e_minus_9_keeps_its_optimum():
     obj0, _, _ = _select([representation_bounds(GROUPS, lower=0.2)], SCORES)
-    obj, _, _ = _select([representation_bounds(GROUPS, lower=0.2)], SCORES * 1e-9)
-    assert obj / 1e-9 == pytest.approx(obj0, rel=1e-7)
+    for s in SCALES:    # Program.solve rescales an objective far from unit magnitude by a power of two
+        obj, x, sol = _select([representation_bounds(GROUPS, lower=0.2)], SCORES * s)
+        assert obj / s == pytest.approx(obj0, rel=1e-7), s
+        assert x @ SCORES == pytest.approx(obj0, rel=1e-7), s
+        assert sol.dual["size"][0] / s == pytest.approx(_select([representation_bounds(GROUPS, lower=0.2)],
+                                                                SCORES)[2].dual["size"][0], rel=1e-6), s
