@@ -384,13 +384,13 @@ class RegressionParity:
 
     def _unit(self) -> tuple[float, float] | None:
         """``(shift, span)`` mapping the values and grid into about ``[-1, 1]`` (a power-of-two span), or
-        ``None`` when they are already there: the LP's costs are then O(1), not O(scale^2), and no solver
-        tolerance reads a 1e-18 cost as zero."""
+        ``None`` for ordinary magnitudes (span in ``[2^-10, 2^10]``, centre within ``2^10`` spans of 0):
+        the LP's costs are then O(1), not O(scale^2), and no solver tolerance reads a 1e-18 cost as zero."""
         pts = np.concatenate([self.grid] + [d.values for d in self.dists])
         lo, hi = float(pts.min()), float(pts.max())
         span = 2.0 ** np.round(np.log2(hi - lo)) if hi > lo else 1.0
         shift = 0.5 * (lo + hi)
-        if 0.25 <= span <= 4.0 and abs(shift) <= 4.0 * span:
+        if 2.0 ** -10 <= span <= 2.0 ** 10 and abs(shift) <= 2.0 ** 10 * span:
             return None
         return shift, float(span)
 

@@ -21,8 +21,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, InfeasibleError
-from fairopt.modeling.canonical import (Canonical, as_bound, as_matrix, check_coefficients, check_convex,
-                                       objective_unit, to_solution, unscale_solution)
+from fairopt.modeling.canonical import (
+    Canonical,
+    as_bound,
+    as_matrix,
+    check_coefficients,
+    check_convex,
+    objective_unit,
+    to_solution,
+    unscale_solution,
+)
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, compile_program, resolve_solver
 from fairopt.modeling.solution import Solution
