@@ -138,10 +138,31 @@ def test_selection_blocks_are_invariant(name):
             assert value * unit == pytest.approx(price0[key], rel=1e-6, abs=1e-7), (key, s)
 
 
-@pytest.mark.xfail(strict=True, reason="Program.solve does not normalise the objective: an objective of "
-                   "magnitude 1e-9 is within HiGHS's dual tolerance and the zero point is reported optimal "
-                   "(modeling layer; reported to the lead)")
 def test_a_users_objective_scaled_by_1e_minus_9_keeps_its_optimum():
     obj0, _, _ = _select([representation_bounds(GROUPS, lower=0.2)], SCORES)
-    obj, _, _ = _select([representation_bounds(GROUPS, lower=0.2)], SCORES * 1e-9)
-    assert obj / 1e-9 == pytest.approx(obj0, rel=1e-7)
+    for s in SCALES:    # Program.solve rescales an objective far from unit magnitude by a power of two
+        obj, x, sol = _select([representation_bounds(GROUPS, lower=0.2)], SCORES * s)
+        assert obj / s == pytest.approx(obj0, rel=1e-7), s
+        assert x @ SCORES == pytest.approx(obj0, rel=1e-7), s
+        assert sol.dual["size"][0] / s == pytest.approx(_select([representation_bounds(GROUPS, lower=0.2)],
+                                                                SCORES)[2].dual["size"][0], rel=1e-6), s
+
+
+def test_a_quadratic_objective_scaled_keeps_its_minimiser_and_prices():
+    target = np.linspace(0.0, 1.0, 6)
+
+    def solve(s):
+        prog = Program("proj")
+        prog.add_variables("x", shape=6, lb=0, ub=1)
+        prog.add_constraints("mass", {"x": np.ones((1, 6))}, ub=2.0)
+        prog.set_objective(linear={"x": -s * target}, quadratic={("x", "x"): s * np.eye(6)},
+                           constant=0.5 * s * target @ target)
+        sol = prog.solve()
+        return sol.objective, sol.primal["x"], sol.dual["mass"][0]
+
+    obj0, x0, y0 = solve(1.0)
+    for s in SCALES:
+        obj, x, y = solve(s)
+        np.testing.assert_allclose(x, x0, atol=1e-6, err_msg=str(s))
+        assert obj / s == pytest.approx(obj0, rel=1e-5), s
+        assert y / s == pytest.approx(y0, rel=1e-5), s

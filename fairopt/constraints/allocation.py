@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock
 from fairopt.constraints.builders import (
     _group_matrix,
@@ -99,14 +100,16 @@ class AlphaFairObjective:
     def add_to(self, program: Program, var: str) -> FairnessBlock | None:
         """Set the program's objective to the welfare (``alpha`` 0 or ``inf``); for max-min also
         add the epigraph block (rows ``name``, level ``name + "_aux"``). Returns the epigraph block
-        (``None`` for ``alpha = 0``)."""
+        (``None`` for ``alpha = 0``). For utilities outside ``[2^-10, 2^10]`` the level variable is in
+        units of the power of two ``q`` nearest to the largest one (the objective is in the caller's units)."""
         self._need_linear("Program")
         if self.alpha == 0:
             program.set_objective(linear={var: np.asarray(self.weights @ self.U).ravel()}, sense="maximize")
             return None
         assert self.epigraph is not None  # built for alpha = inf, the other linear case
         self.epigraph.add_to(program, var)
-        program.set_objective(linear={self.epigraph.aux_name: [1.0]}, sense="maximize")
+        program.set_objective(linear={self.epigraph.aux_name: [power_of_two(float(abs(self.U).max()))]},
+                              sense="maximize")
         return self.epigraph
 
     def to_pyomo(self, var: Any, name: str | None = None, index: Any = None) -> Any:
@@ -139,7 +142,10 @@ class AlphaFairObjective:
         with exponent ``1 - alpha`` (normalised weights; the geometric mean at ``alpha = 1``), an
         increasing transform of the welfare with the same maximisers that is scale-free, so every
         ``alpha`` solves on the conic solvers; the problem's value is that mean, in the units of
-        the utilities, and :meth:`welfare` gives the welfare at the solution.
+        the utilities, and :meth:`welfare` gives the welfare at the solution. Utilities whose largest
+        coefficient lies outside ``[2^-10, 2^10]`` enter divided by the power of two ``q`` nearest to it
+        (the maximisers are the same; a conic solver's absolute tolerances would read an objective of
+        1e-9 as zero), and the problem's value is then in units of ``q``.
 
         Examples
         --------
@@ -158,7 +164,10 @@ class AlphaFairObjective:
             raise DataValidationError(f"x has {size} entries but the objective {self.name!r} was built for "
                                       f"{self.U.shape[1]}.")
         xv = x if len(x.shape) == 1 else cp.reshape(x, (size,), order="C")
-        Ua = self.U @ xv
+        # utilities of extreme magnitude enter in units of a power of two q (conic solvers' tolerances are
+        # absolute: an objective of 1e-9 reads as zero), so the problem's value is then in units of q
+        q = power_of_two(float(abs(self.U).max()) if self.U.nnz else 0.0)
+        Ua = (self.U / q) @ xv
         w = self.weights
         if self.alpha == 0:
             return cp.Maximize(w @ Ua), []
@@ -259,7 +268,9 @@ def alpha_fairness(groups: ArrayLike, utility: ArrayLike | sp.spmatrix, alpha: f
                                   "its welfare term is -inf for alpha >= 1.")
     epi = None
     if np.isinf(alpha):
-        epi = FairnessBlock(name=name, kind="max_min", groups=labels, A=U, T=-np.ones((K, 1)),
+        # the level in units of a power of two near the utilities' magnitude (the identity for ordinary ones)
+        q = power_of_two(float(abs(U).max()))
+        epi = FairnessBlock(name=name, kind="max_min", groups=labels, A=U / q, T=-np.ones((K, 1)),
                             sense=np.ones(K, dtype=np.int8), bound=np.zeros(K),
                             row_labels=[f"utility[{g}] - level >= 0" for g in labels],
                             aux_names=["level"], parameters={}, sensitivity={})

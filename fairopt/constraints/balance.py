@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.balance_forms import Rows, auto_form, build
 from fairopt.constraints.leximin_targets import ProgramTarget, _split_spec, utility_groups
 from fairopt.errors import DataValidationError
@@ -128,8 +129,15 @@ class BalanceBlock:
     def add_to(self, program: Any) -> list[str]:
         """Add the auxiliary variables (``<name>_<aux>``) and rows (``<name>_<rows>``, and
         ``<name>_bound`` for a constraint) to a :class:`~fairopt.modeling.Program`; an objective
-        block also sets the program's objective (minimise the measure). Returns the row names."""
+        block also sets the program's objective (minimise the measure). Returns the row names.
+
+        Loads of extreme magnitude (outside ``[2^-10, 2^10]``) are written in units of the power of
+        two ``q`` nearest to their largest coefficient (the rows are homogeneous, so only the bound
+        and the objective carry ``q``): a solver's absolute feasibility tolerance would otherwise
+        read loads of 1e-9 as zero. The auxiliary variables then hold their values divided by ``q``."""
         _, U = ProgramTarget._utilities(program, self.loads)
+        q = power_of_two(max((float(abs(sp.csr_matrix(M)).max()) for M in U.values()), default=0.0))
+        U = {v: sp.csr_matrix(M) / q for v, M in U.items()}
         names = []
         for key, (size, lo) in self.rows.aux.items():
             program.add_variables(f"{self.name}_{key}", size, lb=lo, ub=None)
@@ -144,10 +152,10 @@ class BalanceBlock:
         c, e = self._value_row()
         value = coeffs(c[None, :], {k: v[None, :] for k, v in e.items()})
         if self.objective:
-            lin = {k: np.asarray(sp.csr_matrix(M).todense()).ravel() for k, M in value.items()}
+            lin = {k: q * np.asarray(sp.csr_matrix(M).todense()).ravel() for k, M in value.items()}
             program.set_objective(linear=lin, sense="minimize")
         else:
-            program.add_constraints(f"{self.name}_bound", value, ub=self._bound())
+            program.add_constraints(f"{self.name}_bound", value, ub=self._bound() / q)
             names.append(f"{self.name}_bound")
         return names
 

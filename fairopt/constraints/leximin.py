@@ -220,6 +220,7 @@ def solve_leximin(model: Any, utilities: Any, *, solver: Any = None, tol: float 
         primal = tg.primal() if hasattr(tg, "primal") else {}
     finally:
         tg.finish()
+    u = np.asarray(u, dtype=float) * getattr(tg, "unit", 1.0)
     values = {e: float(v) for e, v in zip(tg.entities, u, strict=True)}
     return LeximinResult(levels=np.sort(u), values=values, rounds=rounds, status="optimal", prices=prices,
                          method=name, solves=solves, saturated_in=sat_round, primal=primal)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt.constraints._scaling import power_of_two
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 
 #: a ``(variable, groups[, weights])`` utility spec: group ``a`` gets ``sum_{i in a} w_i x_i``
@@ -86,6 +87,10 @@ class ProgramTarget(Target):
         self.work = copy_program(program)
         self.mip = any(v.integer for v in program.variables.values())
         self.entities, self.U = self._utilities(program, utilities)
+        # utilities of extreme magnitude: levels solved in units of a power of two (solve_leximin multiplies
+        # back), as the feasibility and saturation tolerances are absolute
+        self.unit = power_of_two(max((float(abs(M).max()) if M.nnz else 0.0 for M in self.U.values()), default=0.0))
+        self.U = {v: M / self.unit for v, M in self.U.items()}
         spec = resolve_solver(solver, "MILP" if self.mip else "LP")
         if self.mip and mip_gap is not None:
             spec = SolverSpec.parse(spec, options={**mip_gap_options(spec, mip_gap), **dict(spec.options)})

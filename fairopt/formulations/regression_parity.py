@@ -345,6 +345,15 @@ class RegressionParity:
             cdf = np.ones((A, 1))
             return RegressionParitySolution(self.grid, cdf, np.ones(1), self.constant(), 0.0,
                                             np.zeros((A, 0)), 0, None)
+        unit = self._unit()
+        if unit is not None:     # badly scaled values: solve in unit-range values, report in the caller's
+            shift, span = unit
+            norm = RegressionParity([GroupDistribution((d.values - shift) / span, d.weights) for d in self.dists],
+                                    self.shares, (self.grid - shift) / span, self.eps, self.loss)
+            res = norm.solve(solver, **options)
+            f = span * span if self.loss == "squared" else span
+            return RegressionParitySolution(self.grid, res.cdf, res.pooled_cdf, res.loss * f, res.gap,
+                                            res.price * f, res.rounds, res.solution)
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
@@ -372,6 +381,18 @@ class RegressionParity:
             self._add_cuts(prog, f"pieces_{rounds}", new)
         raise SolverError(f"regression parity: the cutting planes did not close in {MAX_ROUNDS} rounds (loss bounds "
                           f"{worst:.3g} apart); use a coarser grid.")
+
+    def _unit(self) -> tuple[float, float] | None:
+        """``(shift, span)`` mapping the values and grid into about ``[-1, 1]`` (a power-of-two span), or
+        ``None`` for ordinary magnitudes (span in ``[2^-10, 2^10]``, centre within ``2^10`` spans of 0):
+        the LP's costs are then O(1), not O(scale^2), and no solver tolerance reads a 1e-18 cost as zero."""
+        pts = np.concatenate([self.grid] + [d.values for d in self.dists])
+        lo, hi = float(pts.min()), float(pts.max())
+        span = 2.0 ** np.round(np.log2(hi - lo)) if hi > lo else 1.0
+        shift = 0.5 * (lo + hi)
+        if 2.0 ** -10 <= span <= 2.0 ** 10 and abs(shift) <= 2.0 ** 10 * span:
+            return None
+        return shift, float(span)
 
     def _finish(self, G: np.ndarray, sol: Solution, rounds: int) -> RegressionParitySolution:
         A, J = G.shape

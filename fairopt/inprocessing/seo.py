@@ -74,13 +74,18 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         Xt[:, :d] = X if X.dtype.kind in "biuf" else as_float(X, "SEORegressor.fit: X")
         Xt[:, d] = 1.0
         w = np.ones(len(y)) if w is None else w
+        # columns scaled by powers of two to unit RMS (exact, undone on coef_): pinv's relative cutoff
+        # would otherwise drop features of magnitude 1e-9 next to the intercept
+        rms = np.sqrt(np.average(Xt * Xt, axis=0, weights=w))
+        col = np.exp2(np.round(np.log2(np.where(rms > 0, rms, 1.0))))
+        Xt /= col
         A = (grp.codes[:, None] == np.arange(1, grp.n_groups)[None, :]).astype(float)
         XtW = Xt.T * w
         M = np.linalg.pinv(XtW @ Xt)
         beta = M @ (XtW @ y)
         K = XtW @ (A - np.average(A, axis=0, weights=w))
         KMK = K.T @ M @ K
-        self.coef_ = beta - M @ K @ np.linalg.solve(KMK, K.T @ beta)
+        self.coef_ = (beta - M @ K @ np.linalg.solve(KMK, K.T @ beta)) / col
         self.groups_ = grp.labels
         return self
 

@@ -287,3 +287,50 @@ def check_convex(P: sp.spmatrix | None, sense: int, label: Callable[[int], str])
             f"objective: the {what}; its {'largest' if sense < 0 else 'smallest'} eigenvalue is "
             f"{sense * lam:g}, along a "
             f"direction led by {label(j)}. Non-convex QPs are not supported.")
+
+
+#: objectives whose largest coefficient lies outside this band are solved rescaled (see objective_unit)
+OBJECTIVE_BAND = (1e-4, 1e6)
+
+
+def objective_unit(canon: Canonical) -> float:
+    """A power of two ``f`` with ``f * max|c, P|`` near 1 when the objective's largest coefficient is
+    outside :data:`OBJECTIVE_BAND` (else 1): solvers' dual tolerances are absolute, so an objective of
+    magnitude 1e-9 would read as zero and any feasible point as optimal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Program
+    >>> prog = Program("tiny")
+    >>> _ = prog.add_variables("x", shape=(2,), lb=0.0, ub=1.0)
+    >>> prog.set_objective(linear={"x": [-1e-9, -2e-9]})
+    >>> objective_unit(prog.canonical()) == 2.0 ** 29
+    True
+    """
+    parts = [np.abs(canon.c)] + ([np.abs(canon.P.data)] if canon.P is not None and canon.P.nnz else [])
+    big = max(float(p.max()) if p.size else 0.0 for p in parts)
+    if big == 0.0 or OBJECTIVE_BAND[0] <= big <= OBJECTIVE_BAND[1]:
+        return 1.0
+    return float(2.0 ** -np.round(np.log2(big)))
+
+
+def unscale_solution(sol: Solution, unit: float) -> Solution:
+    """``sol`` of a program whose objective was multiplied by ``unit``, in the original units
+    (objective, bound, duals and reduced costs divided by ``unit``; primal values unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.modeling import Status
+    >>> sol = Solution(Status.OPTIMAL, 2.0, {"x": np.ones(1)}, {"row": np.array([4.0])}, "demo", "demo", 0.0)
+    >>> back = unscale_solution(sol, 2.0)
+    >>> back.objective, back.dual["row"].tolist()
+    (1.0, [2.0])
+    """
+    import dataclasses
+    return dataclasses.replace(
+        sol, objective=sol.objective / unit, dual={k: v / unit for k, v in sol.dual.items()},
+        reduced_cost={k: v / unit for k, v in sol.reduced_cost.items()},
+        objective_bound=None if sol.objective_bound is None else sol.objective_bound / unit,
+        relaxation=None if sol.relaxation is None else unscale_solution(sol.relaxation, unit))

@@ -21,7 +21,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, InfeasibleError
-from fairopt.modeling.canonical import Canonical, as_bound, as_matrix, check_coefficients, check_convex, to_solution
+from fairopt.modeling.canonical import (
+    Canonical,
+    as_bound,
+    as_matrix,
+    check_coefficients,
+    check_convex,
+    objective_unit,
+    to_solution,
+    unscale_solution,
+)
 from fairopt.modeling.diagnose import ConstantModel, constant_solution, name_infeasible_row
 from fairopt.modeling.registry import SolverSpec, compile_program, resolve_solver
 from fairopt.modeling.solution import Solution
@@ -367,6 +376,15 @@ class Program:
         canon = self.canonical()
         if canon.n == 0:  # a constant: the same answer whatever the back end (see diagnose)
             return constant_solution(canon, spec.backend, str(spec.solver))
+        unit = objective_unit(canon)
+        if unit != 1.0:   # an objective far from unit magnitude: solved rescaled, reported in its own units
+            import copy
+            scaled = copy.copy(self)
+            scaled._linear = {k: v * unit for k, v in self._linear.items()}
+            scaled._quadratic = {k: m * unit for k, m in self._quadratic.items()}
+            scaled._constant, scaled._canonical = self._constant * unit, None
+            return unscale_solution(scaled.solve(solver, time_limit, verbose, options, require_optimal,
+                                                 relaxation_duals), unit)
         try:
             sol = compile_program(self, spec).solve(require_optimal)
         except InfeasibleError as err:
