@@ -201,7 +201,7 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
         automatically when ``"eps"`` is not a parameter).
     executor : str, default "serial"
         Where a game's independent fits run: ``"serial"``, ``"processes"``, ``"dask"`` or
-        ``"dask://HOST:PORT"`` (:func:`fairopt.parallel.get_executor`; Dask needs the
+        ``"dask://HOST:PORT"`` (``fairopt.parallel.get_executor``; Dask needs the
         ``distributed`` extra). The exact LP curve is one warm-started sequence and runs here.
     callback : callable or None
         ``callback(done, total)`` after each game fit.

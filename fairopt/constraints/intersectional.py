@@ -297,7 +297,7 @@ def solve_lazy(program: Program, var: str, block: FairnessBlock, *, tol: float =
 def solve_parity(program: Program, var: str, block: FairnessBlock, *, method: str = "auto",
                  solver: str | SolverSpec | None = None) -> LazySolution:
     """Solve ``program`` with a (many-cell) parity ``block`` on ``var`` by whichever path is
-    faster: row generation (:func:`solve_lazy`) from :data:`LAZY_MIN_CELLS` cells, else the full
+    faster: row generation (:func:`solve_lazy`) from ``LAZY_MIN_CELLS`` (200) cells, else the full
     block added to a copy of the program and solved once.
 
     Parameters

@@ -113,7 +113,7 @@ class Domain:
         levels : mapping, optional
             ``{column: ordered levels}`` for categorical columns. Otherwise a pandas ``Categorical``
             column's levels are its categories (sorted, unless the categorical is *ordered*: then
-            in its declared order; :func:`category_levels`) and any other column uses its sorted
+            in its declared order; ``category_levels``) and any other column uses its sorted
             distinct values, so the levels never depend on the frame library or the row order.
 
         Raises

@@ -159,7 +159,7 @@ def dataset_path(name: str, path: str | os.PathLike | None = None) -> Path:
 
     ``path`` may be the file itself or a folder holding ``<name>.csv.gz`` (or ``<name>.csv``). The order
     looked in: ``path``, else ``$FAIROPT_DATA_HOME``, else the user cache folder that
-    ``fairopt data fetch`` writes to when no data home is set (:func:`fairopt.data._homes.user_cache_home`).
+    ``fairopt data fetch`` writes to when no data home is set (``fairopt.data._homes.user_cache_home``).
 
     Raises
     ------

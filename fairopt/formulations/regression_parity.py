@@ -174,7 +174,7 @@ class RegressionParitySolution:
 
 
 def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
-    """The monotone coupling of a source with cumulative ``levels`` (``0 = c_0 < ... < c_n = 1``)
+    """The monotone coupling of a source with cumulative ``levels`` (increasing from ``c_0 = 0`` to ``c_n = 1``)
     and an output with CDF ``out_cdf`` on the grid (last entry 1), as a sparse ``(n, M)`` matrix.
 
     Examples

@@ -35,7 +35,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
     ``|P(f >= z | A = a) - P(f >= z)| <= eps`` (each group's output CDF within ``eps`` of the pooled
     one). Each group's distribution of predictions is transported to output values on ``grid`` at
     the least expected loss against the original predictions; the transport is a linear program in
-    the output CDFs (see :mod:`fairopt.formulations.regression_parity`), solved exactly. At
+    the output CDFs (see ``fairopt.formulations.regression_parity``), solved exactly. At
     ``eps = 0`` with squared loss the outputs follow the Wasserstein-2 barycenter of the groups'
     prediction distributions (Chzhen et al. 2020; Le Gouic et al. 2020).
 
