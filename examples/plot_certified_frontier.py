@@ -49,6 +49,9 @@ print(f"refit with eps={target}, confidence=0.95: trained to {fitted.eps_:.4f}, 
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
 front.plot(ax, label="training error (exact)")
+ax.set_xlabel("tolerance eps (largest gap between the groups' TPR and FPR)")
+ax.set_ylabel("training error")
+ax.legend(fontsize=8)
 ax.axvline(target, color="grey", lw=0.8, ls=":")
 ax.annotate("target population gap", (target, front.value.max()), fontsize=8, ha="left", va="top")
 ax.set_title("Equalized-odds frontier on Adult, with the gap certified at 95 %")

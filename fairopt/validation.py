@@ -339,7 +339,10 @@ def check_unique_columns(X: Any, name: str = "X") -> None:
     ...     print(err)
     X has duplicate column name(s) ['a']; give every column a distinct name.
     """
-    columns = getattr(X, "columns", None)
+    # a pyarrow Table's ``columns`` are its column arrays; its names are ``column_names``
+    columns = getattr(X, "column_names", None)
+    if columns is None:
+        columns = getattr(X, "columns", None)
     if columns is None:
         return
     index = columns if isinstance(columns, pd.Index) else pd.Index(list(columns))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairopt.errors import DataTypeError, DataValidationError
+from fairopt.errors import DataTypeError, DataValidationError, ParameterError
 from tests.conftest import requires_data
 
 
@@ -46,7 +46,7 @@ def test_maxent_guard_counts_the_sum_of_levels_and_is_overridable():
     with pytest.raises(DataValidationError, match=r"904 levels in total.*max_levels=500") as info:
         MaxEntResampler(max_levels=500).fit(X, y, "s")
     assert "MiB" in str(info.value) or "KiB" in str(info.value)
-    with pytest.raises(DataValidationError, match="max_levels"):
+    with pytest.raises(ParameterError, match="max_levels"):   # a parameter mistake, refused at the edge
         MaxEntResampler(max_levels=0).fit(X, y, "s")
 
 

@@ -29,7 +29,7 @@ objective's units, together with the derivative of the optimum with respect to e
 1.0
 """
 from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
-from fairopt.constraints.balance import BalanceBlock, balance, measure_value
+from fairopt.constraints.balancing import BalanceBlock, balance, measure_value
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
 from fairopt.constraints.builders import (
                                           encode_groups,

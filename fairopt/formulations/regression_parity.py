@@ -156,6 +156,17 @@ class RegressionParitySolution:
         LP solves (1 when every piece fitted in the first LP).
     solution : Solution
         The last LP's solution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> pred, group = rng.normal(size=200), rng.integers(0, 2, 200)
+    >>> dists, shares = collapse_groups(pred, group, 2)
+    >>> grid = np.linspace(pred.min(), pred.max(), 25)
+    >>> sol = RegressionParity(dists, shares, grid, eps=0.0).solve()
+    >>> type(sol).__name__, bool(sol.gap < 1e-9)
+    ('RegressionParitySolution', True)
     """
 
     grid: np.ndarray

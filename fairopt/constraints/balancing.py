@@ -16,7 +16,7 @@ coefficient is a ratio, and its objective minimises ``sum_{k,l} |u_k - u_l| / (2
 total ``T`` (given, default 1): the Gini coefficient itself whenever the model fixes the total
 load at ``T`` (every task assigned), the Gini mean difference otherwise. To minimise the ratio
 itself on a model whose total moves, bisect over ``max_value`` (the constraint form is exact).
-The rows of each measure are in :mod:`fairopt.constraints.balance_forms`.
+The rows of each measure are in ``fairopt.constraints.balance_forms``.
 """
 from __future__ import annotations
 
