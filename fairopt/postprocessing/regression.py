@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from fairopt._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted as sk_check_is_fitted
 
+from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError, NotFittedError
 from fairopt.guarantees import no_guarantee
