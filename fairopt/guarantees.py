@@ -387,3 +387,28 @@ def no_guarantee(estimator: object, where: str, why: str, instead: str) -> None:
     check_confidence(confidence, where)
     raise DataValidationError(f"{where}: no population guarantee is offered here ({why}), so confidence="
                               f"{confidence!r} cannot be honoured. Use confidence=None, or {instead}.")
+
+
+def warn_if_uncertified(where: str, certificate: Certificate, eps: float, trained_eps: float) -> None:
+    """Warn (:class:`~fairopt.errors.CertificateWarning`) when a held-out certificate holds only
+    above the requested ``eps``: the rule met the tightened tolerance on its fitting rows, but its
+    gap on the certification rows came out larger.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> cert = Certificate(0.95, 0.12, 0.05, 0.07, "hoeffding-holdout", {}, 600)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_if_uncertified("Estimator", cert, 0.1, 0.03)
+    >>> caught[0].category.__name__
+    'CertificateWarning'
+    """
+    if certificate.certified_eps > eps + 1e-12:
+        import warnings
+
+        from fairopt.errors import CertificateWarning
+        warnings.warn(f"{where}: the certified population gap {certificate.certified_eps:.4g} exceeds eps = {eps:g} "
+                      f"(held-out gap {certificate.sample_gap:.4g} against a training tolerance of "
+                      f"{trained_eps:.4g}); certified_eps_ is what holds at confidence {certificate.confidence:g}.",
+                      CertificateWarning, stacklevel=3)

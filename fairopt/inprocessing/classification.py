@@ -1,7 +1,6 @@
 """Fair classification by reductions (Agarwal et al. 2018): :class:`FairClassifier`."""
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -13,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
-from fairopt.errors import CertificateWarning, DataValidationError
-from fairopt.guarantees import tightened_eps
+from fairopt.errors import DataValidationError
+from fairopt.guarantees import tightened_eps, warn_if_uncertified
 from fairopt.inprocessing._certify import Holdout, _rows
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
@@ -243,11 +242,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
             proba = self.predict_proba(_rows(X_all, holdout.cert))[:, self._pos_index]
             self.guarantee_ = holdout.certify(proba, y_all, groups_all)
             self.certified_eps_ = self.guarantee_.certified_eps
-            if self.certified_eps_ > holdout.eps + 1e-12:
-                warnings.warn(f"FairClassifier: the certified population gap {self.certified_eps_:.4g} exceeds eps = "
-                              f"{holdout.eps:g} (held-out gap {self.guarantee_.sample_gap:.4g} against a training "
-                              f"tolerance of {eps:.4g}); certified_eps_ is what holds at confidence "
-                              f"{holdout.confidence:g}.", CertificateWarning, stacklevel=2)
+            warn_if_uncertified("FairClassifier", self.guarantee_, holdout.eps, eps)
         return self
 
     def predict_components(self, X: ArrayLike) -> np.ndarray:

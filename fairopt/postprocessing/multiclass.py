@@ -1,7 +1,6 @@
 """Fair post-processing of any multiclass classifier: :class:`MulticlassDebiaser`."""
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -16,7 +15,7 @@ from fairopt._labels import label_codes
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, canonical
-from fairopt.errors import CertificateWarning, ConfigError, DataValidationError, NotFittedError
+from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
     Q_TOL,
@@ -26,6 +25,7 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     rates_and_gaps,
 )
 from fairopt.formulations.constrained_classification.multiclass_working_set import solve_auto
+from fairopt.guarantees import warn_if_uncertified
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
@@ -285,11 +285,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         self._fit(Xf, yf, sf, swf, holdout.tighten)
         self.guarantee_ = holdout.certify(self)
         self.certified_eps_ = self.guarantee_.certified_eps
-        if self.certified_eps_ > holdout.eps + 1e-12:
-            warnings.warn(f"MulticlassDebiaser: the certified population gap {self.certified_eps_:.4g} exceeds eps = "
-                          f"{holdout.eps:g} (held-out gap {self.guarantee_.sample_gap:.4g} against a training "
-                          f"tolerance of {self.eps_:.4g}); certified_eps_ is what holds at confidence "
-                          f"{holdout.confidence:g}.", CertificateWarning, stacklevel=2)
+        warn_if_uncertified("MulticlassDebiaser", self.guarantee_, holdout.eps, self.eps_)
         return self
 
     def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: ArrayLike | None,

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
+
+from pydantic import AfterValidator, BeforeValidator
 
 from fairopt._progress import Progress, no_progress
 
@@ -14,6 +16,22 @@ if TYPE_CHECKING:
     from fairopt.modeling import SolverSpec
 
 __all__ = ["Progress", "RunOutput", "Runner", "Table", "no_progress", "split_rows"]
+
+
+def _one_or_many(value: object) -> object:
+    return [value] if isinstance(value, str) else value
+
+
+def _three_fractions(value: list[float]) -> list[float]:
+    if len(value) != 3 or min(value) <= 0 or abs(sum(value) - 1) > 1e-9:
+        raise ValueError("splits must be three positive fractions (train, post, test) summing to 1")
+    return value
+
+
+#: a card field naming one column or several (``sensitive = "sex"`` is ``["sex"]``)
+Columns = Annotated[list[str], BeforeValidator(_one_or_many)]
+#: a card's train / post-processing / test fractions
+ThreeSplits = Annotated[list[float], AfterValidator(_three_fractions)]
 
 
 @dataclass

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fairopt.constraints import selection_rate_parity
 from fairopt.modeling import Program, SolverSpec, default_spec
 from fairopt.modeling.registry import mip_gap_options
-from fairopt.runs.base import Progress, RunOutput, Table, split_rows
+from fairopt.runs.base import Columns, Progress, RunOutput, Table, split_rows
 
 if TYPE_CHECKING:
     from fairopt.constraints import FairnessBlock
@@ -44,15 +44,11 @@ class Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
     dataset: Literal["credit"] = "credit"
     path: str | None = None
-    sensitive: list[str] = Field(default_factory=lambda: ["SEX", "AGE"])
+    sensitive: Columns = Field(default_factory=lambda: ["SEX", "AGE"])
     age_bins: list[float] = Field(default_factory=lambda: [35.0])
     pool_fraction: float = Field(default=0.5, gt=0, lt=1)
     random_state: int = 0
 
-    @field_validator("sensitive", mode="before")
-    @classmethod
-    def _as_list(cls, v: object) -> object:
-        return [v] if isinstance(v, str) else v
 
 
 class Parameters(BaseModel):

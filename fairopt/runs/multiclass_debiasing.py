@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from fairopt.runs.base import RunOutput, Table, split_rows
+from fairopt.runs.base import Columns, RunOutput, Table, ThreeSplits, split_rows
 
 if TYPE_CHECKING:
     from fairopt.modeling import SolverSpec
@@ -35,14 +35,10 @@ class Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
     dataset: Literal["adult"] = "adult"
     path: str | None = None
-    sensitive: list[str] = Field(default_factory=lambda: ["sex"])
+    sensitive: Columns = Field(default_factory=lambda: ["sex"])
     subsample: int | None = Field(default=None, gt=100)
     random_state: int = 0
 
-    @field_validator("sensitive", mode="before")
-    @classmethod
-    def _as_list(cls, v: object) -> object:
-        return [v] if isinstance(v, str) else v
 
 
 class Parameters(BaseModel):
@@ -54,16 +50,10 @@ class Parameters(BaseModel):
     deterministic: bool = False
     calibration: Literal["isotonic", "isotonic_per_group"] | None = None
     score_bins: int | None = Field(default=None, ge=2)
-    splits: list[float] = Field(default_factory=lambda: [0.4, 0.3, 0.3],
+    splits: ThreeSplits = Field(default_factory=lambda: [0.4, 0.3, 0.3],
                                 description="train / post-processing / test fractions")
     random_state: int = 0
 
-    @field_validator("splits")
-    @classmethod
-    def _splits(cls, v: list[float]) -> list[float]:
-        if len(v) != 3 or min(v) <= 0 or abs(sum(v) - 1) > 1e-9:
-            raise ValueError("splits must be three positive fractions (train, post, test) summing to 1")
-        return v
 
 
 def hours_target(df: pd.DataFrame) -> np.ndarray:

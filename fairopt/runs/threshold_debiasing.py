@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling.registry import accepts, capabilities, resolve_solver
-from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_rows
+from fairopt.runs.base import Columns, FrontierSpec, Progress, RunOutput, Table, ThreeSplits, split_rows
 
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
@@ -45,14 +45,10 @@ class Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
     dataset: Literal["adult", "credit", "scores"] = "adult"
     path: str | None = None
-    sensitive: list[str] | None = None
+    sensitive: Columns | None = None
     subsample: int | None = Field(default=None, gt=100)
     random_state: int = 0
 
-    @field_validator("sensitive", mode="before")
-    @classmethod
-    def _as_list(cls, v: object) -> object:
-        return [v] if isinstance(v, str) else v
 
 
 def _default() -> dict[str, Any]:
@@ -85,7 +81,7 @@ class Parameters(BaseModel):
     classifier: Literal["lr", "rf", "knn", "mlp"] = "lr"
     inject_bias: bool | None = Field(default=None, description="credit: drop training rows with sex != label "
                                      "w.p. 0.5 (default: True for credit)")
-    splits: list[float] = Field(default_factory=lambda: [0.4, 0.3, 0.3],
+    splits: ThreeSplits = Field(default_factory=lambda: [0.4, 0.3, 0.3],
                                 description="train / post-processing / test fractions")
     score_map: Literal["auto", "proba", "logit", "identity"] = _DEFAULT["score_map"]
     calibration: Literal["isotonic", "isotonic_per_group"] | None = Field(
@@ -93,12 +89,6 @@ class Parameters(BaseModel):
     sgd_steps: int = Field(default=4000, ge=1)
     random_state: int = 0
 
-    @field_validator("splits")
-    @classmethod
-    def _splits(cls, v: list[float]) -> list[float]:
-        if len(v) != 3 or min(v) <= 0 or abs(sum(v) - 1) > 1e-9:
-            raise ValueError("splits must be three positive fractions (train, post, test) summing to 1")
-        return v
 
 
 def _classifier(name: str, df: pd.DataFrame, seed: int) -> Pipeline:
