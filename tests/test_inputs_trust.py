@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import requires_data
 
 from fairopt.errors import DataTypeError, DataValidationError, ParameterError
-from tests.conftest import requires_data
 
 
 # ----------------------------------------------------------------------------- 1. level guards
