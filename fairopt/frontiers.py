@@ -127,7 +127,10 @@ class Frontier:
 def _grid(eps: ArrayLike | None) -> np.ndarray | None:
     if eps is None:
         return None
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    try:
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+    except (TypeError, ValueError):
+        raise DataValidationError(f"frontier: eps must be numbers (a 1-D array of tolerances), got {eps!r}.") from None
     if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)) or np.any(e < 0):
         raise DataValidationError(f"frontier: eps must be a non-empty 1-D array of finite values >= 0, got {eps!r}.")
     return np.unique(e)
@@ -232,6 +235,9 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     True
     """
     from sklearn.base import clone
+    if not (hasattr(estimator, "get_params") and hasattr(estimator, "fit")):
+        raise DataValidationError(f"frontier takes a scikit-learn style estimator (get_params and fit), got "
+                                  f"{type(estimator).__name__}.")
     params = estimator.get_params(deep=False)
     if eps_param not in params:
         eps_param = next((p for p in ("eps", "epsilon", "statistical_rate") if p in params), eps_param)

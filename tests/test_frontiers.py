@@ -97,6 +97,11 @@ def test_frontier_refuses_what_it_cannot_certify() -> None:
     with pytest.raises(DataValidationError, match="eps must be"):
         frontier(FairClassifier(LogisticRegression()), np.zeros((4, 1)), [0, 1, 0, 1],
                  sensitive_features=[0, 0, 1, 1], eps=[-0.1])
+    with pytest.raises(DataValidationError, match="eps must be numbers"):
+        frontier(FairClassifier(LogisticRegression()), np.zeros((4, 1)), [0, 1, 0, 1],
+                 sensitive_features=[0, 0, 1, 1], eps="x")
+    with pytest.raises(DataValidationError, match="scikit-learn style estimator"):
+        frontier(object(), np.zeros((4, 1)), [0, 1, 0, 1], sensitive_features=[0, 0, 1, 1])
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 2))
     group = rng.integers(0, 2, 200)

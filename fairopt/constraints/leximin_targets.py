@@ -10,6 +10,7 @@ re-assembled from its constraints. Solvers are resolved by the registry
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,31 +53,35 @@ def copy_program(program: Any) -> Any:
     return work
 
 
-class Target:
+class Target(ABC):
     """Interface; see the module docstring."""
 
     mip: bool
     entities: list[Any]
 
+    @abstractmethod
     def add_vars(self, name: str, size: int, lb: float | None) -> Any:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def add_rows(self, name: str, C: np.ndarray | sp.spmatrix | None, aux: Sequence[tuple[Any, Any]],
                  lb: np.ndarray) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def maximize(self, c: np.ndarray | None, aux: Sequence[tuple[Any, Any]]) -> np.ndarray:
         """Solve; return the utilities ``u`` at the optimum."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def aux_value(self, handle: Any) -> np.ndarray:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def weights(self, name: str) -> np.ndarray:
         """Nonnegative multipliers of the ``>=`` rows ``name`` at the last (LP) optimum."""
-        raise NotImplementedError
 
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: B027 - a target that adds nothing to the user's model removes nothing
         """Remove what was added to the user's model (the last solution stays loaded)."""
 
 
@@ -187,6 +192,7 @@ class PyomoTarget(Target):
             keys = list(var.index_set())
             labels, G = utility_groups(groups, weights, len(keys))
             G = G.tocsr()
+            # a pyomo expression per entity from its CSR row (pyomo builds expressions term by term)
             exprs = [sum(float(G.data[j]) * var[keys[G.indices[j]]] for j in range(G.indptr[a], G.indptr[a + 1]))
                      for a in range(len(labels))]
         elif isinstance(utilities, Mapping) and utilities:

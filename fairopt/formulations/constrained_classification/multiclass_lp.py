@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from fairopt.criteria import canonical
+from fairopt.criteria import canonical, criterion
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.modeling.registry import SolverSpec, default_spec
 
@@ -62,10 +62,9 @@ Event = tuple[int | None, int]
 
 
 def events_for(constraint: str, n_classes: int) -> list[Event]:
-    """Events ``(j, k)`` compared across groups: ``j`` the true class conditioned on (``None``: all
-    rows), ``k`` the predicted class.
-
-    TODO: wire to criteria registry (its events API) once it lands.
+    """Events ``(j, k)`` compared across groups, read from the criterion's registry entry
+    (:meth:`fairopt.criteria.Criterion.events`): ``j`` the true class conditioned on (``None``:
+    all rows), ``k`` the predicted class.
 
     Examples
     --------
@@ -77,12 +76,8 @@ def events_for(constraint: str, n_classes: int) -> list[Event]:
     name = canonical(constraint)
     if name not in MULTICLASS_CONSTRAINTS:
         raise ConfigError(f"constraint must be one of {MULTICLASS_CONSTRAINTS} (or an alias), got {constraint!r}.")
-    K = int(n_classes)
-    if name == "demographic_parity":
-        return [(None, k) for k in range(K)]
-    if name == "equal_opportunity":
-        return [(k, k) for k in range(K)]
-    return [(j, k) for j in range(K) for k in range(K)]
+    # the classes are 0..K-1, so every event's classes are ints
+    return [cast(Event, (e.given, e.predicted)) for e in criterion(name).events(int(n_classes))]
 
 
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
