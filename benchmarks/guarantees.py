@@ -67,13 +67,11 @@ def _gap(p: np.ndarray, g: np.ndarray, y: np.ndarray, constraint: str, kind: str
 
 
 def run(splits: int, peer_splits: int, attrs: list[str], quick: bool,
-        parts: tuple[str, ...] = ("threshold", "game")) -> dict[str, Any]:
+        parts: tuple[str, ...] = ("threshold", "game"), workers: int = 1) -> dict[str, Any]:
+    from dask import compute, delayed
     from fairlearn.postprocessing import ThresholdOptimizer
-    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
-    from sklearn.linear_model import LogisticRegression
 
     from fairopt.errors import InfeasibleError
-    from fairopt.inprocessing import FairClassifier
     from fairopt.postprocessing import ThresholdDebiaser
 
     proba, y, _, frame, feats = _scores()
@@ -121,33 +119,51 @@ def run(splits: int, peer_splits: int, attrs: list[str], quick: bool,
         rec["threshold_seconds"] = time.perf_counter() - t0
         if game_eps is not None and not quick and "game" in parts:
             rec["game_eps"] = game_eps
+            tasks = [delayed(_game_split)(s, s < peer_splits, feats, y, g, constraint, game_eps)
+                     for s in range(splits)]
             game: dict[str, list[tuple[float, float]]] = {"fairopt_certified": [], "fairopt_plain": [],
                                                           "fairlearn": []}
-            for s in range(splits):
-                rng = np.random.default_rng(1000 + s)
-                perm = rng.permutation(y.size)
-                fit, test = perm[: y.size // 2], perm[y.size // 2:]
-                for key, conf in (("fairopt_certified", 0.95), ("fairopt_plain", None)):
-                    clf = FairClassifier(LogisticRegression(max_iter=500), eps=game_eps, confidence=conf,
-                                         random_state=0)
-                    try:
-                        clf.fit(feats[fit], y[fit], sensitive_features=g[fit])
-                    except InfeasibleError as err:
-                        rec.setdefault("game_infeasible", str(err))
-                        continue
-                    p = clf.predict_proba(feats[test])[:, 1]
-                    game[key].append((_gap(p, g[test], y[test], constraint, "deviation"),
-                                      float(np.mean(np.where(y[test] == 1, p, 1 - p)))))
-                if s < peer_splits:
-                    eg = ExponentiatedGradient(LogisticRegression(max_iter=500),
-                                               DemographicParity(difference_bound=game_eps), eps=game_eps)
-                    eg.fit(feats[fit], y[fit], sensitive_features=g[fit])
-                    p = eg._pmf_predict(feats[test])[:, 1]
-                    game["fairlearn"].append((_gap(p, g[test], y[test], constraint, "deviation"),
-                                              float(np.mean(np.where(y[test] == 1, p, 1 - p)))))
+            for part in compute(*tasks, scheduler="processes" if workers > 1 else "synchronous",
+                                num_workers=workers):
+                for key, pairs in part.items():
+                    if key == "infeasible":
+                        rec.setdefault("game_infeasible", pairs)
+                    else:
+                        game[key].extend(pairs)
             rec["game"] = {k: _summary(v, game_eps) for k, v in game.items()}
         out["cases"].append(rec)
         print(json.dumps(rec, indent=1))
+    return out
+
+
+def _game_split(s: int, with_peer: bool, feats: np.ndarray, y: np.ndarray, g: np.ndarray,
+                constraint: str, eps: float) -> dict[str, Any]:
+    """One split of the game comparison: FairClassifier with and without confidence, and fairlearn's EG."""
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+    from sklearn.linear_model import LogisticRegression
+
+    from fairopt.errors import InfeasibleError
+    from fairopt.inprocessing import FairClassifier
+
+    perm = np.random.default_rng(1000 + s).permutation(y.size)
+    fit, test = perm[: y.size // 2], perm[y.size // 2:]
+    out: dict[str, Any] = {}
+    for key, conf in (("fairopt_certified", 0.95), ("fairopt_plain", None)):
+        clf = FairClassifier(LogisticRegression(max_iter=500), eps=eps, confidence=conf, random_state=0)
+        try:
+            clf.fit(feats[fit], y[fit], sensitive_features=g[fit])
+        except InfeasibleError as err:
+            out["infeasible"] = str(err)
+            continue
+        p = clf.predict_proba(feats[test])[:, 1]
+        out[key] = [(_gap(p, g[test], y[test], constraint, "deviation"),
+                     float(np.mean(np.where(y[test] == 1, p, 1 - p))))]
+    if with_peer:
+        eg = ExponentiatedGradient(LogisticRegression(max_iter=500), DemographicParity(difference_bound=eps), eps=eps)
+        eg.fit(feats[fit], y[fit], sensitive_features=g[fit])
+        p = eg._pmf_predict(feats[test])[:, 1]
+        out["fairlearn"] = [(_gap(p, g[test], y[test], constraint, "deviation"),
+                             float(np.mean(np.where(y[test] == 1, p, 1 - p))))]
     return out
 
 
@@ -183,10 +199,11 @@ def main() -> None:
     ap.add_argument("--attrs", nargs="+", default=["sex", "race"])
     ap.add_argument("--quick", action="store_true", help="threshold rules only, 5 splits (the smoke test)")
     ap.add_argument("--parts", nargs="+", default=["threshold", "game"], choices=["threshold", "game"])
+    ap.add_argument("--workers", type=int, default=1, help="processes for the game splits (Dask's process scheduler)")
     ap.add_argument("--out", default=str(RESULTS / "guarantees.json"))
     args = ap.parse_args()
     splits = 5 if args.quick else args.splits
-    res = run(splits, min(args.peer_splits, splits), args.attrs, args.quick, tuple(args.parts))
+    res = run(splits, min(args.peer_splits, splits), args.attrs, args.quick, tuple(args.parts), args.workers)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(res, indent=1))
 
