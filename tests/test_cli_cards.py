@@ -4,6 +4,10 @@ Cards are discovered by globbing ``models/*.toml``, so new cards are covered aut
 that read benchmark files run when ``FAIROPT_DATA_HOME`` is set. Long cards run on a reduced
 ``--set`` (a subsample, fewer eps values) that keeps their model and defaults; each run must exit 0
 with status ``optimal``, and each of its tables must fit 80 columns without cutting a cell.
+
+Every metric a card reports is pinned in ``tests/data/card_metrics.json`` (written from a reviewed
+run with ``FAIROPT_PIN_CARDS=1``): a refactor that changes a card's figures fails here, to 1e-9
+absolute and 1e-7 relative (timings are not pinned).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from conftest import DATA_HOME
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS = sorted((ROOT / "models").glob("*.toml"))
+PINS = Path(__file__).resolve().parent / "data" / "card_metrics.json"
 
 #: reductions per formulation, so the whole set stays quick (the model and its defaults are kept)
 REDUCED = {
@@ -111,6 +116,28 @@ def test_every_card_runs_optimal_and_fits_80_columns(card, tmp_path):
     assert "setup_seconds" not in res["metrics"] and "sample_seconds" not in res["metrics"]
     assert ":" not in str(res["solver"]) and res["backend"]
     _assert_fits_80_columns(res)
+    _assert_pinned(card.stem, res)
+
+
+def _figures(res: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in res["metrics"].items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and "seconds" not in k}
+
+
+def _assert_pinned(stem: str, res: dict) -> None:
+    """The card's figures equal the pinned ones (or are pinned, with ``FAIROPT_PIN_CARDS=1``)."""
+    import os
+    pins = json.loads(PINS.read_text()) if PINS.exists() else {}
+    if os.environ.get("FAIROPT_PIN_CARDS"):
+        pins[stem] = _figures(res)
+        PINS.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
+        return
+    if stem not in pins:
+        pytest.fail(f"{stem}: no pinned figures; review a run and pin it with FAIROPT_PIN_CARDS=1")
+    got = _figures(res)
+    assert set(got) == set(pins[stem]), f"{stem}: metric names changed"
+    for name, want in pins[stem].items():
+        assert got[name] == pytest.approx(want, rel=1e-7, abs=1e-9), f"{stem}: {name}"
 
 
 COMMENT_COMMANDS = [pytest.param(card, args, id=f"{card.stem}:{' '.join(args)}")
