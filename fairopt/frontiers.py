@@ -183,8 +183,9 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     Parameters
     ----------
     estimator : estimator
-        An LP method (its fitted model offers ``parametric_problem()``, e.g. ``TVRepair`` with the
-        ``"additive"`` or ``"target"`` discrimination) or a game (``FairClassifier``,
+        An LP method (it or its fitted model offers ``parametric_problem()``: ``ThresholdDebiaser``,
+        ``MulticlassDebiaser``, ``TVRepair`` with the ``"additive"`` or ``"target"``
+        discrimination) or a game (``FairClassifier``,
         ``FairRegressor``). It is fitted here (a clone; the argument is left untouched).
     X, y, sensitive_features
         Training data, as for the estimator's ``fit``.

@@ -194,3 +194,34 @@ def test_game_frontier_points_run_on_a_sweep_executor() -> None:
                       executor="processes")
     np.testing.assert_allclose(pooled.value, serial.value, atol=1e-12)
     np.testing.assert_allclose(pooled.lower_bound, serial.lower_bound, atol=1e-12)
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_multiclass_frontier_equals_cold_fits(constraint: str) -> None:
+    """MulticlassDebiaser's exact frontier: at 30 random eps the curve equals the randomized
+    optimum of independent fits, it falls convexly, and its slope changes at the breakpoints."""
+    from fairopt.postprocessing import MulticlassDebiaser
+    rng = np.random.default_rng(3)
+    n, K = 240, 3
+    g = rng.integers(0, 3, n)
+    S = rng.dirichlet(np.ones(K), n) * 0.7 + 0.3 * np.eye(K)[(g + rng.integers(0, 2, n)) % K]
+    y = np.array([rng.choice(K, p=p) for p in S])
+    cost = rng.uniform(0.5, 2.0, (K, K)) * (1 - np.eye(K))
+    est = MulticlassDebiaser(constraint=constraint, cost=cost)
+    front = frontier(est, S, y, sensitive_features=g)
+    assert front.method == "exact LP" and front.objective == "expected cost"
+    curve = front.details["curve"]
+    assert front.eps[-1] > 0.05 and curve.breakpoints.size > 0      # the constraint binds on this data
+
+    def cold(e: float) -> float:
+        return MulticlassDebiaser(constraint=constraint, cost=cost, eps=float(e)).fit(
+            S, y, sensitive_features=g).randomized_cost_
+
+    eps = np.sort(rng.uniform(0, front.eps[-1], 30))
+    np.testing.assert_allclose(curve(eps), [cold(e) for e in eps], atol=1e-7)
+    np.testing.assert_allclose(front.value[-1], cold(1.0), atol=1e-9)      # flat past eps_max
+    assert np.all(np.diff(front.value) <= 1e-12) and np.all(np.diff(curve.slopes) >= -1e-8)
+    h = 1e-5
+    inside = curve.breakpoints[(curve.breakpoints > 1e-3) & (curve.breakpoints < front.eps[-1] - 1e-3)]
+    for k in inside[:: max(1, inside.size // 4)]:
+        assert (cold(k + h) - cold(k)) / h - (cold(k) - cold(k - h)) / h > 1e-6

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,9 @@ from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
+
+if TYPE_CHECKING:
+    from fairopt.modeling.parametric import ParametricProblem
 
 __all__ = ["MulticlassDebiaser"]
 
@@ -343,6 +346,37 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
                   for j, k in lp.events]
         self.price_of_fairness_ = pd.DataFrame(np.abs(sol.duals["gap"]), index=self.groups_, columns=labels)
         self.n_atoms_ = atoms.n_atoms
+
+    def parametric_problem(self, X: Any, y: Any = None, *, sensitive_features: Any = None,
+                           sample_weight: ArrayLike | None = None) -> ParametricProblem:
+        """The exact-frontier LP of this debiaser on ``(X, sensitive_features)`` (see :doc:`/frontiers`).
+
+        The LP of the fitted debiaser (its estimator, calibration, ``score_bins``, cost and
+        criterion) on the given rows, with the tolerance as a parameter; its value at each ``eps``
+        is ``train_cost_`` of a fit at that ``eps`` on these rows (the randomized optimum).
+        ``y`` is not read: the cost is the expected cost under the calibrated scores.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairopt import frontier
+        >>> rng = np.random.default_rng(0)
+        >>> S, g = rng.dirichlet(np.ones(3), 300), rng.integers(0, 2, 300)
+        >>> fr = frontier(MulticlassDebiaser(), S, np.argmax(S, axis=1), sensitive_features=g)
+        >>> bool(np.all(np.diff(fr.value) <= 1e-12)), fr.method
+        (True, 'exact LP')
+        """
+        self._check_fitted()
+        n = num_rows(X)
+        if sensitive_features is None and self.sensitive_columns_:
+            sensitive_features = self.sensitive_columns_
+        if sensitive_features is None:
+            raise DataValidationError("sensitive_features is required: pass the group of every row.")
+        codes = Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X).astype(np.int64)
+        sw = np.ones(n) if sample_weight is None else check_weights(sample_weight, n)
+        S = self._prepare(self._raw_scores(X), codes)
+        lp = MulticlassTransportLP(collapse_vectors(S, codes, sw), len(self.groups_), self.cost_, self.constraint_)
+        return lp.parametric_problem()
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self) -> None:

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from fairopt.modeling import Program
+    from fairopt.modeling.parametric import ParametricProblem
 
 __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportLP", "adjusted_costs",
            "collapse_vectors", "events_for", "rates_and_gaps", "row_keys"]
@@ -420,6 +421,34 @@ class MulticlassTransportLP:
                                   duals={"gap": y_gap, "pooled": z}, backend=sol.backend, solver=sol.solver,
                                   solve_seconds=time.perf_counter() - t0,
                                   info={"n_atoms": m, "program_objective": sol.objective})
+
+    def parametric_problem(self) -> ParametricProblem:
+        """The full LP with its ``gap`` rows widening as ``|gap| <= eps`` (for exact frontiers).
+
+        The value is the expected cost of the module docstring, a convex piecewise-linear
+        function of ``eps``; it is flat beyond the gap of a cost-minimising rule that ignores
+        fairness (``eps_max``), and every ``eps >= 0`` is feasible (a rule that ignores the score
+        meets every constraint).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairopt.modeling.parametric import value_curve
+        >>> S = np.array([[.9, .1], [.4, .6], [.3, .7], [.8, .2]])
+        >>> lp = MulticlassTransportLP(collapse_vectors(S, np.array([0, 0, 1, 1])), 2, 1 - np.eye(2),
+        ...                            "demographic_parity")
+        >>> pp = lp.parametric_problem()
+        >>> curve = value_curve(pp.program, pp.rows, pp.eps_min, pp.eps_max)
+        >>> [round(float(v), 6) for v in curve([0.0, pp.eps_max])], round(pp.eps_max, 6)
+        ([0.25, 0.25], 0.0)
+        """
+        from fairopt.modeling.parametric import MovingRows, ParametricProblem
+        prog = self.build()
+        at, K = self.atoms, self.atoms.scores.shape[1]
+        best = np.eye(K)[np.argmin(at.scores @ self.cost, axis=1)]      # fairness-blind optimum
+        _, _, gaps = rates_and_gaps(at.scores, at.group, at.weight, best, self.events, self.n_groups)
+        rows = [MovingRows("gap", dlb=-1.0, dub=1.0)] if "gap" in prog.constraints else []
+        return ParametricProblem(prog, rows, 0.0, float(gaps.max(initial=0.0)), "expected cost")
 
     def summary(self) -> dict:
         """Sizes of the collapsed problem."""
