@@ -52,7 +52,9 @@ class Frontier:
     objective : str
         What ``value`` measures (e.g. ``"expected error"``, ``"TV distance"``).
     method : str
-        ``"exact LP"`` or ``"certified game"``.
+        ``"exact LP"`` (one parametric LP), ``"exact fits"`` (an exact method fitted once per
+        point, e.g. ``RegressionDebiaser``, whose output grid the fit chooses) or
+        ``"certified game"``.
     certified_eps : ndarray or None
         With ``confidence``: the population gap that holds at that confidence for each point.
     confidence : float or None
@@ -165,6 +167,22 @@ def _fit_game_point(eps: float, shared: tuple[Any, str, Any, Any, dict[str, Any]
     return _game_point(clone(estimator).set_params(**{eps_param: eps}).fit(X, y, **fit_kw))
 
 
+def _fit_exact_point(eps: float, shared: tuple[Any, str, Any, Any, dict[str, Any]]) -> float:
+    """Optimal training objective of one clone fitted at ``eps`` (an exact LP method without a
+    parametric problem; a picklable task for the sweep executors)."""
+    from sklearn.base import clone
+    estimator, eps_param, X, y, fit_kw = shared
+    return _exact_objective(clone(estimator).set_params(**{eps_param: eps}).fit(X, y, **fit_kw))
+
+
+def _exact_objective(fitted: Any) -> float:
+    return float(next(getattr(fitted, a) for a in _EXACT_OBJECTIVES if hasattr(fitted, a)))
+
+
+#: fitted attributes holding the optimal training objective of an exact LP method, and its name
+_EXACT_OBJECTIVES = {"train_loss_": "expected loss", "randomized_cost_": "expected cost"}
+
+
 def _game_point(estimator: Any) -> tuple[float, float, float]:
     """(achieved objective, Lagrangian lower bound, worst violation) of a fitted game estimator."""
     res, moment = estimator.result_, estimator.moment_
@@ -185,14 +203,16 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
     estimator : estimator
         An LP method (it or its fitted model offers ``parametric_problem()``: ``ThresholdDebiaser``,
         ``MulticlassDebiaser``, ``TVRepair`` with the ``"additive"`` or ``"target"``
-        discrimination) or a game (``FairClassifier``,
-        ``FairRegressor``). It is fitted here (a clone; the argument is left untouched).
+        discrimination), an exact method without one (``RegressionDebiaser``: one exact fit per
+        point) or a game (``FairClassifier``, ``FairRegressor``). It is fitted here (a clone; the
+        argument is left untouched).
     X, y, sensitive_features
         Training data, as for the estimator's ``fit``.
     eps : array-like or None
         Tolerances to report. ``None``: for an LP method, every knot of the exact curve from the
-        smallest feasible ``eps`` to where the constraint stops binding; for a game, 11 points
-        from 0 to the estimator's own ``eps`` (or 0.2 when it is 0).
+        smallest feasible ``eps`` to where the constraint stops binding; for exact fits, 11
+        points from 0 to the gap of the input (``input_gap_``); for a game, 11 points from 0 to
+        the estimator's own ``eps`` (or 0.2 when it is 0).
     confidence : float in (0, 1) or None
         Also report ``certified_eps``, the population gap certified at this confidence for each
         point; only for estimators that offer ``certify_gap(eps, confidence)``.
@@ -272,9 +292,22 @@ def frontier(estimator: Any, X: Any, y: Any = None, *, sensitive_features: Any =
                        breakpoints=np.zeros(0), objective="training objective", method="certified game",
                        solves=len(points), details={"max_violation": viol,
                                                     "oracle_exact": bool(getattr(first, "oracle_exact_", False))})
+    elif any(hasattr(first, a) for a in _EXACT_OBJECTIVES):    # exact fits, one per point
+        end = float(getattr(first, "input_gap_", 0.0)) or float(params[eps_param]) or 0.2
+        points = grid if grid is not None else np.linspace(0.0, end, 11)
+        with get_executor(executor) as ex:
+            value = np.array(ex.map(_fit_exact_point, [float(e) for e in points],
+                                    shared=(estimator, eps_param, X, y, fit_kw),
+                                    progress=None if callback is None else (lambda d, t, _: callback(d, t)),
+                                    description="frontier"))
+        out = Frontier(eps=points, value=value, lower_bound=value.copy(), upper_bound=value.copy(),
+                       breakpoints=np.zeros(0), method="exact fits",
+                       objective=next(v for a, v in _EXACT_OBJECTIVES.items() if hasattr(first, a)),
+                       solves=len(points), details={})
     else:
         raise DataValidationError(f"frontier: {type(estimator).__name__} is neither an LP method (no "
-                                  f"parametric_problem()) nor a game (no result_/moment_ after fit).")
+                                  f"parametric_problem(), no exact training objective) nor a game (no "
+                                  f"result_/moment_ after fit).")
     if confidence is not None:
         certify = getattr(first, "certify_gap", None)
         if certify is None:

@@ -225,3 +225,21 @@ def test_multiclass_frontier_equals_cold_fits(constraint: str) -> None:
     inside = curve.breakpoints[(curve.breakpoints > 1e-3) & (curve.breakpoints < front.eps[-1] - 1e-3)]
     for k in inside[:: max(1, inside.size // 4)]:
         assert (cold(k + h) - cold(k)) / h - (cold(k) - cold(k - h)) / h > 1e-6
+
+
+def test_regression_frontier_is_exact_fits() -> None:
+    """RegressionDebiaser: one exact fit per point; values equal independent fits, fall with eps,
+    and reach zero loss once eps covers the input's own CDF gap."""
+    from fairopt.postprocessing import RegressionDebiaser
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 3, 120)
+    pred = rng.normal(0.4 * g, 1.0)
+    front = frontier(RegressionDebiaser(), pred, None, sensitive_features=g)
+    assert front.method == "exact fits" and front.objective == "expected loss" and front.eps.size == 11
+    fitted = RegressionDebiaser().fit(pred, sensitive_features=g)
+    assert front.eps[-1] == pytest.approx(fitted.input_gap_)
+    for e, v in zip(front.eps[::5], front.value[::5], strict=True):
+        cold = RegressionDebiaser(eps=float(e)).fit(pred, sensitive_features=g)
+        assert v == pytest.approx(cold.train_loss_, abs=1e-12)
+    assert np.all(np.diff(front.value) <= 1e-9) and front.value[0] > 0.01 and abs(front.value[-1]) < 1e-9
+    np.testing.assert_array_equal(front.lower_bound, front.value)
