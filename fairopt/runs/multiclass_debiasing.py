@@ -72,17 +72,16 @@ def _rates(P: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return np.array([P[groups == k].mean(axis=0) for k in range(int(groups.max()) + 1)])
 
 
-def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+def _prepare(params: Parameters, data: Data, progress: Progress | None = None) -> dict[str, Any]:
+    """Adult with its three-class target, the splits, and the classifier trained on the first."""
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     from fairopt.data import load_adult
-    from fairopt.postprocessing import MulticlassDebiaser
     from fairopt.validation import check_groups
 
-    t0 = time.perf_counter()
     rng = np.random.default_rng(data.random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -92,20 +91,40 @@ def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, p
     y = hours_target(df)
     X = df.drop(columns=["hours_per_week", "income"])
     grp = check_groups(df[data.sensitive], len(df))
-    g = grp.codes
     tr, post, test = split_rows(len(y), params.splits[:2], rng)
     num = list(X.select_dtypes("number").columns)
     cat = [c for c in X.columns if c not in num]
     clf = make_pipeline(ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), cat),
                                            ("n", StandardScaler(), num)]), LogisticRegression(max_iter=2000))
-    progress(0, 3, f"training a multinomial logistic regression on {tr.shape[0]} rows")
+    if progress is not None:
+        progress(0, 3, f"training a multinomial logistic regression on {tr.shape[0]} rows")
     clf.fit(X.iloc[tr], y[tr])
-    deb = MulticlassDebiaser(clf, prefit=True, constraint=params.constraint, eps=params.eps,
-                             deterministic=params.deterministic, calibration=params.calibration,
-                             score_bins=params.score_bins, solver=solver, random_state=params.random_state)
+    return {"X": X, "y": y, "grp": grp, "sens": df[data.sensitive], "clf": clf, "post": post, "test": test}
+
+
+def _debiaser(params: Parameters, clf: Any, solver: SolverSpec | None) -> Any:
+    from fairopt.postprocessing import MulticlassDebiaser
+    return MulticlassDebiaser(clf, prefit=True, constraint=params.constraint, eps=params.eps,
+                              deterministic=params.deterministic, calibration=params.calibration,
+                              score_bins=params.score_bins, solver=solver, random_state=params.random_state)
+
+
+def frontier_inputs(card: Card, params: Parameters, data: Data) -> tuple[Any, Any, Any, Any]:
+    """The card's debiaser (unfitted, its classifier prefit) and the post-processing split, for
+    ``fairopt frontier CARD.toml`` (the exact frontier of the expected cost in ``eps``)."""
+    d = _prepare(params, data)
+    post = d["post"]
+    return _debiaser(params, d["clf"], card.solver), d["X"].iloc[post], d["y"][post], d["sens"].iloc[post]
+
+
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+    t0 = time.perf_counter()
+    d = _prepare(params, data, progress)
+    X, y, grp, sens, clf, post, test = (d[k] for k in ("X", "y", "grp", "sens", "clf", "post", "test"))
+    g = grp.codes
+    deb = _debiaser(params, clf, solver)
     progress(1, 3, "fitting the fair rule")
     t1 = time.perf_counter()
-    sens = df[data.sensitive]
     deb.fit(X.iloc[post], y[post], sensitive_features=sens.iloc[post])
     fit_s = time.perf_counter() - t1
     progress(2, 3, "evaluating")

@@ -8,7 +8,7 @@ against the target and the per-group CDF gaps before and after, on both halves.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,18 +55,34 @@ def _gaps(pred: np.ndarray, groups: np.ndarray) -> dict[str, float]:
     return out
 
 
-def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+def _prepare(params: Parameters, data: Data) -> tuple[dict[str, Any], Any]:
+    """The data set's splits and the linear regression trained on the training split."""
     from sklearn.linear_model import LinearRegression
 
-    from fairopt.postprocessing import RegressionDebiaser
     from fairopt.runs.fair_regression import prepare_data
-    t0 = time.perf_counter()
     d = prepare_data(data.dataset, data.path, data.subsample, data.random_state, params.test_size)
-    reg = LinearRegression().fit(d["X_train"], d["y_train"])
+    return d, LinearRegression().fit(d["X_train"], d["y_train"])
+
+
+def _debiaser(params: Parameters, reg: Any, solver: SolverSpec | None) -> Any:
+    from fairopt.postprocessing import RegressionDebiaser
+    return RegressionDebiaser(estimator=reg, prefit=True, eps=params.eps, loss=params.loss, grid=params.grid,
+                              solver=solver, random_state=params.random_state)
+
+
+def frontier_inputs(card: Card, params: Parameters, data: Data) -> tuple[Any, Any, Any, Any]:
+    """The card's debiaser (unfitted, its regressor prefit) and the training split, for
+    ``fairopt frontier CARD.toml`` (one exact fit per tolerance)."""
+    d, reg = _prepare(params, data)
+    return _debiaser(params, reg, card.solver), d["X_train"], None, d["a_train"]
+
+
+def run(card: Card, params: Parameters, data: Data, solver: SolverSpec | None, progress: Progress) -> RunOutput:
+    t0 = time.perf_counter()
+    d, reg = _prepare(params, data)
     progress(1, 3, "debiasing")
     t1 = time.perf_counter()
-    deb = RegressionDebiaser(estimator=reg, prefit=True, eps=params.eps, loss=params.loss, grid=params.grid,
-                             solver=solver, random_state=params.random_state)
+    deb = _debiaser(params, reg, solver)
     deb.fit(d["X_train"], sensitive_features=d["a_train"])
     fit_s = time.perf_counter() - t1
     metrics: dict[str, float] = {"train_loss": deb.train_loss_, "train_cdf_gap_before": deb.input_gap_,
