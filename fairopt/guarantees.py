@@ -17,19 +17,34 @@ stated:
 
 A union bound spends ``delta = 1 - confidence`` over every rate that enters the constraint.
 Sample weights break the i.i.d. reading of a sample, so weighted fits are not certified.
+
+A held-out certificate can land above ``eps`` even when the rule met its tightened tolerance on
+the fitting rows (the held-out gap is itself a noisy estimate). :func:`certify_in_turn` therefore
+fixes a short schedule of training tolerances before the held-out rows are read, fits them in
+turn, and stops at the first rule whose certificate is within ``eps``. Each candidate is a fixed
+rule for the held-out rows, and a union bound over the ``attempts`` candidates
+(``delta / attempts`` each) makes every certificate hold at once, so the one reported holds at
+``confidence`` whichever is picked.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, InfeasibleError
 
-__all__ = ["Certificate", "certification_split", "check_confidence", "dkw_margin", "event_certificate", "gap_margin",
-           "hoeffding_margin", "holdout_certificate", "no_guarantee", "range_margin", "tightened_eps"]
+__all__ = ["HOLDOUT_ATTEMPTS", "Certificate", "attempt_confidence", "certification_split", "certify_in_turn",
+           "check_confidence", "dkw_margin", "event_certificate", "gap_margin", "hoeffding_margin",
+           "holdout_certificate", "no_guarantee", "range_margin", "tightened_eps"]
+
+_Fitted = TypeVar("_Fitted")
+
+#: training tolerances a held-out certification tries in turn (see :func:`certify_in_turn`)
+HOLDOUT_ATTEMPTS = 3
 
 
 def check_confidence(confidence: object, where: str) -> float:
@@ -387,6 +402,82 @@ def no_guarantee(estimator: object, where: str, why: str, instead: str) -> None:
     check_confidence(confidence, where)
     raise DataValidationError(f"{where}: no population guarantee is offered here ({why}), so confidence="
                               f"{confidence!r} cannot be honoured. Use confidence=None, or {instead}.")
+
+
+def attempt_confidence(confidence: float, attempts: int = HOLDOUT_ATTEMPTS) -> float:
+    """Confidence of each of ``attempts`` held-out certificates so that all hold at once with
+    probability ``confidence`` (a union bound: ``1 - (1 - confidence) / attempts``).
+
+    Examples
+    --------
+    >>> round(attempt_confidence(0.95, 3), 6)
+    0.983333
+    """
+    return 1.0 - (1.0 - float(confidence)) / int(attempts)
+
+
+def certify_in_turn(fit: Callable[[float], _Fitted], certify: Callable[[_Fitted], Certificate], eps: float,
+                    margin: float, confidence: float, where: str,
+                    attempts: int = HOLDOUT_ATTEMPTS) -> tuple[_Fitted, Certificate, float]:
+    """Fit at a fixed schedule of tightening tolerances until a held-out certificate is within ``eps``.
+
+    The tolerances are ``t_j = (eps - margin) (attempts - j) / attempts`` for ``j = 0, 1, ...``,
+    fixed before the held-out rows are read. ``margin`` and ``certify`` must use
+    :func:`attempt_confidence` (the union bound over the attempts); the certificate returned is
+    labelled with ``confidence``, at which it holds whichever attempt is picked.
+
+    Parameters
+    ----------
+    fit : callable
+        ``fit(t)`` fits on the fitting rows at training tolerance ``t`` and returns the fitted state.
+    certify : callable
+        ``certify(state)``: the held-out :class:`Certificate` of that state, at the attempts' confidence.
+    eps : float
+        The population tolerance asked for.
+    margin : float
+        Held-out margin at the attempts' confidence (known before any fit: it depends on counts only).
+    confidence : float
+        The overall confidence.
+    where : str
+        Name used in the error when ``eps`` cannot be certified.
+    attempts : int
+        Most fits to try.
+
+    Returns
+    -------
+    state, certificate, tolerance
+        The first attempt whose certificate holds at ``eps``, or else the attempt with the smallest
+        certified gap.
+
+    Raises
+    ------
+    InfeasibleError
+        ``eps`` is below ``margin`` (``tightest`` is the smallest certifiable ``eps``).
+
+    Examples
+    --------
+    >>> fits = []
+    >>> def fit(t):
+    ...     fits.append(t)
+    ...     return t
+    >>> def certify(t):                  # a held-out gap 0.02 above the training tolerance
+    ...     return Certificate(0.98, t + 0.02 + 0.05, t + 0.02, 0.05, "hoeffding-holdout")
+    >>> state, cert, t = certify_in_turn(fit, certify, 0.15, 0.05, 0.95, "here")
+    >>> [round(f, 4) for f in fits], round(cert.certified_eps, 4), cert.confidence
+    ([0.1, 0.0667], 0.1367, 0.95)
+    """
+    top = tightened_eps(eps, margin, confidence, where)
+    best: tuple[_Fitted, Certificate, float] | None = None
+    for j in range(int(attempts) if top > 0 else 1):
+        t = round(top * (attempts - j) / attempts, 15)
+        state = fit(t)
+        cert = replace(certify(state), confidence=float(confidence))
+        if best is None or cert.certified_eps < best[1].certified_eps:
+            best = (state, cert, t)
+        if cert.holds(eps):
+            break
+    assert best is not None
+    return best
 
 
 def warn_if_uncertified(where: str, certificate: Certificate, eps: float, trained_eps: float) -> None:

@@ -75,3 +75,34 @@ def test_holdout_certificate_covers_a_fixed_rule() -> None:
         pooled = pop.mean()
         miss += c.certified_eps < np.max(np.abs(pop - pooled))
     assert miss / trials <= 0.1
+
+
+def test_certify_in_turn_follows_its_fixed_schedule() -> None:
+    """Tolerances are fixed in advance (not moved by the held-out results), the first certified
+    attempt is kept, otherwise the smallest certificate, and the overall confidence is reported."""
+    from fairopt.errors import InfeasibleError
+    from fairopt.guarantees import Certificate, attempt_confidence, certify_in_turn
+
+    def run(excess: dict[int, float]) -> tuple[list[float], tuple]:
+        tried: list[float] = []
+
+        def fit(t: float) -> int:
+            tried.append(t)
+            return len(tried) - 1
+
+        def certify(j: int) -> Certificate:
+            return Certificate(attempt_confidence(0.9), tried[j] + excess[j] + 0.05, tried[j] + excess[j], 0.05,
+                               "hoeffding-holdout")
+        return tried, certify_in_turn(fit, certify, 0.2, 0.05, 0.9, "here", attempts=3)
+
+    tried, (state, cert, t) = run({0: -0.01, 1: 0.0, 2: 0.0})
+    assert tried == [pytest.approx(0.15)] and state == 0 and cert.confidence == 0.9
+    tried, (state, cert, t) = run({0: 0.04, 1: 0.02, 2: 0.0})
+    np.testing.assert_allclose(tried, [0.15, 0.1])         # 0.1 + 0.02 + 0.05 <= 0.2: stop there
+    assert state == 1 and t == pytest.approx(0.1)
+    tried, (state, cert, t) = run({0: 0.2, 1: 0.3, 2: 0.16})
+    np.testing.assert_allclose(tried, [0.15, 0.1, 0.05])   # none holds: the smallest certificate
+    assert state == 2 and cert.certified_eps == pytest.approx(0.26)
+    with pytest.raises(InfeasibleError) as err:
+        certify_in_turn(lambda t: t, lambda t: None, 0.04, 0.05, 0.9, "here")
+    assert err.value.tightest == {"eps": 0.05}
