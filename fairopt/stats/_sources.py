@@ -106,11 +106,7 @@ def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
                         "(a Dask Series), or combine the columns into one label per row where they live.")
                 x = x[x.columns[0]]
             x = x.to_dask_array(lengths=True)            # only the partition lengths are computed
-        if x.ndim == 2 and x.shape[1] == 1:
-            x = x[:, 0]
-        if x.ndim != 1:
-            raise DataValidationError(f"{name} must be one-dimensional, got a Dask array of shape {x.shape}.")
-        return x
+        return _one_column(x, name, "a Dask array of shape")
     if isinstance(x, (str, os.PathLike)):
         path = os.fspath(x)
         if not path.endswith(".npy"):
@@ -123,10 +119,15 @@ def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
                                 f"e.g. numpy.save({path!r}, numpy.load({path!r}).astype(float)).")
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
+    return _one_column(x, name, "shape")
+
+
+def _one_column(x: Any, name: str, what: str) -> Any:
+    """A 1-D array (NumPy or Dask) of ``x``: one column of a 2-D array is taken, other shapes raise."""
     if x.ndim == 2 and x.shape[1] == 1:
         x = x[:, 0]
     if x.ndim != 1:
-        raise DataValidationError(f"{name} must be one-dimensional, got shape {x.shape}.")
+        raise DataValidationError(f"{name} must be one-dimensional, got {what} {x.shape}.")
     return x
 
 
