@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fairopt._cli_output import (
     _PIPE,
@@ -37,11 +37,6 @@ if TYPE_CHECKING:
     from fairopt.modeling.spec import SolverSpec
     from fairopt.runs.card import Card
     from fairopt.runs.sweep import SweepSummary
-
-
-def _json_safe(obj: Any) -> Any:
-    from fairopt.runs.execute import json_safe
-    return json_safe(obj)
 
 
 def default_out_dir(card: Card, solver: str | SolverSpec | None) -> Path:
@@ -410,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = make_parser().parse_args(argv)
     _spawn_safe_main()      # `run` (a card's executor) and `sweep` may start local worker processes
+    code: int               # every command returns its exit code (argparse's namespace is untyped)
     try:
         _refuse_empty(args)
         code = args.func(args)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import DataValidationError
 from fairopt.modeling.parametric import ParametricProblem, value_curve
@@ -71,20 +71,20 @@ class Frontier:
     (2, 4)
     """
 
-    eps: np.ndarray
-    value: np.ndarray
-    lower_bound: np.ndarray
-    upper_bound: np.ndarray
-    breakpoints: np.ndarray
+    eps: NDArray[np.float64]
+    value: NDArray[np.float64]
+    lower_bound: NDArray[np.float64]
+    upper_bound: NDArray[np.float64]
+    breakpoints: NDArray[np.float64]
     objective: str
     method: str
-    certified_eps: np.ndarray | None = None
+    certified_eps: NDArray[np.float64] | None = None
     confidence: float | None = None
     solves: int = 0
     details: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
-    def gap(self) -> np.ndarray:
+    def gap(self) -> NDArray[np.float64]:
         """``upper_bound - lower_bound`` at each point."""
         return self.upper_bound - self.lower_bound
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import DataValidationError, InfeasibleError
 
@@ -62,7 +62,7 @@ def check_confidence(confidence: object, where: str) -> float:
     return float(confidence)
 
 
-def _counts(n: ArrayLike) -> np.ndarray:
+def _counts(n: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(n, dtype=float)
     if np.any(~np.isfinite(arr)) or np.any(arr < 1):
         raise DataValidationError(f"every sample size must be at least 1, got {arr.tolist()}: a group (or a "
@@ -70,7 +70,16 @@ def _counts(n: ArrayLike) -> np.ndarray:
     return arr
 
 
-def dkw_margin(n: ArrayLike, delta: float) -> np.ndarray:
+def _sqrt_log_margin(n: ArrayLike, delta: float) -> NDArray[np.float64]:
+    """``sqrt(log(2 / delta) / (2 n))``: the DKW–Massart and the two-sided Hoeffding deviation
+    have this same form."""
+    if not 0 < delta < 1:
+        raise DataValidationError(f"delta must be in (0, 1), got {delta}.")
+    margin: NDArray[np.float64] = np.sqrt(np.log(2.0 / delta) / (2.0 * _counts(n)))
+    return margin
+
+
+def dkw_margin(n: ArrayLike, delta: float) -> NDArray[np.float64]:
     """Uniform deviation of an empirical CDF: ``sqrt(log(2 / delta) / (2 n))`` (DKW–Massart).
 
     With probability at least ``1 - delta`` the empirical CDF of ``n`` i.i.d. draws is within
@@ -82,12 +91,10 @@ def dkw_margin(n: ArrayLike, delta: float) -> np.ndarray:
     >>> round(float(dkw_margin(1000, 0.05)), 4)
     0.0429
     """
-    if not 0 < delta < 1:
-        raise DataValidationError(f"delta must be in (0, 1), got {delta}.")
-    return np.sqrt(np.log(2.0 / delta) / (2.0 * _counts(n)))
+    return _sqrt_log_margin(n, delta)
 
 
-def hoeffding_margin(n: ArrayLike, delta: float) -> np.ndarray:
+def hoeffding_margin(n: ArrayLike, delta: float) -> NDArray[np.float64]:
     """Two-sided Hoeffding deviation of a mean of ``n`` values in [0, 1] for a fixed rule.
 
     Examples
@@ -95,9 +102,7 @@ def hoeffding_margin(n: ArrayLike, delta: float) -> np.ndarray:
     >>> round(float(hoeffding_margin(400, 0.01)), 4)
     0.0814
     """
-    if not 0 < delta < 1:
-        raise DataValidationError(f"delta must be in (0, 1), got {delta}.")
-    return np.sqrt(np.log(2.0 / delta) / (2.0 * _counts(n)))
+    return _sqrt_log_margin(n, delta)
 
 
 def range_margin(margins: ArrayLike) -> float:
@@ -236,11 +241,12 @@ class Certificate:
                 f"{len(self.per_rate)} rates).")
 
 
-def _strata(groups: np.ndarray, y: np.ndarray | None, conditions: tuple[int, ...]) -> np.ndarray:
+def _strata(groups: np.ndarray, y: np.ndarray | None, conditions: tuple[int, ...]) -> NDArray[np.int64]:
     g = np.asarray(groups, dtype=np.int64).reshape(-1)
     if not conditions or y is None:
         return g
-    return g * 2 + (np.asarray(y).reshape(-1) == conditions[0]).astype(np.int64)
+    in_condition: NDArray[np.bool_] = np.asarray(y).reshape(-1) == conditions[0]   # numpy types == as Any
+    return g * 2 + in_condition.astype(np.int64)
 
 
 def certification_split(groups: ArrayLike, y: ArrayLike | None, certify_size: float, *,

@@ -28,6 +28,8 @@ from typing import Any
 from fairopt.errors import ConfigError
 
 Progress = Callable[[int, int, str], None]
+_Task = Callable[..., Any]  # fn(item) or fn(item, shared)
+_Outcomes = Iterator[tuple[int, Any]]  # (input index, result or the exception it raised)
 
 EXECUTORS = ("serial", "processes", "dask")
 _ALIASES = {"local": "serial", "serial": "serial", "processes": "processes", "dask": "dask"}
@@ -46,15 +48,15 @@ class Executor:
 
     name = "base"
 
-    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
+    def as_completed(self, fn: _Task, items: Iterable[Any], shared: Any = None) -> _Outcomes:
         """Yield ``(index, result or exception)`` for every item, in completion order."""
         raise AttributeError("subclasses define as_completed")  # pragma: no cover
 
-    def map(self, fn: Callable[..., Any], items: Iterable[Any], progress: Progress | None = None,
-            description: str = "sweep", shared: Any = None) -> list:
+    def map(self, fn: _Task, items: Iterable[Any], progress: Progress | None = None,
+            description: str = "sweep", shared: Any = None) -> list[Any]:
         """Results of ``fn(item)`` (or ``fn(item, shared)``) in input order; the first error is raised."""
         items = list(items)
-        out: list = [None] * len(items)
+        out: list[Any] = [None] * len(items)
         for done, (i, value) in enumerate(self.as_completed(fn, items, shared), start=1):
             if isinstance(value, BaseException):
                 raise value
@@ -73,7 +75,7 @@ class Executor:
         self.close()
 
 
-def _call(fn: Callable[..., Any], item: Any, shared: Any, with_shared: bool) -> Any:
+def _call(fn: _Task, item: Any, shared: Any, with_shared: bool) -> Any:
     return fn(item, shared) if with_shared else fn(item)
 
 
@@ -82,7 +84,7 @@ class SerialExecutor(Executor):
 
     name = "serial"
 
-    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
+    def as_completed(self, fn: _Task, items: Iterable[Any], shared: Any = None) -> _Outcomes:
         for i, item in enumerate(items):
             try:
                 value = _call(fn, item, shared, shared is not None)
@@ -98,7 +100,7 @@ def _set_worker_shared(shared: Any) -> None:
     _WORKER_SHARED["value"] = shared
 
 
-def _call_with_worker_shared(fn: Callable[..., Any], item: Any) -> Any:
+def _call_with_worker_shared(fn: _Task, item: Any) -> Any:
     return fn(item, _WORKER_SHARED["value"])
 
 
@@ -129,7 +131,7 @@ class ProcessExecutor(Executor):
             self._shared_id = id(shared)
         return self._pool
 
-    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
+    def as_completed(self, fn: _Task, items: Iterable[Any], shared: Any = None) -> _Outcomes:
         pool = self._get_pool(shared)
         if shared is not None:
             futures = {pool.submit(_call_with_worker_shared, fn, item): i for i, item in enumerate(items)}
@@ -173,7 +175,7 @@ class DaskExecutor(Executor):
             raise ConfigError("executor='dask' needs the optional dependency dask[distributed]: "
                               "pip install \"fairopt[distributed]\", or use executor='processes' "
                               "or 'serial'.") from exc
-        self._cluster = None
+        self._cluster: LocalCluster | None = None
         self.address = address
         if address is None:
             self._cluster = LocalCluster(n_workers=_default_workers(n_workers), threads_per_worker=1,
@@ -191,7 +193,7 @@ class DaskExecutor(Executor):
     def n_workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
-    def as_completed(self, fn: Callable, items: Iterable[Any], shared: Any = None) -> Iterator[tuple[int, Any]]:
+    def as_completed(self, fn: _Task, items: Iterable[Any], shared: Any = None) -> _Outcomes:
         from dask.distributed import as_completed as dask_completed
         items = list(items)
         if shared is not None:

@@ -89,11 +89,11 @@ class RankingResult:
     utility: float
     utility_unfair: float
     price_of_fairness: float
-    exposure_columns: dict = field(repr=False)
+    exposure_columns: dict[str, Any] = field(repr=False)
     decomposition: BirkhoffDecomposition
     item_exposure: np.ndarray = field(repr=False)
     n_positions: int
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
     max_bytes: int | None = MAX_DENSE_BYTES
     _dense: np.ndarray | None = field(default=None, repr=False)
 
@@ -288,7 +288,7 @@ def _weights(v: ArrayLike | None, k: int | None, n: int) -> np.ndarray:
     vv = check_position_weights(v)
     if vv.shape[0] > n:
         raise DataValidationError(f"{vv.shape[0]} position weights for a query of {n} items.")
-    return np.r_[vv, np.zeros(n - vv.shape[0])]
+    return np.concatenate([vv, np.zeros(n - vv.shape[0])])
 
 
 def _coefficients(R: _Floats, C: np.ndarray, K: int, criterion: str, labels: np.ndarray, idx: np.ndarray) -> _Floats:
@@ -298,7 +298,7 @@ def _coefficients(R: _Floats, C: np.ndarray, K: int, criterion: str, labels: np.
     size = np.bincount(flat, minlength=Q * K).reshape(Q, K).astype(float)
     if criterion == "parity":
         s = np.divide(1.0, size, out=np.zeros_like(size), where=size > 0)
-        return s[np.arange(Q)[:, None], C]
+        return np.take_along_axis(s, C, axis=1)            # s[q, C[q, i]]
     merit = np.bincount(flat, weights=R.ravel(), minlength=Q * K).reshape(Q, K)
     merit = np.divide(merit, size, out=np.zeros_like(merit), where=size > 0)
     zero = (size > 0) & (merit <= 0)
@@ -308,7 +308,7 @@ def _coefficients(R: _Floats, C: np.ndarray, K: int, criterion: str, labels: np.
                                   f"exposure per unit of merit is undefined; use criterion='parity'.")
     s = np.divide(1.0, size * merit, out=np.zeros_like(size), where=size > 0)
     c = np.ones_like(R) if criterion == "merit" else R
-    return s[np.arange(Q)[:, None], C] * c
+    return np.take_along_axis(s, C, axis=1) * c
 
 
 def _infeasible(criterion: str, eps: float, tightest: ArrayLike, queries: np.ndarray) -> InfeasibleError:
@@ -368,7 +368,7 @@ def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps
     return P, float(sol.objective), float(price), birkhoff_decomposition(P), {"method": "lp", "backend": sol.backend}
 
 
-def _round_off(P: np.ndarray, sweeps: int = 500) -> np.ndarray:
+def _round_off(P: _Floats, sweeps: int = 500) -> _Floats:
     """Remove a solver's round-off from a (sub-)doubly stochastic ``P``, for the Birkhoff-von
     Neumann decomposition: entries below 1e-9 become 0 and the rest are clipped to 1, then columns
     are scaled to sum 1 and rows to sum at most 1 (Sinkhorn sweeps). Where the dropped entries
@@ -382,7 +382,7 @@ def _round_off(P: np.ndarray, sweeps: int = 500) -> np.ndarray:
     return clipped
 
 
-def _sinkhorn(P: np.ndarray, sweeps: int) -> np.ndarray | None:
+def _sinkhorn(P: _Floats, sweeps: int) -> _Floats | None:
     """Columns to sum 1, rows to sum (at most, for top-k) 1; ``None`` if that is not reached to 1e-12."""
     square = P.shape[0] == P.shape[1]
     for _ in range(sweeps):
@@ -401,13 +401,14 @@ def _sinkhorn(P: np.ndarray, sweeps: int) -> np.ndarray | None:
 def _result(P: _Floats | None, m: int, util: float, price: float, dec: BirkhoffDecomposition, u: _Floats,
             codes: np.ndarray, K: int, labels: np.ndarray, v: _Floats, coef: _Floats, info: dict[str, Any],
             max_bytes: int | None) -> RankingResult:
-    present = np.unique(codes)
+    counts = np.bincount(codes, minlength=K)
+    present = np.flatnonzero(counts)             # the groups of this query, in code order
     lab = labels[present]
 
     def per_group(x: _Floats) -> _Floats:
-        return (np.bincount(codes, weights=x, minlength=K) / np.maximum(np.bincount(codes, minlength=K), 1))[present]
+        return (np.bincount(codes, weights=x, minlength=K) / np.maximum(counts, 1))[present]
 
-    size = np.bincount(codes, minlength=K)[present]
+    size = counts[present]
     if P is not None:
         P = P[:, :m]
         m = P.shape[1]

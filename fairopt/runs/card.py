@@ -94,9 +94,9 @@ class Card:
     data: BaseModel
     parameters: BaseModel
     solver: SolverSpec | None
-    raw: dict
+    raw: dict[str, Any]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The card as a plain ``dict``: path, name, formulation, data, parameters and solver."""
         return {"path": str(self.path), "name": self.name, "formulation": self.formulation,
                 "data": self.data.model_dump(mode="json"),
@@ -220,7 +220,7 @@ def override_path(text: str) -> list[str]:
     return ["parameters", *path] if len(path) == 1 and path[0] not in CARD_TABLES else path
 
 
-def apply_overrides(raw: dict, overrides: list[str]) -> dict:
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``--set key=value`` texts; ``key=`` with nothing after it removes the key (back to its
     default, e.g. to use ``sr_difference`` on a card that sets ``statistical_rate``)."""
     for text in overrides or []:
@@ -249,7 +249,8 @@ def read_card(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"model card {str(path)!r} does not exist.")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        tables: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))  # tomli (Python 3.10): untyped
+        return tables
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason}); save the card as "
                           "UTF-8.") from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from fairopt._version import __version__
@@ -38,7 +39,7 @@ def solver_label(backend: str | None, solver: str | None) -> str:
 def json_safe(obj: Any) -> Any:
     """Floats that JSON cannot hold (nan, inf) become null; numpy scalars become Python."""
     if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
+        return json_safe_record(obj)
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
@@ -46,6 +47,11 @@ def json_safe(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+def json_safe_record(record: Mapping[Any, Any]) -> dict[str, Any]:
+    """:func:`json_safe` of a mapping: a JSON object with text keys."""
+    return {str(k): json_safe(v) for k, v in record.items()}
 
 
 def limit_hint(card: Card, status: str | None, solver_stopped: bool = False) -> str | None:
@@ -110,7 +116,7 @@ def execute(card: Card, progress: Progress = no_progress) -> dict[str, Any]:
         hint = limit_hint(card, status, solver_stopped=True)
         if hint:
             result["hint"] = hint
-        return json_safe(result)
+        return json_safe_record(result)
     metrics, timings = _split_timings({k: float(v) for k, v in output.metrics.items()})
     undefined = sorted(k for k, v in metrics.items() if not math.isfinite(v))
     backend, solver = output.backend, output.solver   # typed fields: the back end and its inner solver
@@ -129,4 +135,4 @@ def execute(card: Card, progress: Progress = no_progress) -> dict[str, Any]:
         result["hint"] = hint
     if output.extra.get("notes"):         # what the run decided on its own (e.g. stayed serial)
         result["notes"] = list(output.extra["notes"])
-    return json_safe(result)
+    return json_safe_record(result)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from fairopt.runs.card import Card
 
 #: data set -> (label column, protected column, compared values (G0, G1), columns dropped)
-TASKS = {
+TASKS: dict[str, tuple[str, str, tuple[str, str], tuple[str, ...]]] = {
     "adult": ("income", "sex", ("Female", "Male"), ()),
     "compas": ("two_year_recid", "race", ("Not-Caucasian", "Caucasian"),
                ("c_charge_desc", "decile_score", "score_text")),
@@ -45,7 +45,7 @@ class Task:
     X: pd.DataFrame
     y: np.ndarray
     group: np.ndarray          # 0/1 codes: values[1] is G1
-    values: tuple
+    values: tuple[str, str]    # (G0, G1) as written in the data
     name: str
 
     def split(self, train: np.ndarray, test: np.ndarray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -82,10 +82,10 @@ def train_test(n: int, test_size: float, rng: np.random.Generator) -> tuple[np.n
     return tuple(split_rows(n, [1 - test_size], rng, sort=True))
 
 
-def violations(prob: np.ndarray, y: np.ndarray, group: np.ndarray) -> dict:
+def violations(prob: np.ndarray, y: np.ndarray, group: np.ndarray) -> dict[str, float]:
     """Error and fairness violations of probabilities ``prob`` and of ``prob > ½``."""
     from fairopt.metrics import demographic_parity_difference, equalized_odds_difference
-    out = {}
+    out: dict[str, float] = {}
     for kind, pred in (("", (prob > 0.5).astype(float)), ("expected_", prob)):
         out[f"{kind}error"] = float(np.mean(np.abs(pred - y)))
         out[f"{kind}dp_violation"] = float(demographic_parity_difference(None, pred, sensitive_features=group))
@@ -107,7 +107,8 @@ class Data(BaseModel):
 
 def _default() -> dict[str, Any]:
     from fairopt.inprocessing import FairLogLossClassifier
-    return FairLogLossClassifier().get_params()
+    params: dict[str, Any] = FairLogLossClassifier().get_params()   # scikit-learn: untyped
+    return params
 
 
 #: the estimator's defaults, the one place they are set
@@ -139,9 +140,10 @@ class Parameters(BaseModel):
 def _estimator(params: Parameters, solver: SolverSpec | None) -> FairLogLossClassifier:
     from fairopt.inprocessing import FairLogLossClassifier
     # the card's values go through set_params: the estimator keeps the one list of defaults
-    return FairLogLossClassifier().set_params(
-        constraint=None if params.constraint == "none" else params.constraint,
-        solver=solver or _DEFAULT["solver"], **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
+    est = FairLogLossClassifier()
+    est.set_params(constraint=None if params.constraint == "none" else params.constraint,
+                   solver=solver or _DEFAULT["solver"], **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
+    return est
 
 
 def _prepare(params: Parameters, data: Data) -> tuple[Task, NDArray[np.float64], NDArray[np.float64], np.ndarray,

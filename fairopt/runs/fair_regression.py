@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -29,6 +30,7 @@ from fairopt.runs.base import FrontierSpec, Progress, RunOutput, Table, split_ro
 from fairopt.runs.sweep import map_points
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
     from sklearn.base import BaseEstimator
 
     from fairopt.modeling import Program
@@ -198,10 +200,11 @@ def _worst_group_loss(losses: np.ndarray, groups: np.ndarray) -> float:
     return float(np.max(np.bincount(codes, weights=losses) / np.bincount(codes)))
 
 
-def baselines(data: dict, loss_name: str) -> list[dict]:
+def baselines(data: dict[str, Any], loss_name: str) -> list[dict[str, Any]]:
     """Unconstrained fit (and SEO for square loss), evaluated like the sweep points."""
     loss = get_loss(loss_name)
     rows = []
+    models: dict[str, Callable[[NDArray[np.float64]], NDArray[np.float64]]]
     if loss_name == "logistic":
         clf = LogisticRegression(max_iter=2000).fit(data["X_train"], data["y_train"])
         assert isinstance(loss, ScaledLogisticLoss)
@@ -225,7 +228,7 @@ def baselines(data: dict, loss_name: str) -> list[dict]:
 POINT_STATUS = {"converged": "optimal", "max_iter": "iteration_limit"}
 
 
-def sweep_status(results: list[dict]) -> str:
+def sweep_status(results: list[dict[str, Any]]) -> str:
     """Status of a sweep: ``"infeasible"`` if any point is, else ``"iteration_limit"`` if any
     game stopped at ``max_iter``, else ``"optimal"`` (every point converged)."""
     statuses = [r["status"] for r in results]
@@ -234,7 +237,7 @@ def sweep_status(results: list[dict]) -> str:
     return "optimal" if all(s == "converged" for s in statuses) else "iteration_limit"
 
 
-def _all_infeasible(params: Parameters, results: list[dict]) -> InfeasibleError:
+def _all_infeasible(params: Parameters, results: list[dict[str, Any]]) -> InfeasibleError:
     """The error of a sweep in which no ``eps`` value is feasible."""
     loosest = max(results, key=lambda r: r["eps"])
     reached = [r["tightest"] for r in results if r.get("tightest") is not None]

@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
-def load_records(directory: str | os.PathLike[str], invalid: list[str] | None = None) -> list[dict]:
+def load_records(directory: str | os.PathLike[str], invalid: list[str] | None = None) -> list[dict[str, Any]]:
     """Task records of a sweep folder, in the sweep's task order (extra tasks from earlier grids last).
 
     A file that is not a task record (not JSON, ``{}``, ``[]``, ``null``, a metric that is not a
@@ -73,7 +73,7 @@ def _cell(value: object) -> object:
     return json.dumps(value) if isinstance(value, (list, dict)) else value
 
 
-def task_table(records: list[dict]) -> pd.DataFrame:
+def task_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per task: ``task``, ``fold``, grid keys, ``status``, ``error``, ``parameters.*``, ``metrics.*``."""
     rows = []
     for rec in records:
@@ -108,14 +108,15 @@ def pareto_mask(cost: ArrayLike, unfairness: ArrayLike) -> np.ndarray:
     return mask
 
 
-def resolve_spec(records: list[dict], objective: str | None = None,
+def resolve_spec(records: list[dict[str, Any]], objective: str | None = None,
                  fairness: list[str] | None = None) -> FrontierSpec:
     """The runner's :class:`FrontierSpec`, with ``objective`` / ``fairness`` (``NAME[:min|max]``) overriding it."""
     from fairopt.runs import get_runner
     formulations = {name for r in records if (name := r.get("formulation"))}
-    spec = None
+    spec: FrontierSpec | None = None
     if len(formulations) == 1:
-        spec = getattr(get_runner(formulations.pop()), "FRONTIER", None)
+        declared = getattr(get_runner(formulations.pop()), "FRONTIER", None)   # optional in a runner
+        spec = declared if isinstance(declared, FrontierSpec) else None
     if objective:
         name, _, sense = objective.partition(":")
         spec = FrontierSpec(name, sense or ("max" if "accuracy" in name else "min"),

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from fairopt.runs.base import Columns, RunOutput, Table, ThreeSplits, split_rows
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from fairopt.modeling import SolverSpec
     from fairopt.runs.base import Progress
     from fairopt.runs.card import Card
@@ -64,7 +66,8 @@ def hours_target(df: pd.DataFrame) -> np.ndarray:
     >>> hours_target(pd.DataFrame({"hours_per_week": [20, 40, 60]})).tolist()
     ['part_time', 'full_time', 'long']
     """
-    codes = np.searchsorted(np.asarray(HOURS_BINS), df["hours_per_week"].to_numpy(float), side="right")
+    hours: NDArray[np.float64] = df["hours_per_week"].to_numpy(float)   # pandas: untyped
+    codes = np.searchsorted(np.asarray(HOURS_BINS), hours, side="right")
     return np.asarray(HOURS_CLASSES, dtype=object)[codes]
 
 

@@ -25,13 +25,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fairopt.errors import ConfigError
 from fairopt.runs.base import Progress, Runner, no_progress
 
 if TYPE_CHECKING:
     from fairopt.runs.card import Card
+
+_P = TypeVar("_P")  # a point of an inner sweep
+_R = TypeVar("_R")  # what the runner's function returns for one point
 
 #: statuses of a finished task that a rerun does not repeat (anything but a raised error)
 RETRY_STATUSES = ("error",)
@@ -81,7 +84,7 @@ def resolve_key(key: str, runner: Runner) -> str:
     raise ConfigError(f"--grid {key}: not a key of this card's parameters, data or solver{hint}")
 
 
-def parse_grid(texts: list[str] | dict[str, list], runner: Runner) -> dict[str, list[str]]:
+def parse_grid(texts: list[str] | dict[str, list[Any]], runner: Runner) -> dict[str, list[str]]:
     """``["statistical_rate=0.8,0.9"]`` (or a mapping) -> ``{"parameters.statistical_rate": ["0.8", "0.9"]}``.
 
     Values stay TOML text (``0.9``, ``"text"``, ``[1, 2]``) and are read like ``--set`` values.
@@ -168,19 +171,19 @@ def expand(grid: dict[str, list[str]], folds: int | None = None) -> list[Task]:
 
 
 # ---- tasks -----------------------------------------------------------------------------------------------------
-def card_digest(raw: dict, solver: str | None) -> str:
+def card_digest(raw: dict[str, Any], solver: str | None) -> str:
     """Identity of the swept card (tables after the sweep-wide overrides, plus ``--solver``)."""
     return hashlib.sha1(json.dumps([raw, solver], sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def run_task(payload: dict) -> dict:
+def run_task(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker side: validate the card with the task's overrides, run it, return its record.
 
     Any exception becomes a record with ``status = "error"``, the error and its traceback, so one
     failing task never stops a sweep.
     """
     from fairopt.runs.card import load_card
-    from fairopt.runs.execute import execute, json_safe
+    from fairopt.runs.execute import execute, json_safe_record
     t0 = time.perf_counter()
     task = payload["task"]
     try:
@@ -196,17 +199,17 @@ def run_task(payload: dict) -> dict:
     result["task"] = task
     result["card_digest"] = payload["digest"]
     result["worker_pid"] = os.getpid()
-    return json_safe(result)
+    return json_safe_record(result)
 
 
-def write_atomic(path: Path, record: dict) -> None:
+def write_atomic(path: Path, record: dict[str, Any]) -> None:
     """Write a JSON record so that a kill or a failed write leaves the old file or the new one,
     never half of one (:func:`fairopt.runs.files.write_json_atomic`)."""
     from fairopt.runs.files import write_json_atomic
     write_json_atomic(path, record)
 
 
-def read_record(path: Path) -> dict | None:
+def read_record(path: Path) -> dict[str, Any] | None:
     """A stored JSON object, or ``None`` if it is missing, unreadable or not an object."""
     from fairopt.runs.files import read_json
     rec = read_json(path)
@@ -256,7 +259,7 @@ class SweepSummary:
     """What a sweep did: every task's record, and which were run now or found finished."""
 
     out: Path
-    records: list[dict]
+    records: list[dict[str, Any]]
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     executor: str = "serial"
@@ -265,7 +268,7 @@ class SweepSummary:
     invalid: list[str] = field(default_factory=list)
 
     @property
-    def failed(self) -> list[dict]:
+    def failed(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("status") == "error"]
 
     @property
@@ -292,7 +295,7 @@ def plan_executor(executor: str, n_tasks: int, n_workers: int | None) -> tuple[s
     return executor, ""
 
 
-def run_sweep(card_path: str | os.PathLike[str], grid: list[str] | dict[str, list], *, folds: int | None = None,
+def run_sweep(card_path: str | os.PathLike[str], grid: list[str] | dict[str, list[Any]], *, folds: int | None = None,
               executor: str = "serial", out: str | os.PathLike[str] | None = None,
               overrides: list[str] | None = None, solver: str | None = None, n_workers: int | None = None,
               progress: Progress = no_progress, processes: bool = True) -> SweepSummary:
@@ -373,7 +376,7 @@ def _run_locked(out: Path, manifest: dict[str, Any], tasks: list[Task], raw: dic
     _check_manifest(out, digest)
     write_atomic(out / "sweep.json", manifest)
 
-    records: dict[str, dict] = {}
+    records: dict[str, dict[str, Any]] = {}
     invalid: list[str] = []
     todo = []
     for task in tasks:
@@ -468,7 +471,7 @@ def sweep_lock(out: Path) -> Iterator[Path]:
         os.close(fd)
 
 
-def _absolute_data_path(raw: dict) -> None:
+def _absolute_data_path(raw: dict[str, Any]) -> None:
     """A relative ``data.path`` means relative to where the sweep was started, not to the worker."""
     path = raw.get("data", {}).get("path")
     if isinstance(path, str) and path and not os.path.isabs(path):
@@ -481,9 +484,9 @@ def _absolute_data_path(raw: dict) -> None:
 SMALL_SWEEP_SECONDS = 20.0
 
 
-def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "serial", n_workers: int | None = None,
-               progress: Progress = no_progress, steps: int = 1, label: Callable[[Any], str] = str,
-               notes: list[str] | None = None) -> list:
+def map_points(fn: Callable[..., _R], points: list[_P], shared: Any, *, executor: str = "serial",
+               n_workers: int | None = None, progress: Progress = no_progress, steps: int = 1,
+               label: Callable[[_P], str] = str, notes: list[str] | None = None) -> list[_R]:
     """``[fn(point, shared, progress=...) for point in points]`` on the named executor, in order.
 
     Serially, each point reports its own progress (``steps`` units per point) through the card's
@@ -494,9 +497,9 @@ def map_points(fn: Callable, points: list, shared: Any, *, executor: str = "seri
     """
     from fairopt.parallel import get_executor, parse_executor
     total = len(points) * steps
-    out: list = []
+    out: list[_R] = []
 
-    def serial(i: int, point: Any) -> None:
+    def serial(i: int, point: _P) -> None:
         def inner(done: int, tot: int, desc: str) -> None:
             progress(i * steps + min(done, steps), total, f"{label(point)}: {desc}")
         out.append(fn(point, shared, progress=inner))

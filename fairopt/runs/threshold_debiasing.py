@@ -53,7 +53,8 @@ class Data(BaseModel):
 
 def _default() -> dict[str, Any]:
     from fairopt.postprocessing import ThresholdDebiaser
-    return ThresholdDebiaser().get_params()
+    params: dict[str, Any] = ThresholdDebiaser().get_params()   # scikit-learn: untyped
+    return params
 
 
 #: the estimator's defaults, the one place they are set
@@ -109,7 +110,7 @@ def _classifier(name: str, df: pd.DataFrame, seed: int) -> Pipeline:
     return make_pipeline(pre, model)
 
 
-def prepare(params: Parameters, data: Data, progress: Progress | None = None) -> dict:
+def prepare(params: Parameters, data: Data, progress: Progress | None = None) -> dict[str, Any]:
     """Scores, groups and labels of the post-processing and test splits."""
     rng = np.random.default_rng(data.random_state)
     if data.dataset == "scores":
@@ -158,9 +159,10 @@ def _debiaser(params: Parameters, estimator: BaseEstimator | None, solver: Solve
         if not caps["exact"] and caps["iteration_limit"]:   # a stochastic method: the card's step count
             options = {caps["iteration_limit"]: params.sgd_steps}
     # the card's values go through set_params: the estimator keeps the one list of defaults
-    return ThresholdDebiaser().set_params(estimator=estimator, prefit=estimator is not None, solver=solver,
-                                          solver_options=options,
-                                          **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
+    debiaser = ThresholdDebiaser()
+    debiaser.set_params(estimator=estimator, prefit=estimator is not None, solver=solver, solver_options=options,
+                        **{k: getattr(params, k) for k in ESTIMATOR_KEYS})
+    return debiaser
 
 
 def frontier_inputs(card: Card, params: Parameters, data: Data) -> tuple[ThresholdDebiaser, Any, Any, Any]:

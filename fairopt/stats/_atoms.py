@@ -40,13 +40,11 @@ class ScoreAtoms:
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
-    >>> from fairopt.formulations.constrained_classification import collapse_atoms
-    >>> atoms = collapse_atoms(scores, groups)          # a ScoreAtoms
-    >>> atoms.n_cells, int(atoms.weight.sum())
-    (2, 400)
+    >>> atoms = merge_atoms(np.array([1, 0, 1, 0]), np.array([0.4, 0.1, 0.4, 0.3]), np.ones(4))
+    >>> atoms.n_atoms, atoms.n_cells, atoms.weight.tolist()     # the two rows (1, 0.4) are one atom
+    (3, 2, [1.0, 1.0, 2.0])
+    >>> atoms.score[atoms.cell_slice(0)].tolist()                # cell 0's atoms, by score
+    [0.1, 0.3]
     """
 
     cell: np.ndarray

@@ -49,7 +49,8 @@ def open_npy(path: str, name: str = "X") -> np.memmap | np.ndarray:
             f"the header) but the file has {size} bytes; {fix}.")
     if int(np.prod(shape, dtype=np.int64)) == 0:   # numpy cannot memory-map zero bytes
         return np.zeros(shape, dtype=dtype, order="F" if fortran else "C")
-    return np.load(path, mmap_mode="r")
+    mapped: np.memmap[Any, np.dtype[Any]] = np.load(path, mmap_mode="r")   # numpy types np.load as Any
+    return mapped
 
 
 def open_parquet(path: str, name: str = "X") -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 
 from fairopt.errors import DataValidationError
 from fairopt.stats._files import open_parquet
-from fairopt.stats._sources import _check_weights, chunk_rows, is_dask, map_reduce
+from fairopt.stats._sources import _check_weights, add_sums, chunk_rows, is_dask, map_reduce
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +34,7 @@ def cell_group_counts(cells: Any, groups: Any, n_cells: int, n_groups: int, samp
                 raise DataValidationError(f"{name} codes must be integers in 0 .. {hi - 1}.")
         idx = c.astype(np.int64) * n_groups + g
         return np.bincount(idx, weights=_check_weights(w), minlength=n_cells * n_groups).astype(float)
-    return map_reduce(part, np.add, [cells, groups, sample_weight], chunk_rows).reshape(n_cells, n_groups)
+    return map_reduce(part, add_sums, [cells, groups, sample_weight], chunk_rows).reshape(n_cells, n_groups)
 
 
 # --------------------------------------------------------------------------- record tables

@@ -16,6 +16,7 @@ from fairopt.stats._sources import (
     _check_weights,
     _codes,
     _group_min_max,
+    add_sums,
     map_reduce,
 )
 
@@ -120,7 +121,8 @@ class ScoreHistogram:
         return quantise(scores, cells, self.lo, self.hi, self.bins)
 
 
-def bin_index(f: np.ndarray, c: np.ndarray, lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
+def bin_index(f: NDArray[np.float64], c: NDArray[np.int64], lo: NDArray[np.float64], hi: NDArray[np.float64],
+              bins: int) -> NDArray[np.int64]:
     """Bin of every score on its cell's grid of ``bins`` equal bins over ``[lo, hi]`` (clipped).
 
     Examples
@@ -135,7 +137,7 @@ def bin_index(f: np.ndarray, c: np.ndarray, lo: np.ndarray, hi: np.ndarray, bins
     return np.clip(b, 0, bins - 1).astype(np.int64)
 
 
-def bin_centres(lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
+def bin_centres(lo: NDArray[np.float64], hi: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
     """Centres of the equal bins of every cell, shape ``(K, bins)``.
 
     Examples
@@ -148,7 +150,8 @@ def bin_centres(lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
     return np.where(span > 0, lo[:, None] + (np.arange(bins) + 0.5) * span / bins, lo[:, None])
 
 
-def quantise(scores: ArrayLike, cells: ArrayLike, lo: np.ndarray, hi: np.ndarray, bins: int) -> np.ndarray:
+def quantise(scores: ArrayLike, cells: ArrayLike, lo: NDArray[np.float64], hi: NDArray[np.float64],
+             bins: int) -> NDArray[np.float64]:
     """Scores rounded to their bin centres: each moves by at most half a bin width
     ``(hi_k - lo_k) / (2 bins)`` (inside the fitted range).
 
@@ -160,7 +163,9 @@ def quantise(scores: ArrayLike, cells: ArrayLike, lo: np.ndarray, hi: np.ndarray
     """
     f = np.asarray(scores, dtype=float)
     c = np.asarray(cells, dtype=np.int64)
-    return bin_centres(lo, hi, bins)[c, bin_index(f, c, lo, hi, bins)]
+    # numpy types an index by a tuple of arrays as Any
+    centred: NDArray[np.float64] = bin_centres(lo, hi, bins)[c, bin_index(f, c, lo, hi, bins)]
+    return centred
 
 
 def score_histogram(scores: Any, groups: Any, labels: np.ndarray, bins: int, sample_weight: Any = None, y: Any = None,
@@ -208,7 +213,7 @@ def score_histogram(scores: Any, groups: Any, labels: np.ndarray, bins: int, sam
         if yy is not None:
             out[1] = np.bincount(idx, weights=yy if w is None else yy * w, minlength=K * bins)
         return out
-    tot = map_reduce(part, np.add, [scores, groups, sample_weight, y], chunk_rows)
+    tot = map_reduce(part, add_sums, [scores, groups, sample_weight, y], chunk_rows)
     counts = tot[0].reshape(K, bins)
     positive = tot[1].reshape(K, bins) if y is not None else None
     return ScoreHistogram(lo=lo, hi=hi, counts=counts, positive=positive)

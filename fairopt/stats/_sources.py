@@ -13,9 +13,14 @@ from fairopt.errors import DataTypeError, DataValidationError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
+    from typing_extensions import Unpack
 
     #: the labels of a chunk and their per-label statistics
     _Keyed = tuple[NDArray[Any], NDArray[np.float64]]
+    #: a map of a chunk's scores (``score_map``)
+    _FloatMap = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+    #: ``transform(g, w, *values) -> (w, *values)`` of a chunk
+    _Transform = Callable[..., tuple[NDArray[Any] | None, Unpack[tuple[NDArray[Any], ...]]]]
 
 _T = TypeVar("_T")
 
@@ -101,11 +106,7 @@ def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
                         "(a Dask Series), or combine the columns into one label per row where they live.")
                 x = x[x.columns[0]]
             x = x.to_dask_array(lengths=True)            # only the partition lengths are computed
-        if x.ndim == 2 and x.shape[1] == 1:
-            x = x[:, 0]
-        if x.ndim != 1:
-            raise DataValidationError(f"{name} must be one-dimensional, got a Dask array of shape {x.shape}.")
-        return x
+        return _one_column(x, name, "a Dask array of shape")
     if isinstance(x, (str, os.PathLike)):
         path = os.fspath(x)
         if not path.endswith(".npy"):
@@ -118,10 +119,15 @@ def as_source(x: Any, name: str = "X", numeric: bool = False) -> Any:
                                 f"e.g. numpy.save({path!r}, numpy.load({path!r}).astype(float)).")
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
+    return _one_column(x, name, "shape")
+
+
+def _one_column(x: Any, name: str, what: str) -> Any:
+    """A 1-D array (NumPy or Dask) of ``x``: one column of a 2-D array is taken, other shapes raise."""
     if x.ndim == 2 and x.shape[1] == 1:
         x = x[:, 0]
     if x.ndim != 1:
-        raise DataValidationError(f"{name} must be one-dimensional, got shape {x.shape}.")
+        raise DataValidationError(f"{name} must be one-dimensional, got {what} {x.shape}.")
     return x
 
 
@@ -198,20 +204,22 @@ def _read(a: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 
 def _dask_map_reduce(func: Callable[..., _T], combine: Callable[[_T, _T], _T], srcs: Sequence[Any]) -> _T:
-    import dask
     import dask.array as da
+    from dask.base import compute
+    from dask.delayed import delayed
 
     ref = next(a for a in srcs if a is not None and is_dask(a))
     aligned = [None if a is None else (a.rechunk(ref.chunks) if is_dask(a) else da.from_array(a, chunks=ref.chunks))
                for a in srcs]
     blocks = [None if a is None else a.to_delayed().ravel().tolist() for a in aligned]
     nb = len(next(b for b in blocks if b is not None))
-    fn, comb = dask.delayed(func, pure=True), dask.delayed(combine, pure=True)
+    fn, comb = delayed(func, pure=True), delayed(combine, pure=True)
     parts = [fn(*(None if b is None else b[i] for b in blocks)) for i in range(nb)]
     while len(parts) > 1:               # binary tree: partial statistics never pile up on one worker
         parts = [comb(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
-    return dask.compute(parts[0])[0]
+    result: _T = compute(parts[0])[0]   # dask types compute's results as Any
+    return result
 
 
 # --------------------------------------------------------------------------- group labels
@@ -255,36 +263,47 @@ def group_sums(values: Sequence[Any], groups: Any, labels: np.ndarray, sample_we
     >>> group_sums([np.array([1.0, 0.0, 1.0])], np.array([0, 0, 1]), np.array([0, 1])).tolist()
     [[2.0, 1.0], [1.0, 1.0]]
     """
-    K, m = len(labels), len(values)
+    K = len(labels)
 
     def part(g: NDArray[Any], w: NDArray[np.float64] | None, *vs: NDArray[Any]) -> NDArray[np.float64]:
-        c = _codes(g, labels)
-        out = np.empty((m + 1, K))
-        out[0] = np.bincount(c, weights=w, minlength=K) if w is not None else np.bincount(c, minlength=K)
-        for i, v in enumerate(vs):
-            v = np.asarray(v, dtype=float)
-            out[i + 1] = np.bincount(c, weights=v if w is None else v * w, minlength=K)
-        return out
-    return map_reduce(part, np.add, [groups, sample_weight, *values], chunk_rows)
+        return _weighted_sums(_codes(g, labels), K, w, vs)
+    return map_reduce(part, add_sums, [groups, sample_weight, *values], chunk_rows)
+
+
+def add_sums(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``a + b``: the ``combine`` of :func:`map_reduce` for partial sums (typed, unlike ``np.add``)."""
+    return a + b
+
+
+def _weighted_sums(codes: NDArray[np.integer[Any]], K: int, w: NDArray[Any] | None,
+                   values: Sequence[ArrayLike]) -> NDArray[np.float64]:
+    """``[sum of w, sum of w*v_1, ...]`` per code ``0..K-1``, shape ``(len(values) + 1, K)``
+    (``w`` ``None``: unit weights)."""
+    out = np.empty((len(values) + 1, K))
+    out[0] = np.bincount(codes, weights=w, minlength=K)
+    for i, v in enumerate(values):
+        v = np.asarray(v, dtype=float)
+        out[i + 1] = np.bincount(codes, weights=v if w is None else v * w, minlength=K)
+    return out
 
 
 
-def _check_numeric(v: Any, name: str) -> np.ndarray:
+def _check_numeric(v: Any, name: str) -> NDArray[Any]:
     """``v`` as an array of numbers: strings, bytes and objects are refused (``np.asarray(v, float)``
     would parse ``"0.5"`` silently, or fail with numpy's words)."""
-    v = np.asarray(v)
-    if v.dtype.kind == "O":       # e.g. a nullable pandas column through Dask: numbers held as objects
+    arr = np.asarray(v)
+    if arr.dtype.kind == "O":       # e.g. a nullable pandas column through Dask: numbers held as objects
         import pandas as pd
-        if pd.api.types.infer_dtype(v, skipna=True) in ("floating", "integer", "mixed-integer-float", "boolean",
-                                                        "decimal", "empty"):
-            return v.astype(float)
-    if v.dtype.kind not in "biuf":
-        raise DataTypeError(f"{name} must hold numbers, got dtype {v.dtype} (e.g. {v.ravel()[:3].tolist()}); "
+        if pd.api.types.infer_dtype(arr, skipna=True) in ("floating", "integer", "mixed-integer-float", "boolean",
+                                                          "decimal", "empty"):
+            return arr.astype(float)
+    if arr.dtype.kind not in "biuf":
+        raise DataTypeError(f"{name} must hold numbers, got dtype {arr.dtype} (e.g. {arr.ravel()[:3].tolist()}); "
                             f"convert it where it lives, e.g. array.astype(float), and save it again.")
-    return v
+    return arr
 
 
-def _check_scores(f: np.ndarray, score_map: Callable | None = None) -> np.ndarray:
+def _check_scores(f: np.ndarray, score_map: _FloatMap | None = None) -> NDArray[np.float64]:
     f = np.asarray(_check_numeric(f, "the scores (X)"), dtype=float)
     if not np.isfinite(f).all():
         raise DataValidationError("scores must be finite; drop or impute the rows with NaN/inf scores.")
@@ -334,7 +353,7 @@ def _keyed(labels: np.ndarray, values: np.ndarray, fill: float, out_labels: np.n
 
 
 def labels_and_range(scores: Any, groups: Any, chunk_rows: int | None = None,
-                     score_map: Callable | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     score_map: _FloatMap | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted group labels and each group's score range in **one** pass (the first pass of the
     quantised fit; :func:`group_labels` then :func:`score_range` read the data twice).
 
@@ -367,7 +386,7 @@ def labels_and_range(scores: Any, groups: Any, chunk_rows: int | None = None,
 
 
 def keyed_group_sums(values: Sequence[Any], groups: Any, sample_weight: Any = None, chunk_rows: int | None = None,
-                     transform: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     transform: _Transform | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted group labels and per-group sums ``[w, w*v_1, ...]`` in **one** pass (labels need
     not be known in advance). ``transform(g, w, *values) -> (w, *values)`` may check or map a chunk.
 
@@ -378,20 +397,15 @@ def keyed_group_sums(values: Sequence[Any], groups: Any, sample_weight: Any = No
     >>> labels.tolist(), sums.tolist()
     ([5, 7], [[2.0, 1.0], [1.0, 1.0]])
     """
-    def part(g: NDArray[Any], w: NDArray[np.float64] | None, *vs: NDArray[Any]) -> _Keyed:
+    def part(g: NDArray[Any], w: NDArray[Any] | None, *values: NDArray[Any]) -> _Keyed:
         g = np.asarray(g)
         if g.dtype.kind == "f" and np.isnan(g).any():
             raise DataValidationError("sensitive_features has missing (NaN) labels; fill or drop them.")
+        vs: Sequence[ArrayLike] = values
         if transform is not None:
-            w, *vs = transform(g, w, *vs)
+            w, *vs = transform(g, w, *values)
         u, inv = np.unique(g, return_inverse=True)
-        inv = inv.reshape(-1)
-        out = np.empty((len(vs) + 1, len(u)))
-        out[0] = np.bincount(inv, weights=w, minlength=len(u))
-        for i, v in enumerate(vs):
-            v = np.asarray(v, dtype=float)
-            out[i + 1] = np.bincount(inv, weights=v if w is None else v * w, minlength=len(u))
-        return u, out
+        return u, _weighted_sums(inv.reshape(-1), len(u), w, vs)
 
     def comb(a: _Keyed, b: _Keyed) -> _Keyed:
         u = np.union1d(a[0], b[0])
