@@ -24,7 +24,7 @@ LAYERS = [
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py",
+    ("shared", ["validation.py", "_frames.py", "_groups.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py",
                 "criteria.py", "guarantees.py", "stats/"]),
     ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py"]),
 ]
