@@ -38,7 +38,7 @@ MODELING = [
     ["diagnose.py"],
     ["backends/base.py"],
     ["backends/"],
-    ["registry.py"],
+    ["_catalog.py", "registry.py"],
     ["program.py"],
     ["parametric.py"],
     ["smooth.py"],
