@@ -237,9 +237,7 @@ def record_features(estimator: BaseEstimator, X: Any, ignore: Sequence[Any] | No
     --------
     >>> import pandas as pd
     >>> from sklearn.base import BaseEstimator
-    >>> class Model(BaseEstimator):
-    ...     pass
-    >>> model = Model()
+    >>> model = BaseEstimator()
     >>> record_features(model, pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
     >>> model.n_features_in_, list(model.feature_names_in_)
     (2, ['a', 'b'])
@@ -264,9 +262,7 @@ def align_features(estimator: BaseEstimator, X: Any, name: str = "X") -> Any:
     --------
     >>> import pandas as pd
     >>> from sklearn.base import BaseEstimator
-    >>> class Model(BaseEstimator):
-    ...     pass
-    >>> model = Model()
+    >>> model = BaseEstimator()    # any estimator
     >>> X = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
     >>> record_features(model, X)
     >>> align_features(model, X[["b", "a"]]).columns.tolist()     # back in the fitted order

@@ -57,6 +57,8 @@ __all__ = [
 _Loader = TypeVar("_Loader", bound=Callable[..., Any])
 
 register("dataset_path", """
+Parameters
+----------
 path : str or path-like, optional
     The file, or a folder holding ``@DATASET@.csv.gz``; default ``$FAIROPT_DATA_HOME``.""")
 register("dataset_errors", """
@@ -95,8 +97,6 @@ def _dataset_doc(name: str) -> Callable[[_Loader], _Loader]:
 def load_adult(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """UCI Adult census income (train + test, rows with missing values removed; 45,222 rows).
 
-    Parameters
-    ----------
     {dataset_path}
 
     Returns
@@ -120,8 +120,6 @@ def load_compas(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     Race is pre-binarised in the file, so the usual African-American/Caucasian restriction cannot be
     re-applied. ``age_cat`` is ProPublica's label (age 45 falls in ``"Greater than 45"``).
 
-    Parameters
-    ----------
     {dataset_path}
 
     Returns
@@ -146,8 +144,6 @@ def load_law(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     4.2). The fair-regression runner uses ``clip(ugpa / 4, 0, 1)`` as its target, so those rows get
     the target 1.0. Two rows have ``ugpa == 0``; they are kept.
 
-    Parameters
-    ----------
     {dataset_path}
 
     Returns
@@ -169,8 +165,6 @@ def load_crime(path: str | os.PathLike[str] | None = None, *, drop_derived: bool
     Attributes are min–max scaled to [0, 1] by UCI; columns with missing values were removed and the
     state code is one-hot encoded as ``state_<FIPS>``.
 
-    Parameters
-    ----------
     {dataset_path}
     drop_derived : bool, default False
         Drop :data:`CRIME_DERIVED_COLUMNS` (``high_crime``, a thresholded ``ViolentCrimesPerPop``, and
@@ -231,8 +225,6 @@ def load_credit(path: str | os.PathLike[str] | None = None, *, repair_sex: bool 
     women and men. With ``repair_sex=True`` (default) the loader detects exactly this pattern, recodes
     ``"Male" → "Female"`` and blank → ``"Male"``, and warns. Any other missing ``SEX`` values raise.
 
-    Parameters
-    ----------
     {dataset_path}
     repair_sex : bool, default True
         Recode the known ``SEX`` defect described above; with False the column is returned as stored
@@ -271,8 +263,6 @@ def load_credit(path: str | os.PathLike[str] | None = None, *, repair_sex: bool 
 def load_bank(path: str | os.PathLike[str] | None = None, *, drop_duplicates: bool = True) -> pd.DataFrame:
     """UCI Bank Marketing, ``bank-full`` (45,211 rows).
 
-    Parameters
-    ----------
     {dataset_path}
     drop_duplicates : bool, default True
         Drop exact duplicate rows, keeping the first. The shared copy has 45,212 rows, one more than UCI's
@@ -299,8 +289,6 @@ def load_bank(path: str | os.PathLike[str] | None = None, *, drop_duplicates: bo
 def load_german(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """UCI Statlog German Credit, one-hot encoded (1,000 rows).
 
-    Parameters
-    ----------
     {dataset_path}
 
     Returns

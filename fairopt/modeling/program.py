@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError, InfeasibleError
 from fairopt.modeling.canonical import (
     Canonical,
@@ -43,18 +44,14 @@ if TYPE_CHECKING:
 __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
 
 
+@fill_doc
 @dataclass
 class Variable:
     """Handle of a variable block returned by :meth:`Program.add_variables`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> x
     Variable('x', shape=(2,))
     >>> x.size
@@ -76,18 +73,14 @@ class Variable:
         return f"Variable({self.name!r}, shape={self.shape}" + (", integer)" if self.integer else ")")
 
 
+@fill_doc
 @dataclass
 class Constraint:
     """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> budget.rows, budget.nnz
     (1, 2)
     """
@@ -113,6 +106,7 @@ class Constraint:
         return f"Constraint({self.name!r}, rows={self.rows}, blocks={list(self.coeffs)})"
 
 
+@fill_doc
 class Program:
     """A named linear or convex-quadratic program built from arrays.
 
@@ -123,11 +117,7 @@ class Program:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> sol = prog.solve("highs")
     >>> round(sol.objective, 6), round(float(sol.dual["budget"][0]), 6)
     (-2.0, -2.0)
@@ -479,18 +469,14 @@ def _row_kind(lb: np.ndarray, ub: np.ndarray) -> str:
     return ",".join(kinds) or "free"
 
 
+@fill_doc
 @dataclass
 class ProgramSummary:
     """Printable, JSON-friendly description of a :class:`Program`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> summary = prog.summary()
     >>> summary.problem_class, summary.n_variables, summary.n_constraints
     ('LP', 2, 1)
