@@ -28,6 +28,12 @@ MAX_BOUND = 1e19
 MAX_COEFFICIENT = 1e15
 
 
+
+def _slice_names(slices: dict[str, slice]) -> list[str]:
+    """``<block>_<index>`` of every entry of the stacked blocks ``slices``, in stacked order."""
+    return [f"{b}_{i}" for b, s in slices.items() for i in range(s.stop - s.start)]
+
+
 @fill_doc
 @dataclass
 class Canonical:
@@ -88,24 +94,12 @@ class Canonical:
         return np.zeros(self.n, dtype=bool) if self.integrality is None else self.integrality
 
     def column_names(self) -> list[str]:
-        """Name of every column, ``<variable>_<flat index>``.
-
-        Returns
-        -------
-        list of str
-            One name per column, in column order.
-        """
-        return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
+        """Name of every column, ``<variable>_<flat index>``, in column order (a list of str)."""
+        return _slice_names(self.var_slices)
 
     def row_names(self) -> list[str]:
-        """Name of every row, ``<constraint>_<row index>``.
-
-        Returns
-        -------
-        list of str
-            One name per row, in row order.
-        """
-        return [f"{c}_{i}" for c, s in self.con_slices.items() for i in range(s.stop - s.start)]
+        """Name of every row, ``<constraint>_<row index>``, in row order (a list of str)."""
+        return _slice_names(self.con_slices)
 
     def column_label(self, j: int) -> str:
         """``"block[index]"`` of stacked column ``j`` (for messages)."""
