@@ -100,7 +100,8 @@ def as_numeric_array(X: _T) -> _T | NDArray[np.float64]:
     """
     if isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
                                            for t in X.dtypes):
-        return X.to_numpy(dtype=float)
+        out: NDArray[np.float64] = X.to_numpy(dtype=float)
+        return out
     return X
 
 

@@ -37,7 +37,7 @@ class Groups:
 
     codes: np.ndarray
     labels: pd.Index
-    columns: tuple | None = None
+    columns: tuple[Any, ...] | None = None
 
     @property
     def n_groups(self) -> int:
@@ -62,7 +62,8 @@ class Groups:
             unseen = [new.labels[i] for i in np.flatnonzero(pos < 0)[:5]]
             raise DataValidationError(f"group(s) {unseen} were not seen at fit (known groups: "
                                       f"{list(self.labels)[:10]}); refit with rows from every group.")
-        return pos[new.codes].astype(np.intp)
+        codes: NDArray[np.intp] = pos[new.codes].astype(np.intp)
+        return codes
 
 
 def sensitive_columns(sensitive_features: Any, X: Any, n: int | None = None) -> list[str] | None:
@@ -195,7 +196,8 @@ def _factorize(col: np.ndarray, label: str) -> tuple[np.ndarray, np.ndarray]:
         uniques, codes = np.unique(col, return_inverse=True)
         return codes.reshape(-1), uniques
     try:
-        return pd.factorize(col, sort=True)
+        factorized: tuple[np.ndarray, np.ndarray] = pd.factorize(col, sort=True)
+        return factorized
     except TypeError as exc:
         raise DataValidationError(f"{label} has labels that cannot be ordered ({exc}); use strings or "
                                   "numbers.") from exc

@@ -155,17 +155,17 @@ class FairnessBlock:
     @property
     def n(self) -> int:
         """Number of decision variables the rows act on (columns of ``A``)."""
-        return self.A.shape[1]
+        return int(self.A.shape[1])
 
     @property
     def m(self) -> int:
         """Number of fairness rows."""
-        return self.A.shape[0]
+        return int(self.A.shape[0])
 
     @property
     def n_aux(self) -> int:
         """Number of auxiliary variables (columns of ``T``, e.g. a rate level)."""
-        return self.T.shape[1]
+        return int(self.T.shape[1])
 
     @property
     def lb(self) -> np.ndarray:
@@ -188,7 +188,8 @@ class FairnessBlock:
         act = self.A @ x
         if self.n_aux:
             act = act + self.T @ np.asarray(t, dtype=float).reshape(-1)
-        return act
+        out: np.ndarray = act
+        return out
 
     def violation(self, x: ArrayLike, t: ArrayLike | None = None) -> float:
         """Largest violation of the rows at ``(x, t)`` (0 when they hold)."""
@@ -317,7 +318,7 @@ class FairnessBlock:
                              "activity": act, "dual": y}, index=pd.Index(self.row_labels, name="row"))
         return PriceOfFairness(self.name, rows, params)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Describe the block: name, kind, rows, nonzeros, auxiliary variables, groups, parameters.
 
         Returns

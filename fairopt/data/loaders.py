@@ -212,7 +212,8 @@ def crime_majority_white(df: pd.DataFrame) -> np.ndarray:
     if missing:
         raise DataValidationError(f"crime_majority_white needs columns {missing}")
     r = df[list(CRIME_RACE_COLUMNS)].to_numpy(dtype=float)
-    return r[:, 1] >= np.delete(r, 1, axis=1).max(axis=1)
+    white: np.ndarray = r[:, 1] >= np.delete(r, 1, axis=1).max(axis=1)
+    return white
 
 
 @_dataset_doc("credit")

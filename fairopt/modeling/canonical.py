@@ -69,12 +69,12 @@ class Canonical:
     @property
     def n(self) -> int:
         """Number of columns (scalar variables)."""
-        return self.c.shape[0]
+        return int(self.c.shape[0])
 
     @property
     def m(self) -> int:
         """Number of rows (scalar constraints)."""
-        return self.A.shape[0]
+        return int(self.A.shape[0])
 
     @property
     def problem_class(self) -> str:

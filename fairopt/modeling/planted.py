@@ -22,6 +22,7 @@ minimise or maximise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class PlantedInstance:
     kind: str
     x: np.ndarray | None = None           # stacked planted optimum (one of them, if not unique)
     objective: float | None = None
-    duals: dict | None = None             # per constraint block, user sense
+    duals: dict[str, Any] | None = None             # per constraint block, user sense
     duals_unique: bool = False
 
 
@@ -57,7 +58,8 @@ def _psd(rng: np.random.Generator, n: int, rank: int) -> np.ndarray:
     if rank == 0:
         return np.zeros((n, n))
     B = rng.normal(size=(rank, n))
-    return B.T @ B
+    psd: np.ndarray = B.T @ B
+    return psd
 
 
 def _to_program(name: str, A: np.ndarray, rl: np.ndarray, ru: np.ndarray, xl: np.ndarray, xu: np.ndarray,

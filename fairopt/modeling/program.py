@@ -95,7 +95,7 @@ class Constraint:
     @property
     def rows(self) -> int:
         """Number of rows of the block."""
-        return self.lb.shape[0]
+        return int(self.lb.shape[0])
 
     @property
     def nnz(self) -> int:
@@ -489,10 +489,10 @@ class ProgramSummary:
     n_constraints: int
     nnz: int
     quadratic_nnz: int
-    variables: list[dict]
-    constraints: list[dict]
+    variables: list[dict[str, Any]]
+    constraints: list[dict[str, Any]]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The summary as a plain dictionary.
 
         Returns

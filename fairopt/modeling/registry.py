@@ -272,7 +272,7 @@ def iteration_limit_option(backend: str, solver: str | None = None) -> str | Non
     return info.iteration_limit_key.get(name) if name else None
 
 
-def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
+def mip_gap_options(spec: SolverSpec, gap: float) -> dict[str, Any]:
     """Options asking the MILP solver of ``spec`` to stop at relative gap ``gap`` (empty when
     the back end declares no gap option for it).
 
@@ -307,7 +307,8 @@ def compile_program(program: Any, spec: SolverSpec) -> CompiledModel:
     # ``program`` is a fairopt.modeling.Program, not imported: the registry sits below it
     model = load_backend(spec.backend).compile(program, spec)
     model.references = partial(_references, model)
-    return model
+    compiled: CompiledModel = model
+    return compiled
 
 
 def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
@@ -387,7 +388,7 @@ def default_spec_for(backend: str, problem_class: str) -> str:
     return f"{backend}:{backend_info(backend).default_solver.get(problem_class, '')}"
 
 
-def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict[str, Any]:
     """Options a back end declares for restricted master problems (a few rows at a time,
     re-solved after each new batch): e.g. presolve off, where presolving costs more than the
     warm-started simplex it precedes. Empty when the back end declares none; the spec's own
@@ -404,7 +405,7 @@ def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> di
     return {**declared, **dict(spec.options)}
 
 
-def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict[str, Any]:
     """Options a back end declares for a restricted master's re-solves, after its first solve
     (see :func:`restricted_master_options`); empty when it declares none.
 

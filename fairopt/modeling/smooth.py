@@ -64,8 +64,8 @@ class CvxpyForm:
     """
 
     problem: Any
-    variables: dict
-    constraints: dict = field(default_factory=dict)
+    variables: dict[str, Any]
+    constraints: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,8 +76,8 @@ class PyomoForm:
     """
 
     model: Any
-    variables: dict
-    constraints: dict = field(default_factory=dict)
+    variables: dict[str, Any]
+    constraints: dict[str, Any] = field(default_factory=dict)
 
 
 class SmoothProblem(abc.ABC):
@@ -151,7 +151,7 @@ class SmoothProblem(abc.ABC):
         return SolverError(f"line search stalled on the {self.description} at optimality "
                            f"measure {violation:.3e}.", status="numerical", log=log)
 
-    def split(self, x: np.ndarray) -> dict:
+    def split(self, x: np.ndarray) -> dict[str, Any]:
         """``x`` as named blocks."""
         return {k: np.array(x[s], dtype=float) for k, s in self.blocks.items()}
 

@@ -168,6 +168,6 @@ class NativeResult:
     status: Status            # OPTIMAL (own test passed), TIME_LIMIT, ITERATION_LIMIT, NUMERICAL
     log: str = ""
     solver: str = "native"
-    primal: dict = field(default_factory=dict)   # extra named values (e.g. multipliers)
-    dual: dict = field(default_factory=dict)
+    primal: dict[str, Any] = field(default_factory=dict)   # extra named values (e.g. multipliers)
+    dual: dict[str, Any] = field(default_factory=dict)
     objective: float | None = None
