@@ -33,7 +33,7 @@ LAYERS = [
 #: ends, the registry that finds them, then the programs and smooth problems that ask it)
 MODELING = [
     ["solution.py", "spec.py", "kinds.py", "backends/__init__.py"],
-    ["canonical.py"],
+    ["canonical.py", "_summary.py"],
     ["certify.py"],
     ["diagnose.py"],
     ["backends/base.py"],

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.modeling._summary import ProgramSummary, _range, _row_kind
 from fairopt.modeling.canonical import (
     Canonical,
     as_bound,
@@ -446,71 +447,3 @@ def _integrality(variables: Mapping[str, Variable]) -> np.ndarray | None:
     if not any(v.integer for v in variables.values()):
         return None
     return np.concatenate([np.full(v.size, v.integer) for v in variables.values()])
-
-
-def _range(arr: np.ndarray) -> list[float] | float | None:
-    if arr.size == 0:
-        return None
-    lo, hi = float(arr.min()), float(arr.max())
-    return lo if lo == hi else [lo, hi]
-
-
-def _row_kind(lb: np.ndarray, ub: np.ndarray) -> str:
-    eq = lb == ub
-    if eq.all():
-        return "=="
-    kinds = []
-    if (np.isfinite(lb) & ~eq).any():
-        kinds.append(">=")
-    if (np.isfinite(ub) & ~eq).any():
-        kinds.append("<=")
-    if eq.any():
-        kinds.append("==")
-    return ",".join(kinds) or "free"
-
-
-@fill_doc
-@dataclass
-class ProgramSummary:
-    """Printable, JSON-friendly description of a :class:`Program`.
-
-    Examples
-    --------
-    {example_toy_program}
-    >>> summary = prog.summary()
-    >>> summary.problem_class, summary.n_variables, summary.n_constraints
-    ('LP', 2, 1)
-    """
-
-    name: str
-    sense: str
-    problem_class: str
-    n_variables: int
-    n_constraints: int
-    nnz: int
-    quadratic_nnz: int
-    variables: list[dict[str, Any]]
-    constraints: list[dict[str, Any]]
-
-    def as_dict(self) -> dict[str, Any]:
-        """The summary as a plain dictionary.
-
-        Returns
-        -------
-        dict
-            Field name to value.
-        """
-        return dict(self.__dict__)
-
-    def __str__(self) -> str:
-        lines = [f"program {self.name}: {self.problem_class}, {self.sense}, "
-                 f"{self.n_variables} variables, {self.n_constraints} rows, {self.nnz} nonzeros"
-                 + (f", {self.quadratic_nnz} quadratic nonzeros" if self.quadratic_nnz else "")]
-        lines.append("  variables:")
-        lines += [f"    {v['name']:<24} shape={tuple(v['shape'])!s:<14} lb={v['lb']} ub={v['ub']}"
-                  + (" integer" if v.get("integer") else "")
-                  for v in self.variables]
-        lines.append("  constraints:")
-        lines += [f"    {c['name']:<24} rows={c['rows']:<8} nnz={c['nnz']:<8} {c['kind']:<8} "
-                  f"blocks={c['blocks']}" for c in self.constraints]
-        return "\n".join(lines)
