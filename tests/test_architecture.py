@@ -26,7 +26,7 @@ LAYERS = [
     ("modeling", ["modeling/"]),
     ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py",
                 "criteria.py", "guarantees.py", "stats/"]),
-    ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py"]),
+    ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py", "_docstrings.py"]),
 ]
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back
 #: ends, the registry that finds them, then the programs and smooth problems that ask it)

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError
+from fairopt.reductions import game as _game  # noqa: F401 -- registers the Learner protocol's docstring pieces
 from fairopt.reductions.losses import ScaledLogisticLoss
 
 if TYPE_CHECKING:
@@ -106,25 +108,11 @@ class Oracle:
     #: the moment bound by :meth:`prepare`
     moment: Moment
 
+    @fill_doc
     def prepare(self, moment: Moment, X: ArrayLike) -> Oracle:
         """Bind the oracle to a fitted moment and the training features.
 
-        Parameters
-        ----------
-        moment : Moment
-            The fitted constraint moment whose learner problems this oracle answers.
-        X : array-like of shape (n_samples, n_features)
-            Training features.
-
-        Returns
-        -------
-        self
-            The prepared oracle.
-
-        Raises
-        ------
-        ConfigError
-            If the oracle cannot solve the moment's learner problem.
+        {learner_prepare}
         """
         if not issubclass(moment.problem, self.problems):
             raise ConfigError(f"{type(self).__name__} cannot answer best responses for the "
@@ -134,17 +122,14 @@ class Oracle:
         self.X = X
         return self
 
+    @fill_doc
     def best_response(self, lam: NDArray[np.float64]) -> Any:  # pragma: no cover - interface
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
         ----------
-        lam : ndarray of shape (n_rows,)
-            Nonnegative multipliers of the moment's rows.
+        {lam}
 
-        Returns
-        -------
-        hypothesis
-            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        {learner_best_response}
         """
         raise AttributeError("subclasses define best_response")

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import issparse as sp_issparse
 from sklearn.base import clone, is_classifier
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
 from fairopt.reductions._oracle_base import ClippedRegressor, LinearScore, LogisticScore, Oracle
@@ -342,14 +343,14 @@ class HingeLPOracle(Oracle):
         """:math:`C_{i,z}` for all augmented rows, flattened with ``r = i N + j``."""
         return self.moment.learner_problem(lam).row_costs().ravel()
 
+    @fill_doc
     def hinge_lp(self, lam: NDArray[np.float64]) -> WeightedHingeLP:
         """The weighted hinge LP of the best response to ``lam`` (built, not solved): the LP this
         oracle solves, for inspection and export.
 
         Parameters
         ----------
-        lam : ndarray of shape (n_rows,)
-            Nonnegative multipliers of the moment's rows.
+        {lam}
 
         Returns
         -------

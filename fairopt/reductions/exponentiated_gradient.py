@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._docstrings import fill_doc
 from fairopt._progress import Progress
 from fairopt._progress import no_progress as no_progress  # the shared helper, named here for callers
 from fairopt.errors import ConfigError
@@ -122,18 +123,11 @@ class _EGPlayer:
         self.counts: dict[int, int] = {}
         self.avg = RunningAverages(self.moment.n_rows)
 
+    @fill_doc
     def propose(self, t: int) -> np.ndarray:
         """Multipliers for round ``t``.
 
-        Parameters
-        ----------
-        t : int
-            Round number, from 1.
-
-        Returns
-        -------
-        ndarray of shape (n_rows,)
-            Nonnegative multipliers.
+        {player_propose}
         """
         return lambda_from_theta(self.theta, self.B)
 
@@ -202,32 +196,27 @@ class FaithfulEG(_EGPlayer):
     mode = "faithful"
     use_pool = False
 
+    @fill_doc
     def start(self, game: Game[Moment]) -> None:
         """Initialise the player for a new game.
 
-        Parameters
-        ----------
-        game : Game
-            The game being played (moment, learner, pool).
+        {player_start}
         """
         super().start(game)
         self.eta = self.nu / (self.moment.eta_divisor * self.B)
         self.status, self.gap = "max_iter", np.inf
 
+    @fill_doc
     def observe(self, t: int, idx: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
         Parameters
         ----------
-        t : int
-            Round number, from 1.
+        {round_t}
         idx : int
             Position of the response in the hypothesis pool.
 
-        Returns
-        -------
-        bool
-            ``True`` when the stopping rule holds.
+        {player_observe_returns}
         """
         g_t, _, _, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
@@ -240,18 +229,11 @@ class FaithfulEG(_EGPlayer):
         self.theta += self.eta * (g_t - self.moment.bound)
         return False
 
+    @fill_doc
     def finish(self, t: int) -> GameResult:
         """Assemble the result after the last round.
 
-        Parameters
-        ----------
-        t : int
-            Number of rounds played.
-
-        Returns
-        -------
-        GameResult
-            The randomized predictor, multipliers, gap and status.
+        {player_finish}
         """
         T = self.max_iter
         self.game.progress(T if self.status != "converged" else t, T, f"EG (faithful) gap={self.gap:.3g}")
@@ -299,13 +281,11 @@ class PracticalEG(_EGPlayer):
             raise ConfigError(f"step_rule={step_rule!r}; use 'auto', 'stall' or 'halve'.")
         self.step_rule = step_rule
 
+    @fill_doc
     def start(self, game: Game[Moment]) -> None:
         """Initialise the player for a new game.
 
-        Parameters
-        ----------
-        game : Game
-            The game being played (moment, learner, pool).
+        {player_start}
         """
         from fairopt.formulations.cost_sensitive import BestMixtureLP
         super().start(game)
@@ -341,20 +321,17 @@ class PracticalEG(_EGPlayer):
         tol = max(nu, 1e-12)
         return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
 
+    @fill_doc
     def observe(self, t: int, idx: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
         Parameters
         ----------
-        t : int
-            Round number, from 1.
+        {round_t}
         idx : int
             Position of the response in the hypothesis pool.
 
-        Returns
-        -------
-        bool
-            ``True`` when the stopping rule holds.
+        {player_observe_returns}
         """
         game, nu = self.game, self.nu
         g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, idx, self.propose(t))
@@ -418,18 +395,11 @@ class PracticalEG(_EGPlayer):
         self.gap_at_check = self.best_eg_gap
         self.next_check = max(t + 1, ETA_CHECK_GROWTH * t)
 
+    @fill_doc
     def finish(self, t: int) -> GameResult:
         """Assemble the result after the last round.
 
-        Parameters
-        ----------
-        t : int
-            Number of rounds played.
-
-        Returns
-        -------
-        GameResult
-            The randomized predictor, multipliers, gap and status.
+        {player_finish}
         """
         if self.best is None:  # the cap hit right after raising B: keep the last LP iterate
             q, lam_lp, slack, lp_gap, value = self.last_lp

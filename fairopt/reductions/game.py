@@ -39,6 +39,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._docstrings import fill_doc, register
 from fairopt._progress import Progress, no_progress
 
 __all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages",
@@ -46,6 +47,59 @@ __all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "Mul
 
 #: attribute under which an oracle leaves a hypothesis's predictions on the training features
 _TRAINING_PREDICTIONS = "_training_predictions"
+
+
+# ---- docstring pieces of the learner and multiplier-player protocols -----------------------
+register("learner_prepare", """Parameters
+----------
+moment : Moment
+    The fitted constraint moment whose learner problems this oracle answers.
+X : array-like of shape (n_samples, n_features)
+    Training features.
+
+Returns
+-------
+self
+    The prepared oracle.
+
+Raises
+------
+ConfigError
+    If the oracle cannot solve the moment's learner problem.""")
+register("lam", """lam : ndarray of shape (n_rows,)
+    Nonnegative multipliers of the moment's rows.""")
+register("learner_best_response", """Returns
+-------
+hypothesis
+    A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).""")
+register("player_start", """Parameters
+----------
+game : Game
+    The game being played (moment, learner, pool).""")
+register("player_propose", """Parameters
+----------
+t : int
+    Round number, from 1.
+
+Returns
+-------
+ndarray of shape (n_rows,)
+    Nonnegative multipliers.""")
+register("round_t", """t : int
+    Round number, from 1.""")
+register("player_observe_returns", """Returns
+-------
+bool
+    ``True`` when the stopping rule holds.""")
+register("player_finish", """Parameters
+----------
+t : int
+    Number of rounds played.
+
+Returns
+-------
+GameResult
+    The randomized predictor, multipliers, gap and status.""")
 
 
 def keep_training_predictions(h: Any, X: Any, pred: np.ndarray) -> Any:
@@ -157,40 +211,23 @@ class Learner(Protocol):
     True
     """
 
+    @fill_doc
     def prepare(self, moment: Any, X: ArrayLike) -> Learner:  # each learner takes its own moment kind
         """Bind the oracle to a fitted moment and the training features.
 
-        Parameters
-        ----------
-        moment : Moment
-            The fitted constraint moment whose learner problems this oracle answers.
-        X : array-like of shape (n_samples, n_features)
-            Training features.
-
-        Returns
-        -------
-        self
-            The prepared oracle.
-
-        Raises
-        ------
-        ConfigError
-            If the oracle cannot solve the moment's learner problem.
+        {learner_prepare}
         """
         ...
 
+    @fill_doc
     def best_response(self, lam: NDArray[np.float64]) -> Any:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
         ----------
-        lam : ndarray of shape (n_rows,)
-            Nonnegative multipliers of the moment's rows.
+        {lam}
 
-        Returns
-        -------
-        hypothesis
-            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        {learner_best_response}
         """
         ...
 
@@ -208,60 +245,41 @@ class MultiplierPlayer(Protocol):
 
     use_pool: bool
 
+    @fill_doc
     def start(self, game: Game[Any]) -> None:
         """Initialise the player for a new game.
 
-        Parameters
-        ----------
-        game : Game
-            The game being played (moment, learner, pool).
+        {player_start}
         """
         ...
 
+    @fill_doc
     def propose(self, t: int) -> np.ndarray:
         """Multipliers for round ``t``.
 
-        Parameters
-        ----------
-        t : int
-            Round number, from 1.
-
-        Returns
-        -------
-        ndarray of shape (n_rows,)
-            Nonnegative multipliers.
+        {player_propose}
         """
         ...
 
+    @fill_doc
     def observe(self, t: int, index: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
         Parameters
         ----------
-        t : int
-            Round number, from 1.
+        {round_t}
         index : int
             Position of the response in the hypothesis pool.
 
-        Returns
-        -------
-        bool
-            ``True`` when the stopping rule holds.
+        {player_observe_returns}
         """
         ...
 
+    @fill_doc
     def finish(self, t: int) -> GameResult:
         """Assemble the result after the last round.
 
-        Parameters
-        ----------
-        t : int
-            Number of rounds played.
-
-        Returns
-        -------
-        GameResult
-            The randomized predictor, multipliers, gap and status.
+        {player_finish}
         """
         ...
 
