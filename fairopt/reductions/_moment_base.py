@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from fairopt.validation import Groups
 
 # ---- docstring pieces shared by the moments' methods ----------------------------------------
-register("moment_stats_returns", """Returns
+_STATS_RETURNS = """Returns
 -------
 cost : float
     Mean loss.
 g : ndarray of shape (n_rows,)
-    Value of every constraint row (compared with ``bound``).""")
-register("moment_fit_groups", """sensitive : array-like of shape (n_samples,)
+    Value of every constraint row (compared with ``bound``)."""
+_FIT_GROUPS = """sensitive : array-like of shape (n_samples,)
     Group labels (raw values or codes).
 sample_weight : array-like of shape (n_samples,), optional
     Nonnegative row weights, normalised to mean 1.
@@ -35,7 +35,14 @@ sample_weight : array-like of shape (n_samples,), optional
 Returns
 -------
 self
-    The fitted moment.""")
+    The fitted moment."""
+register("moment_stats_returns", _STATS_RETURNS)
+register("moment_fit_groups", _FIT_GROUPS)
+# the regression moments (labels and predictions in [0, 1]) share the whole sections
+register("moment_fit_unit", "Parameters\n----------\ny : array-like of shape (n_samples,)\n"
+                            "    Labels in ``[0, 1]``.\n" + _FIT_GROUPS)
+register("moment_stats_unit", "Parameters\n----------\npred : ndarray of shape (n_samples,)\n"
+                              "    Predictions in ``[0, 1]``.\n\n" + _STATS_RETURNS)
 
 
 def _row_weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:

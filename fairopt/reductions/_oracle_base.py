@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._docstrings import fill_doc
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import ConfigError
 from fairopt.reductions import game as _game  # noqa: F401 -- registers the Learner protocol's docstring pieces
 from fairopt.reductions.losses import ScaledLogisticLoss
@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
     from fairopt.reductions.moments import Moment
+
+
+#: the data of the oracles' examples: a regression task with two groups
+register("example_regression_data", """>>> import numpy as np
+>>> from sklearn.linear_model import LinearRegression
+>>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
+>>> rng = np.random.default_rng(0)
+>>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+>>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)""")
 
 
 # ---- hypotheses ----------------------------------------------------------------------------

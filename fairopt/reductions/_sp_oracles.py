@@ -174,6 +174,7 @@ class FactoredLeastSquares:
         return ClippedRegressor(est)
 
 
+@fill_doc
 class LeastSquaresOracle(_HeuristicSP):
     """LS heuristic for statistical parity: fit ``estimator`` to the targets ``U_i`` (unit weights,
     or the moment's sample weights). A plain ``LinearRegression`` is factored once per game
@@ -181,12 +182,7 @@ class LeastSquaresOracle(_HeuristicSP):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from fairopt.reductions import ExponentiatedGradient, StatisticalParity
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    {example_regression_data}
     >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
     ...                              LeastSquaresOracle(LinearRegression()))
     >>> game.run(X, y, a).status
@@ -227,6 +223,7 @@ def two_label_weights(loss: Loss, U: ArrayLike) -> NDArray[np.float64]:
     return np.where(den > 0, d0 / np.where(den > 0, den, 1.0), 0.5)
 
 
+@fill_doc
 class RiskMinimizationOracle(_HeuristicSP):
     """LR heuristic for statistical parity: two weighted copies of each row with labels 1 and 0.
 
@@ -236,13 +233,7 @@ class RiskMinimizationOracle(_HeuristicSP):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from fairopt.reductions import ExponentiatedGradient
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
-    >>> from fairopt.reductions import StatisticalParity
+    {example_regression_data}
     >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
     ...                              RiskMinimizationOracle(LinearRegression()))
     >>> game.run(X, y, a).status

@@ -49,6 +49,14 @@ __all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "Mul
 _TRAINING_PREDICTIONS = "_training_predictions"
 
 
+# the setting of the examples below: a statistical-parity game over a finite class of two predictors
+register("example_finite_game", """>>> import numpy as np
+>>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+>>> rng = np.random.default_rng(0)
+>>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+>>> y = (X[:, 0] > 0).astype(float)
+>>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+>>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)""")
 # ---- docstring pieces of the learner and multiplier-player protocols -----------------------
 register("learner_prepare", """Parameters
 ----------
@@ -379,6 +387,7 @@ class RunningAverages:
         return self.cost, self.g, self.lam
 
 
+@fill_doc
 class HypothesisPool(Generic[M]):
     """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M) under ``moment``.
 
@@ -387,13 +396,7 @@ class HypothesisPool(Generic[M]):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
-    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    {example_finite_game}
     >>> pool = HypothesisPool(moment, X)
     >>> h = learner.best_response(np.zeros(moment.n_rows))
     >>> pool.add(h), pool.add(h)                      # the same hypothesis is stored once
@@ -442,6 +445,7 @@ class HypothesisPool(Generic[M]):
         return len(self.hyps)
 
 
+@fill_doc
 class Game(Generic[M]):
     """Loop of a two-player Lagrangian game over a moment, a learner and a hypothesis pool.
 
@@ -458,13 +462,7 @@ class Game(Generic[M]):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
-    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    {example_finite_game}
     >>> from fairopt.reductions import PracticalEG
     >>> Game(moment, learner, X).play(PracticalEG(B=50.0, nu=1e-9, max_iter=100), 100).status
     'converged'

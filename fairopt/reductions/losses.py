@@ -7,9 +7,14 @@ what makes the discretised loss ``loss(y_cover, floor(u) + alpha/2)`` well defin
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from fairopt.errors import ConfigError
+
+
+def _clip01(u: ArrayLike) -> NDArray[np.float64]:
+    """``u`` as floats clipped into ``[0, 1]`` (the convention of every loss here)."""
+    return np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
 
 
 class Loss:
@@ -70,39 +75,11 @@ class SquareLoss(Loss):
     name = "square"
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return u - np.asarray(y, dtype=float)
 
 
@@ -118,39 +95,11 @@ class AbsoluteLoss(Loss):
     name = "absolute"
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return np.abs(np.asarray(y, dtype=float) - u)
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return np.sign(u - np.asarray(y, dtype=float))
 
 
@@ -198,41 +147,13 @@ class ScaledLogisticLoss(Loss):
         ndarray
             Elementwise margin.
         """
-        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        score = _clip01(u)
         return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * score - 1.0)
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
         return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
         s = 2.0 * np.asarray(y, dtype=float) - 1.0
         # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
@@ -240,7 +161,7 @@ class ScaledLogisticLoss(Loss):
 
     def probability(self, u: ArrayLike) -> np.ndarray:
         """``P(Y=1)`` implied by score ``u``: ``sigma(C(2u-1))``."""
-        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        score = _clip01(u)
         return 0.5 * (1.0 + np.tanh(0.5 * self.scale * (2.0 * score - 1.0)))
 
     def score_from_logit(self, logit: ArrayLike) -> np.ndarray:

@@ -93,11 +93,7 @@ class StatisticalParity(Moment):
             sample_weight: ArrayLike | None = None) -> StatisticalParity:
         """Record the labels, groups and weights the moment's rows are computed on.
 
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Labels in ``[0, 1]``.
-        {moment_fit_groups}
+        {moment_fit_unit}
         """
         y = np.asarray(y, dtype=float)
         w = self._fit_groups(y.size, sensitive, sample_weight)
@@ -125,12 +121,7 @@ class StatisticalParity(Moment):
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and constraint values of one predictor.
 
-        Parameters
-        ----------
-        pred : ndarray of shape (n_samples,)
-            Predictions in ``[0, 1]``.
-
-        {moment_stats_returns}
+        {moment_stats_unit}
         """
         k = self.grid.index(pred)
         cost = _wmean(self.T[self.ycode, k], self.sample_weight)
@@ -224,11 +215,7 @@ class BoundedGroupLoss(Moment):
             sample_weight: ArrayLike | None = None) -> BoundedGroupLoss:
         """Record the labels, groups and weights the moment's rows are computed on.
 
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Labels in ``[0, 1]``.
-        {moment_fit_groups}
+        {moment_fit_unit}
         """
         self.y = np.asarray(y, dtype=float)
         self._fit_groups(self.y.size, sensitive, sample_weight)
@@ -241,12 +228,7 @@ class BoundedGroupLoss(Moment):
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and constraint values of one predictor.
 
-        Parameters
-        ----------
-        pred : ndarray of shape (n_samples,)
-            Predictions in ``[0, 1]``.
-
-        {moment_stats_returns}
+        {moment_stats_unit}
         """
         losses = self.loss_.value(self.y, pred)
         if self.sample_weight is not None:

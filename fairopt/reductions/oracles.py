@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone, is_classifier
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError
 from fairopt.reductions._oracle_base import ClassifierHypothesis as ClassifierHypothesis
 from fairopt.reductions._oracle_base import ClippedRegressor as ClippedRegressor
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from fairopt.reductions.moments import BoundedGroupLoss, Moment, _ClassificationMoment
 
 
+@fill_doc
 class WeightedLossOracle(Oracle):
     r"""Bounded group loss best response: one fit with weights :math:`W_i = 1/n + \lambda_{A_i}/n_{A_i}`
     rescaled to sum to ``n`` (the scale of unit sample weights, for which a regularised
@@ -62,12 +64,7 @@ class WeightedLossOracle(Oracle):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from fairopt.reductions import ExponentiatedGradient
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = np.clip(0.5 + 0.2 * X[:, 0] + 0.1 * a, 0, 1)
+    {example_regression_data}
     >>> from fairopt.reductions import BoundedGroupLoss
     >>> result = ExponentiatedGradient(BoundedGroupLoss(bound=0.1),
     ...                                WeightedLossOracle(LinearRegression())).run(X, y, a)
