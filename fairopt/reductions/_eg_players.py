@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._docstrings import fill_doc
+from fairopt._docstrings import fill_doc, inherit_docs
 from fairopt._progress import no_progress as no_progress  # the shared helper, named here for callers
 from fairopt.errors import ConfigError
 from fairopt.reductions.game import Game, GameResult, RunningAverages
@@ -68,6 +68,11 @@ class _EGPlayer:
     :math:`\lambda_t = B\,\mathrm{softmax}([0,\theta_t])_{1:}` and
     :math:`\theta_{t+1}=\theta_t+\eta\,(g(h_t)-b)`.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # overrides without a docstring document what this class's method does
+
 
     mode = "abstract"
     use_pool = False

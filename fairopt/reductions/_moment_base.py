@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._docstrings import fill_doc, register
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.errors import DataValidationError
 from fairopt.reductions import game as _game  # noqa: F401 -- registers the ``lam`` docstring piece
 from fairopt.reductions.problems import LearnerProblem
@@ -93,6 +93,11 @@ class Moment:
     >>> issubclass(DemographicParity, Moment), issubclass(StatisticalParity, Moment)
     (True, True)
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # overrides without a docstring document what this class's method does
+
 
     #: row weights with mean 1 (``None``: unweighted), set by ``fit``
     sample_weight: np.ndarray | None = None

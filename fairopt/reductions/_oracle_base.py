@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._docstrings import fill_doc, register
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.errors import ConfigError
 from fairopt.reductions import game as _game  # noqa: F401 -- registers the Learner protocol's docstring pieces
 from fairopt.reductions.losses import ScaledLogisticLoss
@@ -109,6 +109,11 @@ class LinearScore:
 class Oracle:
     """Base class. Subclasses set ``problems`` (learner problem classes of
     :mod:`fairopt.reductions.problems` they solve) and ``best_response``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # overrides without a docstring document what this class's method does
+
 
     problems: tuple[type, ...] = ()
     #: whether ``best_response`` returns an exact minimiser of the Lagrangian over its class;

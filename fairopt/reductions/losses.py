@@ -6,9 +6,12 @@ what makes the discretised loss ``loss(y_cover, floor(u) + alpha/2)`` well defin
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._docstrings import inherit_docs
 from fairopt.errors import ConfigError
 
 
@@ -19,6 +22,11 @@ def _clip01(u: ArrayLike) -> NDArray[np.float64]:
 
 class Loss:
     """Base class: ``value(y, u)`` and ``derivative(y, u)`` (in ``u``), both vectorised."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # overrides without a docstring document what this class's method does
+
 
     name = "loss"
 
