@@ -11,13 +11,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fairopt._docstrings import inherit_docs
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.errors import ConfigError
 
 
 def _clip01(u: ArrayLike) -> NDArray[np.float64]:
     """``u`` as floats clipped into ``[0, 1]`` (the convention of every loss here)."""
     return np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+
+
+register("loss_arguments", """y : array-like
+    Labels in ``[0, 1]``.
+u : array-like
+    Predictions, broadcast against ``y``.""")
 
 
 class Loss:
@@ -30,15 +36,13 @@ class Loss:
 
     name = "loss"
 
+    @fill_doc
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
         Parameters
         ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
+        {loss_arguments}
 
         Returns
         -------
@@ -47,15 +51,13 @@ class Loss:
         """
         raise AttributeError("subclasses define value")
 
+    @fill_doc
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
         Parameters
         ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
+        {loss_arguments}
 
         Returns
         -------

@@ -24,7 +24,23 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from fairopt._docstrings import register
 from fairopt.errors import DataValidationError
+
+# ---- docstring pieces: the setting of the package's examples (COMPAS, one-hot encoded) -------
+_EXAMPLE_COMPAS = """>>> from fairopt.data import load_builtin
+>>> from fairopt.formulations.maxent import Encoding, MaxEnt
+>>> compas = load_builtin("compas")
+>>> cells, counts = compas.codes()
+>>> names = list(compas.domain.names)
+>>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)"""
+register("example_compas", _EXAMPLE_COMPAS)
+register("example_compas_codes", _EXAMPLE_COMPAS + "\n>>> codes = cells.repeat(counts, axis=0)")
+register("example_compas_model", _EXAMPLE_COMPAS + """
+>>> codes = cells.repeat(counts, axis=0)
+>>> label, race = names.index("two_year_recid"), names.index("race")
+>>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+>>> solution = model.solve()""")
 
 KINDS = ("onehot", "scalar")
 

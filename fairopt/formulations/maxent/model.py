@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.maxent import priors as P
@@ -39,6 +40,7 @@ def _ratio(values: np.ndarray) -> float:
     return float(values.min() / hi) if hi > 0 else float("nan")
 
 
+@fill_doc
 class MaxEntDistribution:
     """The exact distribution ``p_λ ∝ q e^{<λ, φ(x)>}`` (``λ = 0`` gives the prior ``q``).
 
@@ -48,16 +50,7 @@ class MaxEntDistribution:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> p = solution.distribution                      # a MaxEntDistribution
     >>> round(p.representation_rate(race), 6)          # the weighted target: equal group shares
     1.0
@@ -156,6 +149,7 @@ class MaxEntSolution(Solution):
     distribution: MaxEntDistribution | None = field(default=None, repr=False)
 
 
+@fill_doc
 class MaxEnt:
     """Max-entropy fair preprocessing model (Celis, Keswani & Vishnoi 2020).
 
@@ -196,16 +190,7 @@ class MaxEnt:
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> model = MaxEnt(codes, encoding,
-    ...                label=names.index("two_year_recid"), protected=names.index("race"), C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> solution.is_optimal
     True
     """

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
@@ -63,6 +64,7 @@ class MixtureState:
     mean: np.ndarray           # E_p[α]
 
 
+@fill_doc
 class DualOracle:
     """Value, gradient and Hessian of the dual for prior ``C·u + (1 − C)·w``.
 
@@ -82,16 +84,7 @@ class DualOracle:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> oracle = model.oracle()
     >>> oracle.dim
     8

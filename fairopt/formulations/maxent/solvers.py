@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import InfeasibleError
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.modeling.registry import backends_for
@@ -36,22 +37,14 @@ if TYPE_CHECKING:
 BACKENDS = tuple(backends_for("smooth"))
 
 
+@fill_doc
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     """``max |E_p[α] − θ|`` over every level, reference levels included.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> oracle = model.oracle()
     >>> bool(full_violation(oracle, oracle.gradient(solution.primal["lambda"])) < 1e-8)
     True
@@ -144,17 +137,13 @@ class MaxEntDual(SmoothProblem):
         return PyomoForm(model, {"lambda": model.lam})
 
 # ------------------------------------------------------------------------------------ cvxpy
+@fill_doc
 def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
     """The dual as a cvxpy problem; returns ``(problem, lam_variable)``.
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    {example_compas}
     >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
     >>> problem, lam = build_cvxpy(model.oracle())
@@ -188,6 +177,7 @@ def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
 
 
 # ------------------------------------------------------------------------------------ pyomo
+@fill_doc
 def build_pyomo(oracle: DualOracle) -> pyo.ConcreteModel:
     """The dual as a pyomo ``ConcreteModel`` (an unconstrained smooth NLP).
 
@@ -199,12 +189,7 @@ def build_pyomo(oracle: DualOracle) -> pyo.ConcreteModel:
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    {example_compas}
     >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
     >>> type(build_pyomo(model.oracle())).__name__
