@@ -169,3 +169,10 @@ def inherit_docs(cls: type[_T]) -> type[_T]:
                 value.__doc__ = doc
                 break
     return cls
+
+
+# ---- appended (dedupgame): pieces shared across packages -------------------------------------
+register("confidence_uncertified", """confidence : float in (0, 1) or None, default None
+    Refused (a typed error at fit) unless None: this estimator offers no population guarantee
+    for its fairness tolerance (see :doc:`/guarantees`). Kept for a uniform interface with the
+    estimators that certify their tolerance.""")

@@ -34,6 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
@@ -138,6 +139,7 @@ class _ClassifierProxy:
         return (1.0 - self.eta) * M + self.eta / self.n_cells
 
 
+@fill_doc
 class BalancedFilter(BaseEstimator):
     """Learn a non-disclosive proxy and the acceptance probabilities that balance its filter.
 
@@ -167,10 +169,7 @@ class BalancedFilter(BaseEstimator):
         distance (the paper's 0.1, 20, 0.1).
     random_state : int, Generator or None
         Seeds the decision-tree proxy and :meth:`filter`.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``alpha`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names, criterion
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
@@ -50,6 +51,7 @@ def _fmt(value: Any) -> str:
     return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
 
 
+@fill_doc
 class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     """Fair regression by reductions (Agarwal, Dudík & Wu 2019).
 
@@ -103,10 +105,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         (0 = the published heuristic only); see :class:`fairopt.reductions.oracles.LeastSquaresOracle`.
     lambda_scales : tuple of float, default=(1.0,)
         SP heuristics: also price at these multiples of the multipliers and keep the best.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``eps`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fairopt._data_checks import MAX_CELLS, check_cells
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from fairopt.preprocessing._frame import Records, Seed
 
 
+@fill_doc
 class TVRepair(TransformerMixin, BaseEstimator):
     """Optimized pre-processing (Calmon, Wei, Vinzamuri, Ramamurthy & Varshney, NeurIPS 2017).
 
@@ -100,10 +102,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
         column may get fewer bins) or equal-width bins over the training range. Test values beyond
         the range fall in the first or last bin.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``epsilon`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------

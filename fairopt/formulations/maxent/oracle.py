@@ -28,12 +28,24 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from fairopt._docstrings import fill_doc
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
 #: largest ``M d`` (support points x dual dimension) held as a dense feature matrix
 DENSE_FEATURES_MAX = 1 << 18
+
+
+
+# ---- docstring pieces of the dual's evaluation methods -------------------------------------
+register("maxent_dual_lam", """Parameters
+----------
+lam : ndarray of shape (dim,)
+    Dual variable.""")
+register("maxent_value_gradient", """value : float
+    ``log Z(lam) - theta @ lam``.
+gradient : ndarray of shape (dim,)
+    ``E_lam[phi] - theta``.""")
 
 
 @dataclass
@@ -221,13 +233,11 @@ class DualOracle:
         return MixtureState(lam, P, log_zu, rho, log_zw, log_z, pi, mean_u, mean_w, mean)
 
     # ---------------------------------------------------------------- oracles
+    @fill_doc
     def value(self, lam: np.ndarray) -> float:
         """Dual objective ``log Z(lam) - theta @ lam``.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
@@ -237,13 +247,11 @@ class DualOracle:
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam)
 
+    @fill_doc
     def gradient(self, lam: np.ndarray) -> np.ndarray:
         """Gradient of the dual: ``E_lam[phi] - theta``.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
@@ -252,20 +260,15 @@ class DualOracle:
         """
         return self.state(lam).mean - self.theta
 
+    @fill_doc
     def value_grad(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """Dual value and gradient from one evaluation of the mixture state.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
-        value : float
-            ``log Z(lam) - theta @ lam``.
-        gradient : ndarray of shape (dim,)
-            ``E_lam[phi] - theta``.
+        {maxent_value_gradient}
         """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam), st.mean - self.theta
@@ -290,13 +293,11 @@ class DualOracle:
             H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)
         return 0.5 * (H + H.T)
 
+    @fill_doc
     def hessian(self, lam: np.ndarray) -> np.ndarray:
         """Hessian of the dual: the covariance of the features under the tilted prior.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
@@ -305,20 +306,15 @@ class DualOracle:
         """
         return self.hessian_from_state(self.state(lam))
 
+    @fill_doc
     def value_grad_hess(self, lam: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Dual value, gradient and Hessian from one evaluation of the mixture state.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
-        value : float
-            ``log Z(lam) - theta @ lam``.
-        gradient : ndarray of shape (dim,)
-            ``E_lam[phi] - theta``.
+        {maxent_value_gradient}
         hessian : ndarray of shape (dim, dim)
             Covariance of the features.
         """

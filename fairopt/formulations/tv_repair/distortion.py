@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fairopt._docstrings import inherit_docs
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
 
@@ -42,9 +43,26 @@ class Distortion(abc.ABC):
     (True, True)
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # an override without a docstring documents what ``cost`` does
+
     @abc.abstractmethod
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes (``inf`` = forbidden)."""
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
 
     def __call__(self, domain: Domain, old: ArrayLike, new: ArrayLike) -> np.ndarray:
         old, new = np.asarray(old, dtype=np.int64), np.asarray(new, dtype=np.int64)
@@ -91,20 +109,6 @@ class CallableDistortion(Distortion):
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         return self.func(domain.decode(old), domain.decode(new))
 
 
@@ -214,20 +218,6 @@ class DistortionTable(Distortion):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         unknown = set(self.rules) - set(domain.names)
         if unknown:
             raise DataValidationError(f"distortion table names attributes {sorted(unknown)} that are not "
@@ -272,20 +262,6 @@ class AdultDistortion(Distortion):
     compat: bool = False
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         a, e, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.education, "education"),
                                                     (self.income, "income")))
         de, da, dy = new[:, e] - old[:, e], np.abs(new[:, a] - old[:, a]), new[:, y] - old[:, y]
@@ -325,20 +301,6 @@ class CompasDistortion(Distortion):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         a, p, c, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.priors, "priors"),
                                                        (self.charge, "charge degree"), (self.label, "label")))
         da, dp, dy = new[:, a] - old[:, a], new[:, p] - old[:, p], new[:, y] - old[:, y]
