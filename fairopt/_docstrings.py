@@ -176,3 +176,8 @@ register("confidence_uncertified", """confidence : float in (0, 1) or None, defa
     Refused (a typed error at fit) unless None: this estimator offers no population guarantee
     for its fairness tolerance (see :doc:`/guarantees`). Kept for a uniform interface with the
     estimators that certify their tolerance.""")
+# the setting of the score-threshold examples: scores of two groups, the second shifted up
+register("example_scores_groups", """>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> groups = rng.integers(0, 2, 400)
+>>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups""")

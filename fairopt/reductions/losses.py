@@ -20,7 +20,9 @@ def _clip01(u: ArrayLike) -> NDArray[np.float64]:
     return np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
 
 
-register("loss_arguments", """y : array-like
+register("loss_arguments", """Parameters
+----------
+y : array-like
     Labels in ``[0, 1]``.
 u : array-like
     Predictions, broadcast against ``y``.""")
@@ -40,8 +42,6 @@ class Loss:
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
-        Parameters
-        ----------
         {loss_arguments}
 
         Returns
@@ -55,8 +55,6 @@ class Loss:
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
-        Parameters
-        ----------
         {loss_arguments}
 
         Returns

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["IsotonicScoreMap"]
 
 
+@fill_doc
 class IsotonicScoreMap:
     """Monotone map ``f -> 2 eta_hat(f) - 1`` fitted by isotonic regression of ``y`` on ``f``.
 
@@ -51,10 +53,7 @@ class IsotonicScoreMap:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    {example_scores_groups}
     >>> y = (rng.uniform(size=400) < (scores + 1.3) / 2.6).astype(int)
     >>> mapped = IsotonicScoreMap().fit(scores, y, groups).transform(np.array([-1.0, 0.0, 1.0]),
     ...                                                               np.array([0, 0, 0]))

@@ -26,11 +26,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairopt._docstrings import inherit_docs
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
 
 INF = float("inf")
+
+
+#: the setting of the examples below: one Adult record moved one education level down
+register("example_adult_move", """>>> import numpy as np
+>>> from fairopt.data import load_builtin
+>>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+>>> old = np.array([[0, 0, 2, 3, 0]])
+>>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down""")
 
 
 class Distortion(abc.ABC):
@@ -90,17 +98,14 @@ def _unchanged_elsewhere(domain: Domain, old: np.ndarray, new: np.ndarray, used:
 
 
 @dataclass
+@fill_doc
 class CallableDistortion(Distortion):
     """A user function ``f(old, new) -> array of n costs`` on two DataFrames of level values
     (one column per attribute of ``X × Y``; row i is one move). Must be vectorised.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
-    >>> old = np.array([[0, 0, 2, 3, 0]])
-    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    {example_adult_move}
     >>> moved = CallableDistortion(lambda before, after: (before != after).sum(axis=1))
     >>> moved(domain, old, new).tolist()
     [1.0]
@@ -237,6 +242,7 @@ def _col(domain: Domain, name: str, role: str) -> int:
 
 
 @dataclass
+@fill_doc
 class AdultDistortion(Distortion):
     """Adult rule of the optimized pre-processing experiments (first match wins):
 
@@ -247,11 +253,7 @@ class AdultDistortion(Distortion):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
-    >>> old = np.array([[0, 0, 2, 3, 0]])
-    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    {example_adult_move}
     >>> AdultDistortion()(domain, old, new).tolist()
     [3.0]
     """
