@@ -130,12 +130,14 @@ class CostSensitiveOracle(Oracle):
     >>> from sklearn.linear_model import LogisticRegression
     >>> from fairopt.reductions import DemographicParity, ExponentiatedGradient
     >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = (X[:, 0] > 0).astype(int)
+    >>> group = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(size=400), group + rng.normal(size=400)])
+    >>> y = (X.sum(axis=1) > 0.5).astype(int)
     >>> game = ExponentiatedGradient(DemographicParity(eps=0.02),
     ...                              CostSensitiveOracle(LogisticRegression()), max_iter=30)
-    >>> game.run(X, y, a).status
-    'converged'
+    >>> result = game.run(X, y, group)
+    >>> result.status, bool(result.max_violation <= 1e-6)
+    ('converged', True)
     """
 
     problems = (ExampleCosts,)

@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import DataValidationError
 from fairopt.modeling import Program, SolverSpec
 from fairopt.reductions.game import Game, GameResult
@@ -53,6 +54,15 @@ if TYPE_CHECKING:
 __all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegressionLearner",
            "SplitMoment", "learn_split", "split_coefficients"]
 
+
+
+#: the setting of the examples below: one node, a feature that discloses the group
+register("example_split_node", """>>> import numpy as np
+>>> from fairopt.reductions.split_game import (EstimatorLearner, PairedRegressionLearner, SplitMoment,
+...                                            learn_split, split_coefficients)
+>>> rng = np.random.default_rng(0)
+>>> z = rng.integers(0, 2, 200)
+>>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)   # X discloses the group""")
 
 def split_coefficients(weights: ArrayLike, groups: NDArray[np.intp], hull_point: Sequence[float] | NDArray[np.float64],
                        margin: float = 0.0) -> NDArray[np.float64]:
@@ -168,6 +178,7 @@ class ZeroSplit:
         return np.zeros(X.shape[0])
 
 
+@fill_doc
 class PairedRegressionLearner:
     """Paired regression classifier (Def. 14) as a cost-sensitive oracle.
 
@@ -184,11 +195,7 @@ class PairedRegressionLearner:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import PairedRegressionLearner, SplitMoment, split_coefficients
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    {example_split_node}
     >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
     >>> learner = PairedRegressionLearner().prepare(moment, X)
     >>> split = learner.best_response(np.zeros(8))   # a linear split of the node's samples
@@ -217,17 +224,14 @@ class PairedRegressionLearner:
         return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
 
 
+@fill_doc
 class EstimatorLearner:
     """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``.
 
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import EstimatorLearner, SplitMoment, split_coefficients
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    {example_split_node}
     >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
     >>> learner = EstimatorLearner(LogisticRegression()).prepare(moment, X)
     >>> learner.best_response(np.zeros(8)).predict(X).shape    # 0/1 split of every sample
@@ -370,6 +374,7 @@ class DisclosureAuditor:
                           nu=self.tol, history=self.history)
 
 
+@fill_doc
 def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prior: ArrayLike,
                 hull_point: Sequence[float] | NDArray[np.float64], alpha: float, *, margin: float = 0.0,
                 alpha_one: float | None = None, learner: PairedRegressionLearner | EstimatorLearner | None = None,
@@ -378,12 +383,8 @@ def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prio
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import learn_split
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X = (z + rng.normal(size=200))[:, None]           # a feature that discloses the group
-    >>> res = learn_split(X, np.full(200, 1 / 200), z, np.bincount(z) / 200,
+    {example_split_node}
+    >>> res = learn_split(X, w, z, np.bincount(z) / 200,
     ...                   hull_point=[0.5, 0.5], alpha=0.1)
     >>> res.status, round(float(res.weights.sum()), 9), bool(np.all(res.constraint_values <= res.bound + 1e-9))
     ('converged', 1.0, True)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
@@ -17,6 +19,7 @@ Q_INSIDE = 1e-4
 
 
 @dataclass
+@fill_doc
 class ThresholdSolution:
     """Fitted randomized-threshold rule.
 
@@ -44,11 +47,8 @@ class ThresholdSolution:
 
     Examples
     --------
-    >>> import numpy as np
+    {example_scores_groups}
     >>> from fairopt.formulations.constrained_classification import RandomizedThresholdParity
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
     >>> solution = RandomizedThresholdParity(scores, groups, gamma=0.1).solve()
     >>> type(solution).__name__, solution.thresholds.shape
     ('ThresholdSolution', (2,))
