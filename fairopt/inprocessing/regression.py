@@ -52,7 +52,7 @@ def _fmt(value: Any) -> str:
 
 
 @fill_doc
-class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
+class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Fair regression by reductions (Agarwal, Dudík & Wu 2019).
 
     Parameters
@@ -134,7 +134,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, StrOptions({"hinge_lp"}), HasMethods(["fit"]), Oracle],
         "constraint": [StrOptions(accepted_names(REGRESSION_CONSTRAINTS)), Moment],
         # rates (statistical parity) lie in [0, 1]; a loss bound only needs eps >= 0 (checked in fit)
@@ -318,7 +318,8 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
 
     def predict_mean(self, X: ArrayLike) -> np.ndarray:
         """Deterministic expectation :math:`\\sum_f Q(f)\\,f(x)` (no fairness guarantee; audit it)."""
-        return self.weights_ @ self.predict_components(X)
+        out: np.ndarray = self.weights_ @ self.predict_components(X)
+        return out
 
     def expected_loss(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Exact mean loss of the randomized predictor: :math:`\\sum_f Q(f)\\,\\widehat{loss}(f)`.

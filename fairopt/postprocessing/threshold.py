@@ -53,7 +53,7 @@ PROGRAM_OPTIONS = ("time_limit", "verbose", "options")
 #: criteria on the labels: linear programs, not threshold problems
 
 
-class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
+class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Randomized-threshold post-processing of a trained score (Alabdulmohsin & Lucic 2021).
 
     For a row with score ``f`` in group ``k`` the debiased rule predicts 1 with probability
@@ -197,7 +197,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     #: fitted cut points: per group (parity), per cell pair (covariance) or per rule (odds), set by ``fit``
     thresholds_: np.ndarray | list[np.ndarray]
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         # a prefit model only needs a scoring method; fit is checked when it is called
         "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
                       HasMethods(["predict"])],
@@ -315,7 +315,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             if self.confidence is not None:
                 raise DataValidationError("confidence is computed from in-memory rows; chunked and Dask inputs are "
                                           "fitted without it (use confidence=None, or pass NumPy/pandas inputs).")
-            return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
+            out: ThresholdDebiaser = _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight,
+                                                          constraint)
+            return out
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
@@ -337,7 +339,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             if subgroups is not None:
                 raise DataValidationError("score_bins with covariance subgroups is not supported; fit the "
                                           "subgroups separately or set score_bins=None.")
-            return _statistics.fit_statistics(self, f, codes, np.arange(len(self.groups_)), yv, sw, constraint)
+            out = _statistics.fit_statistics(self, f, codes, np.arange(len(self.groups_)), yv, sw,
+                                                                constraint)
+            return out
         self.score_grid_ = None
         self.calibrator_ = None
         calibration = self.calibration
@@ -506,7 +510,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """Probabilities of the randomized rule's labels, columns in the order of ``classes_``
         (``[P(y_hat=0), P(y_hat=1)]`` for 0/1 labels)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
-        return proba_columns(h, self._pos_index)
+        out: np.ndarray = proba_columns(h, self._pos_index)
+        return out
 
     def predict(self, X: Source, sensitive_features: Source | None = None, subgroups: ArrayLike | None = None,
                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
@@ -515,6 +520,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
         if is_dask(h):      # chunked fits have 0/1 labels: the draws are the labels
-            return _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
+            out: np.ndarray = _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
+            return out
         rng = as_generator(self.random_state if random_state is None else random_state)
         return decode_labels(rng.random(h.shape[0]) < h, self.classes_, self._pos_index)

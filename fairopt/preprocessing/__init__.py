@@ -76,7 +76,7 @@ class TVRepairResampler(_WeightedResampler):
     10
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "statistical_rate": [Interval(Real, 0, 1, closed="right")],
         "representation": [StrOptions({"data", "balanced"}), "array-like"],
         "solver": [None, str, SolverSpec, dict],

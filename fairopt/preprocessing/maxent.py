@@ -33,7 +33,7 @@ __all__ = ["MaxEntResampler"]
 
 
 @fill_doc
-class MaxEntResampler(_FrameMixin, BaseEstimator):
+class MaxEntResampler(_FrameMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Max-entropy fair resampler (Celis, Keswani & Vishnoi, ICML 2020).
 
     Learns ``p* = argmin_p KL(p || q)`` subject to ``E_p[α] = θ`` over the product domain of the
@@ -108,7 +108,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     100
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "C": [Interval(Real, 0, 1, closed="both")],
         "prior": [StrOptions(set(PRIORS))],
         "target": [StrOptions(set(TARGETS)), "array-like", dict],

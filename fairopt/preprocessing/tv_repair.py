@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 @fill_doc
-class TVRepair(TransformerMixin, BaseEstimator):
+class TVRepair(TransformerMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Optimized pre-processing (Calmon, Wei, Vinzamuri, Ramamurthy & Varshney, NeurIPS 2017).
 
     Learns a randomised mapping of features and label, P(x̂, ŷ | d, x, y), that keeps the
@@ -152,7 +152,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
     [4, 4]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "discrimination": [StrOptions(set(DISCRIMINATION_FORMS))],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "distortion": "no_validation",        # name, table, callable or Distortion: read by the model
@@ -443,7 +443,8 @@ def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
         else:
             codes[:, j] = col
     if codes is not None:
-        return dom.unique_codes(codes, sample_weight=sw)
+        out: tuple[np.ndarray, np.ndarray] = dom.unique_codes(codes, sample_weight=sw)
+        return out
     seen = np.bincount(flat, minlength=dom.size)
     cells = np.flatnonzero(seen)            # weight-0 records keep their cell
     return dom.unravel(cells), np.bincount(flat, weights=sw, minlength=dom.size)[cells]

@@ -40,7 +40,8 @@ def lambda_from_theta(theta: np.ndarray, B: float) -> np.ndarray:
     z = np.concatenate([[0.0], theta])
     z = z - z.max()
     e = np.exp(z)
-    return B * e[1:] / e.sum()
+    out: np.ndarray = B * e[1:] / e.sum()
+    return out
 
 
 def best_lambda(g: np.ndarray, bound: np.ndarray, B: float) -> np.ndarray:
@@ -50,7 +51,8 @@ def best_lambda(g: np.ndarray, bound: np.ndarray, B: float) -> np.ndarray:
     j = int(np.argmax(viol))
     if viol[j] > 0:
         lam[j] = B
-    return lam
+    out: np.ndarray = lam
+    return out
 
 
 def oracle_certificate(learner: Learner) -> tuple[bool, str]:

@@ -54,7 +54,8 @@ def _row_weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
     w = check_weights(sample_weight, n)
-    return w * (n / w.sum())
+    out: np.ndarray | None = w * (n / w.sum())
+    return out
 
 
 def _wmean(values: NDArray[np.float64], w: NDArray[np.float64] | None) -> float:
@@ -125,7 +126,8 @@ class Moment:
 
     def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
         """``cost + lam @ (g - b)``; ``cost``/``g`` may be stacked over hypotheses."""
-        return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        out: np.ndarray = np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        return out
 
     def row_names(self) -> list[str]:  # pragma: no cover - interface
         """Name of every constraint row, in row order.

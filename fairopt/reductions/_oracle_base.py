@@ -40,7 +40,8 @@ class ClippedRegressor:
         self.estimator = estimator
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        return np.clip(np.asarray(self.estimator.predict(X), dtype=float), 0.0, 1.0)
+        out: NDArray[np.float64] = np.clip(np.asarray(self.estimator.predict(X), dtype=float), 0.0, 1.0)
+        return out
 
 
 class LogisticScore:
@@ -102,7 +103,8 @@ class LinearScore:
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         Xs = (np.asarray(X, dtype=float) - self.lo) / self.scale
-        return np.clip(Xs @ self.beta[:-1] + self.beta[-1], 0.0, 1.0)
+        out: NDArray[np.float64] = np.clip(Xs @ self.beta[:-1] + self.beta[-1], 0.0, 1.0)
+        return out
 
 
 # ---- oracles ---------------------------------------------------------------------------------

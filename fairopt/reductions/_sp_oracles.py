@@ -44,7 +44,8 @@ def sp_targets(moment: StatisticalParity, lam: NDArray[np.float64]) -> NDArray[n
     kstar = np.argmax(near, axis=-1)                                 # first minimising cell
     alpha = moment.grid.alpha
     U = np.minimum(kstar * alpha + 0.5 * alpha, 1.0)
-    return U[moment.ycode, moment.group]
+    out: NDArray[np.float64] = U[moment.ycode, moment.group]
+    return out
 
 
 class _HeuristicSP(Oracle):
@@ -78,7 +79,7 @@ class _HeuristicSP(Oracle):
         super().prepare(moment, X)
         self.n_fits = 0
         # the risk-minimisation design (X stacked twice) and its labels, built on first use
-        self._stacked: tuple | None = None
+        self._stacked: tuple[Any, ...] | None = None
         return self
 
     def _fit_targets(self, U: NDArray[np.float64]) -> Any:  # pragma: no cover - interface
@@ -275,7 +276,8 @@ def _linear_decision(est: Any, X: Any) -> np.ndarray | None:
     coef = getattr(est, "coef_", None)
     if coef is None or coef.shape[0] != 1 or sp_issparse(coef):
         return None
-    return (X @ coef.T + est.intercept_).reshape(-1)
+    out: np.ndarray | None = (X @ coef.T + est.intercept_).reshape(-1)
+    return out
 
 class HingeLPOracle(Oracle):
     """Cost-sensitive oracle for statistical parity: the weighted hinge LP on ``nN`` augmented rows.

@@ -45,6 +45,9 @@ from fairopt._progress import Progress, no_progress
 __all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages",
            "keep_training_predictions", "training_predictions"]
 
+#: a hypothesis type (anything with ``predict``)
+_H = TypeVar("_H")
+
 #: attribute under which an oracle leaves a hypothesis's predictions on the training features
 _TRAINING_PREDICTIONS = "_training_predictions"
 
@@ -110,7 +113,7 @@ GameResult
     The randomized predictor, multipliers, gap and status.""")
 
 
-def keep_training_predictions(h: Any, X: Any, pred: np.ndarray) -> Any:
+def keep_training_predictions(h: _H, X: Any, pred: np.ndarray) -> _H:
     """Attach ``pred``, the predictions of ``h`` on the training features ``X``, to ``h``.
 
     An oracle that already computed them while fitting ``h`` leaves them here, so that the pool
@@ -172,8 +175,10 @@ def training_predictions(h: Any, X: Any, release: bool = False) -> np.ndarray:
     if kept is not None and release:
         delattr(h, _TRAINING_PREDICTIONS)
     if kept is not None and kept[0] is X:
-        return kept[1]
-    return h.predict(X)
+        out: np.ndarray = kept[1]
+        return out
+    out = h.predict(X)
+    return out
 
 
 @runtime_checkable
@@ -322,7 +327,7 @@ class GameResult:
     """
 
     status: str
-    hypotheses: list
+    hypotheses: list[Any]
     weights: np.ndarray
     lambda_: np.ndarray
     gap: float

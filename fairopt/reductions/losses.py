@@ -17,7 +17,8 @@ from fairopt.errors import ConfigError
 
 def _clip01(u: ArrayLike) -> NDArray[np.float64]:
     """``u`` as floats clipped into ``[0, 1]`` (the convention of every loss here)."""
-    return np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    out: NDArray[np.float64] = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    return out
 
 
 register("loss_arguments", """Parameters
@@ -88,7 +89,8 @@ class SquareLoss(Loss):
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         u = _clip01(u)
-        return u - np.asarray(y, dtype=float)
+        out: np.ndarray = u - np.asarray(y, dtype=float)
+        return out
 
 
 class AbsoluteLoss(Loss):
@@ -108,7 +110,8 @@ class AbsoluteLoss(Loss):
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         u = _clip01(u)
-        return np.sign(u - np.asarray(y, dtype=float))
+        out: np.ndarray = np.sign(u - np.asarray(y, dtype=float))
+        return out
 
 
 class ScaledLogisticLoss(Loss):
@@ -159,13 +162,15 @@ class ScaledLogisticLoss(Loss):
         return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * score - 1.0)
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
+        out: np.ndarray = np.logaddexp(0.0, -self.margin(y, u)) / self._norm
+        return out
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
         s = 2.0 * np.asarray(y, dtype=float) - 1.0
         # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
-        return -2.0 * self.scale * s * sig / self._norm
+        out: np.ndarray = -2.0 * self.scale * s * sig / self._norm
+        return out
 
     def probability(self, u: ArrayLike) -> np.ndarray:
         """``P(Y=1)`` implied by score ``u``: ``sigma(C(2u-1))``."""

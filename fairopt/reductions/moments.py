@@ -115,7 +115,8 @@ class StatisticalParity(Moment):
         """:math:`\\hat\\gamma_{a,z}` for the rounded predictor, shape ``(|A|, N)``."""
         k = self.grid.index(pred)
         surv = survival_by_group(k, self.group, self.n_groups, self.grid.size, self.sample_weight)
-        return surv - self.p @ surv
+        out: np.ndarray = surv - self.p @ surv
+        return out
 
     @fill_doc
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
@@ -138,7 +139,8 @@ class StatisticalParity(Moment):
         """:math:`\\lambda_{a,z} = \\lambda^+_{a,z} - \\lambda^-_{a,z}`, shape ``(|A|, N)``."""
         lam = np.asarray(lam, dtype=float)
         half = self.n_groups * self.grid.size
-        return (lam[:half] - lam[half:]).reshape(self.n_groups, self.grid.size)
+        out: np.ndarray = (lam[:half] - lam[half:]).reshape(self.n_groups, self.grid.size)
+        return out
 
     def cost_sensitive_table(self, lam: np.ndarray) -> np.ndarray:
         r"""Eq. (12): :math:`c_\lambda(\tilde y, a, z) = c(\tilde y,z) + N\lambda_{a,z}/p_a - N\sum_{a'}\lambda_{a',z}`.
@@ -149,7 +151,8 @@ class StatisticalParity(Moment):
         lam_s = self.signed_lambda(lam)
         N = self.grid.size
         shift = N * lam_s / self.p[:, None] - N * lam_s.sum(axis=0)[None, :]
-        return self.c[:, None, :] + shift[None, :, :]
+        out: np.ndarray = self.c[:, None, :] + shift[None, :, :]
+        return out
 
     def learner_problem(self, lam: np.ndarray) -> CostTable:
         return CostTable(self.cost_sensitive_table(lam), self.ycode, self.group, self.sample_weight)
@@ -240,7 +243,8 @@ class BoundedGroupLoss(Moment):
         """:math:`W_i = w_i(1/n + \\lambda_{A_i}/n_{A_i})` (``w_i`` = 1 without sample weights)."""
         lam = np.asarray(lam, dtype=float)
         W = 1.0 / self.n + (lam / self.counts)[self.group]
-        return W if self.sample_weight is None else self.sample_weight * W
+        out: np.ndarray = W if self.sample_weight is None else self.sample_weight * W
+        return out
 
     def learner_problem(self, lam: np.ndarray) -> SampleWeights:
         return SampleWeights(self.sample_weights(lam))

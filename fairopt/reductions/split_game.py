@@ -124,7 +124,8 @@ class SplitMoment:
 
     def _weighted_deviation(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Σ_j v_j δ_jk`` for every k."""
-        return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
+        out: NDArray[np.float64] = np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
+        return out
 
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and disclosure-constraint values ``(cost, g)`` of the predictions ``pred``."""
@@ -137,7 +138,8 @@ class SplitMoment:
 
     def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
         """Lagrangian ``cost + (g - bound) @ lam`` of each hypothesis."""
-        return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        out: np.ndarray = np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        return out
 
     def cost_difference(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
         r"""Per-sample :math:`C^1_j - C^0_j` of :math:`L(h,\lambda)` (only it moves the argmin)."""
@@ -145,7 +147,8 @@ class SplitMoment:
         l1p, l1m, l0p, l0m = (lam[i * K:(i + 1) * K] for i in range(4))
         v = (l1p - l1m) - (l0p - l0m)                       # Σ_k v_k δ_jk = v_{z_j} − ⟨v, r⟩
         scale = self.alpha_one * (l1p.sum() + l1m.sum()) - a * (l0p.sum() + l0m.sum())
-        return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
+        out: NDArray[np.float64] = self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
+        return out
 
     def row_names(self) -> list[str]:
         """Names of the disclosure constraint rows, side by side and group by group."""
@@ -168,7 +171,8 @@ class LinearSplit:
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``1[x̃ᵀβ < 0]`` for each row of ``X``."""
-        return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
+        out: NDArray[np.float64] = (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
+        return out
 
 
 class ZeroSplit:

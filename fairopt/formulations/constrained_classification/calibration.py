@@ -108,7 +108,8 @@ class IsotonicScoreMap:
         f = np.asarray(scores, dtype=float).reshape(-1)
         if not self.per_group:
             x, e = self.breakpoints_[0]
-            return np.interp(f, x, e)
+            result: np.ndarray = np.interp(f, x, e)
+            return result
         g = np.asarray(groups, dtype=np.int64).reshape(-1)
         if g.shape != f.shape or (g.size and (g.min() < 0 or g.max() >= len(self.breakpoints_))):
             raise DataValidationError(f"groups must be codes 0..{len(self.breakpoints_) - 1}, one per score.")

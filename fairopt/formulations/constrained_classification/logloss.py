@@ -86,7 +86,8 @@ class RowTerms:
 
     @property
     def truncated(self) -> np.ndarray:
-        return self.capped | self.floored
+        out: np.ndarray = self.capped | self.floored
+        return out
 
 
 @dataclass
@@ -118,7 +119,7 @@ class FairLogLossSolution(SmoothSolution):
     kkt: float = float("nan")
     n_truncated: int = 0
     on_kink: bool = False
-    rows: list = field(default_factory=list)
+    rows: list[Any] = field(default_factory=list)
     rule: FairLogLossRule | None = field(default=None, repr=False)
 
 
@@ -195,16 +196,18 @@ class FairLogLoss:
     @property
     def n(self) -> int:
         """Number of training rows."""
-        return self.X.shape[0]
+        out: int = self.X.shape[0]
+        return out
 
     @property
     def dim(self) -> int:
         """Number of parameters (features, plus the intercept when fitted)."""
-        return self.X.shape[1]
+        out: int = self.X.shape[1]
+        return out
 
     # ----------------------------------------------------------------------- oracles
     def terms(self, theta: np.ndarray, lam: np.ndarray | None = None,
-              orders: list | None = None) -> tuple[RowTerms, list | None]:
+              orders: list[Any] | None = None) -> tuple[RowTerms, list[Any] | None]:
         """Predictor and approximator at θ and λ (default: the exact λ*(θ))."""
         s = self.X @ theta
         pe, pe_bar = expit(s), expit(-s)
@@ -219,9 +222,10 @@ class FairLogLoss:
     def row_losses(self, t: RowTerms) -> np.ndarray:
         """``ℓ_i`` of Eq. 13 at ``t`` (equal to ``V``'s terms minus ``c_i P_i``)."""
         one = np.ones_like(t.c)
-        return np.where(t.capped, t.s + np.log(np.where(t.capped, t.c, one)),
-                        np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
-                                 np.logaddexp(0.0, t.s))) - self.y * t.s
+        out: np.ndarray = np.where(t.capped, t.s + np.log(np.where(t.capped, t.c, one)),
+                                   np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
+                                            np.logaddexp(0.0, t.s))) - self.y * t.s
+        return out
 
     def regulariser(self, theta: np.ndarray) -> float:
         """Value of the L2 penalty ``C/2 * ||theta||^2`` on the penalised coordinates.
@@ -240,7 +244,8 @@ class FairLogLoss:
 
     def gradient(self, theta: np.ndarray, t: RowTerms) -> np.ndarray:
         """``Xᵀ(q − y)/n + C θ_pen`` (envelope theorem; ∇J at λ*, ∇_θ V at any fixed λ)."""
-        return self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
+        out: np.ndarray = self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
+        return out
 
     def objective(self, theta: np.ndarray, lam: np.ndarray | None = None) -> float:
         """``J(θ)`` (``lam=None``), or ``V(θ, λ) + (C/2)‖θ_pen‖²`` at a fixed λ."""
@@ -254,7 +259,8 @@ class FairLogLoss:
         # the solver's last check and the post-solve certificate ask for the same point: one pass
         last = self.__dict__.get("_last_residual")
         if last is not None and np.array_equal(last[0], theta) and np.array_equal(last[1], lam):
-            return last[2]
+            result: tuple[float, float, RowTerms] = last[2]
+            return result
         t, _ = self.terms(theta, lam)
         g = self.gradient(theta, t)
         gaps = self.rows.gaps(t.P)
@@ -283,7 +289,7 @@ class FairLogLoss:
         """
         return FairLogLossProblem(self)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Describe the model: sizes, constraint, fairness rows and variable blocks.
 
         Returns
@@ -445,7 +451,8 @@ class FairLogLoss:
         D = np.asarray(self.X.T @ (self.rows.coef * (t.pe * t.pe_bar)).T) / self.n
         lam = np.linalg.lstsq(D, -g0, rcond=None)[0]
         box = no_truncation_interval(t.pe, t.pe_bar, self.rows)
-        return np.clip(lam, box[:, 0], box[:, 1])
+        out: np.ndarray = np.clip(lam, box[:, 0], box[:, 1])
+        return out
 
 
 def _csr_with_intercept(X: np.ndarray, fit_intercept: bool) -> sp.csr_matrix:
@@ -477,4 +484,5 @@ def _weighted_gram(X: np.ndarray | sp.spmatrix, w: np.ndarray) -> np.ndarray:
     """``Xᵀ diag(w) X`` for dense or sparse ``X``."""
     if sp.issparse(X):
         return np.asarray((X.T @ X.multiply(w[:, None])).todense())  # type: ignore[union-attr]  # scipy has no stubs: issparse does not narrow
-    return (X.T * w) @ X
+    out: np.ndarray = (X.T * w) @ X
+    return out

@@ -39,7 +39,7 @@ class FairLogLossProblem(SmoothProblem):
     def __init__(self, model: FairLogLoss):
         self.model = model
         self.blocks = {"theta": slice(0, model.dim)}
-        self._orders: list | None = None   # sort orders of the last step, reused as a warm start
+        self._orders: list[Any] | None = None   # sort orders of the last step, reused as a warm start
 
     def initial_point(self) -> np.ndarray:
         return np.zeros(self.model.dim)

@@ -90,7 +90,8 @@ class ThresholdSGD:
         """Tail-averaged thresholds (the deployed solution)."""
         total = self._win[0] + self._prev[0]
         count = self._win[1] + self._prev[1]
-        return total / count if count else self.theta.copy()
+        out: np.ndarray = total / count if count else self.theta.copy()
+        return out
 
     def step(self, scores: np.ndarray, cells: np.ndarray, z: np.ndarray | None = None) -> None:
         """One projected step on a batch (rows of several groups, vectorised)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -69,9 +70,9 @@ class Encoding:
 
     n_levels: tuple[int, ...]
     kinds: tuple[str, ...]
-    values: tuple = ()
+    values: tuple[Any, ...] = ()
     names: tuple[str, ...] = ()
-    _phis: tuple = field(default=(), repr=False, compare=False)
+    _phis: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
     def make(cls, n_levels: Iterable[int], kinds: str | Iterable[str] = "onehot",
@@ -158,7 +159,8 @@ class Encoding:
 
     def phi(self, f: int) -> np.ndarray:
         """Level-feature matrix ``Phi_f`` (``k_f x m_f``)."""
-        return self._phis[f]
+        out: np.ndarray = self._phis[f]
+        return out
 
     def block(self, f: int) -> slice:
         """Feature positions of attribute ``f`` (its reference-coded levels).

@@ -82,7 +82,8 @@ class MaxEntDistribution:
 
     def mean(self) -> np.ndarray:
         """``E_p[α]`` in reference coding."""
-        return self.state.mean.copy()
+        out: np.ndarray = self.state.mean.copy()
+        return out
 
     def level_marginals(self) -> list[np.ndarray]:
         """Exact level distribution of each attribute."""
@@ -282,7 +283,7 @@ class MaxEnt:
         (:func:`fairopt.modeling.smooth.build_form`)."""
         return build_form(MaxEntDual(self.oracle()), backend)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the model (never enumerates the domain)."""
         enc = self.encoding
         return {
@@ -295,7 +296,7 @@ class MaxEnt:
         }
 
     def solve(self, solver: str | SolverSpec | None = None, tol: float = 1e-8, max_iter: int = 100,
-              options: dict | None = None) -> MaxEntSolution:
+              options: dict[str, Any] | None = None) -> MaxEntSolution:
         """Minimise the dual and return the fitted distribution.
 
         Parameters
@@ -333,7 +334,7 @@ class MaxEnt:
             distribution=dist)
 
     # ------------------------------------------------------------ conveniences
-    def rates(self, dist: MaxEntDistribution, pos_level: int) -> dict:
+    def rates(self, dist: MaxEntDistribution, pos_level: int) -> dict[str, Any]:
         """Exact statistical and representation rate of a distribution of this model."""
         return {"statistical_rate": dist.statistical_rate(self.label, self.protected, pos_level),
                 "representation_rate": dist.representation_rate(self.protected)}

@@ -65,7 +65,7 @@ class MixtureState:
     """
 
     lam: np.ndarray
-    level_probs: list          # P_f, softmax of the level scores (uniform branch)
+    level_probs: list[Any]          # P_f, softmax of the level scores (uniform branch)
     log_zu: float              # log Z_u (uniform branch), -inf when C == 0
     rho: np.ndarray            # ω_λ over the distinct points (data branch)
     log_zw: float              # log Z_w, -inf when C == 1
@@ -168,7 +168,8 @@ class DualOracle:
         t = self.log_w.copy()
         for f in range(self.enc.n_attributes):
             t += flat_scores[lo[f]:lo[f + 1]][self._codes_t[f]]
-        return t
+        out: np.ndarray = t
+        return out
 
     def support_level_histogram(self, rho: np.ndarray) -> np.ndarray:
         """Concatenated per-attribute level distributions of ``rho`` over the support."""
@@ -194,7 +195,8 @@ class DualOracle:
                 J += np.bincount(keys.ravel(), weights=np.tile(r, F - f - 1), minlength=L * L)
         pairs = J.reshape(L, L)
         pairs = pairs + pairs.T + np.diag(self.support_level_histogram(rho))
-        return self._phi_full.T @ pairs @ self._phi_full
+        out: np.ndarray = self._phi_full.T @ pairs @ self._phi_full
+        return out
 
     # ------------------------------------------------------------------ state
     def state(self, lam: np.ndarray) -> MixtureState:
@@ -258,7 +260,8 @@ class DualOracle:
         ndarray of shape (dim,)
             Expected features under the tilted prior minus the target.
         """
-        return self.state(lam).mean - self.theta
+        out: np.ndarray = self.state(lam).mean - self.theta
+        return out
 
     @fill_doc
     def value_grad(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
@@ -291,7 +294,8 @@ class DualOracle:
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
             H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)
-        return 0.5 * (H + H.T)
+        out: np.ndarray = 0.5 * (H + H.T)
+        return out
 
     @fill_doc
     def hessian(self, lam: np.ndarray) -> np.ndarray:
@@ -359,7 +363,8 @@ class DualOracle:
             wq[hit] = self.weights[order][pos[hit]]
         with np.errstate(divide="ignore"):
             q = (self.C * np.exp(-enc.log_domain_size) if self.has_u else 0.0) + (1 - self.C) * wq
-            return np.log(q) + s - st.log_z
+            out: np.ndarray = np.log(q) + s - st.log_z
+            return out
 
 
 def _lse(a: np.ndarray) -> float:

@@ -120,7 +120,8 @@ def data_weights(counts: ArrayLike) -> np.ndarray:
     [0.25, 0.75]
     """
     counts = np.asarray(counts, dtype=float)
-    return counts / counts.sum()
+    out: np.ndarray = counts / counts.sum()
+    return out
 
 
 def group_factors(tau: float | ArrayLike, kz: int) -> np.ndarray:
@@ -188,7 +189,8 @@ def fair_reweighting(points: np.ndarray, counts: ArrayLike, label: int, protecte
     w = counts * taus[z] * c_y[y] / c_yz[y, z]
     if w.sum() <= 0:
         raise DataValidationError("no rows to reweight.")
-    return w / w.sum()
+    out: np.ndarray = w / w.sum()
+    return out
 
 
 # ---------------------------------------------------------------------------------- targets

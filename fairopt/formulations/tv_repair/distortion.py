@@ -94,7 +94,8 @@ def _unchanged_elsewhere(domain: Domain, old: np.ndarray, new: np.ndarray, used:
     rest = [j for j, n in enumerate(domain.names) if n not in used]
     if not rest:
         return np.ones(old.shape[0], dtype=bool)
-    return (old[:, rest] == new[:, rest]).all(axis=1)
+    out: np.ndarray = (old[:, rest] == new[:, rest]).all(axis=1)
+    return out
 
 
 @dataclass
@@ -114,7 +115,8 @@ class CallableDistortion(Distortion):
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        return self.func(domain.decode(old), domain.decode(new))
+        out: np.ndarray = self.func(domain.decode(old), domain.decode(new))
+        return out
 
 
 @dataclass
@@ -146,7 +148,7 @@ class AttributeRule:
     max_up: float = INF
     max_down: float = INF
     change: float = 1.0
-    matrix: Mapping | None = None
+    matrix: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("free", "fixed", "ordinal", "change", "matrix"):
@@ -158,7 +160,7 @@ class AttributeRule:
             if not getattr(self, name) >= 0:
                 raise DataValidationError(f"attribute rule {name} must be >= 0, got {getattr(self, name)}.")
 
-    def cost(self, levels: tuple, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    def cost(self, levels: tuple[Any, ...], old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` levels.
 
         Parameters
@@ -194,7 +196,8 @@ class AttributeRule:
                     raise DataValidationError(f"distortion matrix names level {a!r}->{b!r}, not among "
                                               f"{list(levels)}.")
                 table[levels.index(a), levels.index(b)] = float(c)
-        return table[old, new]
+        out: np.ndarray = table[old, new]
+        return out
 
 
 @dataclass
@@ -296,7 +299,7 @@ class CompasDistortion(Distortion):
     priors: str = "priors_count"
     charge: str = "c_charge_degree"
     label: str = "two_year_recid"
-    others: tuple = ("sex", "race")
+    others: tuple[Any, ...] = ("sex", "race")
 
     def __post_init__(self) -> None:
         if self.rule not in ("aif360", "authors"):

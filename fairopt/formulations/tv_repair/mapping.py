@@ -318,7 +318,8 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
             raise DataValidationError(f"max_expected_distortion names groups {sorted(map(str, unknown))} "
                                       f"not among {list(levels)}.")
         per_group = np.array([float(kappa.get(g, np.inf)) for g in levels])
-        return per_group[self.group[cells]]
+        out: np.ndarray = per_group[self.group[cells]]
+        return out
 
     def _distortion_blocks(self, prog: Program) -> None:
         self._excess_meta = []
