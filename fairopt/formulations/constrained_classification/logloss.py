@@ -44,6 +44,7 @@ from scipy.special import expit
 from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.logloss_fairness import (
     FairnessRows,
+    RowTerms,
     approximator,
     exact_lambda,
     fairness_rows,
@@ -67,27 +68,6 @@ GAP_TOL = 1e-11
 FAIR_TOL = 1e-9
 #: dense features with fewer nonzeros than this fraction are stored sparse
 SPARSE_DENSITY = 0.25
-
-
-@dataclass
-class RowTerms:
-    """Everything the oracles need at one ``(θ, λ)``."""
-
-    s: np.ndarray
-    pe: np.ndarray
-    pe_bar: np.ndarray
-    lam: np.ndarray
-    c: np.ndarray
-    P: np.ndarray
-    P_bar: np.ndarray
-    capped: np.ndarray
-    floored: np.ndarray
-    q: np.ndarray
-
-    @property
-    def truncated(self) -> np.ndarray:
-        out: np.ndarray = self.capped | self.floored
-        return out
 
 
 @dataclass

@@ -292,3 +292,24 @@ def no_truncation_interval(pe: np.ndarray, pe_bar: np.ndarray, rows: FairnessRow
         out[r, 1] = min(p1 / pe[i1].max(), p0 / pe_bar[i0].max())
         out[r, 0] = -min(p1 / pe_bar[i1].max(), p0 / pe[i0].max())
     return out
+
+
+@dataclass
+class RowTerms:
+    """Everything the oracles need at one ``(θ, λ)``."""
+
+    s: np.ndarray
+    pe: np.ndarray
+    pe_bar: np.ndarray
+    lam: np.ndarray
+    c: np.ndarray
+    P: np.ndarray
+    P_bar: np.ndarray
+    capped: np.ndarray
+    floored: np.ndarray
+    q: np.ndarray
+
+    @property
+    def truncated(self) -> np.ndarray:
+        out: np.ndarray = self.capped | self.floored
+        return out

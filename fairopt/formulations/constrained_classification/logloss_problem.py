@@ -7,7 +7,7 @@ re-exported by :mod:`fairopt.formulations.constrained_classification.logloss`.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 from scipy.special import expit
@@ -18,7 +18,33 @@ from fairopt.modeling.smooth import NativeResult, SmoothProblem, lbfgs
 from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
-    from fairopt.formulations.constrained_classification.logloss import FairLogLoss
+    import scipy.sparse as sp
+
+    from fairopt.formulations.constrained_classification.logloss_fairness import FairnessRows, RowTerms
+
+
+class _Model(Protocol):
+    """What the smooth problem reads of its :class:`FairLogLoss
+    <fairopt.formulations.constrained_classification.FairLogLoss>` (which imports this module)."""
+
+    X: np.ndarray | sp.spmatrix
+    y: np.ndarray
+    C: float
+    penalized: np.ndarray
+    rows: FairnessRows
+
+    @property
+    def dim(self) -> int: ...
+    def terms(self, theta: np.ndarray, lam: np.ndarray | None = None,
+              orders: list[Any] | None = None) -> tuple[RowTerms, list[Any] | None]: ...
+    def row_losses(self, t: RowTerms) -> np.ndarray: ...
+    def regulariser(self, theta: np.ndarray) -> float: ...
+    def gradient(self, theta: np.ndarray, t: RowTerms) -> np.ndarray: ...
+    def saddle_residual(self, theta: np.ndarray, lam: np.ndarray) -> tuple[float, float, RowTerms]: ...
+    def certified(self, grad_norm: float, gap_norm: float, tol: float) -> bool: ...
+    def kink_multiplier(self, theta: np.ndarray) -> np.ndarray: ...
+    def semismooth_newton(self, theta: np.ndarray, lam: np.ndarray, tol: float, max_iter: int = 50,
+                          deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
 
 
 class FairLogLossProblem(SmoothProblem):
@@ -36,7 +62,7 @@ class FairLogLossProblem(SmoothProblem):
     #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
     switch_tol: ClassVar[dict[bool, float]] = {True: 3e-2, False: 1e-6}
 
-    def __init__(self, model: FairLogLoss):
+    def __init__(self, model: _Model):
         self.model = model
         self.blocks = {"theta": slice(0, model.dim)}
         self._orders: list[Any] | None = None   # sort orders of the last step, reused as a warm start
