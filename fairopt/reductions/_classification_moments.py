@@ -6,14 +6,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairopt._docstrings import fill_doc
+from fairopt._docstrings import fill_doc, register
 from fairopt.criteria import Event, canonical, criterion
 from fairopt.errors import DataValidationError
-from fairopt.reductions._moment_base import Moment, _wmean, per_group
+from fairopt.reductions.moment_base import Moment, _wmean, per_group
 from fairopt.reductions.problems import ExampleCosts
 
 if TYPE_CHECKING:
     from fairopt.validation import Groups
+
+
+#: the data of the examples below: two groups, each with both labels
+register("example_binary_labels", """>>> import numpy as np
+>>> y, groups = np.array([1, 0, 1, 0]), ["a", "a", "b", "b"]""")
 
 
 class _ClassificationMoment(Moment):
@@ -138,29 +143,29 @@ class _ClassificationMoment(Moment):
                 for a in self.groups.tolist() for e in self.events_]
 
 
+@fill_doc
 class DemographicParity(_ClassificationMoment):
     """Equal selection rates :math:`P[h=1 \\mid A=a]` across groups.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> moment = DemographicParity(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
-    >>> moment.row_names()[:2]
-    ['demographic_parity[a, all, +]', 'demographic_parity[b, all, +]']
-    >>> moment.bound.tolist()                  # eps on every row
-    [0.05, 0.05, 0.05, 0.05]
+    {example_binary_labels}
+    >>> moment = DemographicParity(eps={"a": 0.05, "b": 0.1}).fit(y, groups)
+    >>> moment.bound.tolist()                  # each group's eps on its + and - rows
+    [0.05, 0.1, 0.05, 0.1]
     """
 
     name = "demographic_parity"
 
 
+@fill_doc
 class EqualOpportunity(_ClassificationMoment):
     """Equal true-positive rates :math:`P[h=1 \\mid A=a, Y=1]`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> moment = EqualOpportunity(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    {example_binary_labels}
+    >>> moment = EqualOpportunity(eps=0.05).fit(y, groups)
     >>> moment.row_names()[:2]
     ['equal_opportunity[a, y=1, +]', 'equal_opportunity[b, y=1, +]']
     """
@@ -168,13 +173,14 @@ class EqualOpportunity(_ClassificationMoment):
     name = "equal_opportunity"
 
 
+@fill_doc
 class EqualizedOdds(_ClassificationMoment):
     """Equal true- and false-positive rates :math:`P[h=1 \\mid A=a, Y=y]`, ``y`` in {0, 1}.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> moment = EqualizedOdds(eps=0.05).fit(np.array([1, 0, 1, 0]), ["a", "a", "b", "b"])
+    {example_binary_labels}
+    >>> moment = EqualizedOdds(eps=0.05).fit(y, groups)
     >>> moment.n_rows
     8
     """

@@ -102,16 +102,10 @@ class _EGPlayer:
         return lambda_from_theta(self.theta, self.B)
 
     @fill_doc
-    def observe(self, t: int, idx: int) -> bool:
+    def observe(self, t: int, index: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
-        Parameters
-        ----------
-        {round_t}
-        idx : int
-            Position of the response in the hypothesis pool.
-
-        {player_observe_returns}
+        {player_observe}
         """
         raise AttributeError("subclasses define observe")  # pragma: no cover - interface
 
@@ -193,8 +187,8 @@ class FaithfulEG(_EGPlayer):
         self.eta = self.nu / (self.moment.eta_divisor * self.B)
         self.status, self.gap = "max_iter", np.inf
 
-    def observe(self, t: int, idx: int) -> bool:
-        g_t, _, _, self.lam_hat, L_hat, upper = self._average(t, idx, self.propose(t))
+    def observe(self, t: int, index: int) -> bool:
+        g_t, _, _, self.lam_hat, L_hat, upper = self._average(t, index, self.propose(t))
         _, L_resp = self.game.respond(self.lam_hat, use_pool=False)
         self.gap = max(upper, L_hat - L_resp)
         if t % 100 == 0 or t == 1:
@@ -287,9 +281,9 @@ class PracticalEG(_EGPlayer):
         tol = max(nu, 1e-12)
         return gap < best[0] - tol or (gap <= best[0] + tol and value <= best[5])
 
-    def observe(self, t: int, idx: int) -> bool:
+    def observe(self, t: int, index: int) -> bool:
         game, nu = self.game, self.nu
-        g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, idx, self.propose(t))
+        g_t, cost_hat, g_hat, lam_hat, L_hat, eg_gap = self._average(t, index, self.propose(t))
         if self.eg_gap:
             _, L_resp = game.respond(lam_hat, use_pool=True)
             eg_gap = max(eg_gap, L_hat - L_resp)

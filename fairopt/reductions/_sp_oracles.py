@@ -18,10 +18,10 @@ from sklearn.base import clone, is_classifier
 from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.cost_sensitive import WeightedHingeLP
-from fairopt.reductions._oracle_base import ClippedRegressor, LinearScore, LogisticScore, Oracle
 from fairopt.reductions.discretization import prefix_table
 from fairopt.reductions.game import keep_training_predictions, training_predictions
 from fairopt.reductions.losses import Loss, ScaledLogisticLoss
+from fairopt.reductions.oracle_base import ClippedRegressor, LinearScore, LogisticScore, Oracle
 from fairopt.reductions.problems import CostTable
 
 if TYPE_CHECKING:
@@ -235,10 +235,11 @@ class RiskMinimizationOracle(_HeuristicSP):
     Examples
     --------
     {example_regression_data}
-    >>> game = ExponentiatedGradient(StatisticalParity(eps=0.05, grid_size=10),
-    ...                              RiskMinimizationOracle(LinearRegression()))
-    >>> game.run(X, y, a).status
-    'converged'
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> moment = StatisticalParity(eps=0.05, grid_size=10, loss="logistic")   # the classifier path
+    >>> result = ExponentiatedGradient(moment, RiskMinimizationOracle(LogisticRegression())).run(X, y, a)
+    >>> result.status, bool(result.max_violation <= 1e-9)
+    ('converged', True)
     """
 
     def _fit_targets(self, U: NDArray[np.float64]) -> LogisticScore | ClippedRegressor:

@@ -93,9 +93,14 @@ Returns
 -------
 ndarray of shape (n_rows,)
     Nonnegative multipliers.""")
-register("round_t", """t : int
-    Round number, from 1.""")
-register("player_observe_returns", """Returns
+register("player_observe", """Parameters
+----------
+t : int
+    Round number, from 1.
+index : int
+    Position of the response in the hypothesis pool.
+
+Returns
 -------
 bool
     ``True`` when the stopping rule holds.""")
@@ -207,13 +212,7 @@ class MultiplierPlayer(Protocol):
     def observe(self, t: int, index: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
-        Parameters
-        ----------
-        {round_t}
-        index : int
-            Position of the response in the hypothesis pool.
-
-        {player_observe_returns}
+        {player_observe}
         """
         ...
 

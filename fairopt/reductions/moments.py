@@ -34,9 +34,6 @@ from fairopt.reductions._classification_moments import DemographicParity as Demo
 from fairopt.reductions._classification_moments import EqualizedOdds as EqualizedOdds
 from fairopt.reductions._classification_moments import EqualOpportunity as EqualOpportunity
 from fairopt.reductions._classification_moments import _ClassificationMoment as _ClassificationMoment
-from fairopt.reductions._moment_base import Moment as Moment
-from fairopt.reductions._moment_base import _wmean
-from fairopt.reductions._moment_base import per_group as per_group
 from fairopt.reductions.discretization import (
     Grid,
     cost_table,
@@ -46,6 +43,9 @@ from fairopt.reductions.discretization import (
     survival_by_group,
 )
 from fairopt.reductions.losses import Loss, get_loss
+from fairopt.reductions.moment_base import Moment as Moment
+from fairopt.reductions.moment_base import _wmean
+from fairopt.reductions.moment_base import per_group as per_group
 from fairopt.reductions.problems import CostTable, SampleWeights
 
 if TYPE_CHECKING:

@@ -26,13 +26,6 @@ from sklearn.base import clone, is_classifier
 
 from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError
-from fairopt.reductions._oracle_base import ClassifierHypothesis as ClassifierHypothesis
-from fairopt.reductions._oracle_base import ClippedRegressor as ClippedRegressor
-from fairopt.reductions._oracle_base import ConstantHypothesis as ConstantHypothesis
-from fairopt.reductions._oracle_base import IndexedHypothesis as IndexedHypothesis
-from fairopt.reductions._oracle_base import LinearScore as LinearScore
-from fairopt.reductions._oracle_base import LogisticScore as LogisticScore
-from fairopt.reductions._oracle_base import Oracle as Oracle
 from fairopt.reductions._sp_oracles import TIE_TOLERANCE as TIE_TOLERANCE
 from fairopt.reductions._sp_oracles import FactoredLeastSquares as FactoredLeastSquares
 from fairopt.reductions._sp_oracles import HingeLPOracle as HingeLPOracle
@@ -44,6 +37,13 @@ from fairopt.reductions._sp_oracles import two_label_weights as two_label_weight
 from fairopt.reductions.discretization import prefix_table as prefix_table
 from fairopt.reductions.game import keep_training_predictions
 from fairopt.reductions.losses import ScaledLogisticLoss
+from fairopt.reductions.oracle_base import ClassifierHypothesis as ClassifierHypothesis
+from fairopt.reductions.oracle_base import ClippedRegressor as ClippedRegressor
+from fairopt.reductions.oracle_base import ConstantHypothesis as ConstantHypothesis
+from fairopt.reductions.oracle_base import IndexedHypothesis as IndexedHypothesis
+from fairopt.reductions.oracle_base import LinearScore as LinearScore
+from fairopt.reductions.oracle_base import LogisticScore as LogisticScore
+from fairopt.reductions.oracle_base import Oracle as Oracle
 from fairopt.reductions.problems import CostTable, ExampleCosts, SampleWeights
 
 if TYPE_CHECKING:
