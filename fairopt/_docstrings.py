@@ -127,3 +127,57 @@ def doc_with(**pieces: str) -> Callable[[_T], _T]:
         if PARAMS.get(name) != textwrap.dedent(text).strip("\n"):
             register(name, text)
     return fill_doc
+
+
+# ---- appended (dedupgame): an overriding method without a docstring takes its base's --------
+def inherit_docs(cls: type[_T]) -> type[_T]:
+    """Give each public method of ``cls`` without a docstring the docstring of the method it overrides.
+
+    ``help()`` and Sphinx already look docstrings up through the bases, but numpydoc's validation
+    reads ``__doc__`` itself; a base class calls this from ``__init_subclass__`` so that an
+    override documents exactly what the base method does without a copy of its text.
+
+    Parameters
+    ----------
+    cls : type
+        The class whose methods are completed (in place).
+
+    Returns
+    -------
+    type
+        ``cls``.
+
+    Examples
+    --------
+    >>> from fairopt._docstrings import inherit_docs
+    >>> class Base:
+    ...     def run(self):
+    ...         '''Run it.'''
+    >>> @inherit_docs
+    ... class Child(Base):
+    ...     def run(self):
+    ...         return 1
+    >>> Child.run.__doc__
+    'Run it.'
+    """
+    for name, value in vars(cls).items():
+        if name.startswith("_") or not callable(value) or getattr(value, "__doc__", None):
+            continue
+        for base in cls.__mro__[1:]:
+            doc = getattr(base.__dict__.get(name), "__doc__", None)
+            if doc:
+                value.__doc__ = doc
+                break
+    return cls
+
+
+# ---- appended (dedupgame): pieces shared across packages -------------------------------------
+register("confidence_uncertified", """confidence : float in (0, 1) or None, default None
+    Refused (a typed error at fit) unless None: this estimator offers no population guarantee
+    for its fairness tolerance (see :doc:`/guarantees`). Kept for a uniform interface with the
+    estimators that certify their tolerance.""")
+# the setting of the score-threshold examples: scores of two groups, the second shifted up
+register("example_scores_groups", """>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> groups = rng.integers(0, 2, 400)
+>>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups""")

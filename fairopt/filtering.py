@@ -34,6 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.errors import DataValidationError
@@ -135,10 +136,12 @@ class _ClassifierProxy:
     def membership(self, X: ArrayLike) -> np.ndarray:
         pred = self.model.predict(X)
         M = np.eye(self.n_cells)[pred]
-        return (1.0 - self.eta) * M + self.eta / self.n_cells
+        out: np.ndarray = (1.0 - self.eta) * M + self.eta / self.n_cells
+        return out
 
 
-class BalancedFilter(BaseEstimator):
+@fill_doc
+class BalancedFilter(BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Learn a non-disclosive proxy and the acceptance probabilities that balance its filter.
 
     Parameters
@@ -167,10 +170,7 @@ class BalancedFilter(BaseEstimator):
         distance (the paper's 0.1, 20, 0.1).
     random_state : int, Generator or None
         Seeds the decision-tree proxy and :meth:`filter`.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``alpha`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------
@@ -211,7 +211,7 @@ class BalancedFilter(BaseEstimator):
     proxy_: ProxyTree | _ClassifierProxy
 
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "alpha": [Interval(Real, 0, 1, closed="both")],
         "proxy": [StrOptions(set(PROXIES))],
         "weights": [StrOptions({"qp", "naive"})],
@@ -252,7 +252,8 @@ class BalancedFilter(BaseEstimator):
                 col = X.columns[X.isna().any().to_numpy()][0]
                 raise DataValidationError(f"X column {col!r} has missing values; impute or drop them first.")
             if not fit:
-                return self.encoder_.transform(X[self._fitted_columns(X)])
+                out: np.ndarray = self.encoder_.transform(X[self._fitted_columns(X)])
+                return out
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             num = X.select_dtypes("number").columns.tolist()
             cat = [c for c in X.columns if c not in num]
@@ -268,15 +269,17 @@ class BalancedFilter(BaseEstimator):
                 if X.shape[1] != self.n_features_in_:
                     raise DataValidationError(
                         f"X has {X.shape[1]} columns; the filter was fitted on {self.n_features_in_}.")
-                return self.encoder_.transform(X)
+                out = self.encoder_.transform(X)
+                return out
             self.n_features_in_ = X.shape[1]
             num, cat = list(range(X.shape[1])), []
         self.encoder_ = ColumnTransformer(self._feature_steps(num, cat, self._binnable(X, num)), sparse_threshold=0.0)
         with warnings.catch_warnings():   # constant or heavily tied columns get fewer quantile bins
             warnings.filterwarnings("ignore", message="Bins whose width are too small")
-            return self.encoder_.fit_transform(X)
+            out = self.encoder_.fit_transform(X)
+            return out
 
-    def _fitted_columns(self, X: pd.DataFrame) -> list:
+    def _fitted_columns(self, X: pd.DataFrame) -> list[Any]:
         """The fitted feature columns of ``X``; a missing (e.g. renamed) column is a typed error."""
         names = list(self.feature_names_in_)
         missing = [c for c in names if c not in X.columns]

@@ -279,7 +279,7 @@ class WeightedHingeLP:
                              certificate_gap=abs(obj - value) / max(1.0, abs(value)),
                              solve_seconds=seconds, backend=sol.backend)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the primal and dual forms and the form that would be chosen."""
         m, d = self.shape
         return {"rows_primal": m, "rows_dual": 2 * d, "columns_primal": m + d,

@@ -157,4 +157,5 @@ class RandomizedMixture:
         seed = self.random_state if random_state is None else random_state
         rng = as_generator(seed)
         pick = rng.choice(self.weights_.size, size=components.shape[1], p=self.weights_)
-        return components[pick, np.arange(components.shape[1])]
+        out: NDArray[Any] = components[pick, np.arange(components.shape[1])]
+        return out

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["FairClassifier"]
 
 
-class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
+class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Fair classification by reductions (Agarwal et al. 2018) through the exponentiated-gradient game.
 
     The learner is called on weighted classification problems: at multipliers :math:`\\lambda`
@@ -148,7 +148,7 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
     ['bad', 'good']
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, HasMethods(["fit", "predict"]), Oracle],
         "constraint": [StrOptions(accepted_names(CLASSIFICATION_MOMENTS)), Moment],
         "eps": [Interval(Real, 0, 1, closed="both"), "array-like", dict],
@@ -282,7 +282,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):
         of ``classes_``."""
         self._check_fitted()
         p1 = self.weights_ @ self.predict_components(X)
-        return proba_columns(p1, self._pos_index)
+        out: np.ndarray = proba_columns(p1, self._pos_index)
+        return out
 
     def decision_scores(self, X: ArrayLike) -> np.ndarray:
         """Real-valued scores of the support members (their probabilities of ``pos_label_``), ``(K, n)``."""

@@ -80,7 +80,7 @@ def _check_binary_target(y: Any, n: int) -> tuple[NDArray[Any], NDArray[np.intp]
     return classes, codes
 
 
-class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
+class FairLogLossClassifier(ClassifierMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Fair robust log-loss classifier: truncated logistic regression that is exactly fair on
     the training sample.
 
@@ -178,7 +178,7 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     #: the multipliers, set by ``fit`` (read back by the group encoder at predict time)
     lambda_: np.ndarray
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "constraint": [StrOptions(accepted_names(CONSTRAINTS)), None],
         "C": [Interval(Real, 0, None, closed="left")],
         "solver": [None, str, SolverSpec, dict],
@@ -327,7 +327,8 @@ class FairLogLossClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """``classes_[1]`` where ℙ(ŷ=1|x,a) > ½, else ``classes_[0]``."""
         P, P_bar, _, _ = self._proba(X, sensitive_features)
-        return self.classes_[(P > P_bar).astype(int)]
+        out: np.ndarray = self.classes_[(P > P_bar).astype(int)]
+        return out
 
     def mixture_weights(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> tuple[
             NDArray[np.float64] | None, NDArray[np.bool_]]:

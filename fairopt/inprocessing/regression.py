@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names, criterion
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
@@ -50,7 +51,8 @@ def _fmt(value: Any) -> str:
     return f"{float(value):.6g}" if np.ndim(value) == 0 and not isinstance(value, dict) else repr(value)
 
 
-class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
+@fill_doc
+class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Fair regression by reductions (Agarwal, Dudík & Wu 2019).
 
     Parameters
@@ -103,10 +105,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
         (0 = the published heuristic only); see :class:`fairopt.reductions.oracles.LeastSquaresOracle`.
     lambda_scales : tuple of float, default=(1.0,)
         SP heuristics: also price at these multiples of the multipliers and keep the best.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``eps`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------
@@ -135,7 +134,7 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, StrOptions({"hinge_lp"}), HasMethods(["fit"]), Oracle],
         "constraint": [StrOptions(accepted_names(REGRESSION_CONSTRAINTS)), Moment],
         # rates (statistical parity) lie in [0, 1]; a loss bound only needs eps >= 0 (checked in fit)
@@ -319,7 +318,8 @@ class FairRegressor(RandomizedMixture, RegressorMixin, BaseEstimator):
 
     def predict_mean(self, X: ArrayLike) -> np.ndarray:
         """Deterministic expectation :math:`\\sum_f Q(f)\\,f(x)` (no fairness guarantee; audit it)."""
-        return self.weights_ @ self.predict_components(X)
+        out: np.ndarray = self.weights_ @ self.predict_components(X)
+        return out
 
     def expected_loss(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Exact mean loss of the randomized predictor: :math:`\\sum_f Q(f)\\,\\widehat{loss}(f)`.

@@ -1,7 +1,7 @@
 """Zero-covariance least squares (Johnson, Foster & Stine 2016): :class:`SEORegressor`."""
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -21,7 +21,7 @@ from fairopt.validation import (
 __all__ = ["SEORegressor"]
 
 
-class SEORegressor(RegressorMixin, BaseEstimator):
+class SEORegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Least squares with zero sample covariance between predictions and the protected attribute.
 
     Closed form (Johnson, Foster & Stine 2016): with :math:`M=(\\tilde X^\\top W\\tilde X)^{-1}`,
@@ -55,7 +55,7 @@ class SEORegressor(RegressorMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints: ClassVar[dict] = {"clip": ["boolean"]}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"clip": ["boolean"]}
 
     def __init__(self, clip: bool = True) -> None:
         self.clip = clip
@@ -110,7 +110,8 @@ class SEORegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_", "fit(X, y, sensitive_features=...)")
         X = align_features(self, check_X(X, "SEORegressor.predict"))
         pred = as_float(np.asarray(X), "SEORegressor.predict: X") @ self.coef_[:-1] + self.coef_[-1]
-        return np.clip(pred, 0.0, 1.0) if self.clip else pred
+        out: np.ndarray = np.clip(pred, 0.0, 1.0) if self.clip else pred
+        return out
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """:math:`R^2` of :meth:`predict` (``sample_weight`` finite and >= 0; ``y`` finite, and in

@@ -132,7 +132,7 @@ class MulticlassHoldout:
         return (_take(self.X, f), None if self.y is None else _take(self.y, f), self._sf(f),
                 None if self.sw is None else _take(self.sw, f))
 
-    def _events(self, classes: np.ndarray) -> tuple[list, np.ndarray]:
+    def _events(self, classes: np.ndarray) -> tuple[list[Any], np.ndarray]:
         events = events_for(self.constraint, len(classes))
         m = self.cert.size
         if self.labelled:

@@ -306,7 +306,8 @@ def _block_probability(est: BaseEstimator, kind: str, labels: NDArray[Any], f: A
     f = quantise_fitted(est, map_scores(np.asarray(f, dtype=float), kind), codes)
     if est.calibrator_ is not None:
         f = est.calibrator_.transform(f, codes)
-    return est.solution_.decision_probability(f, codes)
+    out: NDArray[np.float64] = est.solution_.decision_probability(f, codes)
+    return out
 
 
 def decision_probability_lazy(est: BaseEstimator, X: Source,
@@ -338,7 +339,8 @@ def decision_probability_lazy(est: BaseEstimator, X: Source,
         import dask.array as da
         f = f if is_dask(f) else da.from_array(f, chunks=g.chunks)
         g = g.rechunk(f.chunks) if is_dask(g) else da.from_array(g, chunks=f.chunks)
-        return da.map_blocks(fn, f, g, dtype=float)
+        result: NDArray[np.float64] = da.map_blocks(fn, f, g, dtype=float)
+        return result
     from fairopt.stats import chunk_rows
     step = chunk_rows()
     n = f.shape[0]

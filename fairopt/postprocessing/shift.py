@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from numbers import Real
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -16,7 +16,7 @@ from fairopt.validation import check_dense, check_weights, decode_labels, proba_
 __all__ = ["ShiftInference"]
 
 
-class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
+class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Prior-shift ("shift inference") baseline: re-weight each group's posterior to the overall prior.
 
     With ``p = P(y=1 | x)`` learned under the group's label prior ``pi_k``, the posterior under the
@@ -59,7 +59,7 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
     (300,)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         # a prefit model only needs a scoring method; fit is checked when it is called
         "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
                       HasMethods(["predict"])],
@@ -117,7 +117,8 @@ class ShiftInference(_ScoreMixin, ClassifierMixin, BaseEstimator):
         pk = self.group_priors_[k]
         logit = np.log(p / (1 - p)) + np.log(self.prior_ / (1 - self.prior_)) - np.log(pk / (1 - pk))
         q = 1.0 / (1.0 + np.exp(-logit))
-        return proba_columns(q, self._pos_index)
+        out: np.ndarray = proba_columns(q, self._pos_index)
+        return out
 
     def predict(self, X: ArrayLike, sensitive_features: ArrayLike | None = None) -> np.ndarray:
         """Deterministic predictions: ``pos_label_`` where ``p' > 1/2``, else the other label."""

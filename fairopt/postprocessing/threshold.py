@@ -13,15 +13,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.criteria import accepted_names, criterion, resolve
-from fairopt.errors import DataValidationError, NotFittedError
+from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.solution import ThresholdSolution as ThresholdSolutionType
 from fairopt.guarantees import Certificate, tightened_eps
 from fairopt.modeling import SolverSpec
-from fairopt.modeling.parametric import ParametricProblem
 from fairopt.modeling.registry import accepts, capabilities, default_spec, parse_solver, resolve_solver
 from fairopt.postprocessing import _statistics
 from fairopt.postprocessing._certify import cell_counts, certificate, threshold_margin
-from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source, _ScoreMixin
+from fairopt.postprocessing._scores import SCORE_MAPS, ScoreMap, Source
+from fairopt.postprocessing._threshold_frontier import _ThresholdFrontierMixin
 from fairopt.stats import is_dask
 from fairopt.validation import (
     RANDOM_STATE,
@@ -53,7 +53,7 @@ PROGRAM_OPTIONS = ("time_limit", "verbose", "options")
 #: criteria on the labels: linear programs, not threshold problems
 
 
-class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
+class ThresholdDebiaser(_ThresholdFrontierMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Randomized-threshold post-processing of a trained score (Alabdulmohsin & Lucic 2021).
 
     For a row with score ``f`` in group ``k`` the debiased rule predicts 1 with probability
@@ -197,7 +197,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
     #: fitted cut points: per group (parity), per cell pair (covariance) or per rule (odds), set by ``fit``
     thresholds_: np.ndarray | list[np.ndarray]
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         # a prefit model only needs a scoring method; fit is checked when it is called
         "estimator": [None, HasMethods(["predict_proba"]), HasMethods(["decision_function"]),
                       HasMethods(["predict"])],
@@ -315,7 +315,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             if self.confidence is not None:
                 raise DataValidationError("confidence is computed from in-memory rows; chunked and Dask inputs are "
                                           "fitted without it (use confidence=None, or pass NumPy/pandas inputs).")
-            return _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight, constraint)
+            out: ThresholdDebiaser = _statistics.fit_lazy(self, X, y, sensitive_features, subgroups, sample_weight,
+                                                          constraint)
+            return out
         n = self._n_rows(X)
         if n == 0:
             raise DataValidationError("X has no rows.")
@@ -337,7 +339,9 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             if subgroups is not None:
                 raise DataValidationError("score_bins with covariance subgroups is not supported; fit the "
                                           "subgroups separately or set score_bins=None.")
-            return _statistics.fit_statistics(self, f, codes, np.arange(len(self.groups_)), yv, sw, constraint)
+            out = _statistics.fit_statistics(self, f, codes, np.arange(len(self.groups_)), yv, sw,
+                                                                constraint)
+            return out
         self.score_grid_ = None
         self.calibrator_ = None
         calibration = self.calibration
@@ -417,69 +421,6 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
             self.guarantee_, self.certified_eps_ = cert, cert.certified_eps
         return self
 
-    def parametric_problem(self, X: Source, y: Source, *, sensitive_features: Source | None = None,
-                           sample_weight: Source | None = None) -> ParametricProblem:
-        """The exact-frontier LP of this debiaser's criterion on ``(X, y)`` (see :doc:`/frontiers`).
-
-        The rules are the monotone mixtures of thresholds of the pure threshold limit
-        (``gamma = 0``) that maximise training accuracy, so the optimal expected error is a convex
-        piecewise-linear function of ``eps``; the LP keeps each group's ROC-hull vertices, which
-        carry the same optimum, and a per-group monotone calibration (isotonic) leaves the hull
-        unchanged, so the frontier does not depend on ``calibration``. Needs a fitted debiaser
-        (its estimator, groups and labels) and the labels ``y`` of the rows.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fairopt.modeling.parametric import value_curve
-        >>> rng = np.random.default_rng(0)
-        >>> f, g = rng.uniform(-1, 1, 600), rng.integers(0, 2, 600)
-        >>> y = (rng.uniform(size=600) < (f + 1 + 0.3 * g) / 2.3).astype(int)
-        >>> deb = ThresholdDebiaser(constraint="equalized_odds").fit(f, y, sensitive_features=g)
-        >>> problem = deb.parametric_problem(f, y, sensitive_features=g)
-        >>> curve = value_curve(problem.program, problem.rows, 0.0, 1.0)
-        >>> bool(curve.slopes[0] <= 0.0), curve.breakpoints.size > 0
-        (True, True)
-        """
-        from fairopt.formulations.constrained_classification.odds import ThresholdMixtureOdds
-        self._check_fitted()
-        constraint = self.constraint_
-        if criterion(constraint).conditions is None:
-            raise DataValidationError(f"an exact frontier compares rates; {constraint!r} compares none.")
-        f = self.mapped_scores(X)
-        codes = self.group_codes(X, sensitive_features)
-        yv = self._fit_labels(y, f.shape[0], "ThresholdDebiaser.parametric_problem")
-        if yv is None:
-            raise DataValidationError("the frontier's value is the expected error: pass the labels y.")
-        sw = None if sample_weight is None else check_weights(sample_weight, f.shape[0])
-        form = ThresholdMixtureOdds(f, codes, yv, constraint, 0.0, sample_weight=sw, n_groups=len(self.groups_))
-        return form.parametric_problem()
-
-    def certify_gap(self, eps: float, confidence: float) -> float:
-        """Population gap certified at ``confidence`` for a rule fitted to the sample gap ``eps``
-        on this fit's rows (``eps`` plus the DKW margin; see :doc:`/guarantees`).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> f, g = rng.uniform(-1, 1, 2000), rng.integers(0, 2, 2000)
-        >>> deb = ThresholdDebiaser(eps=0.2, confidence=0.9).fit(f, sensitive_features=g)
-        >>> round(deb.certify_gap(0.1, 0.95), 3), deb.certified_eps_ <= 0.2
-        (0.194, True)
-        """
-        self._check_fitted()
-        counts = getattr(self, "cell_counts_", None)
-        if counts is None:
-            raise DataValidationError("certify_gap needs an in-memory fit of a rate criterion (its cell counts); "
-                                      "chunked, Dask and covariance fits have none.")
-        margin, _, _ = threshold_margin(counts, self.constraint_, confidence, None, "ThresholdDebiaser.certify_gap")
-        return float(eps) + margin
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "solution_"):
-            raise NotFittedError("ThresholdDebiaser is not fitted; call fit(X, y, sensitive_features) first.")
-
     def decision_probability(self, X: Source, sensitive_features: Source | None = None,
                              subgroups: ArrayLike | None = None) -> np.ndarray:
         """``P(y_hat = 1)`` of every row under the randomized rule (fully vectorised)."""
@@ -506,7 +447,8 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         """Probabilities of the randomized rule's labels, columns in the order of ``classes_``
         (``[P(y_hat=0), P(y_hat=1)]`` for 0/1 labels)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
-        return proba_columns(h, self._pos_index)
+        out: np.ndarray = proba_columns(h, self._pos_index)
+        return out
 
     def predict(self, X: Source, sensitive_features: Source | None = None, subgroups: ArrayLike | None = None,
                 random_state: int | np.random.RandomState | np.random.Generator | None = None) -> np.ndarray:
@@ -515,6 +457,7 @@ class ThresholdDebiaser(_ScoreMixin, ClassifierMixin, BaseEstimator):
         argument, else the estimator's)."""
         h = self.decision_probability(X, sensitive_features, subgroups)
         if is_dask(h):      # chunked fits have 0/1 labels: the draws are the labels
-            return _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
+            out: np.ndarray = _statistics.sample_lazy(h, self.random_state if random_state is None else random_state)
+            return out
         rng = as_generator(self.random_state if random_state is None else random_state)
         return decode_labels(rng.random(h.shape[0]) < h, self.classes_, self._pos_index)

@@ -19,6 +19,7 @@ import time
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator  # noqa: F401  (the one random-state helper)
 from fairopt.data import Domain
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["MaxEntResampler", "RepresentationReweighing", "Reweighing", "TVRepairResampler"]
 
 
+@fill_doc
 class TVRepairResampler(_WeightedResampler):
     """Total-variation repair of the empirical distribution (Calmon et al. 2017, simple form).
 
@@ -60,10 +62,7 @@ class TVRepairResampler(_WeightedResampler):
     random_state : int, Generator or None
     domain : fairopt.data.Domain, optional
         Fixes the level sets and code order (default: read from the fitted frame).
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``statistical_rate`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Examples
     --------
@@ -77,7 +76,7 @@ class TVRepairResampler(_WeightedResampler):
     10
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "statistical_rate": [Interval(Real, 0, 1, closed="right")],
         "representation": [StrOptions({"data", "balanced"}), "array-like"],
         "solver": [None, str, SolverSpec, dict],

@@ -64,7 +64,8 @@ def _n_samples(n: float) -> int:
 
 def _share(mass: np.ndarray, total: np.ndarray) -> np.ndarray:
     """``mass / total`` with 0 where ``total`` is 0 (rows of a cell whose weights are all 0)."""
-    return np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
+    out: np.ndarray = np.divide(mass, total, out=np.zeros_like(mass, dtype=float), where=total > 0)
+    return out
 
 
 def as_record_frame(X: Records) -> tuple[pd.DataFrame, np.dtype[Any] | None]:
@@ -215,7 +216,8 @@ def _column_codes(levels: tuple[object, ...], column: pd.Series) -> np.ndarray |
     level = _level_codes(levels, uniques)
     if (local < 0).any() or (level < 0).any():
         return None
-    return level[local]
+    out: np.ndarray | None = level[local]
+    return out
 
 
 def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
@@ -304,7 +306,8 @@ def _pos_level(domain: Domain, y_name: str, pos_label: object) -> int:
         pos_label = 1 if 1 in levels else levels[-1]
     if pos_label not in levels:
         raise DataValidationError(f"pos_label {pos_label!r} is not a level of {y_name!r}: {list(levels)}.")
-    return levels.index(pos_label)
+    out: int = levels.index(pos_label)
+    return out
 
 
 def _decode(domain: Domain, codes: np.ndarray, dtypes: pd.Series) -> pd.DataFrame:
@@ -341,7 +344,7 @@ def check_sample_weight(sample_weight: ArrayLike | None, dom: Domain, codes: NDA
     return w
 
 
-class _FrameMixin(_MixinBase):
+class _FrameMixin(_MixinBase):  # type: ignore[misc, unused-ignore]  # BaseEstimator (typing only) has no stubs
     """Common fit-time bookkeeping of the resamplers."""
 
     def __sklearn_tags__(self) -> Tags:

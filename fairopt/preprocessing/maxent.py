@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt._utils import as_generator
 from fairopt.data import Domain
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["MaxEntResampler"]
 
 
-class MaxEntResampler(_FrameMixin, BaseEstimator):
+@fill_doc
+class MaxEntResampler(_FrameMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Max-entropy fair resampler (Celis, Keswani & Vishnoi, ICML 2020).
 
     Learns ``p* = argmin_p KL(p || q)`` subject to ``E_p[α] = θ`` over the product domain of the
@@ -77,10 +79,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
         counting oracle and the dual grow with this sum, never with the product of the levels
         (the domain size, which may be 10^10 or more): a fit with more levels is refused up
         front with the memory its Newton Hessian would need. ``None``: no limit.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``tau`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------
@@ -109,7 +108,7 @@ class MaxEntResampler(_FrameMixin, BaseEstimator):
     100
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "C": [Interval(Real, 0, 1, closed="both")],
         "prior": [StrOptions(set(PRIORS))],
         "target": [StrOptions(set(TARGETS)), "array-like", dict],

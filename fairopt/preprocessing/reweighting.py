@@ -55,7 +55,8 @@ def kamiran_calders_weights(points: NDArray[np.int64], counts: ArrayLike, label:
     c_y, c_z = c_yz.sum(axis=1), c_yz.sum(axis=0)
     cell = c_yz[y, z]   # 0 only for points whose rows all have weight 0: they get weight 0
     w = np.divide(counts * c_y[y] * c_z[z], N * cell, out=np.zeros_like(counts), where=cell > 0)
-    return w / w.sum()
+    out: NDArray[np.float64] = w / w.sum()
+    return out
 
 
 def representation_weights(points: NDArray[np.int64], counts: ArrayLike, protected: int,
@@ -85,13 +86,14 @@ def representation_weights(points: NDArray[np.int64], counts: ArrayLike, protect
         raise DataValidationError(f"protected group(s) {names} have zero total sample_weight, so they cannot be "
                                   "reweighted to an equal share; give their rows positive weight or drop them.")
     w = counts / c_z[z]
-    return w / w.sum()
+    out: NDArray[np.float64] = w / w.sum()
+    return out
 
 
-class _WeightedResampler(_FrameMixin, BaseEstimator):
+class _WeightedResampler(_FrameMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Reweights the observed rows; sampling draws rows with probability ∝ weight."""
 
-    _parameter_constraints: ClassVar[dict] = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"random_state": RANDOM_STATE, "domain": [None, Domain]}
 
     def __init__(self, random_state: Seed = None, domain: Domain | None = None) -> None:
         self.random_state = random_state
@@ -149,7 +151,8 @@ class _WeightedResampler(_FrameMixin, BaseEstimator):
         cdf = np.cumsum(self.point_weights_)
         idx = np.minimum(np.searchsorted(cdf, rng.random(_n_samples(n)) * cdf[-1], side="right"),
                          len(cdf) - 1)
-        return self.points_[idx]
+        out: NDArray[np.int64] = self.points_[idx]
+        return out
 
     def sample(self, n: int, random_state: Seed = None) -> pd.DataFrame | pl.DataFrame:
         """Draw ``n`` rows of the reweighted empirical distribution."""

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fairopt._data_checks import MAX_CELLS, check_cells
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import Interval, StrOptions
 from fairopt.data import Attribute, Domain
 from fairopt.errors import DataValidationError
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
     from fairopt.preprocessing._frame import Records, Seed
 
 
-class TVRepair(TransformerMixin, BaseEstimator):
+@fill_doc
+class TVRepair(TransformerMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # scikit-learn ships no type stubs
     """Optimized pre-processing (Calmon, Wei, Vinzamuri, Ramamurthy & Varshney, NeurIPS 2017).
 
     Learns a randomised mapping of features and label, P(x̂, ŷ | d, x, y), that keeps the
@@ -100,10 +102,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
         Edges of ``n_bins``: weighted quantiles of the training values (tied edges merge, so a
         column may get fewer bins) or equal-width bins over the training range. Test values beyond
         the range fall in the first or last bin.
-    confidence : float in (0, 1) or None, default None
-        Refused (a typed error at fit) unless None: no population guarantee is offered for
-        ``epsilon`` here (see :doc:`/guarantees`). Kept for a uniform interface with the
-        estimators that certify their tolerance.
+    {confidence_uncertified}
 
     Attributes
     ----------
@@ -153,7 +152,7 @@ class TVRepair(TransformerMixin, BaseEstimator):
     [4, 4]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "discrimination": [StrOptions(set(DISCRIMINATION_FORMS))],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "distortion": "no_validation",        # name, table, callable or Distortion: read by the model
@@ -444,7 +443,8 @@ def _domain_counts(dom: Domain, frame: pd.DataFrame, names: list[str],
         else:
             codes[:, j] = col
     if codes is not None:
-        return dom.unique_codes(codes, sample_weight=sw)
+        out: tuple[np.ndarray, np.ndarray] = dom.unique_codes(codes, sample_weight=sw)
+        return out
     seen = np.bincount(flat, minlength=dom.size)
     cells = np.flatnonzero(seen)            # weight-0 records keep their cell
     return dom.unravel(cells), np.bincount(flat, weights=sw, minlength=dom.size)[cells]

@@ -57,7 +57,8 @@ class Grid:
 
     def round_mid(self, u: ArrayLike) -> NDArray[np.float64]:
         """Cell midpoint ``min(alpha k(u) + alpha/2, 1)`` (a strictly increasing map of the cell)."""
-        return np.minimum(self.index(u) * self.alpha + 0.5 * self.alpha, 1.0)
+        out: NDArray[np.float64] = np.minimum(self.index(u) * self.alpha + 0.5 * self.alpha, 1.0)
+        return out
 
     def __repr__(self) -> str:
         return f"Grid(size={self.size})"
@@ -113,7 +114,8 @@ def cost_table(loss: Loss, cover: np.ndarray, grid: Grid) -> np.ndarray:
     z = grid.grid[None, :]
     y = cover[:, None]
     half = 0.5 * grid.alpha
-    return grid.size * (loss.value(y, z + half) - loss.value(y, z - half))
+    out: np.ndarray = grid.size * (loss.value(y, z + half) - loss.value(y, z - half))
+    return out
 
 
 def prefix_table(costs: np.ndarray) -> np.ndarray:
@@ -123,7 +125,8 @@ def prefix_table(costs: np.ndarray) -> np.ndarray:
     """
     n_grid = costs.shape[-1]
     zeros = np.zeros((*costs.shape[:-1], 1))
-    return np.concatenate([zeros, np.cumsum(costs, axis=-1)], axis=-1) / n_grid
+    out: np.ndarray = np.concatenate([zeros, np.cumsum(costs, axis=-1)], axis=-1) / n_grid
+    return out
 
 
 def discretized_loss(loss: Loss, y_cover_values: ArrayLike, u: ArrayLike, grid: Grid) -> np.ndarray:

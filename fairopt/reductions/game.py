@@ -39,79 +39,80 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fairopt._docstrings import fill_doc, register
 from fairopt._progress import Progress, no_progress
+from fairopt.reductions._training_predictions import keep_training_predictions as keep_training_predictions
+from fairopt.reductions._training_predictions import training_predictions as training_predictions
 
 __all__ = ["Game", "GameMoment", "GameResult", "HypothesisPool", "Learner", "MultiplierPlayer", "RunningAverages",
            "keep_training_predictions", "training_predictions"]
 
-#: attribute under which an oracle leaves a hypothesis's predictions on the training features
-_TRAINING_PREDICTIONS = "_training_predictions"
 
 
-def keep_training_predictions(h: Any, X: Any, pred: np.ndarray) -> Any:
-    """Attach ``pred``, the predictions of ``h`` on the training features ``X``, to ``h``.
+# the setting of the examples below: a statistical-parity game over a finite class of two predictors
+register("example_finite_game", """>>> import numpy as np
+>>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
+>>> rng = np.random.default_rng(0)
+>>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+>>> y = (X[:, 0] > 0).astype(float)
+>>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
+>>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)""")
+# ---- docstring pieces of the learner and multiplier-player protocols -----------------------
+register("learner_prepare", """Parameters
+----------
+moment : Moment
+    The fitted constraint moment whose learner problems this oracle answers.
+X : array-like of shape (n_samples, n_features)
+    Training features.
 
-    An oracle that already computed them while fitting ``h`` leaves them here, so that the pool
-    does not predict again; :func:`training_predictions` returns them for that same ``X`` object
-    only, and the pool releases them once it has scored ``h`` (fitted models stay small).
+Returns
+-------
+self
+    The prepared oracle.
 
-    Parameters
-    ----------
-    h : hypothesis
-        Any object with ``predict``.
-    X : array-like
-        The training features ``pred`` was computed on (compared by identity).
-    pred : ndarray of shape (n_samples,)
-        ``h.predict(X)``.
+Raises
+------
+ConfigError
+    If the oracle cannot solve the moment's learner problem.""")
+register("lam", """lam : ndarray of shape (n_rows,)
+    Nonnegative multipliers of the moment's rows.""")
+register("learner_best_response", """Returns
+-------
+hypothesis
+    A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).""")
+register("player_start", """Parameters
+----------
+game : Game
+    The game being played (moment, learner, pool).""")
+register("player_propose", """Parameters
+----------
+t : int
+    Round number, from 1.
 
-    Returns
-    -------
-    hypothesis
-        ``h`` itself.
+Returns
+-------
+ndarray of shape (n_rows,)
+    Nonnegative multipliers.""")
+register("player_observe", """Parameters
+----------
+t : int
+    Round number, from 1.
+index : int
+    Position of the response in the hypothesis pool.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.oracles import ConstantHypothesis
-    >>> X = np.zeros((3, 1))
-    >>> h = keep_training_predictions(ConstantHypothesis(0.5), X, np.full(3, 0.5))
-    >>> training_predictions(h, X).tolist(), training_predictions(h, X.copy()).tolist()
-    ([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
-    """
-    setattr(h, _TRAINING_PREDICTIONS, (X, pred))
-    return h
+Returns
+-------
+bool
+    ``True`` when the stopping rule holds.""")
+register("player_finish", """Parameters
+----------
+t : int
+    Number of rounds played.
 
-
-def training_predictions(h: Any, X: Any, release: bool = False) -> np.ndarray:
-    """``h.predict(X)``, or the predictions an oracle kept on ``h`` for this very ``X``.
-
-    Parameters
-    ----------
-    h : hypothesis
-        Any object with ``predict``.
-    X : array-like
-        Features.
-    release : bool, default=False
-        Drop the kept predictions from ``h`` afterwards.
-
-    Returns
-    -------
-    ndarray of shape (n_samples,)
-        The predictions.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.oracles import ConstantHypothesis
-    >>> training_predictions(ConstantHypothesis(1.0), np.zeros((2, 1))).tolist()
-    [1.0, 1.0]
-    """
-    kept = getattr(h, _TRAINING_PREDICTIONS, None)
-    if kept is not None and release:
-        delattr(h, _TRAINING_PREDICTIONS)
-    if kept is not None and kept[0] is X:
-        return kept[1]
-    return h.predict(X)
+Returns
+-------
+GameResult
+    The randomized predictor, multipliers, gap and status.""")
 
 
 @runtime_checkable
@@ -157,40 +158,23 @@ class Learner(Protocol):
     True
     """
 
+    @fill_doc
     def prepare(self, moment: Any, X: ArrayLike) -> Learner:  # each learner takes its own moment kind
         """Bind the oracle to a fitted moment and the training features.
 
-        Parameters
-        ----------
-        moment : Moment
-            The fitted constraint moment whose learner problems this oracle answers.
-        X : array-like of shape (n_samples, n_features)
-            Training features.
-
-        Returns
-        -------
-        self
-            The prepared oracle.
-
-        Raises
-        ------
-        ConfigError
-            If the oracle cannot solve the moment's learner problem.
+        {learner_prepare}
         """
         ...
 
+    @fill_doc
     def best_response(self, lam: NDArray[np.float64]) -> Any:
         """Best response of the learner to the multipliers ``lam``.
 
         Parameters
         ----------
-        lam : ndarray of shape (n_rows,)
-            Nonnegative multipliers of the moment's rows.
+        {lam}
 
-        Returns
-        -------
-        hypothesis
-            A fitted predictor minimising the Lagrangian ``L(h, lam)`` (exactly or heuristically).
+        {learner_best_response}
         """
         ...
 
@@ -208,60 +192,35 @@ class MultiplierPlayer(Protocol):
 
     use_pool: bool
 
+    @fill_doc
     def start(self, game: Game[Any]) -> None:
         """Initialise the player for a new game.
 
-        Parameters
-        ----------
-        game : Game
-            The game being played (moment, learner, pool).
+        {player_start}
         """
         ...
 
+    @fill_doc
     def propose(self, t: int) -> np.ndarray:
         """Multipliers for round ``t``.
 
-        Parameters
-        ----------
-        t : int
-            Round number, from 1.
-
-        Returns
-        -------
-        ndarray of shape (n_rows,)
-            Nonnegative multipliers.
+        {player_propose}
         """
         ...
 
+    @fill_doc
     def observe(self, t: int, index: int) -> bool:
         """Take the learner's response of round ``t`` and decide whether to stop.
 
-        Parameters
-        ----------
-        t : int
-            Round number, from 1.
-        index : int
-            Position of the response in the hypothesis pool.
-
-        Returns
-        -------
-        bool
-            ``True`` when the stopping rule holds.
+        {player_observe}
         """
         ...
 
+    @fill_doc
     def finish(self, t: int) -> GameResult:
         """Assemble the result after the last round.
 
-        Parameters
-        ----------
-        t : int
-            Number of rounds played.
-
-        Returns
-        -------
-        GameResult
-            The randomized predictor, multipliers, gap and status.
+        {player_finish}
         """
         ...
 
@@ -296,7 +255,7 @@ class GameResult:
     """
 
     status: str
-    hypotheses: list
+    hypotheses: list[Any]
     weights: np.ndarray
     lambda_: np.ndarray
     gap: float
@@ -361,6 +320,7 @@ class RunningAverages:
         return self.cost, self.g, self.lam
 
 
+@fill_doc
 class HypothesisPool(Generic[M]):
     """Distinct hypotheses with their statistics ``cost`` (K,) and ``G`` (K, M) under ``moment``.
 
@@ -369,13 +329,7 @@ class HypothesisPool(Generic[M]):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
-    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    {example_finite_game}
     >>> pool = HypothesisPool(moment, X)
     >>> h = learner.best_response(np.zeros(moment.n_rows))
     >>> pool.add(h), pool.add(h)                      # the same hypothesis is stored once
@@ -424,6 +378,7 @@ class HypothesisPool(Generic[M]):
         return len(self.hyps)
 
 
+@fill_doc
 class Game(Generic[M]):
     """Loop of a two-player Lagrangian game over a moment, a learner and a hypothesis pool.
 
@@ -440,13 +395,7 @@ class Game(Generic[M]):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions import FiniteClassOracle, StatisticalParity
-    >>> rng = np.random.default_rng(0)
-    >>> X, a = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> moment = StatisticalParity(eps=0.05, grid_size=10).fit(y, a)
-    >>> learner = FiniteClassOracle([np.clip(X[:, 0] + 0.5, 0, 1), np.full(200, 0.5)]).prepare(moment, X)
+    {example_finite_game}
     >>> from fairopt.reductions import PracticalEG
     >>> Game(moment, learner, X).play(PracticalEG(B=50.0, nu=1e-9, max_iter=100), 100).status
     'converged'

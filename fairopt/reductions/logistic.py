@@ -90,7 +90,8 @@ class WarmLogistic:
         z = self.X @ theta[:self.d]
         if self.fit_intercept:
             z += theta[self.d]
-        return z
+        out: np.ndarray = z
+        return out
 
     def _loss_grad(self, theta: NDArray[np.float64], y: NDArray[np.float64], s: NDArray[np.float64],
                    S: float) -> tuple[float, NDArray[np.float64]]:
@@ -126,7 +127,8 @@ class WarmLogistic:
         SP = np.column_stack([np.full(n, _softplus(0.0)), *self.softplus[-WARM_CANDIDATES:]])
         coef = Theta[:, :self.d]
         values = (s @ (SP - y[:, None] * Z)) / S + 0.5 * np.einsum("kj,kj->k", coef, coef) / (self.C * S)
-        return Theta[int(np.argmin(values))].copy()
+        out: NDArray[np.float64] = Theta[int(np.argmin(values))].copy()
+        return out
 
     # ---- fits ---------------------------------------------------------------------------------
     def fit(self, labels: ArrayLike, sample_weight: ArrayLike) -> LogisticRegression:

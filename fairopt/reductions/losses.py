@@ -6,26 +6,44 @@ what makes the discretised loss ``loss(y_cover, floor(u) + alpha/2)`` well defin
 """
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import ArrayLike
+from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.errors import ConfigError
+
+
+def _clip01(u: ArrayLike) -> NDArray[np.float64]:
+    """``u`` as floats clipped into ``[0, 1]`` (the convention of every loss here)."""
+    out: NDArray[np.float64] = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    return out
+
+
+register("loss_arguments", """Parameters
+----------
+y : array-like
+    Labels in ``[0, 1]``.
+u : array-like
+    Predictions, broadcast against ``y``.""")
 
 
 class Loss:
     """Base class: ``value(y, u)`` and ``derivative(y, u)`` (in ``u``), both vectorised."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # overrides without a docstring document what this class's method does
+
+
     name = "loss"
 
+    @fill_doc
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
 
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
+        {loss_arguments}
 
         Returns
         -------
@@ -34,15 +52,11 @@ class Loss:
         """
         raise AttributeError("subclasses define value")
 
+    @fill_doc
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Derivative (a subgradient where needed) of the loss in ``u``.
 
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
+        {loss_arguments}
 
         Returns
         -------
@@ -70,40 +84,13 @@ class SquareLoss(Loss):
     name = "square"
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return 0.5 * (np.asarray(y, dtype=float) - u) ** 2
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-        return u - np.asarray(y, dtype=float)
+        u = _clip01(u)
+        out: np.ndarray = u - np.asarray(y, dtype=float)
+        return out
 
 
 class AbsoluteLoss(Loss):
@@ -118,40 +105,13 @@ class AbsoluteLoss(Loss):
     name = "absolute"
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        u = _clip01(u)
         return np.abs(np.asarray(y, dtype=float) - u)
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
-        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-        return np.sign(u - np.asarray(y, dtype=float))
+        u = _clip01(u)
+        out: np.ndarray = np.sign(u - np.asarray(y, dtype=float))
+        return out
 
 
 class ScaledLogisticLoss(Loss):
@@ -198,49 +158,23 @@ class ScaledLogisticLoss(Loss):
         ndarray
             Elementwise margin.
         """
-        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        score = _clip01(u)
         return self.scale * (2.0 * np.asarray(y, dtype=float) - 1.0) * (2.0 * score - 1.0)
 
     def value(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Loss of predicting ``u`` (clipped to ``[0, 1]``) for label ``y``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise loss, in ``[0, 1]``.
-        """
-        return np.logaddexp(0.0, -self.margin(y, u)) / self._norm
+        out: np.ndarray = np.logaddexp(0.0, -self.margin(y, u)) / self._norm
+        return out
 
     def derivative(self, y: ArrayLike, u: ArrayLike) -> np.ndarray:
-        """Derivative (a subgradient where needed) of the loss in ``u``.
-
-        Parameters
-        ----------
-        y : array-like
-            Labels in ``[0, 1]``.
-        u : array-like
-            Predictions, broadcast against ``y``.
-
-        Returns
-        -------
-        ndarray
-            Elementwise derivative.
-        """
         s = 2.0 * np.asarray(y, dtype=float) - 1.0
         # d/du log(1+exp(-m)) = -sigma(-m) * dm/du, dm/du = 2 C s
         sig = 0.5 * (1.0 - np.tanh(0.5 * self.margin(y, u)))  # sigma(-m), overflow-free
-        return -2.0 * self.scale * s * sig / self._norm
+        out: np.ndarray = -2.0 * self.scale * s * sig / self._norm
+        return out
 
     def probability(self, u: ArrayLike) -> np.ndarray:
         """``P(Y=1)`` implied by score ``u``: ``sigma(C(2u-1))``."""
-        score = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        score = _clip01(u)
         return 0.5 * (1.0 + np.tanh(0.5 * self.scale * (2.0 * score - 1.0)))
 
     def score_from_logit(self, logit: ArrayLike) -> np.ndarray:

@@ -73,4 +73,5 @@ class ExampleCosts(LearnerProblem):
         """
         w = np.abs(self.costs)
         total = w.sum()
-        return w * (w.size / total) if total > 0 else w
+        out: np.ndarray = w * (w.size / total) if total > 0 else w
+        return out

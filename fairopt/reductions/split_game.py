@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import DataValidationError
 from fairopt.modeling import Program, SolverSpec
 from fairopt.reductions.game import Game, GameResult
@@ -53,6 +54,15 @@ if TYPE_CHECKING:
 __all__ = ["DisclosureAuditor", "EstimatorLearner", "LinearSplit", "PairedRegressionLearner",
            "SplitMoment", "learn_split", "split_coefficients"]
 
+
+
+#: the setting of the examples below: one node, a feature that discloses the group
+register("example_split_node", """>>> import numpy as np
+>>> from fairopt.reductions.split_game import (EstimatorLearner, PairedRegressionLearner, SplitMoment,
+...                                            learn_split, split_coefficients)
+>>> rng = np.random.default_rng(0)
+>>> z = rng.integers(0, 2, 200)
+>>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)   # X discloses the group""")
 
 def split_coefficients(weights: ArrayLike, groups: NDArray[np.intp], hull_point: Sequence[float] | NDArray[np.float64],
                        margin: float = 0.0) -> NDArray[np.float64]:
@@ -114,7 +124,8 @@ class SplitMoment:
 
     def _weighted_deviation(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Σ_j v_j δ_jk`` for every k."""
-        return np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
+        out: NDArray[np.float64] = np.bincount(self.groups, weights=v, minlength=self.K) - self.prior * v.sum()
+        return out
 
     def stats(self, pred: ArrayLike) -> tuple[float, np.ndarray]:
         """Cost and disclosure-constraint values ``(cost, g)`` of the predictions ``pred``."""
@@ -127,7 +138,8 @@ class SplitMoment:
 
     def lagrangian(self, cost: ArrayLike, g: ArrayLike, lam: ArrayLike) -> np.ndarray:
         """Lagrangian ``cost + (g - bound) @ lam`` of each hypothesis."""
-        return np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        out: np.ndarray = np.asarray(cost) + (np.asarray(g) - self.bound) @ np.asarray(lam)
+        return out
 
     def cost_difference(self, lam: NDArray[np.float64]) -> NDArray[np.float64]:
         r"""Per-sample :math:`C^1_j - C^0_j` of :math:`L(h,\lambda)` (only it moves the argmin)."""
@@ -135,7 +147,8 @@ class SplitMoment:
         l1p, l1m, l0p, l0m = (lam[i * K:(i + 1) * K] for i in range(4))
         v = (l1p - l1m) - (l0p - l0m)                       # Σ_k v_k δ_jk = v_{z_j} − ⟨v, r⟩
         scale = self.alpha_one * (l1p.sum() + l1m.sum()) - a * (l0p.sum() + l0m.sum())
-        return self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
+        out: NDArray[np.float64] = self.wc + self.wn * (v[self.groups] - v @ self.prior - scale)
+        return out
 
     def row_names(self) -> list[str]:
         """Names of the disclosure constraint rows, side by side and group by group."""
@@ -158,7 +171,8 @@ class LinearSplit:
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``1[x̃ᵀβ < 0]`` for each row of ``X``."""
-        return (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
+        out: NDArray[np.float64] = (X @ self.beta[1:] + self.beta[0] < 0).astype(float)
+        return out
 
 
 class ZeroSplit:
@@ -168,6 +182,7 @@ class ZeroSplit:
         return np.zeros(X.shape[0])
 
 
+@fill_doc
 class PairedRegressionLearner:
     """Paired regression classifier (Def. 14) as a cost-sensitive oracle.
 
@@ -184,11 +199,7 @@ class PairedRegressionLearner:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import PairedRegressionLearner, SplitMoment, split_coefficients
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    {example_split_node}
     >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
     >>> learner = PairedRegressionLearner().prepare(moment, X)
     >>> split = learner.best_response(np.zeros(8))   # a linear split of the node's samples
@@ -217,17 +228,14 @@ class PairedRegressionLearner:
         return LinearSplit(cho_solve(self.factor, self.Xt.T @ diff))
 
 
+@fill_doc
 class EstimatorLearner:
     """Any scikit-learn classifier as the oracle: label ``1[C¹ < C⁰]``, weight ``|C¹ − C⁰|``.
 
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import EstimatorLearner, SplitMoment, split_coefficients
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X, w = (z + rng.normal(size=200))[:, None], np.full(200, 1 / 200)
+    {example_split_node}
     >>> moment = SplitMoment(w, z, np.bincount(z) / 200, split_coefficients(w, z, [0.5, 0.5]), 0.1)
     >>> learner = EstimatorLearner(LogisticRegression()).prepare(moment, X)
     >>> learner.best_response(np.zeros(8)).predict(X).shape    # 0/1 split of every sample
@@ -370,6 +378,7 @@ class DisclosureAuditor:
                           nu=self.tol, history=self.history)
 
 
+@fill_doc
 def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prior: ArrayLike,
                 hull_point: Sequence[float] | NDArray[np.float64], alpha: float, *, margin: float = 0.0,
                 alpha_one: float | None = None, learner: PairedRegressionLearner | EstimatorLearner | None = None,
@@ -378,12 +387,8 @@ def learn_split(X: ArrayLike, weights: ArrayLike, groups: NDArray[np.intp], prio
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.reductions.split_game import learn_split
-    >>> rng = np.random.default_rng(0)
-    >>> z = rng.integers(0, 2, 200)
-    >>> X = (z + rng.normal(size=200))[:, None]           # a feature that discloses the group
-    >>> res = learn_split(X, np.full(200, 1 / 200), z, np.bincount(z) / 200,
+    {example_split_node}
+    >>> res = learn_split(X, w, z, np.bincount(z) / 200,
     ...                   hull_point=[0.5, 0.5], alpha=0.1)
     >>> res.status, round(float(res.weights.sum()), 9), bool(np.all(res.constraint_values <= res.bound + 1e-9))
     ('converged', 1.0, True)

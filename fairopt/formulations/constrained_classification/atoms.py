@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairopt.errors import DataValidationError
-from fairopt.stats._atoms import ScoreAtoms
+from fairopt.stats._atoms import ScoreAtoms as ScoreAtoms
 
 # merge_atoms is re-exported: the post-processing statistics import it from here
 from fairopt.stats._atoms import merge_atoms as merge_atoms

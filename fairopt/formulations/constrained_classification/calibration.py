@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["IsotonicScoreMap"]
 
 
+@fill_doc
 class IsotonicScoreMap:
     """Monotone map ``f -> 2 eta_hat(f) - 1`` fitted by isotonic regression of ``y`` on ``f``.
 
@@ -51,10 +53,7 @@ class IsotonicScoreMap:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    {example_scores_groups}
     >>> y = (rng.uniform(size=400) < (scores + 1.3) / 2.6).astype(int)
     >>> mapped = IsotonicScoreMap().fit(scores, y, groups).transform(np.array([-1.0, 0.0, 1.0]),
     ...                                                               np.array([0, 0, 0]))
@@ -109,7 +108,8 @@ class IsotonicScoreMap:
         f = np.asarray(scores, dtype=float).reshape(-1)
         if not self.per_group:
             x, e = self.breakpoints_[0]
-            return np.interp(f, x, e)
+            result: np.ndarray = np.interp(f, x, e)
+            return result
         g = np.asarray(groups, dtype=np.int64).reshape(-1)
         if g.shape != f.shape or (g.size and (g.min() < 0 or g.max() >= len(self.breakpoints_))):
             raise DataValidationError(f"groups must be codes 0..{len(self.breakpoints_) - 1}, one per score.")

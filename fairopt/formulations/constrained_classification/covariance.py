@@ -163,7 +163,8 @@ class RandomizedThresholdCovariance:
         t0 = time.perf_counter()
         at, K = self.atoms, self.n_subgroups
         if solver is None or accepts(solver, "threshold"):   # the problem's own algorithms
-            return solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+            out: ThresholdSolution = solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+            return out
         spec = resolve_solver(solver, "QP")
         prog = self.build()
         sol = prog.solve(spec, require_optimal=True, **options)
@@ -174,6 +175,6 @@ class RandomizedThresholdCovariance:
                                            dual=float(dual[k])) for k in range(K)])
         return self._finish(theta, sol.backend, sol.solver, t0, q_solver=q)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"formulation": self.name, "problem_class": "QP", "n_atoms": self.atoms.n_atoms,
                 "n_subgroups": self.n_subgroups, "gamma": self.gamma, "eps": self.eps}

@@ -35,16 +35,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from fairopt.errors import ConfigError, DataValidationError
-from fairopt.formulations.constrained_classification import logloss_forms as forms
+from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.logloss_fairness import (
     FairnessRows,
+    RowTerms,
     approximator,
     exact_lambda,
     fairness_rows,
@@ -52,8 +52,9 @@ from fairopt.formulations.constrained_classification.logloss_fairness import (
     truncate,
 )
 from fairopt.formulations.constrained_classification.logloss_predict import FairLogLossRule
+from fairopt.formulations.constrained_classification.logloss_problem import FairLogLossProblem as FairLogLossProblem
 from fairopt.modeling.registry import backend_info
-from fairopt.modeling.smooth import NativeResult, SmoothProblem, SmoothSolution, build_form, lbfgs, solve_smooth
+from fairopt.modeling.smooth import SmoothSolution, build_form, solve_smooth
 from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
@@ -67,26 +68,6 @@ GAP_TOL = 1e-11
 FAIR_TOL = 1e-9
 #: dense features with fewer nonzeros than this fraction are stored sparse
 SPARSE_DENSITY = 0.25
-
-
-@dataclass
-class RowTerms:
-    """Everything the oracles need at one ``(θ, λ)``."""
-
-    s: np.ndarray
-    pe: np.ndarray
-    pe_bar: np.ndarray
-    lam: np.ndarray
-    c: np.ndarray
-    P: np.ndarray
-    P_bar: np.ndarray
-    capped: np.ndarray
-    floored: np.ndarray
-    q: np.ndarray
-
-    @property
-    def truncated(self) -> np.ndarray:
-        return self.capped | self.floored
 
 
 @dataclass
@@ -118,7 +99,7 @@ class FairLogLossSolution(SmoothSolution):
     kkt: float = float("nan")
     n_truncated: int = 0
     on_kink: bool = False
-    rows: list = field(default_factory=list)
+    rows: list[Any] = field(default_factory=list)
     rule: FairLogLossRule | None = field(default=None, repr=False)
 
 
@@ -195,16 +176,18 @@ class FairLogLoss:
     @property
     def n(self) -> int:
         """Number of training rows."""
-        return self.X.shape[0]
+        out: int = self.X.shape[0]
+        return out
 
     @property
     def dim(self) -> int:
         """Number of parameters (features, plus the intercept when fitted)."""
-        return self.X.shape[1]
+        out: int = self.X.shape[1]
+        return out
 
     # ----------------------------------------------------------------------- oracles
     def terms(self, theta: np.ndarray, lam: np.ndarray | None = None,
-              orders: list | None = None) -> tuple[RowTerms, list | None]:
+              orders: list[Any] | None = None) -> tuple[RowTerms, list[Any] | None]:
         """Predictor and approximator at θ and λ (default: the exact λ*(θ))."""
         s = self.X @ theta
         pe, pe_bar = expit(s), expit(-s)
@@ -219,9 +202,10 @@ class FairLogLoss:
     def row_losses(self, t: RowTerms) -> np.ndarray:
         """``ℓ_i`` of Eq. 13 at ``t`` (equal to ``V``'s terms minus ``c_i P_i``)."""
         one = np.ones_like(t.c)
-        return np.where(t.capped, t.s + np.log(np.where(t.capped, t.c, one)),
-                        np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
-                                 np.logaddexp(0.0, t.s))) - self.y * t.s
+        out: np.ndarray = np.where(t.capped, t.s + np.log(np.where(t.capped, t.c, one)),
+                                   np.where(t.floored, np.log(np.where(t.floored, -t.c, one)),
+                                            np.logaddexp(0.0, t.s))) - self.y * t.s
+        return out
 
     def regulariser(self, theta: np.ndarray) -> float:
         """Value of the L2 penalty ``C/2 * ||theta||^2`` on the penalised coordinates.
@@ -240,7 +224,8 @@ class FairLogLoss:
 
     def gradient(self, theta: np.ndarray, t: RowTerms) -> np.ndarray:
         """``Xᵀ(q − y)/n + C θ_pen`` (envelope theorem; ∇J at λ*, ∇_θ V at any fixed λ)."""
-        return self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
+        out: np.ndarray = self.X.T @ (t.q - self.y) / self.n + self.C * self.penalized * theta
+        return out
 
     def objective(self, theta: np.ndarray, lam: np.ndarray | None = None) -> float:
         """``J(θ)`` (``lam=None``), or ``V(θ, λ) + (C/2)‖θ_pen‖²`` at a fixed λ."""
@@ -254,7 +239,8 @@ class FairLogLoss:
         # the solver's last check and the post-solve certificate ask for the same point: one pass
         last = self.__dict__.get("_last_residual")
         if last is not None and np.array_equal(last[0], theta) and np.array_equal(last[1], lam):
-            return last[2]
+            result: tuple[float, float, RowTerms] = last[2]
+            return result
         t, _ = self.terms(theta, lam)
         g = self.gradient(theta, t)
         gaps = self.rows.gaps(t.P)
@@ -283,7 +269,7 @@ class FairLogLoss:
         """
         return FairLogLossProblem(self)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Describe the model: sizes, constraint, fairness rows and variable blocks.
 
         Returns
@@ -445,7 +431,8 @@ class FairLogLoss:
         D = np.asarray(self.X.T @ (self.rows.coef * (t.pe * t.pe_bar)).T) / self.n
         lam = np.linalg.lstsq(D, -g0, rcond=None)[0]
         box = no_truncation_interval(t.pe, t.pe_bar, self.rows)
-        return np.clip(lam, box[:, 0], box[:, 1])
+        out: np.ndarray = np.clip(lam, box[:, 0], box[:, 1])
+        return out
 
 
 def _csr_with_intercept(X: np.ndarray, fit_intercept: bool) -> sp.csr_matrix:
@@ -477,91 +464,5 @@ def _weighted_gram(X: np.ndarray | sp.spmatrix, w: np.ndarray) -> np.ndarray:
     """``Xᵀ diag(w) X`` for dense or sparse ``X``."""
     if sp.issparse(X):
         return np.asarray((X.T @ X.multiply(w[:, None])).todense())  # type: ignore[union-attr]  # scipy has no stubs: issparse does not narrow
-    return (X.T * w) @ X
-
-
-class FairLogLossProblem(SmoothProblem):
-    """``J(θ)`` with the exact λ*(θ) as a :class:`~fairopt.modeling.smooth.SmoothProblem`.
-
-    ``certifies`` is false: ``‖∇J‖`` proves nothing on the kink; the formulation certifies with
-    the saddle residual instead.
-    """
-
-    name = "fair_logloss"
-    description = "fair robust log-loss model"
-    family = "fair log-loss"
-    certifies = False
-    #: gradient norm at which L-BFGS hands over to the Newton polish: early while a Newton step
-    #: (``n d²``) is cheap next to the L-BFGS iterations it saves, late for wide models
-    switch_tol: ClassVar[dict[bool, float]] = {True: 3e-2, False: 1e-6}
-
-    def __init__(self, model: FairLogLoss):
-        self.model = model
-        self.blocks = {"theta": slice(0, model.dim)}
-        self._orders: list | None = None   # sort orders of the last step, reused as a warm start
-
-    def initial_point(self) -> np.ndarray:
-        return np.zeros(self.model.dim)
-
-    def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        m = self.model
-        if not m.rows.binary:
-            raise ConfigError("the exact λ*(θ) step compares two groups; with more groups use "
-                              "solver='cvxpy' (joint convex form).")
-        t, self._orders = m.terms(np.asarray(theta, float), None, self._orders)
-        return float(np.mean(m.row_losses(t))) + m.regulariser(theta), m.gradient(theta, t)
-
-    def native_solve(self, x0: np.ndarray, tol: float, max_iter: int, deadline: float | None) -> NativeResult:
-        """L-BFGS on ``J`` (exact λ*), then the semismooth-Newton saddle polish if needed."""
-        from threadpoolctl import threadpool_limits
-
-        m = self.model
-        with threadpool_limits(limits=1, user_api="blas"):
-            # L-BFGS to moderate accuracy; the semismooth Newton polish converges fast from there
-            res = lbfgs(self, x0, max(tol, self.switch_tol[m.dim <= 300]), max_iter, deadline, maxcor=20)
-            theta = res.x
-            assert theta is not None  # L-BFGS always reports its last iterate
-            lam = m.terms(theta)[0].lam
-            best = m.saddle_residual(theta, lam)[:2]
-            log = [res.log, f"L-BFGS: {res.iterations} iterations, saddle residual {best}"]
-            status, newton_iters = res.status, 0
-            budget = max(max_iter - res.iterations, 0)     # max_iter bounds both phases together
-            if not m.certified(*best, tol) and res.status is not Status.TIME_LIMIT and budget:
-                d = m.rows.gaps(expit(m.X @ theta))
-                starts = [lam]
-                if np.max(np.abs(d), initial=np.inf) <= 1e-3:   # near the kink: start from the note's λ
-                    starts.insert(0, m.kink_multiplier(theta))
-                for lam0 in starts:
-                    th, lm, _, k = m.semismooth_newton(theta, lam0, tol, budget - newton_iters,
-                                                       deadline=deadline)
-                    newton_iters += k
-                    r = m.saddle_residual(th, lm)[:2]
-                    log.append(f"semismooth Newton from λ={np.round(lam0, 6).tolist()}: "
-                               f"{k} iterations, saddle residual {r}")
-                    if max(r) < max(best):
-                        theta, lam, best = th, lm, r
-                    if m.certified(*best, tol) or newton_iters >= budget:
-                        break
-                # off the kink λ*(θ) is unique: prefer it (gaps to rounding) when it certifies
-                exact = m.terms(theta)[0].lam
-                r = m.saddle_residual(theta, exact)[:2]
-                if m.certified(*r, tol) and r[1] <= best[1]:
-                    lam, best = exact, r
-            if m.certified(*best, tol):
-                status = Status.OPTIMAL
-            elif deadline is not None and time.perf_counter() >= deadline:
-                status = Status.TIME_LIMIT
-            elif res.iterations + newton_iters >= max_iter:
-                status = Status.ITERATION_LIMIT
-            elif status is Status.OPTIMAL:
-                status = Status.NUMERICAL
-        return NativeResult(theta, res.iterations + newton_iters, status, "\n".join(log),
-                            "lbfgs+exact-lambda", primal={"lambda": lam})
-
-    def to_cvxpy(self) -> Any:
-        m = self.model
-        return forms.build_cvxpy(m.X, m.y, m.rows.coef, m.C, m.penalized)
-
-    def to_pyomo(self) -> Any:
-        m = self.model
-        return forms.build_pyomo(m.X, m.y, m.rows.coef, m.C, m.penalized)
+    out: np.ndarray = (X.T * w) @ X
+    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -52,12 +52,12 @@ class FairnessRows:
         For y-conditional rows, the label the row conditions on (else None).
     """
 
-    names: list
+    names: list[Any]
     table: np.ndarray
     group: np.ndarray
     y: np.ndarray
     binary: bool = True
-    label_value: list = field(default_factory=list)
+    label_value: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.coef = self.table[:, self.group, self.y] if self.table.size else np.zeros((0, self.n))
@@ -65,7 +65,8 @@ class FairnessRows:
 
     @property
     def n(self) -> int:
-        return self.group.shape[0]
+        out: int = self.group.shape[0]
+        return out
 
     @property
     def n_rows(self) -> int:
@@ -90,7 +91,8 @@ class FairnessRows:
 
     def gaps(self, P: np.ndarray) -> np.ndarray:
         """``Σ_i coef[r, i] P_i / n`` per row (gap of group means)."""
-        return self.coef @ P / self.n
+        out: np.ndarray = self.coef @ P / self.n
+        return out
 
 
 def fairness_rows(group: np.ndarray, y: np.ndarray, constraint: str | None,
@@ -290,3 +292,24 @@ def no_truncation_interval(pe: np.ndarray, pe_bar: np.ndarray, rows: FairnessRow
         out[r, 1] = min(p1 / pe[i1].max(), p0 / pe_bar[i0].max())
         out[r, 0] = -min(p1 / pe_bar[i1].max(), p0 / pe[i0].max())
     return out
+
+
+@dataclass
+class RowTerms:
+    """Everything the oracles need at one ``(θ, λ)``."""
+
+    s: np.ndarray
+    pe: np.ndarray
+    pe_bar: np.ndarray
+    lam: np.ndarray
+    c: np.ndarray
+    P: np.ndarray
+    P_bar: np.ndarray
+    capped: np.ndarray
+    floored: np.ndarray
+    q: np.ndarray
+
+    @property
+    def truncated(self) -> np.ndarray:
+        out: np.ndarray = self.capped | self.floored
+        return out

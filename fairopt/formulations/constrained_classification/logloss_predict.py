@@ -43,7 +43,8 @@ class FairLogLossRule:
     def scores(self, X: np.ndarray | sp.spmatrix) -> np.ndarray:
         """``s = θᵀx`` (logit of the untruncated ``P_e``)."""
         if self.fit_intercept:
-            return np.asarray(X @ self.theta[:-1]).reshape(-1) + self.theta[-1]
+            out: np.ndarray = np.asarray(X @ self.theta[:-1]).reshape(-1) + self.theta[-1]
+            return out
         return np.asarray(X @ self.theta).reshape(-1)
 
     def _c(self, group: np.ndarray, y: int) -> np.ndarray:

@@ -67,19 +67,19 @@ class StepRule:
 class OddsSolution:
     """Fitted monotone mixture-of-thresholds rule and its fitted group rates."""
 
-    rules: list
+    rules: list[Any]
     tpr: np.ndarray
     fpr: np.ndarray
     rate: np.ndarray
     accuracy: float
     objective: float
     q: np.ndarray
-    duals: dict
+    duals: dict[str, Any]
     backend: str
     solver: str
     status: str = "optimal"
     solve_seconds: float = 0.0
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
     def decision_probability(self, f: ArrayLike, groups: ArrayLike) -> np.ndarray:
         """``P(y_hat = 1)`` of rows with scores ``f`` in groups ``groups`` (one step rule per group)."""
@@ -94,7 +94,8 @@ class OddsSolution:
 def _suffix_within(x: np.ndarray, offsets: np.ndarray, cell: np.ndarray) -> np.ndarray:
     """``sum_{j >= i, same cell} x_j`` for cell-major arrays."""
     rc = np.concatenate([np.cumsum(x[::-1])[::-1], [0.0]])
-    return rc[:-1] - rc[offsets[1:]][cell]
+    out: np.ndarray = rc[:-1] - rc[offsets[1:]][cell]
+    return out
 
 
 #: vectorised pruning passes before the hull falls back to Qhull on the remaining points
@@ -311,6 +312,6 @@ class ThresholdMixtureOdds:
                             objective=sol.objective, q=q, duals=dict(sol.dual), backend=sol.backend,
                             solver=sol.solver, solve_seconds=time.perf_counter() - t0)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"formulation": self.name, "problem_class": "LP", "constraint": self.constraint,
                 "n_atoms": self.atoms.n_atoms, "n_groups": self.atoms.n_cells, "eps": self.eps}

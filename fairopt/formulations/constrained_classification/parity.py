@@ -195,7 +195,8 @@ class RandomizedThresholdParity:
             q = np.subtract(f, t, out=t)
             q /= self.gamma
             np.maximum(q, 0.0, out=q)
-            return np.minimum(q, 1.0, out=q)
+            out: np.ndarray = np.minimum(q, 1.0, out=q)
+            return out
         tau = np.zeros_like(t) if tie_probs is None else self.atoms.per_atom(tie_probs)
         return np.where(f > t, 1.0, np.where(f == t, tau, 0.0))
 
@@ -350,10 +351,11 @@ class RandomizedThresholdParity:
         """
         t0 = time.perf_counter()
         if solver is None or accepts(solver, "threshold"):   # the problem's own algorithms
-            return solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+            out: ThresholdSolution = solve_own(self, resolve_solver(solver, "threshold"), "threshold", t0=t0, **options)
+            return out
         return self._solve_program(t0, resolve_solver(solver, "QP" if self.gamma > 0 else "LP"), **options)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the collapsed problem (atoms, groups) and its problem class."""
         return {"formulation": self.name, "problem_class": "QP" if self.gamma > 0 else "LP",
                 "n_rows": float(self.atoms.weight.sum()), "n_atoms": self.atoms.n_atoms,

@@ -174,7 +174,8 @@ class CellRamp:
         thetas = np.asarray(thetas, dtype=float)
         if not self.b.size:
             return np.zeros_like(thetas)
-        return -np.interp(thetas, self.b, self._neg_v, left=-self.g_left, right=-self.g_right)
+        out: np.ndarray = -np.interp(thetas, self.b, self._neg_v, left=-self.g_left, right=-self.g_right)
+        return out
 
     # ------------------------------------------------------------------ roots
     def root_fast(self, c: float) -> float:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from fairopt.stats._atoms import ScoreAtoms
 
 
+@fill_doc
 class ThresholdSGD:
     """Streaming projected SGD for the group thresholds ``theta_k``.
 
@@ -51,10 +53,7 @@ class ThresholdSGD:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    {example_scores_groups}
     >>> from fairopt.formulations.constrained_classification import collapse_atoms, sgd_thresholds
     >>> thresholds, sgd = sgd_thresholds(collapse_atoms(scores, groups), gamma=0.1, target=0.5,
     ...                                  random_state=0)
@@ -91,7 +90,8 @@ class ThresholdSGD:
         """Tail-averaged thresholds (the deployed solution)."""
         total = self._win[0] + self._prev[0]
         count = self._win[1] + self._prev[1]
-        return total / count if count else self.theta.copy()
+        out: np.ndarray = total / count if count else self.theta.copy()
+        return out
 
     def step(self, scores: np.ndarray, cells: np.ndarray, z: np.ndarray | None = None) -> None:
         """One projected step on a batch (rows of several groups, vectorised)."""
@@ -126,6 +126,7 @@ class ThresholdSGD:
         return self
 
 
+@fill_doc
 def sgd_thresholds(atoms: ScoreAtoms, gamma: float, target: float, half_width: float = 0.0,
                    z: ArrayLike | None = None, n_steps: int = 4000, batch_size: int = 256,
                    step_size: float | None = None, sampling: Literal["stratified", "rows"] = "stratified",
@@ -151,10 +152,7 @@ def sgd_thresholds(atoms: ScoreAtoms, gamma: float, target: float, half_width: f
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
+    {example_scores_groups}
     >>> from fairopt.formulations.constrained_classification import collapse_atoms, ramp
     >>> thresholds, _ = sgd_thresholds(collapse_atoms(scores, groups), gamma=0.1, target=0.5,
     ...                                random_state=0)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from fairopt._docstrings import fill_doc
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -17,6 +19,7 @@ Q_INSIDE = 1e-4
 
 
 @dataclass
+@fill_doc
 class ThresholdSolution:
     """Fitted randomized-threshold rule.
 
@@ -44,11 +47,8 @@ class ThresholdSolution:
 
     Examples
     --------
-    >>> import numpy as np
+    {example_scores_groups}
     >>> from fairopt.formulations.constrained_classification import RandomizedThresholdParity
-    >>> rng = np.random.default_rng(0)
-    >>> groups = rng.integers(0, 2, 400)
-    >>> scores = rng.uniform(-1, 1, 400) + 0.3 * groups
     >>> solution = RandomizedThresholdParity(scores, groups, gamma=0.1).solve()
     >>> type(solution).__name__, solution.thresholds.shape
     ('ThresholdSolution', (2,))
@@ -68,14 +68,15 @@ class ThresholdSolution:
     status: str = "optimal"
     solve_seconds: float = 0.0
     iterations: int | None = None
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
     def decision_probability(self, f: ArrayLike, cells: np.ndarray) -> np.ndarray:
         """``P(y_hat = 1)`` of rows with scores ``f`` in cells ``cells`` (indices into ``thresholds``)."""
         f = np.asarray(f, dtype=float)
         t = self.thresholds[cells]
         if self.gamma > 0:
-            return np.clip((f - t) / self.gamma, 0.0, 1.0)
+            out: np.ndarray = np.clip((f - t) / self.gamma, 0.0, 1.0)
+            return out
         return np.where(f > t, 1.0, np.where(f == t, self.tie_probs[cells], 0.0))
 
     @property

@@ -18,6 +18,7 @@ import itertools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ class PaperData:
     frame: pd.DataFrame
     domain: Domain
     label: str
-    protected: tuple
+    protected: tuple[Any, ...]
     pos_label: object
     source: str
 

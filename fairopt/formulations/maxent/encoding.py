@@ -19,12 +19,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from fairopt._docstrings import register
 from fairopt.errors import DataValidationError
+
+# ---- docstring pieces: the setting of the package's examples (COMPAS, one-hot encoded) -------
+_EXAMPLE_COMPAS = """>>> from fairopt.data import load_builtin
+>>> from fairopt.formulations.maxent import Encoding, MaxEnt
+>>> compas = load_builtin("compas")
+>>> cells, counts = compas.codes()
+>>> names = list(compas.domain.names)
+>>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)"""
+register("example_compas", _EXAMPLE_COMPAS)
+register("example_compas_codes", _EXAMPLE_COMPAS + "\n>>> codes = cells.repeat(counts, axis=0)")
+register("example_compas_model", _EXAMPLE_COMPAS + """
+>>> codes = cells.repeat(counts, axis=0)
+>>> label, race = names.index("two_year_recid"), names.index("race")
+>>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
+>>> solution = model.solve()""")
 
 KINDS = ("onehot", "scalar")
 
@@ -53,9 +70,9 @@ class Encoding:
 
     n_levels: tuple[int, ...]
     kinds: tuple[str, ...]
-    values: tuple = ()
+    values: tuple[Any, ...] = ()
     names: tuple[str, ...] = ()
-    _phis: tuple = field(default=(), repr=False, compare=False)
+    _phis: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
     def make(cls, n_levels: Iterable[int], kinds: str | Iterable[str] = "onehot",
@@ -142,7 +159,8 @@ class Encoding:
 
     def phi(self, f: int) -> np.ndarray:
         """Level-feature matrix ``Phi_f`` (``k_f x m_f``)."""
-        return self._phis[f]
+        out: np.ndarray = self._phis[f]
+        return out
 
     def block(self, f: int) -> slice:
         """Feature positions of attribute ``f`` (its reference-coded levels).

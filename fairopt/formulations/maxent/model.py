@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt._utils import as_generator
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.maxent import priors as P
@@ -39,6 +40,7 @@ def _ratio(values: np.ndarray) -> float:
     return float(values.min() / hi) if hi > 0 else float("nan")
 
 
+@fill_doc
 class MaxEntDistribution:
     """The exact distribution ``p_λ ∝ q e^{<λ, φ(x)>}`` (``λ = 0`` gives the prior ``q``).
 
@@ -48,16 +50,7 @@ class MaxEntDistribution:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> p = solution.distribution                      # a MaxEntDistribution
     >>> round(p.representation_rate(race), 6)          # the weighted target: equal group shares
     1.0
@@ -89,7 +82,8 @@ class MaxEntDistribution:
 
     def mean(self) -> np.ndarray:
         """``E_p[α]`` in reference coding."""
-        return self.state.mean.copy()
+        out: np.ndarray = self.state.mean.copy()
+        return out
 
     def level_marginals(self) -> list[np.ndarray]:
         """Exact level distribution of each attribute."""
@@ -156,6 +150,7 @@ class MaxEntSolution(Solution):
     distribution: MaxEntDistribution | None = field(default=None, repr=False)
 
 
+@fill_doc
 class MaxEnt:
     """Max-entropy fair preprocessing model (Celis, Keswani & Vishnoi 2020).
 
@@ -196,16 +191,7 @@ class MaxEnt:
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> model = MaxEnt(codes, encoding,
-    ...                label=names.index("two_year_recid"), protected=names.index("race"), C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> solution.is_optimal
     True
     """
@@ -297,7 +283,7 @@ class MaxEnt:
         (:func:`fairopt.modeling.smooth.build_form`)."""
         return build_form(MaxEntDual(self.oracle()), backend)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the model (never enumerates the domain)."""
         enc = self.encoding
         return {
@@ -310,7 +296,7 @@ class MaxEnt:
         }
 
     def solve(self, solver: str | SolverSpec | None = None, tol: float = 1e-8, max_iter: int = 100,
-              options: dict | None = None) -> MaxEntSolution:
+              options: dict[str, Any] | None = None) -> MaxEntSolution:
         """Minimise the dual and return the fitted distribution.
 
         Parameters
@@ -348,7 +334,7 @@ class MaxEnt:
             distribution=dist)
 
     # ------------------------------------------------------------ conveniences
-    def rates(self, dist: MaxEntDistribution, pos_level: int) -> dict:
+    def rates(self, dist: MaxEntDistribution, pos_level: int) -> dict[str, Any]:
         """Exact statistical and representation rate of a distribution of this model."""
         return {"statistical_rate": dist.statistical_rate(self.label, self.protected, pos_level),
                 "representation_rate": dist.representation_rate(self.protected)}

@@ -28,11 +28,24 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
 #: largest ``M d`` (support points x dual dimension) held as a dense feature matrix
 DENSE_FEATURES_MAX = 1 << 18
+
+
+
+# ---- docstring pieces of the dual's evaluation methods -------------------------------------
+register("maxent_dual_lam", """Parameters
+----------
+lam : ndarray of shape (dim,)
+    Dual variable.""")
+register("maxent_value_gradient", """value : float
+    ``log Z(lam) - theta @ lam``.
+gradient : ndarray of shape (dim,)
+    ``E_lam[phi] - theta``.""")
 
 
 @dataclass
@@ -52,7 +65,7 @@ class MixtureState:
     """
 
     lam: np.ndarray
-    level_probs: list          # P_f, softmax of the level scores (uniform branch)
+    level_probs: list[Any]          # P_f, softmax of the level scores (uniform branch)
     log_zu: float              # log Z_u (uniform branch), -inf when C == 0
     rho: np.ndarray            # ω_λ over the distinct points (data branch)
     log_zw: float              # log Z_w, -inf when C == 1
@@ -63,6 +76,7 @@ class MixtureState:
     mean: np.ndarray           # E_p[α]
 
 
+@fill_doc
 class DualOracle:
     """Value, gradient and Hessian of the dual for prior ``C·u + (1 − C)·w``.
 
@@ -82,16 +96,7 @@ class DualOracle:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> oracle = model.oracle()
     >>> oracle.dim
     8
@@ -163,7 +168,8 @@ class DualOracle:
         t = self.log_w.copy()
         for f in range(self.enc.n_attributes):
             t += flat_scores[lo[f]:lo[f + 1]][self._codes_t[f]]
-        return t
+        out: np.ndarray = t
+        return out
 
     def support_level_histogram(self, rho: np.ndarray) -> np.ndarray:
         """Concatenated per-attribute level distributions of ``rho`` over the support."""
@@ -189,7 +195,8 @@ class DualOracle:
                 J += np.bincount(keys.ravel(), weights=np.tile(r, F - f - 1), minlength=L * L)
         pairs = J.reshape(L, L)
         pairs = pairs + pairs.T + np.diag(self.support_level_histogram(rho))
-        return self._phi_full.T @ pairs @ self._phi_full
+        out: np.ndarray = self._phi_full.T @ pairs @ self._phi_full
+        return out
 
     # ------------------------------------------------------------------ state
     def state(self, lam: np.ndarray) -> MixtureState:
@@ -228,13 +235,11 @@ class DualOracle:
         return MixtureState(lam, P, log_zu, rho, log_zw, log_z, pi, mean_u, mean_w, mean)
 
     # ---------------------------------------------------------------- oracles
+    @fill_doc
     def value(self, lam: np.ndarray) -> float:
         """Dual objective ``log Z(lam) - theta @ lam``.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
@@ -244,35 +249,29 @@ class DualOracle:
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam)
 
+    @fill_doc
     def gradient(self, lam: np.ndarray) -> np.ndarray:
         """Gradient of the dual: ``E_lam[phi] - theta``.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
         ndarray of shape (dim,)
             Expected features under the tilted prior minus the target.
         """
-        return self.state(lam).mean - self.theta
+        out: np.ndarray = self.state(lam).mean - self.theta
+        return out
 
+    @fill_doc
     def value_grad(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """Dual value and gradient from one evaluation of the mixture state.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
-        value : float
-            ``log Z(lam) - theta @ lam``.
-        gradient : ndarray of shape (dim,)
-            ``E_lam[phi] - theta``.
+        {maxent_value_gradient}
         """
         st = self.state(lam)
         return st.log_z - float(self.theta @ st.lam), st.mean - self.theta
@@ -295,15 +294,14 @@ class DualOracle:
         if self.has_u and self.has_w:
             delta = st.mean_u - st.mean_w
             H += st.pi * (1.0 - st.pi) * np.outer(delta, delta)
-        return 0.5 * (H + H.T)
+        out: np.ndarray = 0.5 * (H + H.T)
+        return out
 
+    @fill_doc
     def hessian(self, lam: np.ndarray) -> np.ndarray:
         """Hessian of the dual: the covariance of the features under the tilted prior.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
@@ -312,20 +310,15 @@ class DualOracle:
         """
         return self.hessian_from_state(self.state(lam))
 
+    @fill_doc
     def value_grad_hess(self, lam: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Dual value, gradient and Hessian from one evaluation of the mixture state.
 
-        Parameters
-        ----------
-        lam : ndarray of shape (dim,)
-            Dual variable.
+        {maxent_dual_lam}
 
         Returns
         -------
-        value : float
-            ``log Z(lam) - theta @ lam``.
-        gradient : ndarray of shape (dim,)
-            ``E_lam[phi] - theta``.
+        {maxent_value_gradient}
         hessian : ndarray of shape (dim, dim)
             Covariance of the features.
         """
@@ -370,7 +363,8 @@ class DualOracle:
             wq[hit] = self.weights[order][pos[hit]]
         with np.errstate(divide="ignore"):
             q = (self.C * np.exp(-enc.log_domain_size) if self.has_u else 0.0) + (1 - self.C) * wq
-            return np.log(q) + s - st.log_z
+            out: np.ndarray = np.log(q) + s - st.log_z
+            return out
 
 
 def _lse(a: np.ndarray) -> float:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError
 from fairopt.formulations.maxent.encoding import Encoding
 
@@ -119,7 +120,8 @@ def data_weights(counts: ArrayLike) -> np.ndarray:
     [0.25, 0.75]
     """
     counts = np.asarray(counts, dtype=float)
-    return counts / counts.sum()
+    out: np.ndarray = counts / counts.sum()
+    return out
 
 
 def group_factors(tau: float | ArrayLike, kz: int) -> np.ndarray:
@@ -143,6 +145,7 @@ def group_factors(tau: float | ArrayLike, kz: int) -> np.ndarray:
     return out
 
 
+@fill_doc
 def fair_reweighting(points: np.ndarray, counts: ArrayLike, label: int, protected: int,
                      tau: float | ArrayLike = 1.0, n_levels: Sequence[int] | None = None,
                      names: Sequence[str] | None = None) -> np.ndarray:
@@ -162,13 +165,7 @@ def fair_reweighting(points: np.ndarray, counts: ArrayLike, label: int, protecte
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
+    {example_compas_codes}
     >>> from fairopt.formulations.maxent import collapse
     >>> from fairopt.metrics import statistical_rate
     >>> points, weights, _ = collapse(codes)
@@ -192,7 +189,8 @@ def fair_reweighting(points: np.ndarray, counts: ArrayLike, label: int, protecte
     w = counts * taus[z] * c_y[y] / c_yz[y, z]
     if w.sum() <= 0:
         raise DataValidationError("no rows to reweight.")
-    return w / w.sum()
+    out: np.ndarray = w / w.sum()
+    return out
 
 
 # ---------------------------------------------------------------------------------- targets
@@ -203,19 +201,14 @@ def level_marginals(points: np.ndarray, weights: ArrayLike, enc: Encoding) -> li
             for f in range(enc.n_attributes)]
 
 
+@fill_doc
 def target_from_weights(points: np.ndarray, weights: ArrayLike, enc: Encoding) -> list[np.ndarray]:
     """Target blocks (level probabilities or scalar means) of a weighting of the points.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
+    {example_compas_codes}
     >>> from fairopt.formulations.maxent import collapse
     >>> points, weights, _ = collapse(codes)
     >>> target = target_from_weights(points, weights / weights.sum(), encoding)
@@ -227,19 +220,14 @@ def target_from_weights(points: np.ndarray, weights: ArrayLike, enc: Encoding) -
             for f, m in enumerate(marg)]
 
 
+@fill_doc
 def balanced_target(target: list[np.ndarray], enc: Encoding, protected: int) -> list[np.ndarray]:
     """``theta^b``: ``target`` with the protected attribute split equally between its levels.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
+    {example_compas_codes}
     >>> from fairopt.formulations.maxent import collapse, target_from_weights
     >>> points, weights, _ = collapse(codes)
     >>> target = target_from_weights(points, weights / weights.sum(), encoding)
@@ -299,6 +287,7 @@ def smooth_target(target: list[np.ndarray], enc: Encoding, kappa: float) -> list
     return out
 
 
+@fill_doc
 def validate_target(target: list[np.ndarray], enc: Encoding, level_names: Sequence[Sequence[Any]] | None = None,
                     sum_tol: float = 1e-9) -> np.ndarray:
     """Check that a target lies in the relative interior of ``conv(phi(Omega))``.
@@ -313,12 +302,7 @@ def validate_target(target: list[np.ndarray], enc: Encoding, level_names: Sequen
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    {example_compas}
     >>> import numpy as np
     >>> from fairopt.errors import DataValidationError
     >>> from fairopt.formulations.maxent import collapse, target_from_weights

@@ -20,7 +20,8 @@ from fairopt.formulations.maxent.oracle import DualOracle, MixtureState, _row_ke
 def _inverse_cdf(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     cdf = np.cumsum(probs)
     idx = np.searchsorted(cdf, u * cdf[-1], side="right")
-    return np.minimum(idx, probs.shape[0] - 1)
+    out: np.ndarray = np.minimum(idx, probs.shape[0] - 1)
+    return out
 
 
 def sample_mixture(oracle: DualOracle, st: MixtureState, n: int, rng: np.random.Generator) -> np.ndarray:

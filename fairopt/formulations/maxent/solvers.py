@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import InfeasibleError
 from fairopt.formulations.maxent.oracle import DualOracle, MixtureState
 from fairopt.modeling.registry import backends_for
@@ -36,22 +37,14 @@ if TYPE_CHECKING:
 BACKENDS = tuple(backends_for("smooth"))
 
 
+@fill_doc
 def full_violation(oracle: DualOracle, grad: np.ndarray) -> float:
     """``max |E_p[α] − θ|`` over every level, reference levels included.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
-    >>> codes = cells.repeat(counts, axis=0)
-    >>> label, race = names.index("two_year_recid"), names.index("race")
-    >>> model = MaxEnt(codes, encoding, label=label, protected=race, C=0.5)
-    >>> solution = model.solve()
+    {example_compas_model}
     >>> oracle = model.oracle()
     >>> bool(full_violation(oracle, oracle.gradient(solution.primal["lambda"])) < 1e-8)
     True
@@ -70,7 +63,8 @@ def lambda_bound(oracle: DualOracle, eta: float) -> float:
     if oracle.C <= 0 or eta <= 0:
         return 1e3
     Lq = oracle.enc.log_domain_size + np.log(1.0 / oracle.C)
-    return 4.0 * Lq / eta + 50.0
+    out: float = 4.0 * Lq / eta + 50.0
+    return out
 
 
 class MaxEntDual(SmoothProblem):
@@ -144,17 +138,13 @@ class MaxEntDual(SmoothProblem):
         return PyomoForm(model, {"lambda": model.lam})
 
 # ------------------------------------------------------------------------------------ cvxpy
+@fill_doc
 def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
     """The dual as a cvxpy problem; returns ``(problem, lam_variable)``.
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    {example_compas}
     >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
     >>> problem, lam = build_cvxpy(model.oracle())
@@ -162,7 +152,8 @@ def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
     >>> bool(abs(problem.solve(solver="CLARABEL") - native) < 1e-6)
     True
     """
-    import cvxpy as cp
+    import cvxpy
+    cp: Any = cvxpy   # its atoms are implicit re-exports, which mypy --strict does not see
 
     enc = oracle.enc
     lam = cp.Variable(enc.dim, name="lambda")
@@ -188,6 +179,7 @@ def build_cvxpy(oracle: DualOracle) -> tuple[cp.Problem, cp.Variable]:
 
 
 # ------------------------------------------------------------------------------------ pyomo
+@fill_doc
 def build_pyomo(oracle: DualOracle) -> pyo.ConcreteModel:
     """The dual as a pyomo ``ConcreteModel`` (an unconstrained smooth NLP).
 
@@ -199,12 +191,7 @@ def build_pyomo(oracle: DualOracle) -> pyo.ConcreteModel:
 
     Examples
     --------
-    >>> from fairopt.data import load_builtin
-    >>> from fairopt.formulations.maxent import Encoding, MaxEnt
-    >>> compas = load_builtin("compas")
-    >>> cells, counts = compas.codes()
-    >>> names = list(compas.domain.names)
-    >>> encoding = Encoding.make(compas.domain.cardinalities, "onehot", names=names)
+    {example_compas}
     >>> model = MaxEnt(cells.repeat(counts, axis=0), encoding,
     ...                label=names.index("two_year_recid"), protected=names.index("race"))
     >>> type(build_pyomo(model.oracle())).__name__

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -68,12 +68,13 @@ class ProxyWeightsResult:
     relaxed: bool
     solution: Solution
     solve_seconds: float
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def distribution(self) -> np.ndarray:
         """Group distribution of the kept sample."""
-        return self.p / self.p.sum()
+        out: np.ndarray = self.p / self.p.sum()
+        return out
 
 
 class ProxyWeights:

@@ -47,7 +47,8 @@ def check_conditional_matrix(A: ArrayLike) -> np.ndarray:
         j = int(np.argmax(bad))
         raise DataValidationError(f"row {j} of the conditional matrix sums to {A[j].sum():.6g}; "
                                   "each row must be a group distribution summing to 1.")
-    return np.clip(A, 0.0, None)
+    out: np.ndarray = np.clip(A, 0.0, None)
+    return out
 
 
 def uniform_target(K: int) -> np.ndarray:
@@ -193,7 +194,8 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     k = np.arange(1, v.size + 1)
     cond = s - css / k > 0
     rho = k[cond][-1]
-    return np.maximum(v - css[rho - 1] / rho, 0.0)
+    out: np.ndarray = np.maximum(v - css[rho - 1] / rho, 0.0)
+    return out
 
 
 def solve_native(A: ArrayLike, relaxed: bool = False, target: ArrayLike | None = None, tol: float = 1e-13,
@@ -316,4 +318,5 @@ def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike
     if not sol.is_optimal:
         raise SolverError(f"acceptance LP ended with status {sol.status}; widen tol (the optimal "
                           "face of P1 was not reproduced within it).", status=sol.status, log=sol.log)
-    return np.clip(np.asarray(sol.primal["q"], dtype=float), 0.0, None)
+    out: np.ndarray = np.clip(np.asarray(sol.primal["q"], dtype=float), 0.0, None)
+    return out

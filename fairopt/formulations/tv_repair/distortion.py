@@ -26,10 +26,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fairopt._docstrings import fill_doc, inherit_docs, register
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError
 
 INF = float("inf")
+
+
+#: the setting of the examples below: one Adult record moved one education level down
+register("example_adult_move", """>>> import numpy as np
+>>> from fairopt.data import load_builtin
+>>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
+>>> old = np.array([[0, 0, 2, 3, 0]])
+>>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down""")
 
 
 class Distortion(abc.ABC):
@@ -42,9 +51,26 @@ class Distortion(abc.ABC):
     (True, True)
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_docs(cls)   # an override without a docstring documents what ``cost`` does
+
     @abc.abstractmethod
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes (``inf`` = forbidden)."""
+        """Distortion of moving each record from ``old`` to ``new`` codes.
+
+        Parameters
+        ----------
+        domain : Domain
+            The domain the codes index.
+        old, new : ndarray of shape (n, n_attributes)
+            Codes of each record before and after the move.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Distortion of each move (``inf`` for a forbidden move).
+        """
 
     def __call__(self, domain: Domain, old: ArrayLike, new: ArrayLike) -> np.ndarray:
         old, new = np.asarray(old, dtype=np.int64), np.asarray(new, dtype=np.int64)
@@ -68,21 +94,19 @@ def _unchanged_elsewhere(domain: Domain, old: np.ndarray, new: np.ndarray, used:
     rest = [j for j, n in enumerate(domain.names) if n not in used]
     if not rest:
         return np.ones(old.shape[0], dtype=bool)
-    return (old[:, rest] == new[:, rest]).all(axis=1)
+    out: np.ndarray = (old[:, rest] == new[:, rest]).all(axis=1)
+    return out
 
 
 @dataclass
+@fill_doc
 class CallableDistortion(Distortion):
     """A user function ``f(old, new) -> array of n costs`` on two DataFrames of level values
     (one column per attribute of ``X × Y``; row i is one move). Must be vectorised.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
-    >>> old = np.array([[0, 0, 2, 3, 0]])
-    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    {example_adult_move}
     >>> moved = CallableDistortion(lambda before, after: (before != after).sum(axis=1))
     >>> moved(domain, old, new).tolist()
     [1.0]
@@ -91,21 +115,8 @@ class CallableDistortion(Distortion):
     func: Callable[[pd.DataFrame, pd.DataFrame], Any]
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
-        return self.func(domain.decode(old), domain.decode(new))
+        out: np.ndarray = self.func(domain.decode(old), domain.decode(new))
+        return out
 
 
 @dataclass
@@ -137,7 +148,7 @@ class AttributeRule:
     max_up: float = INF
     max_down: float = INF
     change: float = 1.0
-    matrix: Mapping | None = None
+    matrix: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("free", "fixed", "ordinal", "change", "matrix"):
@@ -149,7 +160,7 @@ class AttributeRule:
             if not getattr(self, name) >= 0:
                 raise DataValidationError(f"attribute rule {name} must be >= 0, got {getattr(self, name)}.")
 
-    def cost(self, levels: tuple, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    def cost(self, levels: tuple[Any, ...], old: np.ndarray, new: np.ndarray) -> np.ndarray:
         """Distortion of moving each record from ``old`` to ``new`` levels.
 
         Parameters
@@ -185,7 +196,8 @@ class AttributeRule:
                     raise DataValidationError(f"distortion matrix names level {a!r}->{b!r}, not among "
                                               f"{list(levels)}.")
                 table[levels.index(a), levels.index(b)] = float(c)
-        return table[old, new]
+        out: np.ndarray = table[old, new]
+        return out
 
 
 @dataclass
@@ -214,20 +226,6 @@ class DistortionTable(Distortion):
             raise DataValidationError(f"default must be 'fixed' or 'free', got {self.default!r}.")
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         unknown = set(self.rules) - set(domain.names)
         if unknown:
             raise DataValidationError(f"distortion table names attributes {sorted(unknown)} that are not "
@@ -247,6 +245,7 @@ def _col(domain: Domain, name: str, role: str) -> int:
 
 
 @dataclass
+@fill_doc
 class AdultDistortion(Distortion):
     """Adult rule of the optimized pre-processing experiments (first match wins):
 
@@ -257,11 +256,7 @@ class AdultDistortion(Distortion):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.data import load_builtin
-    >>> domain = load_builtin("adult").domain    # sex, race, age_decade, education_years, income
-    >>> old = np.array([[0, 0, 2, 3, 0]])
-    >>> new = np.array([[0, 0, 2, 2, 0]])          # one education step down
+    {example_adult_move}
     >>> AdultDistortion()(domain, old, new).tolist()
     [3.0]
     """
@@ -272,20 +267,6 @@ class AdultDistortion(Distortion):
     compat: bool = False
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         a, e, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.education, "education"),
                                                     (self.income, "income")))
         de, da, dy = new[:, e] - old[:, e], np.abs(new[:, a] - old[:, a]), new[:, y] - old[:, y]
@@ -318,27 +299,13 @@ class CompasDistortion(Distortion):
     priors: str = "priors_count"
     charge: str = "c_charge_degree"
     label: str = "two_year_recid"
-    others: tuple = ("sex", "race")
+    others: tuple[Any, ...] = ("sex", "race")
 
     def __post_init__(self) -> None:
         if self.rule not in ("aif360", "authors"):
             raise DataValidationError(f"COMPAS distortion rule must be 'aif360' or 'authors', got {self.rule!r}.")
 
     def cost(self, domain: Domain, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Distortion of moving each record from ``old`` to ``new`` codes.
-
-        Parameters
-        ----------
-        domain : Domain
-            The domain the codes index.
-        old, new : ndarray of shape (n, n_attributes)
-            Codes of each record before and after the move.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Distortion of each move (``inf`` for a forbidden move).
-        """
         a, p, c, y = (_col(domain, n, r) for n, r in ((self.age, "age"), (self.priors, "priors"),
                                                        (self.charge, "charge degree"), (self.label, "label")))
         da, dp, dy = new[:, a] - old[:, a], new[:, p] - old[:, p], new[:, y] - old[:, y]

@@ -65,7 +65,8 @@ class KLMapping(SmoothProblem):
         return value, grad
 
     def to_cvxpy(self) -> CvxpyForm:
-        import cvxpy as cp
+        import cvxpy
+        cp: Any = cvxpy   # its atoms are implicit re-exports, which mypy --strict does not see
         canon = self.prog.canonical()
         problem, variables, cons, self._rows = build_cvxpy(canon)
         objective = self._const - self.t @ cp.log(self.K @ variables["mapping"])
@@ -74,7 +75,7 @@ class KLMapping(SmoothProblem):
         return CvxpyForm(cp.Problem(cp.Minimize(objective), problem.constraints), {"mapping": variables["mapping"]},
                          named)
 
-    def row_duals(self, dual: dict) -> dict:
+    def row_duals(self, dual: dict[str, Any]) -> dict[str, Any]:
         """Per-row duals of each constraint block in fairopt's convention (``d f*/d bound``)."""
         out = {}
         for name, s in self.prog.canonical().con_slices.items():

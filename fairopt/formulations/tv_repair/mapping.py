@@ -36,16 +36,16 @@ from numpy.typing import ArrayLike
 
 from fairopt.data.domain import Domain
 from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.formulations.tv_repair._identity_start import IdentityStart
 from fairopt.formulations.tv_repair._types import RowMeta, SolverArg
 from fairopt.formulations.tv_repair.distortion import Distortion, DistortionLike, as_distortion
 from fairopt.formulations.tv_repair.feasibility import EpsilonAnalysis
 from fairopt.formulations.tv_repair.report import MappingReport
 from fairopt.formulations.tv_repair.result import MappingResult, _csr
 from fairopt.formulations.tv_repair.simple import check_roles
-from fairopt.modeling import Program, SolverSpec
-from fairopt.modeling.kinds import ColumnGenerationMaster
+from fairopt.modeling import Program
 from fairopt.modeling.parametric import ParametricProblem
-from fairopt.modeling.registry import accepts, resolve_solver, solve_own
+from fairopt.modeling.registry import accepts, resolve_solver
 
 #: largest number of (observed (x,y), candidate column) pairs whose distortion is evaluated
 MAX_PAIRS = 60_000_000
@@ -61,7 +61,7 @@ def _gather(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return owner, starts[owner] + within
 
 
-class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
+class OptimizedPreprocessing(EpsilonAnalysis, MappingReport, IdentityStart):
     """Calmon-style optimized pre-processing as a sparse LP (TV) or exponential-cone program (KL).
 
     Parameters
@@ -318,7 +318,8 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
             raise DataValidationError(f"max_expected_distortion names groups {sorted(map(str, unknown))} "
                                       f"not among {list(levels)}.")
         per_group = np.array([float(kappa.get(g, np.inf)) for g in levels])
-        return per_group[self.group[cells]]
+        out: np.ndarray = per_group[self.group[cells]]
+        return out
 
     def _distortion_blocks(self, prog: Program) -> None:
         self._excess_meta = []
@@ -501,30 +502,3 @@ class OptimizedPreprocessing(EpsilonAnalysis, MappingReport):
         """
         from fairopt.formulations.tv_repair.parametric import mapping_problem
         return mapping_problem(self)
-
-    def _identity_basis(self, prog: Program) -> tuple[np.ndarray, np.ndarray]:
-        """Basis of the identity mapping (every record type keeps its cell): the own-cell columns
-        and every row but validity are basic. The matrix is block-triangular, so the basis is
-        non-singular; all basic costs are 0, so it is dual feasible; and the identity meets every
-        row but discrimination (no move, no distortion, no shortfall), so the primal simplex
-        starts one block of rows away from feasibility."""
-        canon = prog.canonical()
-        cols = np.zeros(canon.n, dtype=bool)
-        cols[canon.var_slices["mapping"].start + np.flatnonzero(self.var_col == self.own_column[self.var_row])] = True
-        rows = np.ones(canon.m, dtype=bool)
-        rows[canon.con_slices["validity"]] = False
-        return cols, rows
-
-    def _solve_column_generation(self, prog: Program, spec: SolverSpec, t0: float) -> MappingResult:
-        if self.divergence != "tv":
-            raise DataValidationError(f"solver={spec.label!r} solves the TV (linear) mapping by column "
-                                      "generation; divergence='kl' needs a solver of its exponential-cone form.")
-        build_s = time.perf_counter() - t0
-        # first master: every record type kept as it is (the identity mapping)
-        master = ColumnGenerationMaster(prog, "mapping", self.var_col == self.own_column[self.var_row])
-        sol = solve_own(master, spec, "colgen")
-        if sol.status.value != "optimal":
-            # elastic columns still in use: the fairness rows cannot hold (or the certificate
-            # failed); the full LP decides and reports the minimal epsilon
-            return self.solve(None)
-        return self._result(sol, build_s)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,14 +68,14 @@ class MappingResult:
     dxy_domain: Domain
     xy_domain: Domain
     rates: pd.DataFrame
-    distortion: dict
+    distortion: dict[str, Any]
     fairness_duals: pd.DataFrame
     price_of_fairness: pd.DataFrame
     d_objective_d_epsilon: float
     solution: Solution | None
     build_seconds: float
     solve_seconds: float
-    approximations: list = field(default_factory=list)
+    approximations: list[Any] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """Non-zero entries: the row's attributes, the mapped ``<name>_hat`` attributes and ``probability``."""
@@ -100,7 +101,8 @@ class MappingResult:
         out = codes[:, 1:].copy()
         pos, seen = _locate(self.dxy_domain.ravel(self.rows), self.dxy_domain.ravel(codes))
         out[seen] = self.columns[_draw(self.mapping, pos[seen], random_state)]
-        return out
+        result: np.ndarray = out
+        return result
 
     def apply_features(self, codes: np.ndarray, random_state: RandomState = None) -> np.ndarray:
         """Draw mapped x̂ for unlabelled records with (d, x) ``codes`` from :meth:`test_mapping`."""
@@ -111,7 +113,8 @@ class MappingResult:
         out = codes[:, 1:].copy()
         pos, seen = _locate(dx_keys, self.dxy_domain.ravel(full) // n_y)
         out[seen] = xhat[_draw(M, pos[seen], random_state)]
-        return out
+        result: np.ndarray = out
+        return result
 
     def test_mapping(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
         """``P(x̂ | d, x)`` for records without a label: Σ_{y,ŷ} q(d,x,y) P(x̂,ŷ|d,x,y), row-normalised.
@@ -152,4 +155,5 @@ def _draw(P: sp.csr_matrix, rows: np.ndarray, random_state: RandomState) -> np.n
     level[P.indptr[1:] - 1] = row_of[P.indptr[1:] - 1] + 1.0   # exact row ends
     u = np.random.default_rng(random_state).random(rows.size)
     pick = np.minimum(np.searchsorted(level, rows + u, side="right"), len(level) - 1)
-    return P.indices[pick]
+    out: np.ndarray = P.indices[pick]
+    return out

@@ -101,14 +101,14 @@ class TVRepairResult:
     q: np.ndarray
     p: np.ndarray
     blocks: pd.DataFrame
-    statistical_rate: dict
-    representation_rate: dict
+    statistical_rate: dict[str, Any]
+    representation_rate: dict[str, Any]
     price_of_fairness: float
     fairness_duals: pd.Series
     solution: Solution
     build_seconds: float
     solve_seconds: float
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """Support cells with their level values and columns ``q`` and ``p``."""
