@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from fairopt._param_validation import HasMethods, Interval, StrOptions
 from fairopt.criteria import accepted_names
 from fairopt.errors import DataValidationError
-from fairopt.guarantees import tightened_eps, warn_if_uncertified
+from fairopt.guarantees import HOLDOUT_ATTEMPTS, Certificate, certify_in_turn, warn_if_uncertified
 from fairopt.inprocessing._certify import Holdout, _rows
 from fairopt.inprocessing._mixture import (
     RandomizedMixture,
@@ -209,23 +209,41 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):  # type
         X, y, groups, w = check_fit_inputs(self, X, y, sensitive_features, sample_weight,
                                            "FairClassifier.fit", target="labels",
                                            numeric=self.estimator is None)
-        eps: Any = self.eps
-        holdout = None
-        if self.confidence is not None:
-            holdout = Holdout(self, y, groups, w, "FairClassifier.fit")
-            eps = tightened_eps(holdout.eps, holdout.margin, holdout.confidence, "FairClassifier")
-            X_all, y_all, groups_all = X, y, groups
-            X, y, groups = holdout.part(X, y, groups)
-        moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=eps))
-                                               for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
-        self_B = self._B()
-        solver = resolve_solver(self.solver, "LP")   # parsed once; an unknown solver is refused here
         if np.unique(y).size < 2:       # y is encoded: 1 = pos_label
             present = self.classes_[self._pos_index] if y.size and y[0] == 1 else self.classes_[1 - self._pos_index]
             raise DataValidationError(f"FairClassifier needs both labels {self.classes_.tolist()} in y, got 1 "
                                       f"class [{present!r}].")
+        solver = resolve_solver(self.solver, "LP")   # parsed once; an unknown solver is refused here
+        self.guarantee_ = None
+        if self.confidence is None:
+            self._play(X, y, groups, w, self.eps, solver, progress)
+            return self
+        holdout = Holdout(self, y, groups, w, "FairClassifier.fit", attempts=HOLDOUT_ATTEMPTS)
+        Xf, yf, gf = holdout.part(X, y, groups)
+        cert_X = _rows(X, holdout.cert)
+
+        def fit_at(t: float) -> dict[str, Any]:
+            self._play(Xf, yf, gf, w, t, solver, progress)
+            return dict(self.__dict__)
+
+        def certify(state: dict[str, Any]) -> Certificate:
+            self.__dict__.update(state)
+            return holdout.certify(self.predict_proba(cert_X)[:, self._pos_index], y, groups)
+
+        state, cert, trained = certify_in_turn(fit_at, certify, holdout.eps, holdout.margin, holdout.confidence,
+                                               "FairClassifier")
+        self.__dict__.update(state)
+        self.guarantee_, self.certified_eps_ = cert, cert.certified_eps
+        warn_if_uncertified("FairClassifier", cert, holdout.eps, trained)
+        return self
+
+    def _play(self, X: Any, y: np.ndarray, groups: Any, w: np.ndarray | None, eps: Any, solver: SolverSpec,
+              progress: Progress | None) -> None:
+        """Run the game at tolerance ``eps`` on ``(X, y)`` and store the fitted attributes."""
+        moment = moment_from(self.constraint, {k: (lambda c=c: c(eps=eps))
+                                               for k, c in CLASSIFICATION_MOMENTS.items()}, "FairClassifier")
         est = self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000)
-        game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self_B, nu=self.nu,
+        game = ExponentiatedGradient(moment, make_oracle(moment, est), B=self._B(), nu=self.nu,
                                      max_iter=self.max_iter, mode=self.mode, solver=solver,
                                      min_iter=self.min_iter, progress=progress)
         res = game.run(X, y, groups, sample_weight=w)
@@ -236,14 +254,8 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):  # type
         self.n_oracle_calls_, self.n_iter_ = res.n_oracle_calls, res.n_iter
         self.constraint_names_ = moment.row_names()
         self.oracle_exact_, self.certificate_ = res.oracle_exact, res.certificate
-        self.eps_, self.guarantee_ = eps, None
+        self.eps_ = eps
         warn_if_not_optimal(self, res)
-        if holdout is not None:
-            proba = self.predict_proba(_rows(X_all, holdout.cert))[:, self._pos_index]
-            self.guarantee_ = holdout.certify(proba, y_all, groups_all)
-            self.certified_eps_ = self.guarantee_.certified_eps
-            warn_if_uncertified("FairClassifier", self.guarantee_, holdout.eps, eps)
-        return self
 
     def predict_components(self, X: ArrayLike) -> np.ndarray:
         """Predictions of every classifier in the fitted mixture.
