@@ -102,3 +102,59 @@ def test_fair_classifier_holdout_certificate_covers_the_population() -> None:
         FairClassifier(LogisticRegression(), eps=0.01, confidence=0.95).fit(X, y, sensitive_features=g)
     with pytest.raises(DataValidationError, match="one number eps"):
         FairClassifier(LogisticRegression(), eps={0: 0.2, 1: 0.3}, confidence=0.95).fit(X, y, sensitive_features=g)
+
+
+
+def test_fair_classifier_certifies_in_turn_on_a_fixed_schedule() -> None:
+    """The training tolerance is one of the fixed attempts (eps - m) (3 - j) / 3 with m the
+    union-bound margin (the confidence shared by three attempts); attempt j is kept only when
+    every earlier attempt, refitted independently, failed to certify eps on the held-out rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fairopt.guarantees import (
+        HOLDOUT_ATTEMPTS,
+        attempt_confidence,
+        certification_split,
+        gap_margin,
+        holdout_certificate,
+    )
+    from fairopt.inprocessing import FairClassifier
+
+    rng = np.random.default_rng(4)
+    n, eps, conf = 3000, 0.15, 0.9
+    g = (rng.uniform(size=n) < 0.4).astype(int)
+    X = np.column_stack([rng.normal(size=n) + g, rng.normal(size=n)])
+    y = (X[:, 0] + rng.normal(scale=0.8, size=n) > 0.6).astype(int)
+    kept = []
+    for seed in range(5):
+        clf = FairClassifier(LogisticRegression(), eps=eps, confidence=conf, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CertificateWarning)
+            clf.fit(X, y, sensitive_features=g)
+        cert = clf.guarantee_
+        assert cert.confidence == conf
+        fit, held = certification_split(g, y, clf.certify_size, random_state=seed)
+        counts = np.bincount(g[held], minlength=2)[:, None].astype(float)
+        margin, _ = gap_margin(counts, attempt_confidence(conf, HOLDOUT_ATTEMPTS), kind="deviation",
+                               pooled=[float(held.size)])
+        assert cert.margin == pytest.approx(margin, rel=1e-12)
+        top = eps - margin
+        j = round((1 - clf.eps_ / top) * HOLDOUT_ATTEMPTS)
+        assert clf.eps_ == pytest.approx(top * (HOLDOUT_ATTEMPTS - j) / HOLDOUT_ATTEMPTS, abs=1e-12)
+        for i in range(j):     # every earlier attempt, refitted on the fitting rows (the game's B is that of
+            # the asked eps), did not certify eps
+            t = top * (HOLDOUT_ATTEMPTS - i) / HOLDOUT_ATTEMPTS
+            earlier = FairClassifier(LogisticRegression(), eps=t, B=1 / eps, random_state=seed).fit(
+                X[fit], y[fit], sensitive_features=g[fit])
+            c = holdout_certificate(earlier.predict_proba(X[held])[:, 1], g[held], None,
+                                    attempt_confidence(conf, HOLDOUT_ATTEMPTS))
+            assert c.certified_eps > eps
+        kept.append(j)
+        assert cert.certified_eps <= eps + 1e-12 or j == HOLDOUT_ATTEMPTS - 1 or clf.eps_ == 0.0
+    assert kept.count(0) >= 1 and max(kept) >= 1, kept    # both paths are exercised on this data
+    # constant weights are an unweighted sample: accepted, and the game sees the fitting rows' weights
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CertificateWarning)
+        weighted = FairClassifier(LogisticRegression(), eps=eps, confidence=conf, random_state=0).fit(
+            X, y, sensitive_features=g, sample_weight=np.full(n, 2.0))
+    assert weighted.guarantee_.n_rows == held.size and weighted.guarantee_.confidence == conf

@@ -220,10 +220,11 @@ class FairClassifier(RandomizedMixture, ClassifierMixin, BaseEstimator):  # type
             return self
         holdout = Holdout(self, y, groups, w, "FairClassifier.fit", attempts=HOLDOUT_ATTEMPTS)
         Xf, yf, gf = holdout.part(X, y, groups)
+        wf = None if w is None else w[holdout.fit]     # constant weights: the only ones certified
         cert_X = _rows(X, holdout.cert)
 
         def fit_at(t: float) -> dict[str, Any]:
-            self._play(Xf, yf, gf, w, t, solver, progress)
+            self._play(Xf, yf, gf, wf, t, solver, progress)
             return dict(self.__dict__)
 
         def certify(state: dict[str, Any]) -> Certificate:
