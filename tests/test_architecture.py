@@ -39,7 +39,7 @@ MODELING = [
     ["backends/"],
     ["registry.py"],
     ["program.py"],
-    ["parametric.py"],
+    ["parametric.py", "lazy_columns.py"],
     ["smooth.py"],
     ["planted.py", "__init__.py"],
 ]
