@@ -72,7 +72,7 @@ def test_top_k_and_click_model_with_another_lp_solver():
         assert b.utility == pytest.approx(ref.utility, abs=1e-6)
 
 
-@pytest.mark.parametrize("solver", [None] + LP_WITH_DUALS[:1])
+@pytest.mark.parametrize("solver", [None, *LP_WITH_DUALS[:1]])
 def test_phase_one_infeasibility_names_the_tightest_eps(solver):
     """Merit-fairness below the tightest eps: the error names the block and the smallest feasible
     eps, which is feasible (just above) and infeasible (just below) on every solver."""
