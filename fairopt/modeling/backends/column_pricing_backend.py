@@ -182,6 +182,27 @@ def solve_own(problem: Any, spec: SolverSpec, **options: Any) -> Solution:
     ------
     SolverLimitError
         The oracle still returned columns after ``max_rounds`` rounds.
+
+    Examples
+    --------
+    Choose the cheapest of the columns ``(1, j)`` with cost ``-j / (1 + j^2)`` against the row
+    ``sum_j j x_j <= 0.5`` and ``sum_j x_j = 1``; the oracle offers the best one for the duals,
+    the master starts from ``j = 0``; half of ``j = 1`` is optimal:
+
+    >>> import numpy as np
+    >>> from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns
+    >>> from fairopt.modeling.registry import solve_own
+    >>> j = np.arange(6.0)
+    >>> cost, A = -j / (1 + j ** 2), np.vstack([np.ones(6), j])
+    >>> def price(y, x):
+    ...     best = int(np.argmin(cost - A.T @ y))
+    ...     d = cost[best] - A[:, best] @ y
+    ...     return ColumnBlock(A[:, [best]], cost[[best]], 0.0, np.inf) if d < -1e-9 else None
+    >>> problem = LazyColumns([1.0, -np.inf], [1.0, 0.5], ColumnBlock(np.zeros((2, 0)), [], [], []),
+    ...                       ColumnBlock(A[:, [0]], cost[[0]], 0.0, np.inf), price)
+    >>> sol = solve_own(problem, None, "pricing")
+    >>> sol.backend, round(sol.objective, 9), np.round(sol.primal["columns"], 9).tolist()
+    ('column_pricing', -0.25, [0.5, 0.5])
     """
     settings = {"max_rounds": problem.max_rounds, **dict(spec.options), **options}
     max_rounds = int(settings["max_rounds"])
