@@ -125,3 +125,15 @@ def test_ranking_imports_no_solver_library():
             hits += [f"{path.name}:{node.lineno} {n}" for n in names if n.split(".")[0] in libraries]
     assert not hits, hits
     assert "highspy" not in (ROOT / "fairopt/ranking/colgen.py").read_text(encoding="utf-8")
+
+
+def test_a_warm_start_simplex_cannot_clean_up_is_solved_from_scratch():
+    """This instance left HiGHS at status Unknown after a warm-started re-solve (a dual
+    infeasibility it did not remove) on the old in-ranking master, and fails the same way without
+    the restart: the pricing solver re-solves that master from scratch and reaches the LP optimum."""
+    u = np.random.default_rng(0).random(200)
+    g = np.random.default_rng(1).choice(list("abc"), 200)
+    got = fair_ranking(u, g, 0.01)
+    assert got.utility == pytest.approx(fair_ranking(u, g, 0.01, solver=LP_WITH_DUALS[0]).utility, abs=1e-7)
+    assert got.disparity <= 0.01 + 1e-9
+    assert got.decomposition.weights.sum() == pytest.approx(1.0, abs=1e-9)

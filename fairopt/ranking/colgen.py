@@ -99,11 +99,12 @@ class BatchMaster:
         self.row_lower = np.r_[np.ones(self.Q), np.zeros(P), np.full(P, -np.inf)]
         self.row_upper = np.r_[np.ones(self.Q), np.full(P, np.inf), np.zeros(P)]
         # fixed columns: t_q (free), -1 in its lo and hi rows; then w_q (band width), -1 in its hi rows
-        t_rows = [np.r_[self.lo[q][present[q]], self.hi[q][present[q]]] for q in range(self.Q)]
-        w_rows = [self.hi[q][present[q]] for q in range(self.Q)]
-        rows = t_rows + w_rows
-        index = np.concatenate(rows)
-        indptr = np.r_[0, np.cumsum([r.size for r in rows])]
+        lo_rows, hi_rows = self.lo[q_idx, a_idx], self.hi[q_idx, a_idx]      # grouped by query
+        side = np.r_[np.zeros(P, np.int64), np.ones(P, np.int64)]
+        t_rows = np.r_[lo_rows, hi_rows][np.lexsort((side, np.r_[q_idx, q_idx]))]
+        groups = present.sum(axis=1)
+        index = np.r_[t_rows, hi_rows]
+        indptr = np.r_[0, np.cumsum(np.r_[2 * groups, groups])]
         self.fixed_A = sp.csc_matrix((-np.ones(index.size), index, indptr), shape=(self.m, 2 * self.Q))
         self.n_fixed = 2 * self.Q           # t then w
         self.col_query: list[np.ndarray] = []

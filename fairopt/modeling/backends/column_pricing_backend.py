@@ -139,6 +139,10 @@ class _HighsMaster:
         h = self.h
         h.run()
         status = h.getModelStatus()
+        if status != self.optimal:  # a warm start that simplex could not clean up: once more from scratch
+            h.clearSolver()
+            h.run()
+            status = h.getModelStatus()
         if status != self.optimal:
             raise SolverError(f"a restricted master stopped with HiGHS status {h.modelStatusToString(status)}.",
                               status=str(status))
