@@ -79,7 +79,7 @@ def _check_options(solver: str, options: Mapping[str, Any]) -> None:
 
 
 INFO = BackendInfo(
-    name="column_pricing", module="numpy",
+    name="column_pricing", module="highspy",
     description="fairopt's column generation with a pricing oracle: restricted masters by warm-started "
                 "HiGHS simplex (addCols), or re-solved by any LP solver with duals (option lp_solver)",
     solvers={"column_pricing": ("pricing",)}, default_solver={"pricing": "column_pricing"},
