@@ -141,7 +141,7 @@ def _bytes(n: float) -> str:
     return f"{n:.1f} PiB"   # pragma: no cover - the loop returns
 
 
-def check_levels(levels: Mapping, what: str, max_levels: int | None = MAX_LEVELS) -> None:
+def check_levels(levels: Mapping[str, Any], what: str, max_levels: int | None = MAX_LEVELS) -> None:
     """Refuse a max-entropy fit whose columns have more than ``max_levels`` levels **in total**
     (``levels`` maps column -> count): the dual has one parameter per level and the counting
     oracle over the product domain costs ``O(sum of levels)`` per point and its Hessian

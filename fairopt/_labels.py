@@ -169,7 +169,7 @@ def proba_columns(p1: Any, pos_index: int) -> Any:
     cols = [1.0 - p1, p1] if pos_index == 1 else [p1, 1.0 - p1]
     if type(p1).__module__.startswith("dask"):
         import dask.array as da
-        return da.stack(cols, axis=1)
+        return da.stack(cols, axis=1)  # type: ignore[no-untyped-call, unused-ignore]  # strict only: dask.array ships no annotations
     return np.column_stack(cols)
 
 

@@ -233,7 +233,8 @@ def check_count(owner: str, name: str, value: object, low: int = 1, high: int | 
     The 'k' parameter of position_weights must be an int in the range [1, 5]. Got 2.5 instead.
     """
     check_value(name, value, [Interval(numbers.Integral, low, high, closed="both")], owner)
-    return int(value)  # type: ignore[call-overload]
+    assert isinstance(value, numbers.Integral)  # check_value lets integers only through
+    return int(value)
 
 
 def validate_parameter_constraints(constraints: Mapping[str, Any], params: Mapping[str, Any],

@@ -160,7 +160,7 @@ class InfeasibleError(SolverError):
     """
 
     def __init__(self, message: str, program: str = "", constraint: str | None = None,
-                 tightest: dict | None = None, status: Any = None, log: str = "", row: int | None = None,
+                 tightest: dict[str, Any] | None = None, status: Any = None, log: str = "", row: int | None = None,
                  row_label: str | None = None) -> None:
         self.program = program
         self.constraint = constraint
@@ -183,7 +183,7 @@ def _make_not_fitted_error() -> type:
     # over a second, and ``import fairopt`` must not pay it (PEP 562 module ``__getattr__`` below)
     from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-    class NotFittedError(FairoptError, _SklearnNotFittedError):
+    class NotFittedError(FairoptError, _SklearnNotFittedError):  # type: ignore[misc, unused-ignore]  # strict only: sklearn ships no stubs
         """An estimator was used before ``fit``.
 
         A subclass of scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an

@@ -24,20 +24,21 @@ LAYERS = [
     ("formulations", ["formulations/"]),
     ("blocks", ["constraints/", "metrics/", "data/"]),
     ("modeling", ["modeling/"]),
-    ("shared", ["validation.py", "_arrays.py", "_labels.py", "_data_checks.py", "_param_validation.py", "parallel.py",
+    ("shared", ["validation.py", "_frames.py", "_groups.py", "_arrays.py", "_labels.py", "_data_checks.py",
+                "_param_validation.py", "parallel.py",
                 "criteria.py", "guarantees.py", "stats/"]),
-    ("ground", ["errors.py", "_utils.py", "_progress.py", "_version.py"]),
+    ("ground", ["errors.py", "_docstrings.py", "_utils.py", "_progress.py", "_version.py"]),
 ]
 #: inside fairopt/modeling/, bottom to top (the solve seam: declarations, certificates, back
 #: ends, the registry that finds them, then the programs and smooth problems that ask it)
 MODELING = [
     ["solution.py", "spec.py", "kinds.py", "backends/__init__.py"],
-    ["canonical.py"],
+    ["canonical.py", "_summary.py"],
     ["certify.py"],
     ["diagnose.py"],
     ["backends/base.py"],
     ["backends/"],
-    ["registry.py"],
+    ["_catalog.py", "registry.py"],
     ["program.py"],
     ["parametric.py", "lazy_columns.py"],
     ["smooth.py"],

@@ -12,14 +12,8 @@ sparse matrices. The same block attaches to
 and :meth:`FairnessBlock.price_of_fairness` reads the row duals back from any of them, in the
 objective's units, together with the derivative of the optimum with respect to each tolerance.
 
->>> import numpy as np
+{example_shortlist_program}
 >>> from fairopt.constraints import selection_rate_parity
->>> from fairopt.modeling import Program
->>> groups = np.array(["a", "a", "b", "b"])
->>> prog = Program("shortlist")
->>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
->>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
->>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
 >>> parity = selection_rate_parity(groups, eps=0.0)
 >>> _ = parity.add_to(prog, "x")
 >>> sol = prog.solve()
@@ -28,6 +22,9 @@ objective's units, together with the derivative of the optimum with respect to e
 >>> round(parity.price_of_fairness(sol).parameters["eps"], 6)
 1.0
 """
+import sys
+
+from fairopt._docstrings import fill_doc
 from fairopt.constraints.allocation import AlphaFairObjective, alpha_fairness
 from fairopt.constraints.balancing import BalanceBlock, balance, measure_value
 from fairopt.constraints.block import FairnessBlock, PriceOfFairness
@@ -61,3 +58,5 @@ __all__ += ["AlphaFairObjective", "LazySolution", "alpha_fairness", "doubly_stoc
 __all__ += ["LeximinResult", "solve_leximin"]
 __all__ += ["BalanceBlock", "balance", "measure_value"]
 __all__ += ["solve_parity"]
+
+fill_doc(sys.modules[__name__])   # the walk-through above shares its program with selection_rate_parity

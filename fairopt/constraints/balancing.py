@@ -84,7 +84,7 @@ class BalanceBlock:
     name: str = "balance"
     total: float = 1.0
     objective: bool = False
-    aux_values: dict = field(default_factory=dict, repr=False)
+    aux_values: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def K(self) -> int:
@@ -235,8 +235,8 @@ class BalanceBlock:
         return blk
 
 
-class _ListWithAux(list):
-    aux: dict
+class _ListWithAux(list[Any]):
+    aux: dict[str, Any]
 
 
 def _cvxpy_loads(loads: Any) -> Any:

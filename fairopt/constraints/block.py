@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._docstrings import fill_doc, register
 from fairopt._param_validation import ANY, Interval
 from fairopt.constraints.parametric import _build_cvxpy_parametric, _build_pyomo_parametric, _set_tolerance
 from fairopt.constraints.slicing import _add_over
@@ -39,6 +40,24 @@ if TYPE_CHECKING:
     from fairopt.constraints.targets import CvxpyBlock
     from fairopt.modeling import Program
     from fairopt.modeling.program import Constraint
+
+register("example_cvxpy_parity", """
+>>> import numpy as np
+>>> import cvxpy as cp
+>>> from fairopt.constraints import selection_rate_parity
+>>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
+>>> x = cp.Variable(4)
+>>> rows = parity.to_cvxpy(x)
+>>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
+...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + rows)""")
+register("example_shortlist_program", """
+>>> import numpy as np
+>>> from fairopt.modeling import Program
+>>> groups = np.array(["a", "a", "b", "b"])
+>>> prog = Program("shortlist")
+>>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
+>>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
+>>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")""")
 
 
 @dataclass
@@ -97,6 +116,7 @@ class PriceOfFairness:
 
 
 @dataclass(eq=False)
+@fill_doc
 class FairnessBlock:
     """Linear fairness rows over a decision vector; build with the functions of
     :mod:`fairopt.constraints` and attach with :meth:`~FairnessBlock.add_to`,
@@ -105,14 +125,7 @@ class FairnessBlock:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import cvxpy as cp
-    >>> from fairopt.constraints import selection_rate_parity
-    >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
-    >>> x = cp.Variable(4)
-    >>> rows = parity.to_cvxpy(x)
-    >>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
-    ...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + rows)
+    {example_cvxpy_parity}
     >>> round(float(problem.solve(solver="HIGHS")), 6)
     6.0
     >>> round(parity.price_of_fairness(rows, problem=problem).parameters["eps"], 6)
@@ -142,17 +155,17 @@ class FairnessBlock:
     @property
     def n(self) -> int:
         """Number of decision variables the rows act on (columns of ``A``)."""
-        return self.A.shape[1]
+        return int(self.A.shape[1])
 
     @property
     def m(self) -> int:
         """Number of fairness rows."""
-        return self.A.shape[0]
+        return int(self.A.shape[0])
 
     @property
     def n_aux(self) -> int:
         """Number of auxiliary variables (columns of ``T``, e.g. a rate level)."""
-        return self.T.shape[1]
+        return int(self.T.shape[1])
 
     @property
     def lb(self) -> np.ndarray:
@@ -175,7 +188,8 @@ class FairnessBlock:
         act = self.A @ x
         if self.n_aux:
             act = act + self.T @ np.asarray(t, dtype=float).reshape(-1)
-        return act
+        out: np.ndarray = act
+        return out
 
     def violation(self, x: ArrayLike, t: ArrayLike | None = None) -> float:
         """Largest violation of the rows at ``(x, t)`` (0 when they hold)."""
@@ -249,6 +263,7 @@ class FairnessBlock:
         _set_tolerance(self, values)
 
     # ---------------------------------------------------------------- duals
+    @fill_doc
     def price_of_fairness(self, result: object, var: str | None = None, problem: object = None) -> PriceOfFairness:
         """Row duals and tolerance prices, in the objective's units.
 
@@ -275,16 +290,9 @@ class FairnessBlock:
 
         Examples
         --------
-        >>> import cvxpy as cp
-        >>> import numpy as np
-        >>> from fairopt.constraints import selection_rate_parity
-        >>> parity = selection_rate_parity(np.array(["a", "a", "b", "b"]), eps=0.0)
-        >>> x = cp.Variable(4)
-        >>> fair = parity.to_cvxpy(x)
-        >>> problem = cp.Problem(cp.Maximize(np.array([4.0, 3.0, 2.0, 1.0]) @ x),
-        ...                      [x >= 0, x <= 1, cp.sum(x) <= 2] + fair)
+        {example_cvxpy_parity}
         >>> _ = problem.solve(solver="HIGHS")
-        >>> round(parity.price_of_fairness(fair, problem=problem).parameters["eps"], 6)
+        >>> round(parity.price_of_fairness(rows, problem=problem).parameters["eps"], 6)
         1.0
         """
         y, x, t = read_duals(self, result, var, problem)
@@ -310,7 +318,7 @@ class FairnessBlock:
                              "activity": act, "dual": y}, index=pd.Index(self.row_labels, name="row"))
         return PriceOfFairness(self.name, rows, params)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Describe the block: name, kind, rows, nonzeros, auxiliary variables, groups, parameters.
 
         Returns

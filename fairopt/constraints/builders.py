@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from fairopt._docstrings import fill_doc
 from fairopt._param_validation import RATE, RATIO, check_value
 from fairopt.constraints._scaling import power_of_two
 from fairopt.constraints.block import FairnessBlock, Sensitivity
@@ -177,6 +178,7 @@ def _event_rates(which: str, q: np.ndarray | None, w: np.ndarray) -> list[tuple[
     return rates
 
 
+@fill_doc
 def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio: float | None = None,
                           weights: ArrayLike | None = None, name: str = "selection_rate_parity") -> FairnessBlock:
     """Statistical (demographic) parity of selection rates across K groups.
@@ -205,13 +207,7 @@ def selection_rate_parity(groups: ArrayLike, *, eps: float | None = None, ratio:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> groups = np.array(["a", "a", "b", "b"])
-    >>> prog = Program("shortlist")
-    >>> _ = prog.add_variables("x", shape=4, lb=0, ub=1)
-    >>> _ = prog.add_constraints("size", {"x": np.ones((1, 4))}, ub=2)
-    >>> prog.set_objective(linear={"x": [4.0, 3.0, 2.0, 1.0]}, sense="maximize")
+    {example_shortlist_program}
     >>> parity = selection_rate_parity(groups, eps=0.0)
     >>> _ = parity.add_to(prog, "x")
     >>> sol = prog.solve()

@@ -120,14 +120,14 @@ class LazySolution:
     """
 
     objective: float
-    primal: dict
-    dual: dict
+    primal: dict[str, Any]
+    dual: dict[str, Any]
     rows_generated: int
     rounds: int
     full_rows: int
     seconds: float
     generated: np.ndarray | None = field(repr=False, default=None)
-    log: list = field(repr=False, default_factory=list)
+    log: list[Any] = field(repr=False, default_factory=list)
 
     def price_of_fairness(self, block: FairnessBlock, var: str) -> PriceOfFairness:
         """The block's :class:`~fairopt.constraints.PriceOfFairness` (rows and ``d f*/d eps``)."""

@@ -70,21 +70,21 @@ class LeximinResult:
     """
 
     levels: np.ndarray
-    values: dict
+    values: dict[str, Any]
     rounds: int
     status: str
-    prices: dict | None
+    prices: dict[str, Any] | None
     method: str = "saturation"
     solves: int = 0
-    saturated_in: dict = field(default_factory=dict)
-    primal: dict = field(default_factory=dict, repr=False)
+    saturated_in: dict[str, Any] = field(default_factory=dict)
+    primal: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 def _scale(x: float) -> float:
     return 1.0 + abs(x)
 
 
-def _saturation(tg: Target, tol: float) -> tuple[np.ndarray, int, int, dict, dict]:
+def _saturation(tg: Target, tol: float) -> tuple[np.ndarray, int, int, dict[int, float], dict[int, int]]:
     K = len(tg.entities)
     free = np.ones(K, dtype=bool)
     level = np.full(K, np.nan)

@@ -21,7 +21,7 @@ from fairopt.constraints._scaling import power_of_two
 from fairopt.errors import DataValidationError, InfeasibleError, SolverError
 
 #: a ``(variable, groups[, weights])`` utility spec: group ``a`` gets ``sum_{i in a} w_i x_i``
-UtilitySpec = tuple
+UtilitySpec = tuple[Any, ...]
 
 
 def utility_groups(groups: Any, weights: Any, n: int) -> tuple[list[Any], sp.csr_matrix]:
@@ -35,7 +35,7 @@ def utility_groups(groups: Any, weights: Any, n: int) -> tuple[list[Any], sp.csr
     return list(labels), _group_matrix(codes, len(labels), w)
 
 
-def _split_spec(spec: tuple) -> tuple[Any, Any, Any]:
+def _split_spec(spec: tuple[Any, ...]) -> tuple[Any, Any, Any]:
     if not 2 <= len(spec) <= 3:
         raise DataValidationError("a utility spec is (variable, groups) or (variable, groups, weights).")
     return spec[0], spec[1], spec[2] if len(spec) == 3 else None

@@ -97,7 +97,7 @@ def _cvxpy(problem: cp.Problem, solver: str) -> cp.Problem:
         for v in ints:
             v.attributes["integer"] = v.attributes["boolean"] = False
             v.integer_idx, v.boolean_idx = [], []  # type: ignore[assignment]  # cvxpy's hint is a tuple; any empty sequence clears the flags
-        fixed.solve(solver=solver)
+        fixed.solve(solver=solver)  # type: ignore[no-untyped-call, unused-ignore]  # strict only: cvxpy leaves solve unannotated
     finally:
         for v, i, b, ii, bi in saved:
             v.attributes["integer"], v.attributes["boolean"] = i, b

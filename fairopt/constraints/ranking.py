@@ -59,7 +59,8 @@ def position_weights(n_positions: int, k: int | None = None) -> np.ndarray:
     v = 1.0 / np.log2(1.0 + np.arange(1, n_positions + 1))
     if k is not None:
         v[check_count("position_weights", "k", k, high=n_positions):] = 0.0
-    return v
+    weights: np.ndarray = v
+    return weights
 
 
 def check_position_weights(v: ArrayLike, m: int | None = None) -> np.ndarray:

@@ -225,7 +225,7 @@ def _pyomo_duals(block: BlockLike, blk: pyo.Block, results: object = None,
 
 
 # ------------------------------------------------------------------------ cvxpy
-class CvxpyBlock(list):
+class CvxpyBlock(list[Any]):
     """The cvxpy constraints of a fairness block (a plain list for ``cp.Problem``), with the
     block's auxiliary variable ``aux`` and the decision variable ``x`` attached."""
 

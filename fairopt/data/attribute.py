@@ -56,7 +56,8 @@ def _fmt_edge(e: float) -> str:
 def _level_codes(levels: tuple[Any, ...], values: ArrayLike) -> np.ndarray:
     """Position of each value in ``levels`` (int64), ``-1`` for unknown or missing values."""
     index = pd.Index(list(levels), dtype=object if len({type(v) for v in levels}) > 1 else None)
-    return index.get_indexer(pd.Index(values)).astype(np.int64)
+    out: np.ndarray = index.get_indexer(pd.Index(values)).astype(np.int64)
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ class Attribute:
     """
 
     name: str
-    levels: tuple
-    bins: tuple | None = None
+    levels: tuple[Any, ...]
+    bins: tuple[Any, ...] | None = None
     source: str | None = None
 
     def __post_init__(self) -> None:
@@ -131,7 +132,8 @@ class Attribute:
         x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
         codes = np.searchsorted(np.asarray(self.bins), x, side="right").astype(np.int64) - 1
         codes[(codes >= self.cardinality) | np.isnan(x)] = -1
-        return codes
+        out: np.ndarray = codes
+        return out
 
 
 def _as_attribute(spec: object) -> Attribute:

@@ -114,8 +114,8 @@ class BuiltinSpec:
     label: str
     favourable_label: Any
     protected: str
-    protected_attributes: tuple
-    privileged: dict
+    protected_attributes: tuple[Any, ...]
+    privileged: dict[str, Any]
     source_dataset: str
     n_records: int
     citation: str
@@ -217,12 +217,12 @@ class BuiltinData:
         return self.spec.protected
 
     @property
-    def protected_attributes(self) -> tuple:
+    def protected_attributes(self) -> tuple[Any, ...]:
         """Every attribute that can be used as protected."""
         return self.spec.protected_attributes
 
     @property
-    def privileged(self) -> dict:
+    def privileged(self) -> dict[str, Any]:
         """Privileged level of each protected attribute."""
         return self.spec.privileged
 
@@ -267,7 +267,7 @@ class BuiltinData:
                 f"{self.n_records} records)")
 
 
-def _column_dtypes(domain: Domain) -> dict:
+def _column_dtypes(domain: Domain) -> dict[str, Any]:
     out = {}
     for a in domain.attributes:
         kinds = {type(v) for v in a.levels}

@@ -97,8 +97,8 @@ class Domain:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, columns: Sequence[str] | None = None, *,
                    bins: Mapping[str, Sequence[float]] | None = None,
-                   labels: Mapping[str, Sequence] | None = None,
-                   levels: Mapping[str, Sequence] | None = None) -> Domain:
+                   labels: Mapping[str, Sequence[Any]] | None = None,
+                   levels: Mapping[str, Sequence[Any]] | None = None) -> Domain:
         """Build a domain from the columns of a frame.
 
         Parameters
@@ -161,7 +161,7 @@ class Domain:
         return tuple(a.name for a in self.attributes)
 
     @property
-    def levels(self) -> dict[str, tuple]:
+    def levels(self) -> dict[str, tuple[Any, ...]]:
         """Levels of each attribute, keyed by attribute name."""
         return {a.name: a.levels for a in self.attributes}
 
@@ -223,7 +223,7 @@ class Domain:
         """The marginal domain over ``names`` (in the given order)."""
         return Domain([self[n] for n in names])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-friendly description (inverse of :meth:`from_dict`)."""
         return {"attributes": [
             {"name": a.name, "levels": list(a.levels),
@@ -231,7 +231,7 @@ class Domain:
              **({"source": a.source} if a.source else {})} for a in self.attributes]}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> Domain:
+    def from_dict(cls, d: Mapping[str, Any]) -> Domain:
         """Rebuild a domain from the dictionary written by :meth:`to_dict`.
 
         Parameters

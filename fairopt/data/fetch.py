@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO
+from typing import IO, Any
 
 import pandas as pd
 
@@ -150,7 +150,7 @@ def default_data_home() -> Path:
     return home if home is not None else user_cache_home()
 
 
-def raw_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+def raw_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Folder of the downloaded raw files: ``cache_dir``, else ``<data home>/raw``.
 
     Examples
@@ -168,7 +168,8 @@ def _pooch() -> ModuleType:
         raise DataDownloadError(
             "Downloading benchmark data needs the 'pooch' package: pip install \"fairopt[data]\" (or pip install "
             "pooch). Alternatively download the raw files by hand (see docs/data.md, 'Getting the data').") from None
-    return pooch
+    module: ModuleType = pooch
+    return module
 
 
 def _file_downloader(url: str, output_file: str | os.PathLike[str] | IO[bytes], _pooch_obj: object = None) -> None:
@@ -180,13 +181,13 @@ def _file_downloader(url: str, output_file: str | os.PathLike[str] | IO[bytes], 
         shutil.copyfile(src, output_file)
 
 
-def _downloader_for(url: str) -> Callable | None:
+def _downloader_for(url: str) -> Callable[..., Any] | None:
     # None lets pooch pick its HTTP(S) downloader.
     return _file_downloader if url.startswith("file://") else None
 
 
 # ---------------------------------------------------------------------- downloading
-def download_raw(raw: RawFile, cache_dir: str | os.PathLike | None = None) -> Path:
+def download_raw(raw: RawFile, cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Return the local path of ``raw``, downloading it into the cache if needed.
 
     A cached file with the pinned hash is used as is. Otherwise each URL is tried in turn and the
@@ -263,7 +264,7 @@ def _check_name(name: str) -> str:
     return name
 
 
-def build_dataset(name: str, raw_paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
+def build_dataset(name: str, raw_paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
     """Apply data set ``name``'s preprocessing to its raw files (no download).
 
     Parameters
@@ -297,8 +298,8 @@ def build_dataset(name: str, raw_paths: Sequence[str | os.PathLike]) -> pd.DataF
     return _BUILDERS[name]([Path(p) for p in raw_paths])
 
 
-def fetch_dataset(name: str, dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
-                  force: bool = False) -> Path:
+def fetch_dataset(name: str, dest: str | os.PathLike[str] | None = None, *,
+                  cache_dir: str | os.PathLike[str] | None = None, force: bool = False) -> Path:
     """Download data set ``name``'s public source and write the benchmark file the loaders read.
 
     Parameters
@@ -422,7 +423,7 @@ def _existing_file_problem(name: str, target: Path) -> str | None:
 
 def _fetcher(name: str, source: str, shape: tuple[int, int]) -> Callable[..., Path]:
     """The public ``fetch_<name>``: :func:`fetch_dataset` for one data set, with its own docstring."""
-    def fetch(dest: str | os.PathLike | None = None, *, cache_dir: str | os.PathLike | None = None,
+    def fetch(dest: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
               force: bool = False) -> Path:
         return fetch_dataset(name, dest, cache_dir=cache_dir, force=force)
 

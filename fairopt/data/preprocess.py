@@ -18,6 +18,7 @@ import os
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 #: a raw input file: its path (``str`` or ``os.PathLike``) or its content as ``bytes``
-RawSource = str | os.PathLike | bytes
+RawSource = str | os.PathLike[str] | bytes
 SHUFFLE_SEED = 888
 _STR = pd.Series(["x"]).dtype      # pandas' default string dtype (str on pandas >= 3, object before)
 
@@ -112,7 +113,7 @@ def _check_width(df: pd.DataFrame, n: int, what: str) -> None:
         raise DataValidationError(f"{what} has {df.shape[1]} fields per line, expected {n}; is it the right raw file?")
 
 
-def _codes_to_labels(s: pd.Series, mapping: dict, column: str, what: str) -> pd.Series:
+def _codes_to_labels(s: pd.Series, mapping: dict[Any, Any], column: str, what: str) -> pd.Series:
     bad = ~s.isin(list(mapping))
     if bad.any():
         raise DataValidationError(
@@ -411,7 +412,7 @@ def preprocess_german(raw: RawSource) -> pd.DataFrame:
     return pd.get_dummies(df, columns=categorical, dtype=np.int64).astype(np.int64)
 
 
-def write_benchmark(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+def write_benchmark(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a preprocessed frame as gzipped CSV (what the loaders read) and return the path.
 
     The file is written to a temporary name first and renamed, so an interrupted run never leaves a

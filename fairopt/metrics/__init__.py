@@ -34,20 +34,10 @@ from fairopt.metrics.distribution import DEFAULT_KL_SMOOTHING, covariance_differ
 from fairopt.metrics.frame import MetricFrame
 from fairopt.metrics.scores import ks_statistical_parity, statistical_parity_gamma
 
-__all__ = [
-    "DEFAULT_KL_SMOOTHING",
-    "MetricFrame",
-    "MetricSignatureError",
-    "covariance_difference_norm",
-    "demographic_parity_difference",
-    "demographic_parity_ratio",
-    "equal_opportunity_difference",
-    "equalized_odds_difference",
-    "group_rates",
-    "group_summary",
-    "kl_divergence",
-    "ks_statistical_parity",
-    "representation_rate",
-    "statistical_parity_gamma",
-    "statistical_rate",
+__all__ = [   # grouped by the module that defines them, as in the docstring above
+    "MetricSignatureError", "demographic_parity_difference", "demographic_parity_ratio", "equal_opportunity_difference",
+    "equalized_odds_difference", "group_rates", "group_summary", "representation_rate", "statistical_rate",
 ]
+__all__ += ["DEFAULT_KL_SMOOTHING", "covariance_difference_norm", "kl_divergence"]
+__all__ += ["MetricFrame"]
+__all__ += ["ks_statistical_parity", "statistical_parity_gamma"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Groups",
     "as_1d",
+    "as_float",
     "binary_truth",
     "check_weights",
     "format_groups",

@@ -169,7 +169,8 @@ def _weighted_cov(X: np.ndarray, w: np.ndarray, ddof: float, name: str) -> np.nd
         raise DataValidationError(
             f"{name} has total weight {total:g}, too small for ddof={ddof}; pass more rows or ddof=0.")
     centred = X - (w @ X) / total
-    return (centred * w[:, None]).T @ centred / (total - ddof)
+    out: np.ndarray = (centred * w[:, None]).T @ centred / (total - ddof)
+    return out
 
 
 def _to_corr(cov: np.ndarray, name: str, columns: list[Any] | None) -> np.ndarray:
@@ -180,7 +181,8 @@ def _to_corr(cov: np.ndarray, name: str, columns: list[Any] | None) -> np.ndarra
         raise DataValidationError(
             f"{name} has constant column(s) {which[:5]}, whose correlation is undefined; drop them or use "
             "kind='cov'.")
-    return cov / np.outer(sd, sd)
+    out: np.ndarray = cov / np.outer(sd, sd)
+    return out
 
 
 def covariance_difference_norm(X1: ArrayLike | pd.DataFrame, X2: ArrayLike | pd.DataFrame,

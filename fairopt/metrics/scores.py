@@ -27,7 +27,8 @@ __all__ = ["ks_statistical_parity", "statistical_parity_gamma"]
 def _survival(counts: np.ndarray) -> np.ndarray:
     """``out[j] = sum(counts[j:]) / sum(counts)`` with a trailing 0 (threshold above every value)."""
     tail = np.cumsum(counts[::-1])[::-1]
-    return np.append(tail, 0.0) / tail[0]
+    out: np.ndarray = np.append(tail, 0.0) / tail[0]
+    return out
 
 
 def _prepare(y_score: ArrayLike, sensitive_features: Any, sample_weight: ArrayLike | None

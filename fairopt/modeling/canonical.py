@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError
 from fairopt.modeling.solution import Solution, Status
 
@@ -27,6 +28,13 @@ MAX_BOUND = 1e19
 MAX_COEFFICIENT = 1e15
 
 
+
+def _slice_names(slices: dict[str, slice]) -> list[str]:
+    """``<block>_<index>`` of every entry of the stacked blocks ``slices``, in stacked order."""
+    return [f"{b}_{i}" for b, s in slices.items() for i in range(s.stop - s.start)]
+
+
+@fill_doc
 @dataclass
 class Canonical:
     """Stacked arrays of a program, in *minimisation* form.
@@ -36,12 +44,7 @@ class Canonical:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> canon = prog.canonical()
     >>> canon.n, canon.m, canon.problem_class
     (2, 1, 'LP')
@@ -66,12 +69,12 @@ class Canonical:
     @property
     def n(self) -> int:
         """Number of columns (scalar variables)."""
-        return self.c.shape[0]
+        return int(self.c.shape[0])
 
     @property
     def m(self) -> int:
         """Number of rows (scalar constraints)."""
-        return self.A.shape[0]
+        return int(self.A.shape[0])
 
     @property
     def problem_class(self) -> str:
@@ -91,24 +94,12 @@ class Canonical:
         return np.zeros(self.n, dtype=bool) if self.integrality is None else self.integrality
 
     def column_names(self) -> list[str]:
-        """Name of every column, ``<variable>_<flat index>``.
-
-        Returns
-        -------
-        list of str
-            One name per column, in column order.
-        """
-        return [f"{v}_{i}" for v, s in self.var_slices.items() for i in range(s.stop - s.start)]
+        """Name of every column, ``<variable>_<flat index>``, in column order (a list of str)."""
+        return _slice_names(self.var_slices)
 
     def row_names(self) -> list[str]:
-        """Name of every row, ``<constraint>_<row index>``.
-
-        Returns
-        -------
-        list of str
-            One name per row, in row order.
-        """
-        return [f"{c}_{i}" for c, s in self.con_slices.items() for i in range(s.stop - s.start)]
+        """Name of every row, ``<constraint>_<row index>``, in row order (a list of str)."""
+        return _slice_names(self.con_slices)
 
     def column_label(self, j: int) -> str:
         """``"block[index]"`` of stacked column ``j`` (for messages)."""
@@ -150,6 +141,7 @@ def _unravel(k: int, shape: tuple[int, ...]) -> int | tuple[int, ...]:
     return int(idx[0]) if len(idx) == 1 else tuple(int(i) for i in idx)
 
 
+@fill_doc
 def to_solution(canon: Canonical, status: Status, x: ArrayLike | None, y: np.ndarray | None,
                 z: np.ndarray | None, backend: str, solver: str, seconds: float,
                 iterations: int | None = None, log: str = "", objective: float | None = None,
@@ -159,12 +151,8 @@ def to_solution(canon: Canonical, status: Status, x: ArrayLike | None, y: np.nda
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program, Status
-    >>> prog = Program("toy")
-    >>> _ = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
+    >>> from fairopt.modeling import Status
     >>> sol = to_solution(prog.canonical(), Status.OPTIMAL, x=np.array([0.0, 1.0]), y=np.array([-2.0]),
     ...                   z=np.zeros(2), backend="demo", solver="demo", seconds=0.0)
     >>> sol.primal["x"].tolist(), sol.objective, sol.dual["budget"].tolist()

@@ -62,7 +62,7 @@ def _highs_lp(c: np.ndarray, A: sp.spmatrix | np.ndarray, rl: np.ndarray, ru: np
               xu: np.ndarray) -> str:
     """Model status name of the LP ``min c'x, rl <= Ax <= ru, xl <= x <= xu`` in HiGHS."""
     import highspy
-    h = highspy.Highs()
+    h = highspy.Highs()  # type: ignore[no-untyped-call, unused-ignore]  # strict only: highspy ships no annotations
     h.setOptionValue("output_flag", False)
     lp = highspy.HighsLp()
     n, m = c.shape[0], A.shape[0]
@@ -151,7 +151,8 @@ def kkt_residual(canon: Canonical, x: np.ndarray, y: np.ndarray | None, z: np.nd
     comp = gap(y, canon.A @ x, canon.rl, canon.ru) if canon.m else 0.0
     comp += gap(z, x, canon.xl, canon.xu)
     f = float(g @ x)
-    return max(stat, comp / (1.0 + abs(f) + np.abs(canon.c @ x)))
+    residual: float = max(stat, comp / (1.0 + abs(f) + np.abs(canon.c @ x)))
+    return residual
 
 
 def refine_duals(canon: Canonical, raw: RawResult, act_tol: float = 1e-7) -> bool:
@@ -168,7 +169,8 @@ def refine_duals(canon: Canonical, raw: RawResult, act_tol: float = 1e-7) -> boo
     ax = canon.A @ x if canon.m else np.zeros(0)
 
     def near(v: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.isfinite(b) & (np.abs(v - b) <= act_tol * (1.0 + np.abs(b)))
+        close: np.ndarray = np.isfinite(b) & (np.abs(v - b) <= act_tol * (1.0 + np.abs(b)))
+        return close
     r_lo, r_hi = near(ax, canon.rl), near(ax, canon.ru)
     c_lo, c_hi = near(x, canon.xl), near(x, canon.xu)
     rows, cols = np.flatnonzero(r_lo | r_hi), np.flatnonzero(c_lo | c_hi)
@@ -201,7 +203,8 @@ def singular_hessian(canon: Canonical) -> bool:
         return False
     cache = getattr(canon, "_singular", None)
     if cache is not None and cache[0] is P:
-        return cache[1]
+        singular: bool = cache[1]
+        return singular
     if (P - sp.diags(P.diagonal())).count_nonzero() == 0:
         out = bool((P.diagonal() <= 0).any())
     elif P.shape[0] <= 2000:

@@ -48,12 +48,11 @@ def first_infeasible_row(canon: Canonical) -> int | None:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from fairopt.modeling import Program
     >>> prog = Program("p")
     >>> _ = prog.add_variables("x", shape=2, lb=0, ub=1)
-    >>> _ = prog.add_constraints("low", {"x": np.eye(2)}, ub=[0.5, 0.5])
-    >>> _ = prog.add_constraints("high", {"x": np.ones((2, 2))}, lb=[0.5, 1.5])
+    >>> _ = prog.add_constraints("low", {"x": [[1, 0], [0, 1]]}, ub=[0.5, 0.5])
+    >>> _ = prog.add_constraints("high", {"x": [[1, 1], [1, 1]]}, lb=[0.5, 1.5])
     >>> first_infeasible_row(prog.canonical())
     3
     """
@@ -76,11 +75,10 @@ def name_infeasible_row(canon: Canonical, err: InfeasibleError,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from fairopt.modeling import Program
     >>> prog = Program("p")
     >>> _ = prog.add_variables("x", shape=1, lb=0, ub=1)
-    >>> _ = prog.add_constraints("need", {"x": np.ones((1, 1))}, lb=2)
+    >>> _ = prog.add_constraints("need", {"x": [[1.0]]}, lb=2)
     >>> err = name_infeasible_row(prog.canonical(), InfeasibleError("infeasible.", program="p"))
     >>> err.constraint, err.row
     ('need', 0)

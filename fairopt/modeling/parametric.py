@@ -150,7 +150,8 @@ class ValueCurve:
         lo, hi = self.knots[0], self.knots[-1]
         if np.any(e < lo - 1e-12) or np.any(e > hi + 1e-12):
             raise DataValidationError(f"eps outside the curve's interval [{lo}, {hi}].")
-        return np.interp(e, self.knots, self.values)
+        value: np.ndarray = np.interp(e, self.knots, self.values)
+        return value
 
     def slope_at(self, eps: ArrayLike) -> np.ndarray:
         """Right derivative of ``V`` at ``eps`` (the last segment's slope at the right end)."""

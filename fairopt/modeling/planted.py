@@ -22,6 +22,7 @@ minimise or maximise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class PlantedInstance:
     kind: str
     x: np.ndarray | None = None           # stacked planted optimum (one of them, if not unique)
     objective: float | None = None
-    duals: dict | None = None             # per constraint block, user sense
+    duals: dict[str, Any] | None = None             # per constraint block, user sense
     duals_unique: bool = False
 
 
@@ -57,7 +58,8 @@ def _psd(rng: np.random.Generator, n: int, rank: int) -> np.ndarray:
     if rank == 0:
         return np.zeros((n, n))
     B = rng.normal(size=(rank, n))
-    return B.T @ B
+    psd: np.ndarray = B.T @ B
+    return psd
 
 
 def _to_program(name: str, A: np.ndarray, rl: np.ndarray, ru: np.ndarray, xl: np.ndarray, xu: np.ndarray,
@@ -101,6 +103,32 @@ def _to_program(name: str, A: np.ndarray, rl: np.ndarray, ru: np.ndarray, xl: np
     return prog, var_sl, con_sl
 
 
+#: a row's kind as the bound pattern of :func:`_plant` (rows and columns plant the same patterns)
+_ROW_KINDS = {"eq": "fixed", "lo": "at_lo", "up": "at_up", "range_lo": "at_lo_box", "range_up": "at_up_box",
+              "slack_lo": "lo", "slack_up": "up", "slack_range": "box", "free": "free"}
+
+
+def _plant(kind: str, v: float, mag: float, gap: float, rng: np.random.Generator) -> tuple[float, float, float]:
+    """Bounds ``(lo, hi)`` and multiplier of one planted row or column whose value is ``v``: active
+    at a bound (``at_lo``, ``at_up``; ``_box`` adds the other side ``gap`` away; ``fixed``) with
+    multiplier of size ``mag``, or inactive (``lo``, ``up``, ``box`` ``gap`` away; ``free``)."""
+    lo, hi, mult = -np.inf, np.inf, 0.0
+    if kind == "fixed":
+        lo = hi = v
+        mult = float(rng.choice([-1.0, 1.0])) * mag
+    elif kind in ("at_lo", "at_lo_box"):
+        lo, mult = v, mag
+        hi = v + gap if kind == "at_lo_box" else np.inf
+    elif kind in ("at_up", "at_up_box"):
+        hi, mult = v, -mag
+        lo = v - gap if kind == "at_up_box" else -np.inf
+    elif kind in ("lo", "box"):
+        lo = v - gap
+    if kind in ("up", "box"):
+        hi = v + gap
+    return lo, hi, mult
+
+
 def planted_optimal(rng: np.random.Generator, quadratic: bool, sense: str = "minimize", rank: int | None = None,
                     free_null: bool = False, degenerate: float = 0.15) -> PlantedInstance:
     """An instance with a planted KKT point (see the module docstring); each active row or bound
@@ -117,21 +145,7 @@ def planted_optimal(rng: np.random.Generator, quadratic: bool, sense: str = "min
                            "slack_range", "free"])
         mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < degenerate else 1.0)  # degenerate: 0
         gap = rng.uniform(0.1, 1.0) * (1.0 + abs(ax[i]))
-        if kind == "eq":
-            rl[i] = ru[i] = ax[i]
-            y[i] = rng.choice([-1.0, 1.0]) * mag
-        elif kind in ("lo", "range_lo"):
-            rl[i], y[i] = ax[i], mag
-            ru[i] = ax[i] + gap if kind == "range_lo" else np.inf
-        elif kind in ("up", "range_up"):
-            ru[i], y[i] = ax[i], -mag
-            rl[i] = ax[i] - gap if kind == "range_up" else -np.inf
-        elif kind == "slack_lo":
-            rl[i] = ax[i] - gap
-        elif kind == "slack_up":
-            ru[i] = ax[i] + gap
-        elif kind == "slack_range":
-            rl[i], ru[i] = ax[i] - gap, ax[i] + gap
+        rl[i], ru[i], y[i] = _plant(_ROW_KINDS[str(kind)], ax[i], mag, gap, rng)
         if kind in ("eq", "lo", "up", "range_lo", "range_up"):
             act_rows.append(i)
     xl, xu, z = np.full(n, -np.inf), np.full(n, np.inf), np.zeros(n)
@@ -142,22 +156,10 @@ def planted_optimal(rng: np.random.Generator, quadratic: bool, sense: str = "min
             kind = "free"
         mag = rng.uniform(0.5, 2.0) * (0.0 if rng.random() < degenerate else 1.0)
         gap = rng.uniform(0.1, 1.0) * (1.0 + abs(x[j]))
-        if kind == "lo":
-            xl[j] = x[j] - gap
-        elif kind == "up":
-            xu[j] = x[j] + gap
-        elif kind == "box":
-            xl[j], xu[j] = x[j] - gap, x[j] + gap
-        elif kind == "at_lo":
-            xl[j], z[j] = x[j], mag
-            xu[j] = x[j] + gap if rng.random() < 0.5 else np.inf
-        elif kind == "at_up":
-            xu[j], z[j] = x[j], -mag
-            xl[j] = x[j] - gap if rng.random() < 0.5 else -np.inf
-        elif kind == "fixed":
-            xl[j] = xu[j] = x[j]
-            z[j] = rng.choice([-1.0, 1.0]) * mag
-        if kind in ("at_lo", "at_up", "fixed"):
+        if kind in ("at_lo", "at_up") and rng.random() < 0.5:
+            kind += "_box"   # an active bound with the other side finite
+        xl[j], xu[j], z[j] = _plant(str(kind), x[j], mag, gap, rng)
+        if kind in ("at_lo", "at_up", "at_lo_box", "at_up_box", "fixed"):
             act_cols.append(j)
     obj_scale = _log_uniform(rng)
     P = None

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairopt._docstrings import fill_doc
 from fairopt.errors import DataValidationError, InfeasibleError
+from fairopt.modeling._summary import ProgramSummary, _range, _row_kind
 from fairopt.modeling.canonical import (
     Canonical,
     as_bound,
@@ -43,18 +45,14 @@ if TYPE_CHECKING:
 __all__ = ["Canonical", "Constraint", "Program", "ProgramSummary", "Variable", "to_solution"]
 
 
+@fill_doc
 @dataclass
 class Variable:
     """Handle of a variable block returned by :meth:`Program.add_variables`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> x
     Variable('x', shape=(2,))
     >>> x.size
@@ -76,18 +74,14 @@ class Variable:
         return f"Variable({self.name!r}, shape={self.shape}" + (", integer)" if self.integer else ")")
 
 
+@fill_doc
 @dataclass
 class Constraint:
     """A block of linear rows ``lb <= sum_v M_v @ vec(v) <= ub``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> budget.rows, budget.nnz
     (1, 2)
     """
@@ -102,7 +96,7 @@ class Constraint:
     @property
     def rows(self) -> int:
         """Number of rows of the block."""
-        return self.lb.shape[0]
+        return int(self.lb.shape[0])
 
     @property
     def nnz(self) -> int:
@@ -113,6 +107,7 @@ class Constraint:
         return f"Constraint({self.name!r}, rows={self.rows}, blocks={list(self.coeffs)})"
 
 
+@fill_doc
 class Program:
     """A named linear or convex-quadratic program built from arrays.
 
@@ -123,11 +118,7 @@ class Program:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> _ = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> sol = prog.solve("highs")
     >>> round(sol.objective, 6), round(float(sol.dual["budget"][0]), 6)
     (-2.0, -2.0)
@@ -456,75 +447,3 @@ def _integrality(variables: Mapping[str, Variable]) -> np.ndarray | None:
     if not any(v.integer for v in variables.values()):
         return None
     return np.concatenate([np.full(v.size, v.integer) for v in variables.values()])
-
-
-def _range(arr: np.ndarray) -> list[float] | float | None:
-    if arr.size == 0:
-        return None
-    lo, hi = float(arr.min()), float(arr.max())
-    return lo if lo == hi else [lo, hi]
-
-
-def _row_kind(lb: np.ndarray, ub: np.ndarray) -> str:
-    eq = lb == ub
-    if eq.all():
-        return "=="
-    kinds = []
-    if (np.isfinite(lb) & ~eq).any():
-        kinds.append(">=")
-    if (np.isfinite(ub) & ~eq).any():
-        kinds.append("<=")
-    if eq.any():
-        kinds.append("==")
-    return ",".join(kinds) or "free"
-
-
-@dataclass
-class ProgramSummary:
-    """Printable, JSON-friendly description of a :class:`Program`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
-    >>> summary = prog.summary()
-    >>> summary.problem_class, summary.n_variables, summary.n_constraints
-    ('LP', 2, 1)
-    """
-
-    name: str
-    sense: str
-    problem_class: str
-    n_variables: int
-    n_constraints: int
-    nnz: int
-    quadratic_nnz: int
-    variables: list[dict]
-    constraints: list[dict]
-
-    def as_dict(self) -> dict:
-        """The summary as a plain dictionary.
-
-        Returns
-        -------
-        dict
-            Field name to value.
-        """
-        return dict(self.__dict__)
-
-    def __str__(self) -> str:
-        lines = [f"program {self.name}: {self.problem_class}, {self.sense}, "
-                 f"{self.n_variables} variables, {self.n_constraints} rows, {self.nnz} nonzeros"
-                 + (f", {self.quadratic_nnz} quadratic nonzeros" if self.quadratic_nnz else "")]
-        lines.append("  variables:")
-        lines += [f"    {v['name']:<24} shape={tuple(v['shape'])!s:<14} lb={v['lb']} ub={v['ub']}"
-                  + (" integer" if v.get("integer") else "")
-                  for v in self.variables]
-        lines.append("  constraints:")
-        lines += [f"    {c['name']:<24} rows={c['rows']:<8} nnz={c['nnz']:<8} {c['kind']:<8} "
-                  f"blocks={c['blocks']}" for c in self.constraints]
-        return "\n".join(lines)

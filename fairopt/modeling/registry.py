@@ -13,16 +13,25 @@ special cases. Formulations, runners and estimators call :func:`resolve` (``None
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterator, Mapping
-from functools import cache, partial
-from types import ModuleType
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fairopt.errors import ConfigError, SolverNotAvailableError, UnknownSolverError, WrongProblemClassError
-from fairopt.modeling.backends import NAMES
-from fairopt.modeling.spec import DEFAULT_ACCURACY, PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
+from fairopt.modeling._catalog import (
+    BACKENDS,
+    available_backends,
+    backend_info,
+    backend_installed,
+    backends_for,
+    exact_specs,
+    inner_solvers,
+    installed_specs,
+    load_backend,
+    solver_table,
+    takes,
+)
+from fairopt.modeling.spec import PROBLEM_CLASSES, BackendInfo, SolverSpec, reject_unknown_options
 
 if TYPE_CHECKING:
     from fairopt.modeling.backends.base import CompiledModel
@@ -63,38 +72,10 @@ __all__ += ["default_spec_for", "master_resolve_options", "model_backend", "mode
 
 #: ``backend`` label of a result built by a problem's own algorithm, replaced by :func:`solve_own`
 OWN_ALGORITHM = "own algorithm"
-#: every registered solver (back end) by name, in the order of :data:`fairopt.modeling.backends.NAMES`
-BACKENDS: dict[str, BackendInfo] = {}
 #: back ends that re-solve a program whose status a solver got wrong, tried in order
 #: (:func:`fairopt.modeling.certify.reference_solve`)
 REFERENCES = {"LP": ("highs:highs", "cvxpy:CLARABEL"),
               "QP": ("osqp:osqp", "cvxpy:CLARABEL", "highs:highs")}
-
-
-def _load_backends() -> None:
-    for name in NAMES:
-        info = importlib.import_module(f"fairopt.modeling.backends.{name}_backend").INFO
-        if info.name != name:  # a packaging error, not a user's
-            raise RuntimeError(f"back-end module {name}_backend declares the name {info.name!r}")
-        BACKENDS[name] = info
-    for p in PROBLEM_CLASSES:
-        owners = [b.name for b in BACKENDS.values() if p in b.default_for]
-        if len(owners) != 1:  # a packaging error, not a user's
-            raise RuntimeError(f"problem class {p} needs exactly one default back end, found {owners}")
-
-
-def backend_info(name: str) -> BackendInfo:
-    """The declaration of back end ``name``; :class:`ConfigError` listing the known ones.
-
-    Examples
-    --------
-    >>> backend_info("highs").default_solver["LP"]
-    'highs'
-    """
-    if name not in BACKENDS:
-        raise ConfigError(f"unknown solver back end {name!r}; choose one of {sorted(BACKENDS)} "
-                          "(see `fairopt solvers`).")
-    return BACKENDS[name]
 
 
 def default_backend(problem_class: str) -> str:
@@ -204,114 +185,6 @@ def form_solver(model: Any, kind: str) -> str:
     return info.default_solver[kind]
 
 
-def solver_table() -> list[dict[str, Any]]:
-    """One record per registered (back end, inner solver): the kinds it accepts, whether it is
-    installed, and its capabilities (:meth:`BackendInfo.capabilities`); what ``fairopt solvers``
-    prints.
-
-    Examples
-    --------
-    >>> rows = {(r["backend"], r["solver"]): r for r in solver_table()}
-    >>> rows["column_generation", "column_generation"]["kinds"]
-    ['colgen']
-    >>> rows["native", "projected_gradient"]["kinds"], rows["sgd", "sgd"]["exact"]
-    (['simplex_qp'], False)
-    """
-    rows = []
-    for b in BACKENDS.values():
-        have = inner_solvers(b.name)
-        for s in b.solvers:
-            rows.append({"backend": b.name, "solver": s, "installed": s in have,
-                         "default_for": [k for k in b.default_for if b.default_solver.get(k) == s],
-                         **b.capabilities(s)})
-    return rows
-
-
-def backends_for(problem_class: str) -> list[str]:
-    """Back ends that declare some inner solver taking ``problem_class``.
-
-    Examples
-    --------
-    >>> "sgd" in backends_for("threshold") and "sgd" not in backends_for("LP")
-    True
-    """
-    return [b.name for b in BACKENDS.values() if problem_class in b.problem_classes]
-
-
-@cache
-def backend_installed(name: str) -> bool:
-    """Whether the Python package behind back end ``name`` can be imported."""
-    return importlib.util.find_spec(backend_info(name).module) is not None
-
-
-@cache
-def inner_solvers(backend: str) -> tuple[str, ...]:
-    """Inner solvers of ``backend`` available on this machine."""
-    info = backend_info(backend)
-    if not backend_installed(backend):
-        return ()
-    return tuple(info.probe()) if info.probe is not None else tuple(info.solvers)
-
-
-def _classes_installed(info: BackendInfo) -> list[str]:
-    have = inner_solvers(info.name)
-    return [p for p in PROBLEM_CLASSES if any(p in info.solvers.get(s, ()) for s in have)]
-
-
-def available_backends() -> list[dict[str, Any]]:
-    """One record per back end: name, installed, inner solvers, problem classes.
-
-    ``problem_classes`` are those an *installed* inner solver takes (pyomo takes smooth
-    problems only when an NLP solver such as Ipopt is installed); ``declared_classes`` are
-    those the back end can take with the right inner solver; ``declared`` maps every declared
-    inner solver to its problem classes (kinds); ``capabilities`` maps it to
-    :meth:`BackendInfo.capabilities`.
-
-    Examples
-    --------
-    >>> rows = available_backends()
-    >>> "highs" in {row["backend"] for row in rows}
-    True
-    """
-    return [{
-        "backend": b.name,
-        "installed": backend_installed(b.name),
-        "solvers": list(inner_solvers(b.name)),
-        "problem_classes": _classes_installed(b) if backend_installed(b.name) else list(b.problem_classes),
-        "declared_classes": list(b.problem_classes),
-        "declared": {s: list(c) for s, c in b.solvers.items()},
-        "default_for": list(b.default_for),
-        "description": b.description,
-        "capabilities": {s: b.capabilities(s) for s in b.solvers},
-    } for b in BACKENDS.values()]
-
-
-def installed_specs(problem_class: str | None = None) -> list[str]:
-    """``backend:solver`` strings that are installed and take ``problem_class``.
-
-    Examples
-    --------
-    >>> "highs:highs" in installed_specs("LP")
-    True
-    """
-    return [f"{b.name}:{s}" for b in BACKENDS.values() if backend_installed(b.name)
-            for s in inner_solvers(b.name)
-            if problem_class is None or problem_class in b.solvers.get(s, ())]
-
-
-def exact_specs(problem_class: str | None = None) -> list[str]:
-    """Installed ``backend:solver`` pairs taking ``problem_class`` whose declared accuracy is
-    exact (``1e-6`` relative or better; first-order methods at their defaults are not).
-
-    Examples
-    --------
-    >>> "highs:highs" in exact_specs("LP") and "cvxpy:SCS" not in exact_specs("LP")
-    True
-    """
-    return [s for s in installed_specs(problem_class)
-            if BACKENDS[s.split(":")[0]].solver_accuracy(s.split(":", 1)[1]) <= DEFAULT_ACCURACY]
-
-
 def check_spec(spec: SolverSpec, problem_class: str) -> SolverSpec:
     """Resolve ``spec`` for ``problem_class``: the one gate before any back end runs.
 
@@ -399,7 +272,7 @@ def iteration_limit_option(backend: str, solver: str | None = None) -> str | Non
     return info.iteration_limit_key.get(name) if name else None
 
 
-def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
+def mip_gap_options(spec: SolverSpec, gap: float) -> dict[str, Any]:
     """Options asking the MILP solver of ``spec`` to stop at relative gap ``gap`` (empty when
     the back end declares no gap option for it).
 
@@ -412,17 +285,6 @@ def mip_gap_options(spec: SolverSpec, gap: float) -> dict:
     assert spec.solver is not None  # check_spec fills in the default solver
     key = BACKENDS[spec.backend].mip_gap_key.get(spec.solver)
     return {key: float(gap)} if key else {}
-
-
-def takes(backend: str, problem_class: str) -> bool:
-    """Whether back end ``backend`` declares some inner solver for ``problem_class``.
-
-    Examples
-    --------
-    >>> takes("native", "threshold"), takes("highs", "threshold")
-    (True, False)
-    """
-    return problem_class in backend_info(backend).problem_classes
 
 
 def solve_own(problem: Any, spec: str | SolverSpec | Mapping[str, Any] | None, problem_class: str,
@@ -439,19 +301,14 @@ def solve_own(problem: Any, spec: str | SolverSpec | Mapping[str, Any] | None, p
     return result
 
 
-def load_backend(name: str) -> ModuleType:
-    """Import the back-end module ``fairopt.modeling.backends.<name>_backend``."""
-    backend_info(name)
-    return importlib.import_module(f"fairopt.modeling.backends.{name}_backend")
-
-
 def compile_program(program: Any, spec: SolverSpec) -> CompiledModel:
     """Compile ``program`` for a spec that :func:`check_spec` resolved, with the reference back
     ends of :data:`REFERENCES` attached for status certification."""
     # ``program`` is a fairopt.modeling.Program, not imported: the registry sits below it
     model = load_backend(spec.backend).compile(program, spec)
     model.references = partial(_references, model)
-    return model
+    compiled: CompiledModel = model
+    return compiled
 
 
 def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
@@ -464,8 +321,6 @@ def _references(model: CompiledModel) -> Iterator[tuple[str, CompiledModel]]:
         yield label, load_backend(backend).compile(
             model.program, SolverSpec(backend, solver, time_limit=model.spec.time_limit))
 
-
-_load_backends()
 
 
 # ------------------------------------------------------------------ models fairopt does not own
@@ -533,7 +388,7 @@ def default_spec_for(backend: str, problem_class: str) -> str:
     return f"{backend}:{backend_info(backend).default_solver.get(problem_class, '')}"
 
 
-def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> dict[str, Any]:
     """Options a back end declares for restricted master problems (a few rows at a time,
     re-solved after each new batch): e.g. presolve off, where presolving costs more than the
     warm-started simplex it precedes. Empty when the back end declares none; the spec's own
@@ -550,7 +405,7 @@ def restricted_master_options(spec: SolverSpec, problem_class: str = "LP") -> di
     return {**declared, **dict(spec.options)}
 
 
-def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict:
+def master_resolve_options(spec: SolverSpec, problem_class: str = "LP") -> dict[str, Any]:
     """Options a back end declares for a restricted master's re-solves, after its first solve
     (see :func:`restricted_master_options`); empty when it declares none.
 

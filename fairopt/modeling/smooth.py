@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.linalg as sla
 
+from fairopt._docstrings import fill_doc, register
 from fairopt.errors import ConfigError, SolverError, WrongProblemClassError
 from fairopt.modeling.backends.scipy_backend import minimize
 from fairopt.modeling.registry import (
@@ -63,8 +64,8 @@ class CvxpyForm:
     """
 
     problem: Any
-    variables: dict
-    constraints: dict = field(default_factory=dict)
+    variables: dict[str, Any]
+    constraints: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,8 +76,8 @@ class PyomoForm:
     """
 
     model: Any
-    variables: dict
-    constraints: dict = field(default_factory=dict)
+    variables: dict[str, Any]
+    constraints: dict[str, Any] = field(default_factory=dict)
 
 
 class SmoothProblem(abc.ABC):
@@ -150,7 +151,7 @@ class SmoothProblem(abc.ABC):
         return SolverError(f"line search stalled on the {self.description} at optimality "
                            f"measure {violation:.3e}.", status="numerical", log=log)
 
-    def split(self, x: np.ndarray) -> dict:
+    def split(self, x: np.ndarray) -> dict[str, Any]:
         """``x`` as named blocks."""
         return {k: np.array(x[s], dtype=float) for k, s in self.blocks.items()}
 
@@ -282,6 +283,13 @@ def lbfgs(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,
                            deadline)
 
 
+register("example_bowl", """
+>>> class Bowl(SmoothProblem):          # f(w) = |w|^2 / 2 over two weights
+...     blocks = {"w": slice(0, 2)}
+...     def value_grad(self, x):
+...         return 0.5 * float(x @ x), x""")
+
+
 # ---------------------------------------------------------------------------- solve_smooth
 def _form_backends(problem: SmoothProblem) -> list[str]:
     """Smooth back ends that solve one of the problem's declarative forms."""
@@ -289,6 +297,7 @@ def _form_backends(problem: SmoothProblem) -> list[str]:
             and problem.has_form(b.form)]
 
 
+@fill_doc
 def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) -> Any:
     """The native object of the problem's declarative form for ``backend`` (a ``cvxpy.Problem``,
     a pyomo ``ConcreteModel``): the form the back end declares (``BackendInfo.form``); default
@@ -302,10 +311,7 @@ def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) 
 
     Examples
     --------
-    >>> class Bowl(SmoothProblem):
-    ...     blocks = {"w": slice(0, 2)}
-    ...     def value_grad(self, x):
-    ...         return 0.5 * float(x @ x), x
+    {example_bowl}
     >>> build_form(Bowl(), "scipy")
     Traceback (most recent call last):
     ...
@@ -321,6 +327,7 @@ def build_form(problem: SmoothProblem, backend: str | SolverSpec | None = None) 
     return built.problem if isinstance(built, CvxpyForm) else built.model
 
 
+@fill_doc
 def smooth_spec(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSpec | None = None,
                 **overrides: Any) -> SolverSpec:
     """Parse and resolve ``spec`` for ``problem`` (kind ``smooth``): the registry's default, or
@@ -336,10 +343,7 @@ def smooth_spec(problem: SmoothProblem, spec: str | Mapping[str, Any] | SolverSp
 
     Examples
     --------
-    >>> class Bowl(SmoothProblem):
-    ...     blocks = {"w": slice(0, 2)}
-    ...     def value_grad(self, x):
-    ...         return 0.5 * float(x @ x), x
+    {example_bowl}
     >>> str(smooth_spec(Bowl())), str(smooth_spec(Bowl(), "scipy"))
     ('native:native', 'scipy:L-BFGS-B')
     """

@@ -7,6 +7,16 @@ from typing import Any
 
 import numpy as np
 
+from fairopt._docstrings import fill_doc, register
+
+register("example_toy_program", """
+>>> import numpy as np
+>>> from fairopt.modeling import Program
+>>> prog = Program("toy")
+>>> x = prog.add_variables("x", shape=(2,), lb=0.0)
+>>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
+>>> prog.set_objective(linear={"x": [-1.0, -2.0]})""")
+
 
 class Status(str, enum.Enum):
     """Outcome of a solve, shared by every back end.
@@ -50,6 +60,7 @@ _ALIASES = {"converged": "optimal", "max_iter": "iteration_limit", "max_iteratio
             "time_limit_reached": "time_limit", "infeasible_or_unbounded": "infeasible_or_unbounded"}
 
 
+@fill_doc
 @dataclass
 class Solution:
     """Result of solving a :class:`~fairopt.modeling.Program`.
@@ -88,12 +99,7 @@ class Solution:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.modeling import Program
-    >>> prog = Program("toy")
-    >>> x = prog.add_variables("x", shape=(2,), lb=0.0)
-    >>> budget = prog.add_constraints("budget", {"x": np.ones((1, 2))}, ub=1.0)
-    >>> prog.set_objective(linear={"x": [-1.0, -2.0]})
+    {example_toy_program}
     >>> sol = prog.solve("highs")
     >>> sol.status, sol.is_optimal, round(sol.objective, 6)
     (<Status.OPTIMAL: 'optimal'>, True, -2.0)
@@ -162,6 +168,6 @@ class NativeResult:
     status: Status            # OPTIMAL (own test passed), TIME_LIMIT, ITERATION_LIMIT, NUMERICAL
     log: str = ""
     solver: str = "native"
-    primal: dict = field(default_factory=dict)   # extra named values (e.g. multipliers)
-    dual: dict = field(default_factory=dict)
+    primal: dict[str, Any] = field(default_factory=dict)   # extra named values (e.g. multipliers)
+    dual: dict[str, Any] = field(default_factory=dict)
     objective: float | None = None

@@ -199,7 +199,7 @@ class BackendInfo:
             return None
         return self.time_limit_key.get(solver)
 
-    def tolerance_options(self, solver: str, problem_class: str) -> dict:
+    def tolerance_options(self, solver: str, problem_class: str) -> dict[str, Any]:
         """Tolerance options fairopt asks of ``solver`` on ``problem_class`` (a copy)."""
         return dict(self.tolerances.get(solver, {}).get(problem_class, {}))
 

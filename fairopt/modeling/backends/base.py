@@ -82,7 +82,7 @@ class CompiledModel:
         return self.active_set_qp and self.canon.P is not None and key is not None and \
             key not in self.spec.options
 
-    def qp_iteration_cap(self) -> dict:
+    def qp_iteration_cap(self) -> dict[str, Any]:
         """Options capping the active-set QP iterations (empty when not applicable or user-set)."""
         if not self.stalls_on_degenerate:
             return {}

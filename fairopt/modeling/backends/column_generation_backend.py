@@ -69,7 +69,7 @@ PRICE_TOL = 1e-10
 ARTIFICIAL_COST = 1e4
 
 
-class ColumnGenerationInfo(dict):
+class ColumnGenerationInfo(dict[str, Any]):
     """Diagnostics of a column-generation solve (a dict): ``rounds``, ``master_columns``,
     ``pricing_seconds``, ``master_seconds``, ``max_violation``, ``kkt_residual``.
 
@@ -82,7 +82,7 @@ class ColumnGenerationInfo(dict):
 
 def _highs(quiet: bool = True) -> highspy.Highs:
     import highspy
-    h = highspy.Highs()
+    h = highspy.Highs()  # type: ignore[no-untyped-call, unused-ignore]  # strict only: highspy ships no annotations
     h.setOptionValue("output_flag", not quiet)
     # tight tolerances: the certificate is checked on the full program afterwards
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
@@ -102,7 +102,7 @@ def _add_columns(h: highspy.Highs, A_csc: sp.csc_matrix, cols: np.ndarray, c: np
 
 def solve_column_generation(prog: Any, block: str, initial: ArrayLike, *, max_rounds: int = 200,
                             columns_per_round: int | None = None, verbose: bool = False,
-                            options: dict | None = None) -> Solution:
+                            options: dict[str, Any] | None = None) -> Solution:
     """Solve the LP ``prog`` by column generation over the variable block ``block``.
 
     Parameters

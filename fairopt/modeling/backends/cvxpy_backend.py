@@ -16,9 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, SolverError
-from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
+from fairopt.modeling.backends.base import CompiledModel, SmoothOracle
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import NativeResult, Status
+from fairopt.modeling.solution import NativeResult, RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def check_options(solver: str, options: Mapping[str, Any]) -> None:
 
 def _installed() -> tuple[str, ...]:
     import cvxpy as cp
-    have = set(cp.installed_solvers())
+    have = set(cp.installed_solvers())  # type: ignore[no-untyped-call, unused-ignore]  # strict only: cvxpy leaves it unannotated
     return tuple(s for s in SOLVERS if s in have)
 
 
@@ -191,7 +191,8 @@ class CvxpyModel(CompiledModel):
         with warnings.catch_warnings():
             if not self.spec.verbose:  # the status says it: "inaccurate" is not optimal
                 warnings.simplefilter("ignore", UserWarning)
-            self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)
+            # cvxpy leaves Problem.solve unannotated (flagged by mypy --strict only)
+            self.problem.solve(solver=solver, verbose=self.spec.verbose, **kwargs)  # type: ignore[no-untyped-call, unused-ignore]
         return self.problem.status
 
     def _run(self) -> RawResult:
@@ -254,7 +255,7 @@ def compile(program: Any, spec: SolverSpec) -> CvxpyModel:
 
 
 # ------------------------------------------------------------------------------ smooth problems
-def _smooth_options(solver: str, max_iter: int, tol: float) -> dict:
+def _smooth_options(solver: str, max_iter: int, tol: float) -> dict[str, Any]:
     if solver == "CLARABEL":
         return {**INFO.tolerance_options(solver, "smooth"), "max_iter": max(max_iter, 200)}
     if solver == "SCS":   # residuals a decade under the optimality target, within reach

@@ -14,9 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError, DataValidationError, SolverError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.backends.base import CompiledModel
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def _highs() -> ModuleType:
 
 def _make_lp(canon: Canonical, names: bool = False) -> highspy.HighsLp:
     hp = _highs()
-    lp = hp.HighsLp()
+    lp: highspy.HighsLp = hp.HighsLp()
     lp.model_name_ = canon.name
     lp.num_col_, lp.num_row_ = canon.n, canon.m
     lp.col_cost_ = canon.c
@@ -57,7 +57,7 @@ def _make_hessian(canon: Canonical) -> highspy.HighsHessian:
     hp = _highs()
     H = sp.tril(canon.P, format="csc")  # HiGHS takes the lower triangle, column-wise
     H.sort_indices()
-    hess = hp.HighsHessian()
+    hess: highspy.HighsHessian = hp.HighsHessian()
     hess.dim_ = canon.n
     hess.format_ = hp.HessianFormat.kTriangular
     hess.start_ = H.indptr.astype(np.int32)
@@ -79,7 +79,7 @@ _STATUS = {
 
 def _new_highs(verbose: bool, options: Mapping[str, Any], time_limit: float | None) -> highspy.Highs:
     hp = _highs()
-    h = hp.Highs()
+    h: highspy.Highs = hp.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
@@ -192,8 +192,10 @@ class HighsModel(CompiledModel):
         st = hp.HighsBasisStatus
 
         def status(basic: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
-            return np.where(basic, st.kBasic, np.where(np.isfinite(lo), st.kLower,
-                                                       np.where(np.isfinite(hi), st.kUpper, st.kZero))).tolist()
+            statuses: list[Any] = np.where(basic, st.kBasic, np.where(np.isfinite(lo), st.kLower,
+                                                                      np.where(np.isfinite(hi), st.kUpper,
+                                                                               st.kZero))).tolist()
+            return statuses
         basis = hp.HighsBasis()
         basis.col_status = status(cols, self.canon.xl, self.canon.xu)
         basis.row_status = status(rows, self.canon.rl, self.canon.ru)

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import ConfigError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
+from fairopt.modeling.backends.base import CompiledModel
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import Status
+from fairopt.modeling.solution import RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError
-from fairopt.modeling.backends.base import CompiledModel, RawResult
-from fairopt.modeling.solution import Status
+from fairopt.modeling.backends.base import CompiledModel
+from fairopt.modeling.solution import RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
 
 INF = 1e30

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import SolverNotAvailableError
-from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
+from fairopt.modeling.backends.base import CompiledModel, SmoothOracle
 from fairopt.modeling.canonical import Canonical
-from fairopt.modeling.solution import NativeResult, Status
+from fairopt.modeling.solution import NativeResult, RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec
 
 if TYPE_CHECKING:

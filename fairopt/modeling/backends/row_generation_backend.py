@@ -79,9 +79,10 @@ def solve_own(problem: LazyRows, spec: SolverSpec, **options: Any) -> Solution:
         if bad.size == 0:
             log = (f"row generation: {rounds} round(s), {added} row(s) added; the separation oracle "
                    "finds no violated row, so the master's optimum is optimal for the full LP")
-            return dataclasses.replace(sol, backend=INFO.name, solver=INFO.name, iterations=rounds,
-                                       solve_seconds=time.perf_counter() - t0,
-                                       log=(sol.log + "\n" + log).strip())
+            done: Solution = dataclasses.replace(sol, backend=INFO.name, solver=INFO.name, iterations=rounds,
+                                                 solve_seconds=time.perf_counter() - t0,
+                                                 log=(sol.log + "\n" + log).strip())
+            return done
         if rounds == int(settings["max_rounds"]):
             break
         canon = prog.canonical()

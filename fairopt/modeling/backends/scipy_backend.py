@@ -17,8 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import ConfigError
-from fairopt.modeling.backends.base import CompiledModel, RawResult, SmoothOracle
-from fairopt.modeling.solution import NativeResult, Status
+from fairopt.modeling.backends.base import CompiledModel, SmoothOracle
+from fairopt.modeling.solution import NativeResult, RawResult, Status
 from fairopt.modeling.spec import BackendInfo, SolverSpec, reject_unknown_options
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def minimize(problem: SmoothOracle, x0: ArrayLike, method: str, tol: float, max_
     if method in HESSIAN_METHODS and not problem.has_hessian:
         raise ConfigError(f"scipy method {method!r} needs a Hessian, which the "
                           f"{problem.description} does not provide; use 'L-BFGS-B' or 'BFGS'.")
-    opts: dict = {"maxiter": max_iter, "gtol": tol * 0.1}
+    opts: dict[str, Any] = {"maxiter": max_iter, "gtol": tol * 0.1}
     if method == "L-BFGS-B":
         opts.update(ftol=1e-15, maxcor=30, maxiter=max(max_iter, 2000))
     opts.update(options or {})
@@ -176,7 +176,7 @@ def minimize(problem: SmoothOracle, x0: ArrayLike, method: str, tol: float, max_
             timed_out.append(True)
             raise StopIteration
 
-    kw: dict = {"hess": hess} if method in HESSIAN_METHODS else {}
+    kw: dict[str, Any] = {"hess": hess} if method in HESSIAN_METHODS else {}
     if deadline is not None:
         kw["callback"] = stop_at_deadline
     with np.errstate(invalid="ignore", over="ignore"):
