@@ -107,13 +107,11 @@ class _HighsMaster:
         import highspy
 
         from fairopt.modeling.backends.base import quiet
+        from fairopt.modeling.backends.highs_backend import _new_highs
+        tolerances = {"primal_feasibility_tolerance": float(problem.tol),
+                      "dual_feasibility_tolerance": float(problem.tol)}
         with quiet():  # the HiGHS banner of the first instance
-            h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(verbose))
-        h.setOptionValue("primal_feasibility_tolerance", float(problem.tol))
-        h.setOptionValue("dual_feasibility_tolerance", float(problem.tol))
-        for key, value in options.items():
-            h.setOptionValue(key, value)
+            h = _new_highs(verbose, {**tolerances, **options}, None)
         self.h, self.inf = h, float(highspy.kHighsInf)
         self.optimal = highspy.HighsModelStatus.kOptimal
         m = problem.m
