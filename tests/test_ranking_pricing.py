@@ -139,3 +139,25 @@ def test_a_warm_start_simplex_cannot_clean_up_is_solved_from_scratch():
     assert got.utility == pytest.approx(fair_ranking(u, g, 0.01, solver=LP_WITH_DUALS[0]).utility, abs=1e-7)
     assert got.disparity <= 0.01 + 1e-9
     assert got.decomposition.weights.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_lp_solvers_options_reach_the_restricted_masters():
+    """A HiGHS spec with options and a time limit runs the warm path with them (same optimum); a
+    bad option of it is refused by name before anything is solved."""
+    from fairopt.errors import ConfigError
+    u, g = batch(1, 10, 3, 2)
+    a = fair_ranking(u[0], g[0], 0.01)
+    b = fair_ranking(u[0], g[0], 0.01, solver="highs{time_limit=30, simplex_strategy=4}")
+    assert b.utility == pytest.approx(a.utility, abs=1e-9)
+    with pytest.raises(ConfigError, match="no_such_option"):
+        fair_ranking(u[0], g[0], 0.01, solver="highs{no_such_option=1}")
+
+
+def test_a_time_limit_of_the_masters_solver_is_a_typed_limit_error():
+    from fairopt.errors import SolverLimitError
+    from fairopt.modeling import SolverSpec
+    from fairopt.modeling.solution import Status
+    u, g = batch(1, 300, 2, 0)
+    with pytest.raises(SolverLimitError, match="time limit") as err:
+        fair_ranking(u[0], g[0], 0.0, solver=SolverSpec("highs", time_limit=1e-9))
+    assert err.value.status is Status.TIME_LIMIT

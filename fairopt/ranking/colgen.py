@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from fairopt.errors import SolverError, SolverLimitError
 from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns, resolve_pricing_solver
 from fairopt.modeling.registry import solve_own
+from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -200,6 +201,8 @@ class BatchMaster:
         try:
             out: Solution = solve_own(problem, self.spec, "pricing")
         except SolverLimitError as err:
+            if err.status is not Status.ITERATION_LIMIT:   # a time limit of the masters' solver
+                raise
             raise SolverError(f"column generation did not converge in {max_rounds} rounds; "
                               "raise max_rounds or use method='lp'.", status=err.status) from err
         return out

@@ -6,9 +6,10 @@ appends the columns it returns, and re-solves, until the oracle returns none; th
 point is then optimal for the LP over every column the oracle can produce (no column prices
 out). Two paths:
 
-- the restricted masters' solver is HiGHS (option ``lp_solver`` unset or a ``highs`` spec): one
-  ``highspy.Highs`` model grown with ``addCols``, each re-solve warm-started from the previous
-  basis (added columns keep it primal feasible); the final basis comes back in
+- the restricted masters' solver is HiGHS (option ``lp_solver`` unset or a ``highs`` spec, whose
+  options and time limit apply to every master): one ``highspy.Highs`` model grown with
+  ``addCols``, each re-solve warm-started from the previous basis (added columns keep it primal
+  feasible; a master the warm simplex leaves unsolved is re-solved from scratch once); the final basis comes back in
   ``info["warm_start"]`` and a problem carrying it starts from it (e.g. the same columns with
   other costs);
 - any other LP solver that returns duals (``lp_solver="scipy"``, ``"ortools:GLOP"``, ...): the
@@ -103,7 +104,7 @@ def _concat(blocks: list[Any], problem: Any) -> Any:
 class _HighsMaster:
     """One HiGHS model grown column by column (the warm path)."""
 
-    def __init__(self, problem: Any, options: Mapping[str, Any], verbose: bool):
+    def __init__(self, problem: Any, lp: SolverSpec, verbose: bool):
         import highspy
 
         from fairopt.modeling.backends.base import quiet
@@ -111,9 +112,10 @@ class _HighsMaster:
         tolerances = {"primal_feasibility_tolerance": float(problem.tol),
                       "dual_feasibility_tolerance": float(problem.tol)}
         with quiet():  # the HiGHS banner of the first instance
-            h = _new_highs(verbose, {**tolerances, **options}, None)
-        self.h, self.inf = h, float(highspy.kHighsInf)
+            h = _new_highs(verbose or lp.verbose, {**tolerances, **dict(lp.options)}, lp.time_limit)
+        self.h, self.inf, self.lp = h, float(highspy.kHighsInf), lp
         self.optimal = highspy.HighsModelStatus.kOptimal
+        self.time_limit = highspy.HighsModelStatus.kTimeLimit
         m = problem.m
         h.addRows(m, self._finite(problem.row_lower), self._finite(problem.row_upper), 0,
                   np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
@@ -137,6 +139,9 @@ class _HighsMaster:
         h = self.h
         h.run()
         status = h.getModelStatus()
+        if status == self.time_limit:
+            raise SolverLimitError(f"a restricted master reached the time limit of {self.lp.time_limit} s.",
+                                   status=Status.TIME_LIMIT)
         if status != self.optimal:  # a warm start that simplex could not clean up: once more from scratch
             h.clearSolver()
             h.run()
@@ -211,7 +216,7 @@ def solve_own(problem: Any, spec: SolverSpec, **options: Any) -> Solution:
     lp = None if settings.get("lp_solver") is None else _lp_spec(settings["lp_solver"])
     master: _HighsMaster | _ProgramMaster
     if lp is None or lp.backend == _WARM:
-        master = _HighsMaster(problem, {} if lp is None else dict(lp.options), spec.verbose or bool(lp and lp.verbose))
+        master = _HighsMaster(problem, lp or SolverSpec(_WARM), spec.verbose)
     else:
         master = _ProgramMaster(problem, lp, spec.verbose)
     t0 = time.perf_counter()
