@@ -354,3 +354,17 @@ def test_fairopt_solvers_lists_the_pricing_solver(capsys):
     rows = {r["backend"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["column_pricing"]["declared"] == {"column_pricing": ["pricing"]}
     assert rows["column_pricing"]["default_for"] == ["pricing"]
+
+
+def test_lazy_columns_refuses_inconsistent_blocks():
+    from fairopt.errors import DataValidationError
+    from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns
+    with pytest.raises(DataValidationError, match="needs 2 costs"):
+        ColumnBlock(np.eye(2), [1.0], 0.0, np.inf)
+    with pytest.raises(DataValidationError, match="lower bound above"):
+        ColumnBlock(np.eye(2), [1.0, 1.0], 1.0, 0.0)
+    none = ColumnBlock(np.zeros((2, 0)), [], [], [])
+    with pytest.raises(DataValidationError, match="has 2 rows; the problem has 3"):
+        LazyColumns(np.zeros(3), np.ones(3), none, ColumnBlock(np.eye(2), [1.0, 1.0], 0.0, 1.0), lambda y, x: None)
+    with pytest.raises(DataValidationError, match="lower <= upper"):
+        LazyColumns(np.ones(2), np.zeros(2), none, none, lambda y, x: None)

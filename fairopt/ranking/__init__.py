@@ -365,7 +365,9 @@ def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps
         sol = prog.solve(solver, require_optimal=True)
     except InfeasibleError:
         coef = _coefficients(u[None], codes[None], len(labels), criterion, labels, np.array([q]))
-        probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)], solver=solver)
+        # the tightest eps by phase one of column generation, on the registry's default solver of
+        # its kind (exact; the LP's own solver may be a first-order one)
+        probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)])
         unit = scale if criterion == "merit" else 1.0
         tight = probe.solve_fair(np.array([eps])).tightest / unit
         raise _infeasible(criterion, eps / unit, tight, np.array([q])) from None
