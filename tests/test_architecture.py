@@ -40,7 +40,7 @@ MODELING = [
     ["backends/"],
     ["_catalog.py", "registry.py"],
     ["program.py"],
-    ["parametric.py"],
+    ["parametric.py", "lazy_columns.py"],
     ["smooth.py"],
     ["planted.py", "__init__.py"],
 ]

@@ -197,6 +197,79 @@ def test_row_generation_solver_equals_the_whole_lp():
         solve_own(LazyRows(fresh, lambda x: (rows, -np.inf, cap), max_rounds=0), "row_generation", "rowgen")
 
 
+def _pricing_problem(max_rounds: int = 200):
+    """The transport LP of :func:`_transport` as a ``pricing`` problem: no fixed variable, rows
+    supply and capacity, a feasible first column per source; the oracle returns every cell whose
+    reduced cost ``c - A'y`` is negative (the builder of the kind)."""
+    from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns
+    full = _transport().canonical()
+    A, c = full.A.tocsc(), full.c
+    first = np.arange(30) * 40 + np.arange(30)          # source i -> sink i: within capacity
+    taken = [first]
+
+    def price(y, x):
+        d = c - A.T @ y
+        d[np.concatenate(taken)] = 0.0
+        new = np.flatnonzero(d < -1e-9)
+        if new.size == 0:
+            return None
+        taken.append(new)
+        return ColumnBlock(A[:, new], c[new], 0.0, np.inf)
+
+    cols = ColumnBlock(A[:, first], c[first], 0.0, np.inf)
+    fixed = ColumnBlock(np.zeros((full.m, 0)), np.zeros(0), np.zeros(0), np.zeros(0))
+    problem = LazyColumns(full.rl, full.ru, fixed, cols, price, max_rounds=max_rounds)
+    return problem, taken
+
+
+@pytest.mark.parametrize("lp", [None, "scipy:highs-ds", "ortools:GLOP"])
+def test_column_pricing_solver_equals_the_whole_lp(lp):
+    """Oracle-priced columns, on the warm HiGHS path and re-solved by other LP solvers: the same
+    optimum as every column at once, with only some columns generated, and rounds to the cap."""
+    if lp is not None and lp not in installed_specs("LP"):
+        pytest.skip(f"{lp} not installed")
+    full = _transport().solve()
+    problem, taken = _pricing_problem()
+    spec = SolverSpec("column_pricing", options={} if lp is None else {"lp_solver": lp})
+    got = solve_own(problem, spec, "pricing")
+    assert got.is_optimal and got.backend == "column_pricing" and got.iterations >= 1
+    assert abs(got.objective - full.objective) <= 1e-7 * max(1.0, abs(full.objective))
+    cols = got.info["columns"]
+    assert cols.k == sum(t.size for t in taken) < 1200
+    x = np.asarray(got.primal["columns"])
+    act = cols.A @ x
+    assert (act >= problem.row_lower - 1e-7).all() and (act <= problem.row_upper + 1e-7).all()
+    assert float(cols.cost @ x) == pytest.approx(full.objective, abs=1e-7)
+    assert (got.info["warm_start"] is None) == (lp is not None and not lp.startswith("highs"))
+    with pytest.raises(SolverLimitError, match="max_rounds"):
+        solve_own(_pricing_problem(max_rounds=0)[0], spec, "pricing")
+
+
+def test_every_solver_accepts_or_refuses_every_kind():
+    """Every (solver, kind) pair: a declared kind resolves (or is reported not installed), any
+    other is refused with the typed error listing what would work; the pricing kind included."""
+    from fairopt.errors import SolverNotAvailableError
+    from fairopt.modeling.registry import check_spec
+    assert "pricing" in PROBLEM_KINDS and resolve_solver(None, "pricing").backend == "column_pricing"
+    rows = {(r["backend"], r["solver"]): r for r in solver_table()}      # what `fairopt solvers` prints
+    assert rows["column_pricing", "column_pricing"]["kinds"] == ["pricing"]
+    assert rows["column_pricing", "column_pricing"]["duals"] and rows["column_pricing", "column_pricing"]["installed"]
+    from fairopt.modeling.registry import backend_installed
+    for backend, info in BACKENDS.items():
+        for solver, kinds in info.solvers.items():
+            for kind in PROBLEM_KINDS if backend_installed(backend) else ():
+                if kind in kinds:
+                    try:
+                        assert check_spec(SolverSpec(backend, solver), kind).solver == solver
+                    except SolverNotAvailableError as err:
+                        assert not isinstance(err, WrongProblemClassError), (backend, solver, kind)
+                else:
+                    with pytest.raises(WrongProblemClassError) as err:
+                        check_spec(SolverSpec(backend, solver), kind)
+                    assert all(kind in BACKENDS[s.split(":")[0]].solvers[s.split(":", 1)[1]]
+                               for s in err.value.available)
+
+
 # ----------------------------------------------------------------- estimators refuse unknown solvers
 def _small(n=120, seed=0):
     rng = np.random.default_rng(seed)
@@ -271,3 +344,27 @@ def test_default_solver_equals_the_registry_default(name):
         np.testing.assert_allclose(a.thresholds_, b.thresholds_, atol=1e-12)
     else:
         np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-12)
+
+
+def test_fairopt_solvers_lists_the_pricing_solver(capsys):
+    import json
+
+    from fairopt.cli import main
+    assert main(["solvers", "--json"]) == 0
+    rows = {r["backend"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["column_pricing"]["declared"] == {"column_pricing": ["pricing"]}
+    assert rows["column_pricing"]["default_for"] == ["pricing"]
+
+
+def test_lazy_columns_refuses_inconsistent_blocks():
+    from fairopt.errors import DataValidationError
+    from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns
+    with pytest.raises(DataValidationError, match="needs 2 costs"):
+        ColumnBlock(np.eye(2), [1.0], 0.0, np.inf)
+    with pytest.raises(DataValidationError, match="lower bound above"):
+        ColumnBlock(np.eye(2), [1.0, 1.0], 1.0, 0.0)
+    none = ColumnBlock(np.zeros((2, 0)), [], [], [])
+    with pytest.raises(DataValidationError, match="has 2 rows; the problem has 3"):
+        LazyColumns(np.zeros(3), np.ones(3), none, ColumnBlock(np.eye(2), [1.0, 1.0], 0.0, 1.0), lambda y, x: None)
+    with pytest.raises(DataValidationError, match="lower <= upper"):
+        LazyColumns(np.ones(2), np.zeros(2), none, none, lambda y, x: None)

@@ -99,6 +99,18 @@ def _lazy_rows():
     return LazyRows(p, lambda x: (np.array([[1.0, 1.0]]), np.array([1.5]), np.array([np.inf])))
 
 
+def _lazy_columns():
+    """The LP of :func:`_program` with its columns supplied by a pricing oracle: the master starts
+    from ``x_1`` alone; ``x_0`` prices in (reduced cost ``1 - y < 0`` at the master's ``y = 2``)."""
+    from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns
+    A, c = np.array([[1.0, 1.0]]), np.array([1.0, 2.0])
+
+    def price(y, x):
+        return ColumnBlock(A[:, [0]], c[[0]], 0.0, 3.0) if x.size == 1 and c[0] - A[:, 0] @ y < -1e-9 else None
+    return LazyColumns([1.5], [np.inf], ColumnBlock(np.zeros((1, 0)), [], [], []),
+                       ColumnBlock(A[:, [1]], c[[1]], 0.0, 3.0), price)
+
+
 def _solve(backend: str, solver: str, problem_class: str):
     spec = f"{backend}:{solver}"
     if problem_class == "smooth":
@@ -114,6 +126,8 @@ def _solve(backend: str, solver: str, problem_class: str):
         return solve_own(ColumnGenerationMaster(_program("LP"), "x", np.array([False, True])), spec, "colgen")
     if problem_class == "rowgen":
         return solve_own(_lazy_rows(), spec, "rowgen")
+    if problem_class == "pricing":
+        return solve_own(_lazy_columns(), spec, "pricing")
     return _program(problem_class).solve(spec)
 
 
@@ -143,12 +157,15 @@ def test_solve_accepts_exactly_what_the_registry_declares(backend, solver, probl
         assert sol.is_optimal and sol.backend == backend
         np.testing.assert_allclose(sol.primal["q"], [3 / 7, 4 / 7], atol=1e-8)
         assert sol.objective == pytest.approx(0.0, abs=1e-12)
-    else:   # LP, colgen, rowgen 1.5 at x = (1.5, 0); QP 2.5625 at (1.25, 0.25); MILP 2 at (2, 0)
-        expected = {"LP": 1.5, "colgen": 1.5, "rowgen": 1.5, "QP": 2.5625, "MILP": 2.0}[problem_class]
+    else:   # LP, colgen, rowgen, pricing 1.5 at x = (1.5, 0); QP 2.5625 at (1.25, 0.25); MILP 2 at (2, 0)
+        expected = {"LP": 1.5, "colgen": 1.5, "rowgen": 1.5, "pricing": 1.5, "QP": 2.5625, "MILP": 2.0}[problem_class]
         assert sol.objective == pytest.approx(expected, rel=1e-4), (sol.status, sol.log)
         if problem_class in ("colgen", "rowgen"):
             assert sol.is_optimal and sol.backend == backend
             np.testing.assert_allclose(sol.primal["x"], [1.5, 0.0], atol=1e-9)
+        if problem_class == "pricing":   # columns in the order added: x_1, then x_0
+            assert sol.is_optimal and sol.backend == backend and sol.iterations == 1
+            np.testing.assert_allclose(sol.primal["columns"], [0.0, 1.5], atol=1e-9)
 
 
 def test_every_problem_class_has_one_default_that_takes_it():

@@ -17,6 +17,7 @@ transport  one-dimensional transport statistics problem (per-group quantiles)   
 simplex_qp least squares over the simplex, ``min ||A'q - u||^2``                  ``solve_own(...)``
 colgen     :class:`ColumnGenerationMaster`: an LP priced over one variable block   ``solve_own(...)``
 rowgen     :class:`LazyRows`: an LP whose rows a separation oracle supplies        ``solve_own(...)``
+pricing    :class:`~fairopt.modeling.lazy_columns.LazyColumns`: oracle-priced LP  ``solve_own(...)``
 ========== ====================================================================== ==========================
 
 A problem of the statistics kinds carries its own exact algorithm (``solve_native``) and,
@@ -50,6 +51,7 @@ KIND_DESCRIPTIONS: dict[str, str] = {
     "simplex_qp": "least squares over the probability simplex, min ||A'q - u||^2",
     "colgen": "column-generation master: an LP priced over one variable block (ColumnGenerationMaster)",
     "rowgen": "an LP whose rows a separation oracle supplies lazily (LazyRows)",
+    "pricing": "an LP whose columns a pricing oracle supplies (fairopt.modeling.lazy_columns.LazyColumns)",
 }
 #: every kind, in the order ``fairopt solvers`` lists them
 PROBLEM_KINDS: tuple[str, ...] = tuple(KIND_DESCRIPTIONS)

@@ -34,6 +34,7 @@ from fairopt.constraints.ranking import (
     position_weights,
 )
 from fairopt.errors import DataValidationError, InfeasibleError, SizeLimitError
+from fairopt.modeling.lazy_columns import resolve_pricing_solver
 from fairopt.modeling.registry import resolve_solver
 from fairopt.ranking.bvn import BirkhoffDecomposition, birkhoff_decomposition
 from fairopt.ranking.colgen import BatchMaster
@@ -198,7 +199,9 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         Column generation over permutations (fast) or the LP over ``P`` (reference).
     solver : str or SolverSpec, optional
         LP solver for ``method="lp"`` (any LP solver of ``fairopt solvers``; default the
-        registry's). Parsed and checked for every method: an unknown solver raises
+        registry's). For ``method="colgen"``: a solver of the ``pricing`` kind, or any LP solver
+        with duals, which then solves the restricted masters (re-solved each round; the default
+        warm-starts them). Parsed and checked up front: an unknown solver raises
         :class:`~fairopt.errors.UnknownSolverError` listing the installed LP solvers.
     max_rounds : int
         Cap on column-generation rounds.
@@ -236,7 +239,9 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
     eps = float(eps)
     if not np.isfinite(eps) or eps < 0:
         raise DataValidationError(f"eps must be finite and >= 0, got {eps}.")
-    spec = resolve_solver(solver, "LP")   # parsed once, where it enters
+    # parsed once, where it enters: column generation takes a solver of its kind or an LP solver
+    # with duals for its restricted masters, the LP over P any LP solver
+    spec = resolve_pricing_solver(solver) if method == "colgen" else resolve_solver(solver, "LP")
     single, rel, grp = _queries(relevance, groups)
     if method == "lp":  # n^2 variables, plus the solver's copies: refuse before building anything
         for scores in rel:
@@ -266,7 +271,7 @@ def fair_ranking(relevance: ArrayLike | Sequence[ArrayLike], groups: ArrayLike |
         Rn = R / scale[:, None]
         coef_n = coef * scale[:, None] if criterion == "merit" else coef
         if method == "colgen":
-            out = _solve_colgen(Rn, C, K, coef_n, vv, eps_q, criterion, labels, idx, max_rounds, scale)
+            out = _solve_colgen(Rn, C, K, coef_n, vv, eps_q, criterion, labels, idx, max_rounds, scale, spec)
         else:
             out = [_solve_lp(Rn[r], C[r], labels, vv, float(eps_q[r]), criterion, spec, q, float(scale[r]))
                    for r, q in enumerate(idx)]
@@ -321,8 +326,9 @@ def _infeasible(criterion: str, eps: float, tightest: ArrayLike, queries: np.nda
 
 
 def _solve_colgen(R: _Floats, C: np.ndarray, K: int, coef: _Floats, v: _Floats, eps: _Floats, criterion: str,
-                  labels: np.ndarray, idx: np.ndarray, max_rounds: int, scale: _Floats) -> list[_Solved]:
-    master = BatchMaster(R, C, K, coef, v)
+                  labels: np.ndarray, idx: np.ndarray, max_rounds: int, scale: _Floats,
+                  spec: SolverSpec) -> list[_Solved]:
+    master = BatchMaster(R, C, K, coef, v, solver=spec)
     res = master.solve_fair(eps, max_rounds)
     if not np.isnan(res.tightest).all():
         bad = np.flatnonzero(~np.isnan(res.tightest))
@@ -359,6 +365,8 @@ def _solve_lp(u: _Floats, codes: np.ndarray, labels: np.ndarray, v: _Floats, eps
         sol = prog.solve(solver, require_optimal=True)
     except InfeasibleError:
         coef = _coefficients(u[None], codes[None], len(labels), criterion, labels, np.array([q]))
+        # the tightest eps by phase one of column generation, on the registry's default solver of
+        # its kind (exact; the LP's own solver may be a first-order one)
         probe = BatchMaster(u[None], codes[None], len(labels), coef, np.r_[vv, np.zeros(n - m)])
         unit = scale if criterion == "merit" else 1.0
         tight = probe.solve_fair(np.array([eps])).tightest / unit

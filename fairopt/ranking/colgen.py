@@ -14,28 +14,36 @@ exposures ``P v``, and ``{P v : P doubly stochastic}`` is the convex hull of the
 whose pricing problem, ``max_s sum_i W_i v_{s(i)}`` with ``W_i = u_i + (y_lo + y_hi)_{g(i)} c_i
 s_{g(i)}``, is solved by sorting items by ``W`` and pairing them with the sorted position
 weights (rearrangement inequality; for a click model ``v`` that is not nonincreasing a linear
-assignment is solved instead). The master of all queries is one block-diagonal HiGHS model;
-every round prices all queries at once (one ``argsort`` of a ``(Q, n)`` array) and appends the
-improving columns with ``addCols``, so HiGHS re-solves from its previous basis.
+assignment is solved instead). The master of all queries is one block-diagonal
+:class:`~fairopt.modeling.lazy_columns.LazyColumns` problem (kind ``pricing``) whose oracle prices
+all queries at once (one ``argsort`` of a ``(Q, n)`` array); the registry's solver of the kind
+appends the improving columns and re-solves (the default warm-starts from the previous basis; any
+LP solver with duals can run the same loop).
 
 Phase one minimises the band width ``w`` (the tightest feasible eps of every query, reported in
-the infeasibility error); phase two fixes ``w = eps`` and maximises utility. At the optimum the
+the infeasibility error); phase two fixes ``w = eps`` and maximises utility, starting from phase
+one's columns (and basis, where the solver keeps one). At the optimum the
 master's row duals are those of the full LP; ``-sum_a y_hi[a]`` is ``d U*/d eps``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse as sp
 
-from fairopt.errors import SolverError
+from fairopt.errors import SolverError, SolverLimitError
+from fairopt.modeling.lazy_columns import ColumnBlock, LazyColumns, resolve_pricing_solver
+from fairopt.modeling.registry import solve_own
+from fairopt.modeling.solution import Status
 
 if TYPE_CHECKING:
-    import highspy
     from numpy.typing import NDArray
 
-_INF = np.inf
+    from fairopt.modeling import SolverSpec
+    from fairopt.modeling.solution import Solution
 
 
 @dataclass
@@ -52,21 +60,12 @@ class ColgenResult:
     columns: int
 
 
-def _highs(tol: float) -> highspy.Highs:
-    import highspy
-
-    from fairopt.modeling.backends.base import quiet
-    with quiet():  # the HiGHS banner on the first instance
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("primal_feasibility_tolerance", tol)
-    h.setOptionValue("dual_feasibility_tolerance", tol)
-    return h
-
-
 class BatchMaster:
     """Block-diagonal restricted master of ``Q`` queries of ``n`` items each (used by
-    :func:`fairopt.ranking.fair_ranking`).
+    :func:`fairopt.ranking.fair_ranking`), solved as a
+    :class:`~fairopt.modeling.lazy_columns.LazyColumns` problem by the registry's solver of its
+    kind (``solver``: a resolved spec, see
+    :func:`~fairopt.modeling.lazy_columns.resolve_pricing_solver`; ``None`` the default).
 
     Examples
     --------
@@ -81,10 +80,11 @@ class BatchMaster:
     """
 
     def __init__(self, relevance: np.ndarray, codes: np.ndarray, K: int, coef: np.ndarray,
-                 v: np.ndarray, tol: float = 1e-10):
+                 v: np.ndarray, tol: float = 1e-10, solver: str | SolverSpec | None = None):
         self.R, self.codes, self.K, self.coef, self.v = relevance, codes, K, coef, v
         self.Q, self.n = relevance.shape
         self.tol = tol
+        self.spec = resolve_pricing_solver(solver)
         self.sort_pricing = bool(np.all(np.diff(v) <= 0))
         present = np.zeros((self.Q, K), dtype=bool)
         present[np.repeat(np.arange(self.Q), self.n), codes.ravel()] = True
@@ -97,21 +97,16 @@ class BatchMaster:
         self.hi = np.full((self.Q, K), -1, dtype=np.int64)
         self.hi[q_idx, a_idx] = self.Q + P + np.arange(P)
         self.m = self.Q + 2 * P
-        h = self.h = _highs(tol)
-        inf = highspy_inf()
-        lower = np.r_[np.ones(self.Q), np.zeros(P), np.full(P, -inf)]
-        upper = np.r_[np.ones(self.Q), np.full(P, inf), np.zeros(P)]
-        h.addRows(self.m, lower, upper, 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        # t_q (free): -1 in its lo and hi rows; w_q (band width): -1 in its hi rows
-        t_rows = [np.r_[self.lo[q][present[q]], self.hi[q][present[q]]] for q in range(self.Q)]
-        w_rows = [self.hi[q][present[q]] for q in range(self.Q)]
-        for rows in (t_rows, w_rows):
-            lens = np.array([r.size for r in rows])
-            starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
-            idx = np.concatenate(rows).astype(np.int32)
-            bound = (-inf, inf) if rows is t_rows else (0.0, inf)
-            h.addCols(self.Q, np.zeros(self.Q), np.full(self.Q, bound[0]), np.full(self.Q, bound[1]),
-                      idx.size, starts, idx, -np.ones(idx.size))
+        self.row_lower = np.r_[np.ones(self.Q), np.zeros(P), np.full(P, -np.inf)]
+        self.row_upper = np.r_[np.ones(self.Q), np.full(P, np.inf), np.zeros(P)]
+        # fixed columns: t_q (free), -1 in its lo and hi rows; then w_q (band width), -1 in its hi rows
+        lo_rows, hi_rows = self.lo[q_idx, a_idx], self.hi[q_idx, a_idx]      # grouped by query
+        side = np.r_[np.zeros(P, np.int64), np.ones(P, np.int64)]
+        t_rows = np.r_[lo_rows, hi_rows][np.lexsort((side, np.r_[q_idx, q_idx]))]
+        groups = present.sum(axis=1)
+        index = np.r_[t_rows, hi_rows]
+        indptr = np.r_[0, np.cumsum(np.r_[2 * groups, groups])]
+        self.fixed_A = sp.csc_matrix((-np.ones(index.size), index, indptr), shape=(self.m, 2 * self.Q))
         self.n_fixed = 2 * self.Q           # t then w
         self.col_query: list[np.ndarray] = []
         self.col_order: list[np.ndarray] = []
@@ -131,27 +126,24 @@ class BatchMaster:
         return np.bincount(flat, weights=(self.coef[queries] * e).ravel(),
                            minlength=k * self.K).reshape(k, self.K)
 
-    def add(self, order: np.ndarray, queries: np.ndarray, phase: int) -> None:
+    def add(self, order: np.ndarray, queries: np.ndarray, phase: int) -> ColumnBlock:
+        """The columns of the rankings ``order`` of ``queries`` (recorded in order of addition)."""
         e = self.exposures(order, queries)
         f = self.group_values(e, queries)
         util = np.einsum("qi,qi->q", self.R[queries], e)
         pres = self.present[queries]
         lo, hi = self.lo[queries], self.hi[queries]
         # per column: convexity row, then lo and hi rows of its present groups
-        rows = [queries[:, None], np.where(pres, lo, -1), np.where(pres, hi, -1)]
-        vals = [np.ones((len(queries), 1)), f, f]
-        R = np.concatenate(rows, axis=1)
-        Vv = np.concatenate(vals, axis=1)
+        R = np.concatenate([queries[:, None], np.where(pres, lo, -1), np.where(pres, hi, -1)], axis=1)
+        Vv = np.concatenate([np.ones((len(queries), 1)), f, f], axis=1)
         keep = R >= 0
-        lens = keep.sum(axis=1)
-        starts = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int32)
-        cost = -util if phase == 2 else np.zeros(len(queries))
+        indptr = np.r_[0, np.cumsum(keep.sum(axis=1))]
         k = len(queries)
-        self.h.addCols(k, cost, np.zeros(k), np.full(k, highspy_inf()), int(lens.sum()), starts,
-                       R[keep].astype(np.int32), Vv[keep])
+        cost = -util if phase == 2 else np.zeros(k)
         self.col_query.append(queries.copy())
         self.col_order.append(order.astype(np.int32))
         self.col_utility.append(util)
+        return ColumnBlock(sp.csc_matrix((Vv[keep], R[keep], indptr), shape=(self.m, k)), cost, 0.0, np.inf)
 
     def price(self, y: np.ndarray, queries: np.ndarray, phase: int) -> tuple[np.ndarray, np.ndarray]:
         """Best ranking per query for the duals ``y`` and its reduced cost."""
@@ -173,77 +165,72 @@ class BatchMaster:
         return order, reduced
 
     # ------------------------------------------------------------------ solving
-    def solve(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        h = self.h
-        h.run()
-        status = h.getModelStatus()
-        import highspy
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise SolverError(f"the ranking master LP stopped with HiGHS status {h.modelStatusToString(status)}.",
-                              status=str(status))
-        sol = h.getSolution()
-        return np.asarray(sol.col_value), np.asarray(sol.row_dual)
+    def oracle(self, phase: int, eps: np.ndarray) -> Callable[[NDArray[np.float64], NDArray[np.float64]],
+                                                               ColumnBlock | None]:
+        """The pricing oracle of one phase: improving rankings of the active queries (phase one
+        drops a query as soon as its band width is within ``eps``), ``None`` when none improves."""
+        active = np.ones(self.Q, dtype=bool)
+        Q = self.Q
 
-    def run_phase(self, phase: int, active: np.ndarray, eps: np.ndarray,
-                  max_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """Generate columns for the ``active`` queries until none improves (phase one stops a
-        query as soon as its band width is within ``eps``)."""
-        rounds = 0
-        while True:
-            x, y = self.solve()
-            w = x[self.Q:2 * self.Q]
+        def price(y: NDArray[np.float64], x: NDArray[np.float64]) -> ColumnBlock | None:
             if phase == 1:
-                active = active & (w > eps + 1e-9)
+                active[:] &= x[Q:2 * Q] > eps + 1e-9
             if not active.any():
-                return x, y, rounds
+                return None
             queries = np.flatnonzero(active)
             order, reduced = self.price(y, queries, phase)
             scale = 1.0 + np.abs(self.R[queries]).max(axis=1) * self.v.sum()
             good = reduced < -self.tol * 10 * scale
             if not good.any():
-                return x, y, rounds
-            self.add(order[good], queries[good], phase)
-            active = np.zeros(self.Q, dtype=bool)
+                return None
+            active[:] = False
             active[queries[good]] = True
-            rounds += 1
-            if rounds > max_rounds:
-                raise SolverError(f"column generation did not converge in {max_rounds} rounds; "
-                                  "raise max_rounds or use method='lp'.")
+            return self.add(order[good], queries[good], phase)
+        return price
+
+    def run_phase(self, phase: int, eps: np.ndarray, columns: ColumnBlock, max_rounds: int,
+                  warm: object = None) -> Solution:
+        """Generate columns until none improves (phase one: minimise the band widths ``w``;
+        phase two: ``w = eps``, maximise utility)."""
+        w_cost = np.ones(self.Q) if phase == 1 else np.zeros(self.Q)
+        w_lb, w_ub = (np.zeros(self.Q), np.full(self.Q, np.inf)) if phase == 1 else (eps, eps)
+        fixed = ColumnBlock(self.fixed_A, np.r_[np.zeros(self.Q), w_cost], np.r_[np.full(self.Q, -np.inf), w_lb],
+                            np.r_[np.full(self.Q, np.inf), w_ub])
+        problem = LazyColumns(self.row_lower, self.row_upper, fixed, columns, self.oracle(phase, eps),
+                              max_rounds=max_rounds, tol=self.tol, warm_start=warm)
+        try:
+            out: Solution = solve_own(problem, self.spec, "pricing")
+        except SolverLimitError as err:
+            if err.status is not Status.ITERATION_LIMIT:   # a time limit of the masters' solver
+                raise
+            raise SolverError(f"column generation did not converge in {max_rounds} rounds; "
+                              "raise max_rounds or use method='lp'.", status=err.status) from err
+        return out
 
     def solve_fair(self, eps: float | np.ndarray, max_rounds: int = 20_000) -> ColgenResult:
         """Phase one (band width within ``eps``, per query or one for all), then phase two
         (utility at band width ``eps``); relevances should be scaled to ``max |u| = 1``, where the
         solver's absolute tolerances are meant."""
-        h = self.h
         eps = np.broadcast_to(np.asarray(eps, dtype=float), (self.Q,))
         # start from the unconstrained optimum of every query (items sorted by relevance)
-        queries = np.arange(self.Q)
-        self.add(np.argsort(-self.R, axis=1, kind="stable"), queries, phase=2)
-        def cols() -> np.ndarray:
-            return np.concatenate(self.col_utility)
-
-        # phase one: minimise the band width w of the queries that violate eps
-        wcols = np.arange(self.Q, 2 * self.Q, dtype=np.int32)
-        h.changeColsCost(self.Q, wcols, np.ones(self.Q))
-        h.changeColsCost(len(cols()), np.arange(self.n_fixed, self.n_fixed + len(cols()), dtype=np.int32),
-                         np.zeros(len(cols())))
-        x, _, r1 = self.run_phase(1, np.ones(self.Q, dtype=bool), eps, max_rounds)
-        w = x[self.Q:2 * self.Q]
-        tightest = w.copy()
+        first = self.add(np.argsort(-self.R, axis=1, kind="stable"), np.arange(self.Q), phase=1)
+        sol1 = self.run_phase(1, eps, first, max_rounds)
+        r1 = int(sol1.iterations or 0)
+        U = np.concatenate(self.col_utility)
+        w = np.asarray(sol1.primal["fixed"])[self.Q:]
         infeasible = w > eps + 1e-9
         if infeasible.any():
             return ColgenResult([], [], np.full(self.Q, np.nan), np.full(self.Q, np.nan),
-                                np.where(infeasible, tightest, np.nan), r1, len(cols()))
-        # phase two: w = eps, maximise utility
-        h.changeColsCost(self.Q, wcols, np.zeros(self.Q))
-        h.changeColsBounds(self.Q, wcols, eps.copy(), eps.copy())
-        U = cols()
-        h.changeColsCost(len(U), np.arange(self.n_fixed, self.n_fixed + len(U), dtype=np.int32), -U)
-        x, y, r2 = self.run_phase(2, np.ones(self.Q, dtype=bool), eps, max_rounds)
-        lam = x[self.n_fixed:]
+                                np.where(infeasible, w, np.nan), r1, len(U))
+        # phase two: w = eps, maximise utility over phase one's columns (from its basis)
+        cols = sol1.info["columns"]
+        sol2 = self.run_phase(2, eps, ColumnBlock(cols.A, -U, cols.lb, cols.ub), max_rounds,
+                              sol1.info["warm_start"])
+        lam = np.asarray(sol2.primal["columns"])
+        y = np.asarray(sol2.dual["rows"])
         qcol = np.concatenate(self.col_query)
         orders = np.concatenate(self.col_order)
-        U = cols()
+        U = np.concatenate(self.col_utility)
         yhi = np.where(self.present, y[np.maximum(self.hi, 0)], 0.0)
         weights, terms = [], []
         keep = lam > 1e-12
@@ -256,9 +243,4 @@ class BatchMaster:
             terms.append(ko[bounds[q]:bounds[q + 1]])
         utility = np.bincount(qcol, weights=lam * U, minlength=self.Q)
         return ColgenResult(weights, terms, utility, -yhi.sum(axis=1), np.full(self.Q, np.nan),
-                            r1 + r2, len(U))
-
-
-def highspy_inf() -> float:
-    import highspy
-    return float(highspy.kHighsInf)
+                            r1 + int(sol2.iterations or 0), len(U))

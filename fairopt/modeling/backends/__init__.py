@@ -12,5 +12,5 @@ True
 #: every registered solver (back end), sorted (the order ``fairopt solvers`` lists them): the one
 #: source of the names (:func:`fairopt.modeling.spec.backend_names` reads it without importing
 #: any back end; the registry imports ``<name>_backend`` for each)
-NAMES: tuple[str, ...] = ("column_generation", "cvxpy", "highs", "native", "ortools", "osqp", "pyomo",
+NAMES: tuple[str, ...] = ("column_generation", "column_pricing", "cvxpy", "highs", "native", "ortools", "osqp", "pyomo",
                           "row_generation", "scipy", "sgd")
