@@ -31,7 +31,7 @@ the registry's default LP back end (or the one given).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, SolverError
+from fairopt.formulations.regression_closed_form import closed_form, distinct_values, merged_cells
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -149,13 +150,18 @@ class RegressionParitySolution:
         Expected loss ``sum_a p_a sum_{i,j} plan[a][i, j] c(s_i - y_j)`` of the plan.
     gap : float
         ``max_{a,j} |cdf[a, j] - pooled_cdf[j]|``.
-    price : ndarray (n_groups, M - 1)
+    price : ndarray (n_groups, M - 1) or None
         Duals of the CDF band rows ``-eps <= G_{a,j} - P_j <= eps`` (``d loss / d bound``); the loss
-        falls by ``sum |price|`` per unit of extra ``eps``.
+        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form path, where
+        :meth:`prices` computes them on demand.
     rounds : int
-        LP solves (1 when every piece fitted in the first LP).
-    solution : Solution
-        The last LP's solution.
+        LP solves (0 on the closed-form path at ``eps = 0``, 1 when every piece fitted in the first LP).
+    solution : Solution or None
+        The last LP's solution (``None`` without an LP).
+    plan_list : list of csr_matrix or None
+        The plans, when the solve built them already.
+    price_fn : callable or None
+        Computes ``price`` on demand.
 
     Examples
     --------
@@ -177,11 +183,21 @@ class RegressionParitySolution:
     price: np.ndarray
     rounds: int
     solution: Solution | None
+    plan_list: list[sp.csr_matrix] | None = None
+    price_fn: Callable[[], np.ndarray] | None = None
 
     def plans(self, dists: list[GroupDistribution]) -> list[sp.csr_matrix]:
         """Each group's monotone transport plan: ``plan[a][i, j]`` = P(prediction ``values[i]`` goes
         to ``grid[j]`` | group ``a``) (rows sum to the value's weight)."""
+        if self.plan_list is not None:
+            return self.plan_list
         return [quantile_plan(d.levels, self.cdf[a]) for a, d in enumerate(dists)]
+
+    def prices(self) -> np.ndarray:
+        """``price``, computed (once) when the solve left it to be computed on demand."""
+        if self.price is None:
+            self.price = self.price_fn() if self.price_fn is not None else np.zeros((self.cdf.shape[0], 0))
+        return self.price
 
 
 def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
@@ -364,7 +380,12 @@ class RegressionParity:
             res = norm.solve(solver, **options)
             f = span * span if self.loss == "squared" else span
             return RegressionParitySolution(self.grid, res.cdf, res.pooled_cdf, res.loss * f, res.gap,
-                                            res.price * f, res.rounds, res.solution)
+                                            None if res.price is None else res.price * f, res.rounds,
+                                            res.solution, res.plan_list, lambda: res.prices() * f)
+        fast = closed_form(self)
+        if fast is not None:     # eps = 0 with the output support on the grid: no LP
+            cdf, pooled, loss, plans, price_fn = fast
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, 0.0, None, 0, None, plans, price_fn)
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
@@ -430,8 +451,6 @@ def barycenter(dists: list[GroupDistribution], shares: np.ndarray) -> tuple[np.n
     >>> v.tolist(), w.tolist()
     ([1.0, 2.0], [0.5, 0.5])
     """
-    cuts = np.unique(np.concatenate([d.levels for d in dists]))
-    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    q = sum(p * d.quantile(mids) for p, d in zip(shares, dists, strict=True))
-    values, inverse = np.unique(q, return_inverse=True)
-    return values, np.bincount(inverse, weights=mass, minlength=values.shape[0])
+
+    cells = merged_cells(dists, shares)
+    return distinct_values(cells.barycenter, cells.mass)

@@ -268,11 +268,17 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         self.plan_ = sol.plans(dists)
         self.output_cdf_, self.pooled_cdf_ = sol.cdf, sol.pooled_cdf
         self.train_loss_, self.train_gap_ = sol.loss, sol.gap
-        self.price_of_fairness_ = sol.price
         values = np.unique(np.concatenate(self.support_))
         in_cdf = np.vstack([d.cdf(values) for d in dists])
         self.input_gap_ = float(np.max(np.abs(in_cdf - shares @ in_cdf)))
         return self
+
+    @property
+    def price_of_fairness_(self) -> np.ndarray:
+        """Duals of the CDF rows, ``(n_groups, M - 1)`` (computed on first access on the closed-form path)."""
+        if not hasattr(self, "solution_"):
+            raise AttributeError("price_of_fairness_ is set by fit")
+        return self.solution_.prices()
 
     def _neighbours(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Group code, the two neighbouring fitted values (indices) and the weight of the upper one."""

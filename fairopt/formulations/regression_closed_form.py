@@ -1,0 +1,220 @@
+"""Closed-form optima of the regression-parity transport at ``eps = 0`` (no LP).
+
+At ``eps = 0`` every group gets the same output distribution ``nu``, and the loss
+``sum_a p_a W_c(mu_a, nu)`` is a sum over quantile levels ``u`` of ``sum_a p_a c(Q_a(u) - Q_nu(u))``
+(the monotone coupling is optimal for a convex cost ``c``). It is minimised pointwise in ``u``:
+
+* squared loss: ``Q_nu(u) = sum_a p_a Q_a(u)``, the Wasserstein-2 barycenter (Chzhen et al. 2020;
+  Le Gouic et al. 2020);
+* absolute loss: ``Q_nu(u)`` = a weighted median of the ``Q_a(u)``; its CDF is, at every ``z``, a
+  weighted median of the groups' CDFs ``F_a(z)``, which minimises ``sum_a p_a |F_a(z) - G|``
+  pointwise, so it is optimal for ``W_1 = int |F_a - G| dz``.
+
+All ``Q_a`` are constant between the merged levels of the groups (the *cells*), so everything is
+computed on the cells. One sort of all atoms by level gives the cells; walking it, the quantile of
+exactly one group moves at each step, so the barycenter is a single cumulative sum. The result
+equals the grid LP's optimum whenever the grid holds the output support (the barycenter for the
+squared loss; every prediction for the absolute loss, which also makes the absolute cost
+piecewise linear exactly on the grid); otherwise :func:`closed_form` returns ``None`` and the LP
+runs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from fairopt.formulations.regression_parity import GroupDistribution, RegressionParity
+
+__all__ = ["Cells", "closed_form", "distinct_values", "merged_cells"]
+
+_F = NDArray[np.float64]
+_I = NDArray[np.int64]
+
+
+@dataclass
+class Cells:
+    """The merged quantile cells of several groups.
+
+    Attributes
+    ----------
+    mass : ndarray (K,)
+        Length of each cell in ``u`` (all positive; they sum to 1).
+    upper : ndarray (K,)
+        Upper level of each cell (``u`` at its right end).
+    index : ndarray (n_groups, K) or None
+        Atom of each group in each cell (filled by :meth:`atoms`).
+    barycenter : ndarray (K,)
+        ``sum_a p_a Q_a(u)`` on each cell (non-decreasing).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 4.0]), np.array([0, 0, 1, 1]), 2)
+    >>> cells = merged_cells(dists, shares)
+    >>> cells.mass.tolist(), cells.barycenter.tolist()
+    ([0.5, 0.5], [1.0, 2.5])
+    """
+
+    mass: _F
+    upper: _F
+    barycenter: _F
+    _grp: _I
+    _keep: NDArray[np.bool_]
+
+    def atoms(self, a: int) -> _I:
+        """Atom index of group ``a`` on every cell (one pass over the sorted events)."""
+        hit = (self._grp == a).astype(np.int64)
+        # the atom of a cell counts the group's events strictly before the cell
+        idx: _I = np.concatenate([np.zeros(1, np.int64), np.cumsum(hit)[:-1]])[self._keep]
+        return idx
+
+
+def merged_cells(dists: list[GroupDistribution], shares: _F) -> Cells:
+    """Cells of the merged quantile levels and the squared-loss barycenter on them.
+
+    Each atom ``k`` of group ``a`` is an event at its upper level ``c_{a,k+1}``; after it the group's
+    quantile moves to atom ``k + 1`` and the barycenter rises by ``p_a (s_{a,k+1} - s_{a,k})``.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 3.0]), np.array([0, 0, 1]), 2)
+    >>> merged_cells(dists, shares).barycenter.round(4).tolist()
+    [1.0, 2.0]
+    """
+    A = len(dists)
+    level = np.concatenate([d.levels[1:] for d in dists])
+    grp = np.repeat(np.arange(A, dtype=np.int64), [d.size for d in dists])
+    inc = np.concatenate([p * np.append(np.diff(d.values), 0.0) for p, d in zip(shares, dists, strict=True)])
+    order = np.argsort(level, kind="stable")
+    level, grp, inc = level[order], grp[order], inc[order]
+    lower = np.concatenate([[0.0], level[:-1]])
+    mass = level - lower
+    keep = mass > 0
+    start = float(sum(p * d.values[0] for p, d in zip(shares, dists, strict=True)))
+    bary = start + np.concatenate([[0.0], np.cumsum(inc)[:-1]])
+    return Cells(mass[keep], level[keep], bary[keep], grp, keep)
+
+
+def distinct_values(q: _F, mass: _F) -> tuple[_F, _F]:
+    """Distinct values of a non-decreasing cell function and their total mass."""
+    new = np.ones(q.shape[0], bool)
+    new[1:] = q[1:] > q[:-1]
+    starts = np.flatnonzero(new)
+    return q[starts], np.add.reduceat(mass, starts)
+
+
+def _weighted_lower_median(vals: _F, shares: _F) -> _F:
+    """Column-wise ``min{v : sum_{a: vals[a] <= v} p_a >= 1/2}`` of an ``(A, K)`` array."""
+    order = np.argsort(vals, axis=0, kind="stable")
+    cum = np.cumsum(shares[order], axis=0)
+    pos = np.argmax(cum >= 0.5 - 1e-12, axis=0)
+    cols = np.arange(vals.shape[1])
+    out: _F = vals[order[pos, cols], cols]
+    return out
+
+
+def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matrix], Callable[[], _F]] | None:
+    """The exact optimum at ``eps = 0`` without an LP, or ``None`` when no closed form applies.
+
+    Returns ``(cdf, pooled_cdf, loss, plans, price)``: the groups' output CDF on the grid (a
+    read-only broadcast of the pooled one), the pooled CDF, the loss, each group's plan, and a
+    function computing the duals of the parity rows (computed on demand: they are an
+    ``(n_groups, M - 1)`` array).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> cdf, pooled, loss, plans, price = closed_form(RegressionParity(dists, shares, np.arange(4.0)))
+    >>> pooled.tolist(), round(loss, 9), plans[0].toarray().tolist()
+    ([0.0, 0.5, 1.0, 1.0], 1.0, [[0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.0]])
+    """
+    if form.eps != 0.0:
+        return None
+    dists, shares, grid = form.dists, form.shares, form.grid
+    A, M = len(dists), grid.shape[0]
+    cells = merged_cells(dists, shares)
+    if form.loss == "absolute":
+        values = np.concatenate([d.values for d in dists])
+        if not _on_grid(values, grid):      # a prediction strictly between grid points: the LP decides
+            return None
+        idx = [cells.atoms(a) for a in range(A)]
+        q_groups = np.vstack([d.values[i] for d, i in zip(dists, idx, strict=True)])
+        q_out = np.maximum.accumulate(_weighted_lower_median(q_groups, shares))
+    else:
+        q_out = cells.barycenter
+        idx = []
+    out_v, out_w = distinct_values(q_out, cells.mass)
+    if not _on_grid(out_v, grid):
+        return None
+    cum = np.concatenate([[0.0], np.cumsum(out_w)])
+    pooled = np.minimum(cum[np.searchsorted(out_v, grid, side="right")], 1.0)
+    pooled[-1] = 1.0
+    cdf = np.broadcast_to(pooled, (A, M))
+    col = np.searchsorted(grid, q_out)
+    plans, loss = [], 0.0
+    for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
+        rows = idx[a] if idx else cells.atoms(a)
+        diff = d.values[rows] - q_out
+        loss += float(p * np.dot(cells.mass, diff * diff if form.loss == "squared" else np.abs(diff)))
+        # own copies: sum_duplicates compacts the arrays in place
+        plan = sp.csr_matrix((cells.mass.copy(), col.copy(), np.searchsorted(rows, np.arange(d.size + 1))),
+                             shape=(d.size, M))
+        plan.sum_duplicates()
+        plans.append(plan)
+
+    def price() -> _F:
+        return _duals(form, pooled, cells)
+
+    return cdf, pooled, loss, plans, price
+
+
+def _on_grid(values: _F, grid: _F) -> bool:
+    pos = np.minimum(np.searchsorted(grid, values), grid.shape[0] - 1)
+    return bool(np.all(grid[pos] == values))
+
+
+def _duals(form: RegressionParity, pooled: _F, cells: Cells) -> _F:
+    """Duals of the parity rows at ``eps = 0``: ``d loss / d bound`` of row ``G_{a,j} - P_j``.
+
+    Per grid interval ``j`` the LP's stationarity reads ``price_{a,j} = s_j p_a (g_{a,j} - t_j)``
+    with ``g_{a,j}`` a subgradient of group ``a``'s cost at the common CDF value, chosen so that
+    ``sum_a p_a g_{a,j}`` balances the pooled row, and ``t_j`` free. ``t_j`` = the weighted median
+    of the ``g_{a,j}`` gives the least ``sum |price|``: the slope of the loss as ``eps`` leaves 0.
+    Squared loss: ``g = Q_a`` between the left and right quantile at ``P_j`` with ``sum p g = m_j``
+    (``m_j`` the interval's midpoint), ``s_j = 2 (y_{j+1} - y_j)``; absolute loss: ``g`` = the sign
+    of ``P_j - F_a(y_j)`` (balanced on the groups with ``F_a(y_j) = P_j``), ``s_j = y_{j+1} - y_j``.
+    """
+    dists, shares, grid = form.dists, form.shares, form.grid
+    J = grid.shape[0] - 1
+    if J == 0:
+        return np.zeros((len(dists), 0))
+    P, step = pooled[:-1], np.diff(grid)
+    if form.loss == "squared":
+        mid = 0.5 * (grid[:-1] + grid[1:])
+        lo = np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], P - 1e-12, side="left"), d.size - 1)]
+                        for d in dists])
+        hi = np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], P + 1e-12, side="right"), d.size - 1)]
+                        for d in dists])
+        base, room = shares @ lo, shares @ (hi - lo)
+        lam = np.clip(np.where(room > 0, (mid - base) / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
+        g = lo + lam * (hi - lo)
+        scale = 2.0 * step
+    else:
+        f = np.vstack([d.cdf(grid[:-1]) for d in dists])
+        below, above = f < P - 1e-12, f > P + 1e-12
+        tied = ~(below | above)
+        p_b, p_a, p_t = shares @ below, shares @ above, shares @ tied
+        sigma = np.clip(np.where(p_t > 0, (p_a - p_b) / np.where(p_t > 0, p_t, 1.0), 0.0), -1.0, 1.0)
+        g = np.where(below, 1.0, np.where(above, -1.0, sigma[None, :]))
+        scale = step
+    t = _weighted_lower_median(g, shares)
+    out: _F = scale[None, :] * shares[:, None] * (g - t[None, :])
+    return out
