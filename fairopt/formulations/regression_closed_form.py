@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from fairopt.formulations.regression_parity import GroupDistribution, RegressionParity
 
-__all__ = ["Cells", "closed_form", "distinct_values", "merged_cells"]
+__all__ = ["Cells", "closed_form", "default_grid", "distinct_values", "input_gap", "merged_cells"]
 
 _F = NDArray[np.float64]
 _I = NDArray[np.int64]
@@ -47,31 +47,30 @@ class Cells:
         Length of each cell in ``u`` (all positive; they sum to 1).
     upper : ndarray (K,)
         Upper level of each cell (``u`` at its right end).
-    index : ndarray (n_groups, K) or None
-        Atom of each group in each cell (filled by :meth:`atoms`).
     barycenter : ndarray (K,)
         ``sum_a p_a Q_a(u)`` on each cell (non-decreasing).
+    ends : list of ndarray
+        Per group, one past the last cell of each of its atoms (atom ``k`` covers cells
+        ``ends[a][k-1] .. ends[a][k] - 1``).
 
     Examples
     --------
     >>> from fairopt.formulations.regression_parity import collapse_groups
     >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 4.0]), np.array([0, 0, 1, 1]), 2)
     >>> cells = merged_cells(dists, shares)
-    >>> cells.mass.tolist(), cells.barycenter.tolist()
-    ([0.5, 0.5], [1.0, 2.5])
+    >>> cells.mass.tolist(), cells.barycenter.tolist(), cells.atoms(1).tolist()
+    ([0.5, 0.5], [1.0, 2.5], [0, 1])
     """
 
     mass: _F
     upper: _F
     barycenter: _F
-    _grp: _I
-    _keep: NDArray[np.bool_]
+    ends: list[_I]
 
     def atoms(self, a: int) -> _I:
-        """Atom index of group ``a`` on every cell (one pass over the sorted events)."""
-        hit = (self._grp == a).astype(np.int64)
-        # the atom of a cell counts the group's events strictly before the cell
-        idx: _I = np.concatenate([np.zeros(1, np.int64), np.cumsum(hit)[:-1]])[self._keep]
+        """Atom index of group ``a`` on every cell."""
+        counts = np.diff(self.ends[a], prepend=0)
+        idx: _I = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
         return idx
 
 
@@ -86,20 +85,24 @@ def merged_cells(dists: list[GroupDistribution], shares: _F) -> Cells:
     >>> from fairopt.formulations.regression_parity import collapse_groups
     >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 3.0]), np.array([0, 0, 1]), 2)
     >>> merged_cells(dists, shares).barycenter.round(4).tolist()
-    [1.0, 2.0]
+    [1.0, 1.6667]
     """
-    A = len(dists)
+    sizes = [d.size for d in dists]
     level = np.concatenate([d.levels[1:] for d in dists])
-    grp = np.repeat(np.arange(A, dtype=np.int64), [d.size for d in dists])
     inc = np.concatenate([p * np.append(np.diff(d.values), 0.0) for p, d in zip(shares, dists, strict=True)])
-    order = np.argsort(level, kind="stable")
-    level, grp, inc = level[order], grp[order], inc[order]
-    lower = np.concatenate([[0.0], level[:-1]])
-    mass = level - lower
+    order = np.argsort(level, kind="stable")     # the groups' levels are sorted runs: a merge
+    level, inc = level[order], inc[order]
+    mass = np.diff(level, prepend=0.0)
     keep = mass > 0
     start = float(sum(p * d.values[0] for p, d in zip(shares, dists, strict=True)))
     bary = start + np.concatenate([[0.0], np.cumsum(inc)[:-1]])
-    return Cells(mass[keep], level[keep], bary[keep], grp, keep)
+    # event position of every atom, then the number of kept cells up to and including it
+    pos = np.empty(order.shape[0], np.int64)
+    pos[order] = np.arange(order.shape[0])
+    kept = np.cumsum(keep)
+    bounds = np.cumsum([0, *sizes])
+    ends = [kept[pos[bounds[a]:bounds[a + 1]]] for a in range(len(dists))]
+    return Cells(mass[keep], level[keep], bary[keep], ends)
 
 
 def distinct_values(q: _F, mass: _F) -> tuple[_F, _F]:
@@ -111,12 +114,12 @@ def distinct_values(q: _F, mass: _F) -> tuple[_F, _F]:
 
 
 def _weighted_lower_median(vals: _F, shares: _F) -> _F:
-    """Column-wise ``min{v : sum_{a: vals[a] <= v} p_a >= 1/2}`` of an ``(A, K)`` array."""
-    order = np.argsort(vals, axis=0, kind="stable")
-    cum = np.cumsum(shares[order], axis=0)
-    pos = np.argmax(cum >= 0.5 - 1e-12, axis=0)
-    cols = np.arange(vals.shape[1])
-    out: _F = vals[order[pos, cols], cols]
+    """Row-wise ``min{v : sum_{a: vals[:, a] <= v} p_a >= 1/2}`` of a ``(K, A)`` array."""
+    order = np.argsort(vals, axis=1)      # rows of A values: sorting along the last axis is fast
+    cum = np.cumsum(shares[order], axis=1)
+    pos = np.argmax(cum >= 0.5 - 1e-12, axis=1)
+    rows = np.arange(vals.shape[0])
+    out: _F = vals[rows, order[rows, pos]]
     return out
 
 
@@ -146,8 +149,11 @@ def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matr
         if not _on_grid(values, grid):      # a prediction strictly between grid points: the LP decides
             return None
         idx = [cells.atoms(a) for a in range(A)]
-        q_groups = np.vstack([d.values[i] for d, i in zip(dists, idx, strict=True)])
+        q_groups = np.empty((cells.mass.shape[0], A))
+        for a, (d, i) in enumerate(zip(dists, idx, strict=True)):
+            q_groups[:, a] = d.values[i]
         q_out = np.maximum.accumulate(_weighted_lower_median(q_groups, shares))
+        del q_groups
     else:
         q_out = cells.barycenter
         idx = []
@@ -215,6 +221,61 @@ def _duals(form: RegressionParity, pooled: _F, cells: Cells) -> _F:
         sigma = np.clip(np.where(p_t > 0, (p_a - p_b) / np.where(p_t > 0, p_t, 1.0), 0.0), -1.0, 1.0)
         g = np.where(below, 1.0, np.where(above, -1.0, sigma[None, :]))
         scale = step
-    t = _weighted_lower_median(g, shares)
+    t = _weighted_lower_median(np.ascontiguousarray(g.T), shares)
     out: _F = scale[None, :] * shares[:, None] * (g - t[None, :])
     return out
+
+
+def _merge(parts: list[_F]) -> _F:
+    """Sorted concatenation of sorted arrays (a stable sort merges the runs in linear time)."""
+    out: _F = np.sort(np.concatenate(parts), kind="stable")
+    return out
+
+
+def default_grid(dists: list[GroupDistribution], shares: _F) -> _F:
+    """Every distinct prediction plus the support of the squared-loss barycenter.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 3.0]), np.array([0, 0, 1]), 2)
+    >>> default_grid(dists, shares).tolist()
+    [0.0, 1.0, 1.6666666666666665, 3.0]
+    """
+    cells = merged_cells(dists, shares)
+    bary, _ = distinct_values(cells.barycenter, cells.mass)
+    both = _merge([d.values for d in dists] + [bary])
+    keep = np.ones(both.shape[0], bool)
+    keep[1:] = both[1:] > both[:-1]
+    out: _F = both[keep]
+    return out
+
+
+def input_gap(dists: list[GroupDistribution], shares: _F) -> float:
+    """``max_{a,z} |F_a(z) - F(z)|`` with ``F = sum_a p_a F_a``, in one merge of the groups' atoms.
+
+    Between two atoms of group ``a``, ``F_a - F`` does not increase, so its largest value is at an
+    atom of ``a`` (right limit) and its smallest just before one (left limit).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> input_gap(dists, shares)
+    0.5
+    """
+    vals = np.concatenate([d.values for d in dists])
+    wts = np.concatenate([p * d.weights for p, d in zip(shares, dists, strict=True)])
+    order = np.argsort(vals, kind="stable")
+    v, cum = vals[order], np.cumsum(wts[order])
+    new = np.ones(v.shape[0], bool)
+    new[1:] = v[1:] != v[:-1]
+    start = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
+    end = np.append(start[1:], v.shape[0]) - 1
+    right, left = np.empty_like(cum), np.empty_like(cum)
+    right[order] = cum[end][run]
+    left[order] = np.concatenate([[0.0], cum])[start][run]
+    up = np.concatenate([d.levels[1:] for d in dists])
+    lo = np.concatenate([d.levels[:-1] for d in dists])
+    return float(max(np.max(up - right), np.max(left - lo), 0.0))

@@ -118,7 +118,10 @@ def collapse_groups(pred: np.ndarray, codes: np.ndarray, n_groups: int,
     w = np.ones(pred.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     live = w > 0
     pred, codes, w = pred[live], codes[live], w[live]
-    order = np.lexsort((pred, codes))
+    # two stable passes (values, then group codes by a radix sort on small ints) beat a lexsort
+    order = np.argsort(pred, kind="stable")
+    small = codes.astype(np.int16) if 0 <= n_groups < 2**15 else codes
+    order = order[np.argsort(small[order], kind="stable")]
     p, c, w = pred[order], codes[order], w[order]
     new = np.ones(p.shape[0], bool)
     new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])

@@ -196,11 +196,11 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
     def _grid(self, dists: list, shares: np.ndarray) -> np.ndarray:
+        from fairopt.formulations.regression_closed_form import default_grid
         from fairopt.formulations.regression_parity import barycenter
-        bary, bary_w = barycenter(dists, shares)
-        values = np.unique(np.concatenate([d.values for d in dists]))
         if self.grid is None:
-            return np.unique(np.concatenate([values, bary]))
+            return default_grid(dists, shares)
+        bary, bary_w = barycenter(dists, shares)
         if isinstance(self.grid, Integral) and not isinstance(self.grid, bool):
             M = int(self.grid)
             pooled_w = np.concatenate([p * d.weights for p, d in zip(shares, dists, strict=True)])
@@ -235,6 +235,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         RegressionDebiaser
             The fitted estimator.
         """
+        from fairopt.formulations.regression_closed_form import input_gap
         from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
         validate_params(self)
         no_guarantee(self, "RegressionDebiaser.fit",
@@ -268,9 +269,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         self.plan_ = sol.plans(dists)
         self.output_cdf_, self.pooled_cdf_ = sol.cdf, sol.pooled_cdf
         self.train_loss_, self.train_gap_ = sol.loss, sol.gap
-        values = np.unique(np.concatenate(self.support_))
-        in_cdf = np.vstack([d.cdf(values) for d in dists])
-        self.input_gap_ = float(np.max(np.abs(in_cdf - shares @ in_cdf)))
+        self.input_gap_ = input_gap(dists, shares)
         return self
 
     @property
