@@ -209,9 +209,15 @@ def _duals(form: RegressionParity, pooled: _F, cells: Cells) -> _F:
                         for d in dists])
         hi = np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], P + 1e-12, side="right"), d.size - 1)]
                         for d in dists])
+        # at P = 0 (P = 1) the bound G >= 0 (G <= 1) leaves the subgradient open below (above)
+        lo[:, P <= 1e-12] = grid[0] - 1.0
+        hi[:, P >= 1.0 - 1e-12] = grid[-1] + 1.0
         base, room = shares @ lo, shares @ (hi - lo)
         lam = np.clip(np.where(room > 0, (mid - base) / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
-        g = lo + lam * (hi - lo)
+        g = lo + lam * (hi - lo)       # exact where one group is free
+        several = np.flatnonzero(((hi - lo) > 0).sum(axis=0) > 1)
+        if several.size:
+            g[:, several] = _balanced_clip(lo[:, several], hi[:, several], mid[several], shares)
         scale = 2.0 * step
     else:
         f = np.vstack([d.cdf(grid[:-1]) for d in dists])
@@ -223,6 +229,21 @@ def _duals(form: RegressionParity, pooled: _F, cells: Cells) -> _F:
         scale = step
     t = _weighted_lower_median(np.ascontiguousarray(g.T), shares)
     out: _F = scale[None, :] * shares[:, None] * (g - t[None, :])
+    return out
+
+
+def _balanced_clip(lo: _F, hi: _F, m: _F, shares: _F) -> _F:
+    """``clip(t, lo, hi)`` per column with ``t`` solving ``sum_a p_a clip(t, lo_a, hi_a) = m``.
+
+    This is the least ``sum_a p_a |t - g_a|`` over ``g`` in the boxes with ``sum p g = m``.
+    """
+    knots = np.sort(np.vstack([lo, hi]), axis=0)                          # (2A, R)
+    S = np.einsum("a,kar->kr", shares, np.clip(knots[:, None, :], lo[None], hi[None]))
+    k = np.clip((S < m[None, :]).sum(axis=0), 1, knots.shape[0] - 1)     # m lies in [S[k-1], S[k]]
+    cols = np.arange(m.shape[0])
+    s0, s1, t0, t1 = S[k - 1, cols], S[k, cols], knots[k - 1, cols], knots[k, cols]
+    t = np.where(s1 > s0, t0 + (m - s0) / np.where(s1 > s0, s1 - s0, 1.0) * (t1 - t0), t0)
+    out: _F = np.clip(t[None, :], lo, hi)
     return out
 
 
