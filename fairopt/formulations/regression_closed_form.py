@@ -149,11 +149,15 @@ def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matr
         if not _on_grid(values, grid):      # a prediction strictly between grid points: the LP decides
             return None
         idx = [cells.atoms(a) for a in range(A)]
-        q_groups = np.empty((cells.mass.shape[0], A))
-        for a, (d, i) in enumerate(zip(dists, idx, strict=True)):
-            q_groups[:, a] = d.values[i]
-        q_out = np.maximum.accumulate(_weighted_lower_median(q_groups, shares))
-        del q_groups
+        pooled_values = _merge([d.values for d in dists])
+        # the median on ranks in the pooled sorted values, group in the low digits: one integer sort
+        bits = max(int(A - 1).bit_length(), 1)
+        key = np.vstack([(np.searchsorted(pooled_values, d.values)[i] << bits) + a
+                         for a, (d, i) in enumerate(zip(dists, idx, strict=True))]).T.copy()
+        key.sort(axis=1)
+        pos = np.argmax(np.cumsum(shares[key & ((1 << bits) - 1)], axis=1) >= 0.5 - 1e-12, axis=1)
+        q_out = np.maximum.accumulate(pooled_values[key[np.arange(key.shape[0]), pos] >> bits])
+        del key
     else:
         q_out = cells.barycenter
         idx = []
