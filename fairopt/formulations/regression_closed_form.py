@@ -143,7 +143,7 @@ def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matr
         return None
     dists, shares, grid = form.dists, form.shares, form.grid
     A, M = len(dists), grid.shape[0]
-    cells = merged_cells(dists, shares)
+    cells = form.cells if form.cells is not None else merged_cells(dists, shares)
     if form.loss == "absolute":
         values = np.concatenate([d.values for d in dists])
         if not _on_grid(values, grid):      # a prediction strictly between grid points: the LP decides
@@ -161,14 +161,19 @@ def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matr
     else:
         q_out = cells.barycenter
         idx = []
-    out_v, out_w = distinct_values(q_out, cells.mass)
-    if not _on_grid(out_v, grid):
+    new = np.ones(q_out.shape[0], bool)
+    new[1:] = q_out[1:] > q_out[:-1]
+    starts = np.flatnonzero(new)
+    out_v, out_w = q_out[starts], np.add.reduceat(cells.mass, starts)
+    at = np.minimum(np.searchsorted(grid, out_v), M - 1)
+    if not np.all(grid[at] == out_v):     # the output support is not on the grid: the LP decides
         return None
-    cum = np.concatenate([[0.0], np.cumsum(out_w)])
-    pooled = np.minimum(cum[np.searchsorted(out_v, grid, side="right")], 1.0)
+    mass_on_grid = np.zeros(M)
+    mass_on_grid[at] = out_w
+    pooled = np.minimum(np.cumsum(mass_on_grid), 1.0)
     pooled[-1] = 1.0
     cdf = np.broadcast_to(pooled, (A, M))
-    col = np.searchsorted(grid, q_out)
+    col = np.repeat(at, np.diff(np.append(starts, q_out.shape[0])))
     plans, loss = [], 0.0
     for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
         rows = idx[a] if idx else cells.atoms(a)
@@ -257,8 +262,10 @@ def _merge(parts: list[_F]) -> _F:
     return out
 
 
-def default_grid(dists: list[GroupDistribution], shares: _F) -> _F:
+def default_grid(dists: list[GroupDistribution], shares: _F, cells: Cells | None = None) -> _F:
     """Every distinct prediction plus the support of the squared-loss barycenter.
+
+    ``cells`` are the groups' :func:`merged_cells` when already computed.
 
     Examples
     --------
@@ -267,7 +274,7 @@ def default_grid(dists: list[GroupDistribution], shares: _F) -> _F:
     >>> default_grid(dists, shares).tolist()
     [0.0, 1.0, 1.6666666666666665, 3.0]
     """
-    cells = merged_cells(dists, shares)
+    cells = merged_cells(dists, shares) if cells is None else cells
     bary, _ = distinct_values(cells.barycenter, cells.mass)
     both = _merge([d.values for d in dists] + [bary])
     keep = np.ones(both.shape[0], bool)

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, SolverError
-from fairopt.formulations.regression_closed_form import closed_form, distinct_values, merged_cells
+from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -236,6 +236,9 @@ class RegressionParity:
         Largest allowed ``|G_{a,j} - P_j|``.
     loss : {"squared", "absolute"}
         Transport cost ``(s - y)^2`` or ``|s - y|``.
+    cells : Cells or None
+        The groups' merged quantile cells (:func:`~fairopt.formulations.regression_closed_form.merged_cells`)
+        when already computed; used by the closed form at ``eps = 0``.
 
     Examples
     --------
@@ -247,7 +250,7 @@ class RegressionParity:
     """
 
     def __init__(self, dists: list[GroupDistribution], shares: np.ndarray, grid: np.ndarray, eps: float = 0.0,
-                 loss: str = "squared") -> None:
+                 loss: str = "squared", cells: Cells | None = None) -> None:
         if loss not in LOSSES:
             raise DataValidationError(f"loss must be one of {LOSSES}, got {loss!r}.")
         grid = np.asarray(grid, dtype=float)
@@ -256,7 +259,7 @@ class RegressionParity:
         if not (np.isfinite(eps) and eps >= 0):
             raise DataValidationError(f"eps must be a finite number >= 0, got {eps!r}.")
         self.dists, self.shares, self.grid = dists, np.asarray(shares, dtype=float), grid
-        self.eps, self.loss = float(eps), loss
+        self.eps, self.loss, self.cells = float(eps), loss, cells
         self.n_groups, self.M = len(dists), grid.shape[0]
         self._keys: list[np.ndarray] = []   # per group, keys j (n + 1) + k of the pieces in the LP
 

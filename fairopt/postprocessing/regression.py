@@ -195,11 +195,11 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
-    def _grid(self, dists: list, shares: np.ndarray) -> np.ndarray:
+    def _grid(self, dists: list, shares: np.ndarray, cells: Any = None) -> np.ndarray:
         from fairopt.formulations.regression_closed_form import default_grid
         from fairopt.formulations.regression_parity import barycenter
         if self.grid is None:
-            return default_grid(dists, shares)
+            return default_grid(dists, shares, cells)
         bary, bary_w = barycenter(dists, shares)
         if isinstance(self.grid, Integral) and not isinstance(self.grid, bool):
             M = int(self.grid)
@@ -235,7 +235,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         RegressionDebiaser
             The fitted estimator.
         """
-        from fairopt.formulations.regression_closed_form import input_gap
+        from fairopt.formulations.regression_closed_form import input_gap, merged_cells
         from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
         validate_params(self)
         no_guarantee(self, "RegressionDebiaser.fit",
@@ -259,8 +259,9 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         if pred.shape[0] != n:
             raise DataValidationError(f"got {pred.shape[0]} predictions for {n} rows.")
         dists, shares = collapse_groups(pred, codes, len(self.groups_), sw)
-        self.grid_ = self._grid(dists, shares)
-        form = RegressionParity(dists, shares, self.grid_, float(self.eps), self.loss)
+        cells = merged_cells(dists, shares)
+        self.grid_ = self._grid(dists, shares, cells)
+        form = RegressionParity(dists, shares, self.grid_, float(self.eps), self.loss, cells)
         sol = form.solve(self.solver)
         self.solution_ = sol
         self.support_ = [d.values for d in dists]
