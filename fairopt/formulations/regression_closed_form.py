@@ -113,6 +113,27 @@ def distinct_values(q: _F, mass: _F) -> tuple[_F, _F]:
     return q[starts], np.add.reduceat(mass, starts)
 
 
+def _median_rank(ranks: list[_I], idx: list[_I], shares: _F, chunk: int = 1 << 16) -> _I:
+    """Per cell, the lower weighted median of the groups' ranks ``ranks[a][idx[a]]``.
+
+    The group sits in the low bits of an integer key, so one integer sort per row orders values and
+    groups together; rows go in chunks so the temporaries stay small (and in cache).
+    """
+    A, K = len(ranks), idx[0].shape[0]
+    bits = max(int(A - 1).bit_length(), 1)
+    mask = (1 << bits) - 1
+    out = np.empty(K, np.int64)
+    for lo in range(0, K, chunk):
+        hi = min(K, lo + chunk)
+        key = np.empty((hi - lo, A), np.int64)
+        for a in range(A):
+            key[:, a] = (ranks[a][idx[a][lo:hi]] << bits) | a
+        key.sort(axis=1)
+        pos = np.argmax(np.cumsum(shares[key & mask], axis=1) >= 0.5 - 1e-12, axis=1)
+        out[lo:hi] = key[np.arange(hi - lo), pos] >> bits
+    return out
+
+
 def _weighted_lower_median(vals: _F, shares: _F) -> _F:
     """Row-wise ``min{v : sum_{a: vals[:, a] <= v} p_a >= 1/2}`` of a ``(K, A)`` array."""
     order = np.argsort(vals, axis=1)      # rows of A values: sorting along the last axis is fast
@@ -151,13 +172,8 @@ def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matr
         idx = [cells.atoms(a) for a in range(A)]
         pooled_values = _merge([d.values for d in dists])
         # the median on ranks in the pooled sorted values, group in the low digits: one integer sort
-        bits = max(int(A - 1).bit_length(), 1)
-        key = np.vstack([(np.searchsorted(pooled_values, d.values)[i] << bits) + a
-                         for a, (d, i) in enumerate(zip(dists, idx, strict=True))]).T.copy()
-        key.sort(axis=1)
-        pos = np.argmax(np.cumsum(shares[key & ((1 << bits) - 1)], axis=1) >= 0.5 - 1e-12, axis=1)
-        q_out = np.maximum.accumulate(pooled_values[key[np.arange(key.shape[0]), pos] >> bits])
-        del key
+        ranks = [np.searchsorted(pooled_values, d.values) for d in dists]
+        q_out = np.maximum.accumulate(pooled_values[_median_rank(ranks, idx, shares)])
     else:
         q_out = cells.barycenter
         idx = []
