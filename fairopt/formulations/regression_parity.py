@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
+from fairopt.formulations.regression_sweep import squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -392,6 +393,22 @@ class RegressionParity:
         if fast is not None:     # eps = 0 with the output support on the grid: no LP
             cdf, pooled, loss, plans, price_fn = fast
             return RegressionParitySolution(self.grid, cdf, pooled, loss, 0.0, None, 0, None, plans, price_fn)
+        swept = squared_sweep(self)
+        if swept is not None:    # squared loss, eps > 0: per-interval allocation, no LP
+            cdf, pooled = swept
+            jj = np.arange(J)
+            loss = self.constant() + float(sum(p * self._value(a, jj, cdf[a, :-1])[0].sum()
+                                               for a, p in enumerate(self.shares)))
+            gap = float(np.max(np.abs(cdf - pooled)))
+            # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, None,
+                                            lambda: self._solve_lp(solver, **options).prices())
+        return self._solve_lp(solver, **options)
+
+    def _solve_lp(self, solver: str | SolverSpec | Mapping[str, Any] | None,
+                  **options: Any) -> RegressionParitySolution:
+        """The cutting-plane LP (the general path, and the reference of the closed forms)."""
+        J, A = self.M - 1, self.n_groups
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
