@@ -15,9 +15,17 @@ Duality (the conjugate of ``H_a`` is ``E(x - S_a)_+``) gives the slope of ``V`` 
 a non-decreasing step function of ``mu`` whose steps are at the groups' levels shifted by
 ``+-eps`` (the *mu-cells*). So ``P_j`` is where ``V'`` crosses ``m_j`` (one ``searchsorted``), and
 the groups' CDFs are the allocation at ``P_j``: ``G_a = clip(F_a(tau), P - eps, P + eps)`` with
-``tau`` the smallest threshold whose allocation reaches ``P`` (groups with an atom at ``tau``
+``tau`` the smallest prediction whose allocation reaches ``P`` (groups with an atom at ``tau``
 filled by a common fraction). ``P_j`` and the allocation are non-decreasing in ``j``, so the
-LP's monotonicity rows hold. The result is certified against the LP's dual bound in the tests.
+LP's monotonicity rows hold.
+
+Computation, with no search per interval: for every pooled prediction ``tau_k`` the largest ``P``
+its filled allocation still reaches is the root ``mu_k`` of ``sum_a p_a clip(F_a(tau_k) - P, -eps,
+eps) = 0`` (piecewise linear: one row sort of its ``2A`` kinks), so ``tau(P)`` is a
+``searchsorted`` in ``mu``. ``V'`` is constant between the points ``mu_k`` and the groups' levels
+``+-eps``; away from them the groups held at a band edge move with ``P`` at cost ``Q_a(G_a)`` and the
+rest of the unit moves at ``tau``: ``V' = sum_moving p_a Q_a(G_a) + (1 - p_moving) tau``. It is
+evaluated once per cell; each ``P_j`` is then the left end of the first cell with ``V' >= m_j``.
 """
 from __future__ import annotations
 
@@ -73,27 +81,60 @@ def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) ->
     return G
 
 
-def _allocate(dists: list[GroupDistribution], shares: _F, values: _F, P: _F,
-              eps: float) -> tuple[_F, _F, _F, _F]:
-    """Allocation at ``P``: ``(G, tau, below, above)`` (see :func:`allocation`)."""
-    lo_b, hi_b = np.clip(P - eps, 0.0, 1.0), np.clip(P + eps, 0.0, 1.0)
+class _Pooled:
+    """Pooled distinct predictions ``tau`` and every group's CDF there (``F[k, a] = F_a(tau_k)``)."""
 
-    def clipped(z: _F, side: str) -> _F:
-        out: _F = np.vstack([np.clip(d.levels[np.searchsorted(d.values, z, side=side)], lo_b, hi_b)  # type: ignore[call-overload]
-                             for d in dists])
+    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16) -> None:
+        self.dists, self.shares, self.eps = dists, shares, eps
+        both = np.sort(np.concatenate([d.values for d in dists]), kind="stable")
+        keep = np.ones(both.shape[0], bool)
+        keep[1:] = both[1:] > both[:-1]
+        self.tau = both[keep]
+        N, A = self.tau.shape[0], len(dists)
+        self.F = np.empty((N, A))
+        for a, d in enumerate(dists):
+            self.F[:, a] = d.levels[np.searchsorted(d.values, self.tau, side="right")]
+        self.mu = np.empty(N)
+        delta = np.concatenate([-shares, shares])
+        for lo in range(0, N, chunk):
+            f = self.F[lo:lo + chunk]
+            kinks = np.hstack([f - eps, f + eps])
+            order = np.argsort(kinks, axis=1)
+            b = np.take_along_axis(kinks, order, axis=1)
+            slope = np.cumsum(delta[order], axis=1)            # slope of g after each kink
+            g = eps + np.concatenate([np.zeros((f.shape[0], 1)),
+                                      np.cumsum(slope[:, :-1] * np.diff(b, axis=1), axis=1)], axis=1)
+            i = np.argmax(g < -1e-15, axis=1)                   # g ends at -eps < 0
+            rows = np.arange(f.shape[0])
+            s_, g_, b_ = slope[rows, i - 1], g[rows, i - 1], b[rows, i - 1]
+            self.mu[lo:lo + chunk] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
+        self.mu = np.maximum.accumulate(self.mu)
+
+    def allocate(self, P: _F) -> tuple[_F, _F, NDArray[np.bool_]]:
+        """``(G (len(P), A), tau (len(P),), flexible (len(P), A))`` of the allocation at ``P``."""
+        k = np.minimum(np.searchsorted(self.mu, P - 1e-13, side="left"), self.tau.shape[0] - 1)
+        lo_b, hi_b = (P - self.eps)[:, None], (P + self.eps)[:, None]
+        above = np.clip(self.F[k], lo_b, hi_b)
+        prev = self.F[np.maximum(k - 1, 0)]
+        prev[k == 0] = 0.0
+        below = np.clip(prev, lo_b, hi_b)
+        need, room = P - below @ self.shares, (above - below) @ self.shares
+        theta = np.clip(np.where(room > 0, need / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
+        G: _F = below + theta[:, None] * (above - below)
+        return G, self.tau[k], above > below
+
+    def slope(self, P: _F) -> _F:
+        """``V'(P)`` at points ``P`` strictly inside the cells."""
+        G, tau, flexible = self.allocate(P)
+        eps = self.eps
+        moving = ~flexible & (((np.abs(G - (P + eps)[:, None]) < 1e-12) & (P + eps < 1.0)[:, None])
+                              | ((np.abs(G - (P - eps)[:, None]) < 1e-12) & (P - eps > 0.0)[:, None]))
+        q = np.empty_like(G)
+        for a, d in enumerate(self.dists):
+            q[:, a] = d.quantile(G[:, a])
+        p_moving = moving @ self.shares
+        out: _F = (moving * q) @ self.shares + (1.0 - p_moving) * tau
         return out
-
-    lo_k, hi_k = np.zeros(P.shape[0], np.int64), np.full(P.shape[0], values.shape[0] - 1, np.int64)
-    while np.any(lo_k < hi_k):      # smallest atom whose filled allocation reaches P
-        mid = (lo_k + hi_k) // 2
-        ok = shares @ clipped(values[mid], "right") >= P - 1e-13
-        hi_k = np.where(ok, mid, hi_k)
-        lo_k = np.where(ok, lo_k, mid + 1)
-    tau = values[lo_k]
-    below, above = clipped(tau, "left"), clipped(tau, "right")
-    need, room = P - shares @ below, shares @ (above - below)
-    theta = np.clip(np.where(room > 0, need / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
-    return below + theta[None, :] * (above - below), tau, below, above
 
 
 def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) -> _F:
@@ -109,28 +150,12 @@ def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) ->
     >>> allocation(dists, shares, np.array([0.5]), 0.1).round(6).tolist()
     [[0.6], [0.4]]
     """
-    values = np.unique(np.concatenate([d.values for d in dists]))
-    return _allocate(dists, shares, values, P, eps)[0]
+    G: _F = _Pooled(dists, shares, eps).allocate(np.asarray(P, dtype=float))[0].T
+    return G
 
 
-def _slope(dists: list[GroupDistribution], shares: _F, values: _F, P: _F, eps: float) -> _F:
-    """``V'(P)`` at generic ``P``: the groups held at a band edge move with ``P`` at their own
-    quantile; the rest of the unit moves at the atom ``tau`` being filled."""
-    G, tau, below, above = _allocate(dists, shares, values, P, eps)
-    flexible = above > below
-    edge = ((np.abs(G - (P + eps)) < 1e-12) & (P + eps < 1.0)) | ((np.abs(G - (P - eps)) < 1e-12) & (P - eps > 0.0))
-    moving = edge & ~flexible
-    q = np.vstack([d.quantile(g) for d, g in zip(dists, G, strict=True)])
-    p_moving = shares @ moving
-    out: _F = shares @ (moving * q) + (1.0 - p_moving) * tau
-    return out
-
-
-def squared_sweep(form: RegressionParity, iterations: int = 48) -> tuple[_F, _F] | None:
+def squared_sweep(form: RegressionParity, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
     """``(cdf, pooled_cdf)`` on the grid for the squared loss at ``eps > 0``; ``None`` otherwise.
-
-    ``P_j`` is found by bisection on the sign of ``V'(P) - m_j`` (``iterations`` halvings of
-    ``[0, 1]``), the CDFs are the allocation at ``P_j``.
 
     Examples
     --------
@@ -142,16 +167,16 @@ def squared_sweep(form: RegressionParity, iterations: int = 48) -> tuple[_F, _F]
     """
     if form.loss != "squared" or form.eps <= 0.0:
         return None
-    dists, shares, grid = form.dists, form.shares, form.grid
-    values = np.unique(np.concatenate([d.values for d in dists]))
-    mid = 0.5 * (grid[:-1] + grid[1:])
-    lo, hi = np.zeros(mid.shape[0]), np.ones(mid.shape[0])
-    for _ in range(iterations):
-        P = 0.5 * (lo + hi)
-        up = _slope(dists, shares, values, P, form.eps) >= mid
-        hi, lo = np.where(up, P, hi), np.where(up, lo, P)
-    P = np.maximum.accumulate(hi)
-    G = np.maximum.accumulate(allocation(dists, shares, P, form.eps), axis=1)
+    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
+    pooled = _Pooled(dists, shares, eps)
+    levels = np.concatenate([d.levels for d in dists])
+    ends = np.unique(np.clip(np.concatenate([pooled.mu, levels - eps, levels + eps, [0.0, 1.0]]), 0.0, 1.0))
+    mids = 0.5 * (ends[1:] + ends[:-1])
+    v = np.concatenate([pooled.slope(mids[lo:lo + chunk]) for lo in range(0, mids.shape[0], chunk)])
+    v = np.maximum.accumulate(v)
+    m = 0.5 * (grid[:-1] + grid[1:])
+    P = ends[np.searchsorted(v, m, side="left")]          # left end of the first cell with V' >= m
+    G = np.concatenate([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)]).T
+    G = np.maximum.accumulate(G, axis=1)
     cdf = np.hstack([G, np.ones((len(dists), 1))])
     return cdf, shares @ cdf
-
