@@ -45,7 +45,7 @@ from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
 __all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter",
-           "collapse_groups", "quantile_plan", "transport_cost"]
+           "collapse_groups", "plan_loss", "quantile_plan", "transport_cost"]
 
 LOSSES = ("squared", "absolute")
 #: largest number of (pair, piece) cuts put into the first LP at once (above it: cutting planes)
@@ -213,13 +213,35 @@ def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
     >>> quantile_plan(np.array([0.0, 0.5, 1.0]), np.array([0.25, 1.0])).toarray().tolist()
     [[0.25, 0.25], [0.0, 0.5]]
     """
-    cuts = np.unique(np.concatenate([levels, out_cdf, [0.0]]))
+    n, M = levels.shape[0] - 1, out_cdf.shape[0]
+    jumps = np.flatnonzero(np.diff(out_cdf, prepend=0.0) > 0)     # output atoms (columns with mass)
+    top = out_cdf[jumps]
+    both = np.sort(np.concatenate([levels, top]), kind="stable")   # two sorted runs: a merge
+    cuts = both[np.concatenate([[True], both[1:] > both[:-1]])]
     mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    keep = mass > 0
-    mids, mass = mids[keep], mass[keep]
-    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), levels.shape[0] - 2)
-    cols = np.minimum(np.searchsorted(out_cdf, mids, side="left"), out_cdf.shape[0] - 1)
-    return sp.csr_matrix((mass, (rows, cols)), shape=(levels.shape[0] - 1, out_cdf.shape[0]))
+    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), n - 1)
+    cols = jumps[np.minimum(np.searchsorted(top, mids, side="left"), top.shape[0] - 1)]
+    plan = sp.csr_matrix((mass, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, M))
+    plan.sum_duplicates()
+    return plan
+
+
+def plan_loss(plans: list[sp.csr_matrix], dists: list[GroupDistribution], shares: np.ndarray, grid: np.ndarray,
+              loss: str) -> float:
+    """``sum_a p_a sum_{i,j} plan[a][i, j] c(s_i - y_j)`` in one pass over the plans' entries.
+
+    Examples
+    --------
+    >>> dists, shares = collapse_groups(np.array([0.0, 2.0]), np.array([0, 1]), 2)
+    >>> plans = [quantile_plan(d.levels, np.array([0.0, 1.0, 1.0])) for d in dists]
+    >>> plan_loss(plans, dists, shares, np.array([0.0, 1.0, 2.0]), "squared")
+    1.0
+    """
+    total = 0.0
+    for p, plan, d in zip(shares, plans, dists, strict=True):
+        rows = np.repeat(np.arange(plan.shape[0]), np.diff(plan.indptr))
+        total += float(p * np.dot(plan.data, transport_cost(d.values[rows] - grid[plan.indices], loss)))
+    return total
 
 
 class RegressionParity:
@@ -396,12 +418,11 @@ class RegressionParity:
         swept = squared_sweep(self)
         if swept is not None:    # squared loss, eps > 0: per-interval allocation, no LP
             cdf, pooled = swept
-            jj = np.arange(J)
-            loss = self.constant() + float(sum(p * self._value(a, jj, cdf[a, :-1])[0].sum()
-                                               for a, p in enumerate(self.shares)))
+            plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
+            loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
             gap = float(np.max(np.abs(cdf - pooled)))
             # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
-            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, None,
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans,
                                             lambda: self._solve_lp(solver, **options).prices())
         return self._solve_lp(solver, **options)
 
