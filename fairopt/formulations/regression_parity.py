@@ -420,7 +420,7 @@ class RegressionParity:
             cdf, pooled = swept
             plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
             loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
-            gap = float(np.max(np.abs(cdf - pooled)))
+            gap = max(float(np.max(np.abs(row - pooled))) for row in cdf)
             # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
             return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans,
                                             lambda: self._solve_lp(solver, **options).prices())

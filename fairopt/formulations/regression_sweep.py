@@ -127,14 +127,21 @@ class _Pooled:
 
     def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16) -> None:
         self.dists, self.shares, self.eps = dists, shares, eps
-        both = np.sort(np.concatenate([d.values for d in dists]), kind="stable")
+        vals = np.concatenate([d.values for d in dists])
+        order = np.argsort(vals, kind="stable")              # the groups' sorted runs: a merge
+        both = vals[order]
         keep = np.ones(both.shape[0], bool)
         keep[1:] = both[1:] > both[:-1]
         self.tau = both[keep]
+        rank = np.empty(vals.shape[0], np.int64)
+        rank[order] = np.cumsum(keep) - 1                     # index in ``tau`` of every atom
         N, A = self.tau.shape[0], len(dists)
         self.F = np.empty((N, A))
-        for a, d in enumerate(dists):
-            self.F[:, a] = d.levels[np.searchsorted(d.values, self.tau, side="right")]
+        start = 0
+        for a, d in enumerate(dists):                         # F_a(tau_k) = level after the atoms <= tau_k
+            seen = np.cumsum(np.bincount(rank[start:start + d.size], minlength=N))
+            self.F[:, a] = d.levels[seen]
+            start += d.size
         self.mu = np.empty(N)
         delta = np.concatenate([-shares, shares])
         for lo in range(0, N, chunk):
@@ -254,8 +261,11 @@ def squared_sweep(form: RegressionParity, chunk: int = 1 << 16) -> tuple[_F, _F]
     ends, v = _cell_slopes(pooled)
     v = np.maximum.accumulate(v)
     m = 0.5 * (grid[:-1] + grid[1:])
-    P = ends[np.searchsorted(v, m, side="left")]          # left end of the first cell with V' >= m
-    G = np.concatenate([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)]).T
-    G = np.maximum.accumulate(G, axis=1)
-    cdf = np.hstack([G, np.ones((len(dists), 1))])
+    at = np.searchsorted(v, m, side="left")                # left end of the first cell with V' >= m
+    first = np.concatenate([[True], at[1:] > at[:-1]])     # ``at`` is sorted: allocate each level once
+    P = ends[at[first]]
+    G_u = np.concatenate([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
+    cdf = np.empty((len(dists), grid.shape[0]))
+    np.take(np.maximum.accumulate(G_u.T, axis=1), np.cumsum(first) - 1, axis=1, out=cdf[:, :-1])
+    cdf[:, -1] = 1.0
     return cdf, shares @ cdf
