@@ -71,3 +71,21 @@ def test_estimator_at_eps_above_zero_uses_the_sweep_and_its_price_comes_from_the
     assert price.shape == (len(deb.groups_), deb.grid_.shape[0] - 1) and np.abs(price).sum() > 0
     assert deb.train_loss_ < RegressionDebiaser(eps=0.0).fit(pred, sensitive_features=codes,
                                                              sample_weight=w).train_loss_
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.45])
+def test_cell_slopes_from_the_merge_equal_the_allocation_slope(seed, eps):
+    """The merged-count slope on every cell against the slope read off the allocation itself."""
+    from fairopt.formulations.regression_sweep import _cell_slopes, _Pooled
+    pred, codes, w = random_case(seed, ties=seed % 2 == 0)
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    pool = _Pooled(dists, shares, eps)
+    ends, v = _cell_slopes(pool)
+    assert ends[0] == 0.0 and ends[-1] == 1.0 and np.all(np.diff(ends) > 0)
+    wide = np.diff(ends) > 1e-9      # the allocation reads P to 1e-13: skip slivers between near-equal ends
+    np.testing.assert_allclose(v[wide], pool.slope(0.5 * (ends[1:] + ends[:-1]))[wide], atol=1e-12)
+    assert np.all(np.diff(v) >= -1e-12)                                  # V is convex
+    # the roots: the filled allocation at tau_k reaches exactly mu_k
+    G = pool.allocate(pool.mu)[0]
+    np.testing.assert_allclose(G @ shares, pool.mu, atol=1e-12)

@@ -42,86 +42,6 @@ __all__ = ["allocation", "squared_sweep"]
 _F = NDArray[np.float64]
 
 
-def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
-    """The cell ends (the roots ``mu``, ``eps`` and the groups' upper levels ``+-eps`` in ``[0, 1]``) and
-    ``V'`` on every cell, from one merge: a count of each group's shifted levels below a cell gives
-    its quantile index there, so no cell is searched for."""
-    dists, shares, eps = pool.dists, pool.shares, pool.eps
-    A = len(dists)
-    parts = ([np.zeros(1), np.ones(1), pool.mu, np.full(1, min(eps, 1.0))] + [np.clip(d.levels[1:] - eps, 0.0, 1.0) for d in dists]
-             + [np.clip(d.levels[1:] + eps, 0.0, 1.0) for d in dists])
-    vals = np.concatenate(parts)
-    order = np.argsort(vals, kind="stable")              # sorted runs: a merge
-    sv = vals[order]
-    new = np.concatenate([[True], sv[1:] > sv[:-1]])
-    ends = sv[new]
-    rank = np.empty(vals.shape[0], np.int64)
-    rank[order] = np.cumsum(new) - 1                      # index in ``ends`` of every value
-    C = ends.shape[0] - 1
-    offsets = np.cumsum([0] + [p.shape[0] for p in parts])
-
-    def below(i: int) -> NDArray[np.int64]:
-        """Per cell, how many values of part ``i`` are at or below its left end."""
-        counts: NDArray[np.int64] = np.cumsum(np.bincount(rank[offsets[i]:offsets[i + 1]], minlength=C + 1))[:C]
-        return counts
-
-    mids = 0.5 * (ends[1:] + ends[:-1])
-    k = np.minimum(below(2), pool.tau.shape[0] - 1)       # the atom being filled: first root >= P
-    num, p_moving = np.zeros(C), np.zeros(C)
-    top_open, bottom_open = mids + eps < 1.0, mids - eps > 0.0
-    for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
-        column = pool.F[:, a]
-        f_hi = column[k]
-        f_lo = np.where(k > 0, column[np.maximum(k - 1, 0)], 0.0)
-        up = (f_lo >= mids + eps) & top_open               # held at the band's top: G = P + eps
-        down = (f_hi <= mids - eps) & bottom_open          # held at the band's bottom: G = P - eps
-        q_up = d.values[np.minimum(below(4 + a), d.size - 1)]        # Q_a(P + eps)
-        q_down = d.values[np.minimum(below(4 + A + a), d.size - 1)]  # Q_a(P - eps)
-        num += p * (np.where(up, q_up, 0.0) + np.where(down, q_down, 0.0))
-        p_moving += p * (up | down)
-    v: _F = num + (1.0 - p_moving) * pool.tau[k]
-    return ends, v
-
-
-def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) -> _F:
-    """The groups' CDFs ``(A, len(P))`` of the allocation at pooled levels ``P`` (non-decreasing).
-
-    Examples
-    --------
-    >>> from fairopt.formulations.regression_parity import collapse_groups
-    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
-    >>> allocation(dists, shares, np.array([0.5]), 0.1).round(6).tolist()
-    [[0.6], [0.4]]
-    """
-    A = len(dists)
-    lo_b, hi_b = np.clip(P - eps, 0.0, 1.0), np.clip(P + eps, 0.0, 1.0)
-    values = np.unique(np.concatenate([d.values for d in dists]))
-
-    def total(k: NDArray[np.int64], left: bool) -> _F:
-        z = values[np.clip(k, 0, values.shape[0] - 1)]
-        out = np.zeros(P.shape[0])
-        for p, d in zip(shares, dists, strict=True):
-            F = d.levels[np.searchsorted(d.values, z, side="left" if left else "right")]
-            out += p * np.clip(F, lo_b, hi_b)
-        return out
-
-    # smallest threshold index k with allocation(values[k]) >= P (bisection, all columns at once)
-    lo_k, hi_k = np.zeros(P.shape[0], np.int64), np.full(P.shape[0], values.shape[0] - 1, np.int64)
-    while np.any(lo_k < hi_k):
-        mid = (lo_k + hi_k) // 2
-        ok = total(mid, left=False) >= P - 1e-13
-        hi_k = np.where(ok, mid, hi_k)
-        lo_k = np.where(ok, lo_k, mid + 1)
-    z = values[lo_k]
-    below = np.vstack([np.clip(d.levels[np.searchsorted(d.values, z, side="left")], lo_b, hi_b) for d in dists])
-    above = np.vstack([np.clip(d.levels[np.searchsorted(d.values, z, side="right")], lo_b, hi_b) for d in dists])
-    need, room = P - shares @ below, shares @ (above - below)
-    theta = np.clip(np.where(room > 0, need / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
-    G: _F = below + theta[None, :] * (above - below)
-    del A
-    return G
-
-
 class _Pooled:
     """Pooled distinct predictions ``tau`` and every group's CDF there (``F[k, a] = F_a(tau_k)``)."""
 
@@ -191,7 +111,8 @@ def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
     its quantile index there, so no cell is searched for."""
     dists, shares, eps = pool.dists, pool.shares, pool.eps
     A = len(dists)
-    parts = ([np.zeros(1), np.ones(1), pool.mu, np.full(1, min(eps, 1.0))] + [np.clip(d.levels[1:] - eps, 0.0, 1.0) for d in dists]
+    parts = ([np.zeros(1), np.ones(1), pool.mu, np.full(1, min(eps, 1.0))]
+             + [np.clip(d.levels[1:] - eps, 0.0, 1.0) for d in dists]
              + [np.clip(d.levels[1:] + eps, 0.0, 1.0) for d in dists])
     vals = np.concatenate(parts)
     order = np.argsort(vals, kind="stable")              # sorted runs: a merge
@@ -205,7 +126,8 @@ def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
 
     def below(i: int) -> NDArray[np.int64]:
         """Per cell, how many values of part ``i`` are at or below its left end."""
-        counts: NDArray[np.int64] = np.cumsum(np.bincount(rank[offsets[i]:offsets[i + 1]], minlength=C + 1))[:C]
+        hits = np.bincount(rank[offsets[i]:offsets[i + 1]], minlength=C + 1)
+        counts: NDArray[np.int64] = np.cumsum(hits)[:C]
         return counts
 
     mids = 0.5 * (ends[1:] + ends[:-1])
