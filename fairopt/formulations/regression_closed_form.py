@@ -106,7 +106,14 @@ def merged_cells(dists: list[GroupDistribution], shares: _F) -> Cells:
 
 
 def distinct_values(q: _F, mass: _F) -> tuple[_F, _F]:
-    """Distinct values of a non-decreasing cell function and their total mass."""
+    """Distinct values of a non-decreasing cell function and their total mass.
+
+    Examples
+    --------
+    >>> v, w = distinct_values(np.array([0.0, 0.0, 1.0]), np.array([0.25, 0.25, 0.5]))
+    >>> v.tolist(), w.tolist()
+    ([0.0, 1.0], [0.5, 0.5])
+    """
     new = np.ones(q.shape[0], bool)
     new[1:] = q[1:] > q[:-1]
     starts = np.flatnonzero(new)
