@@ -99,7 +99,7 @@ def merged_cells(dists: list[GroupDistribution], shares: _F) -> Cells:
     # event position of every atom, then the number of kept cells up to and including it
     pos = np.empty(order.shape[0], np.int64)
     pos[order] = np.arange(order.shape[0])
-    kept = np.cumsum(keep)
+    kept = np.cumsum(keep, dtype=np.int64)
     bounds = np.cumsum([0, *sizes])
     ends = [kept[pos[bounds[a]:bounds[a + 1]]] for a in range(len(dists))]
     return Cells(mass[keep], level[keep], bary[keep], ends)

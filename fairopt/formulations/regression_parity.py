@@ -64,7 +64,8 @@ def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
     >>> transport_cost(np.array([-2.0, 0.5]), "absolute").tolist()
     [2.0, 0.5]
     """
-    return diff * diff if loss == "squared" else np.abs(diff)
+    out: np.ndarray = diff * diff if loss == "squared" else np.abs(diff)
+    return out
 
 
 @dataclass
@@ -184,7 +185,7 @@ class RegressionParitySolution:
     pooled_cdf: np.ndarray
     loss: float
     gap: float
-    price: np.ndarray
+    price: np.ndarray | None
     rounds: int
     solution: Solution | None
     plan_list: list[sp.csr_matrix] | None = None
@@ -290,19 +291,23 @@ class RegressionParity:
     def _slope(self, a: int, j: np.ndarray, k: np.ndarray) -> np.ndarray:
         """``g_j(s_k)`` (``k`` 0-based piece of group ``a``)."""
         s, y0, y1 = self.dists[a].values[k], self.grid[j], self.grid[j + 1]
-        return transport_cost(s - y0, self.loss) - transport_cost(s - y1, self.loss)
+        out: np.ndarray = transport_cost(s - y0, self.loss) - transport_cost(s - y1, self.loss)
+        return out
 
     def _prefix(self, a: int, j: np.ndarray, K: np.ndarray) -> np.ndarray:
         """``H_{a,j}(c_K) = sum_{k < K} w_k g_j(s_k)`` in O(1) per entry from prefix sums."""
         d = self.dists[a]
         y0, y1 = self.grid[j], self.grid[j + 1]
         W, S = d.levels, d.first_moment
+        out: np.ndarray
         if self.loss == "squared":
-            return 2.0 * (y1 - y0) * S[K] - (y1 * y1 - y0 * y0) * W[K]
+            out = 2.0 * (y1 - y0) * S[K] - (y1 * y1 - y0 * y0) * W[K]
+            return out
         delta = y1 - y0
         A = np.minimum(K, np.searchsorted(d.values, y0, side="right"))
         B = np.minimum(K, np.searchsorted(d.values, y1, side="left"))
-        return -delta * W[A] + 2.0 * (S[B] - S[A]) - (y0 + y1) * (W[B] - W[A]) + delta * (W[K] - W[B])
+        out = -delta * W[A] + 2.0 * (S[B] - S[A]) - (y0 + y1) * (W[B] - W[A]) + delta * (W[K] - W[B])
+        return out
 
     def _cuts(self, a: int, j: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Slope and intercept of piece ``k`` of ``h_{a,j}``: ``t >= slope G + intercept``."""

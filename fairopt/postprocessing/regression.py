@@ -28,7 +28,7 @@ from fairopt.validation import (
 __all__ = ["RegressionDebiaser"]
 
 
-class RegressionDebiaser(RegressorMixin, BaseEstimator):
+class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc]  # scikit-learn has no stubs
     """Least-loss post-processing of any regressor's predictions to statistical parity.
 
     Statistical parity in the sense of Agarwal, Dudik & Wu (2019): for every threshold ``z``,
@@ -109,7 +109,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
     (1.0, 0.0)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, HasMethods(["predict"])],
         "prefit": ["boolean"],
         "eps": [Interval(Real, 0, 1, closed="both")],
@@ -122,7 +122,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False, eps: float = 0.0,
                  loss: str = "squared", grid: int | ArrayLike | None = None,
-                 solver: str | SolverSpec | dict | None = None,
+                 solver: str | SolverSpec | dict[str, Any] | None = None,
                  random_state: int | np.random.Generator | None = None,
                  confidence: float | None = None) -> None:
         self.estimator = estimator
@@ -195,7 +195,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
-    def _grid(self, dists: list, shares: np.ndarray, cells: Any = None) -> np.ndarray:
+    def _grid(self, dists: list[Any], shares: np.ndarray, cells: Any = None) -> np.ndarray:
         from fairopt.formulations.regression_closed_form import default_grid
         from fairopt.formulations.regression_parity import barycenter
         if self.grid is None:
@@ -330,7 +330,8 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
 
             def row_cdf(k: np.ndarray, lev: np.ndarray = lev, cdf: np.ndarray = cdf) -> np.ndarray:
                 w = (lev[k + 1] - lev[k])[:, None]
-                return np.clip((cdf[None, :] - lev[k][:, None]) / w, 0.0, 1.0)
+                out: np.ndarray = np.clip((cdf[None, :] - lev[k][:, None]) / w, 0.0, 1.0)
+                return out
 
             mix = (1 - lam[rows, None]) * row_cdf(lo[rows]) + lam[rows, None] * row_cdf(hi[rows])
             mix[:, -1] = 1.0
@@ -394,4 +395,5 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, m: int) -> np.n
         return np.zeros(0)
     cum = np.cumsum(weights) / weights.sum()
     levels = np.linspace(0.0, 1.0, m) if m > 1 else np.array([0.5])
-    return values[np.minimum(np.searchsorted(cum, levels - 1e-12, side="left"), values.shape[0] - 1)]
+    out: np.ndarray = values[np.minimum(np.searchsorted(cum, levels - 1e-12, side="left"), values.shape[0] - 1)]
+    return out
