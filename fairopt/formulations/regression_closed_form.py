@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from fairopt.formulations.regression_parity import GroupDistribution, RegressionParity
+    from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
 
 __all__ = ["Cells", "closed_form", "default_grid", "distinct_values", "input_gap", "merged_cells"]
 
@@ -151,7 +151,7 @@ def _weighted_lower_median(vals: _F, shares: _F) -> _F:
     return out
 
 
-def closed_form(form: RegressionParity) -> tuple[_F, _F, float, list[sp.csr_matrix], Callable[[], _F]] | None:
+def closed_form(form: ParityProblem) -> tuple[_F, _F, float, list[sp.csr_matrix], Callable[[], _F]] | None:
     """The exact optimum at ``eps = 0`` without an LP, or ``None`` when no closed form applies.
 
     Returns ``(cdf, pooled_cdf, loss, plans, price)``: the groups' output CDF on the grid (a
@@ -219,7 +219,7 @@ def _on_grid(values: _F, grid: _F) -> bool:
     return bool(np.all(grid[pos] == values))
 
 
-def _duals(form: RegressionParity, pooled: _F, cells: Cells) -> _F:
+def _duals(form: ParityProblem, pooled: _F, cells: Cells) -> _F:
     """Duals of the parity rows at ``eps = 0``: ``d loss / d bound`` of row ``G_{a,j} - P_j``.
 
     Per grid interval ``j`` the LP's stationarity reads ``price_{a,j} = s_j p_a (g_{a,j} - t_j)``

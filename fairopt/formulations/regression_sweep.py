@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from fairopt.formulations.regression_parity import GroupDistribution, RegressionParity
+    from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
 
 __all__ = ["allocation", "squared_sweep"]
 
@@ -165,7 +165,7 @@ def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) ->
     return G
 
 
-def squared_sweep(form: RegressionParity, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
+def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
     """``(cdf, pooled_cdf)`` on the grid for the squared loss at ``eps > 0``; ``None`` otherwise.
 
     Examples

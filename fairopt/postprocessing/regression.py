@@ -28,7 +28,7 @@ from fairopt.validation import (
 __all__ = ["RegressionDebiaser"]
 
 
-class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc]  # scikit-learn has no stubs
+class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # sklearn: no stubs
     """Least-loss post-processing of any regressor's predictions to statistical parity.
 
     Statistical parity in the sense of Agarwal, Dudik & Wu (2019): for every threshold ``z``,
