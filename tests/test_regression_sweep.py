@@ -88,4 +88,4 @@ def test_cell_slopes_from_the_merge_equal_the_allocation_slope(seed, eps):
     assert np.all(np.diff(v) >= -1e-12)                                  # V is convex
     # the roots: the filled allocation at tau_k reaches exactly mu_k
     G = pool.allocate(pool.mu)[0]
-    np.testing.assert_allclose(G @ shares, pool.mu, atol=1e-12)
+    np.testing.assert_allclose(shares @ G, pool.mu, atol=1e-12)

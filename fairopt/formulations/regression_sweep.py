@@ -43,7 +43,7 @@ _F = NDArray[np.float64]
 
 
 class _Pooled:
-    """Pooled distinct predictions ``tau`` and every group's CDF there (``F[k, a] = F_a(tau_k)``)."""
+    """Pooled distinct predictions ``tau`` and every group's CDF there (``F[a, k] = F_a(tau_k)``)."""
 
     def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16) -> None:
         self.dists, self.shares, self.eps = dists, shares, eps
@@ -56,16 +56,16 @@ class _Pooled:
         rank = np.empty(vals.shape[0], np.int64)
         rank[order] = np.cumsum(keep) - 1                     # index in ``tau`` of every atom
         N, A = self.tau.shape[0], len(dists)
-        self.F = np.empty((N, A))
+        self.F = np.empty((A, N))
         start = 0
         for a, d in enumerate(dists):                         # F_a(tau_k) = level after the atoms <= tau_k
             seen = np.cumsum(np.bincount(rank[start:start + d.size], minlength=N))
-            self.F[:, a] = d.levels[seen]
+            self.F[a] = d.levels[seen]
             start += d.size
         self.mu = np.empty(N)
         delta = np.concatenate([-shares, shares])
         for lo in range(0, N, chunk):
-            f = self.F[lo:lo + chunk]
+            f = self.F[:, lo:lo + chunk].T
             kinks = np.hstack([f - eps, f + eps])
             order = np.argsort(kinks, axis=1)
             b = np.take_along_axis(kinks, order, axis=1)
@@ -79,29 +79,27 @@ class _Pooled:
         self.mu = np.maximum.accumulate(self.mu)
 
     def allocate(self, P: _F) -> tuple[_F, _F, NDArray[np.bool_]]:
-        """``(G (len(P), A), tau (len(P),), flexible (len(P), A))`` of the allocation at ``P``."""
+        """``(G (A, len(P)), tau (len(P),), flexible (A, len(P)))`` of the allocation at ``P``."""
         k = np.minimum(np.searchsorted(self.mu, P - 1e-13, side="left"), self.tau.shape[0] - 1)
-        lo_b, hi_b = (P - self.eps)[:, None], (P + self.eps)[:, None]
-        above = np.clip(self.F[k], lo_b, hi_b)
-        prev = self.F[np.maximum(k - 1, 0)]
-        prev[k == 0] = 0.0
+        lo_b, hi_b = (P - self.eps)[None, :], (P + self.eps)[None, :]
+        above = np.clip(self.F[:, k], lo_b, hi_b)
+        prev = self.F[:, np.maximum(k - 1, 0)]
+        prev[:, k == 0] = 0.0
         below = np.clip(prev, lo_b, hi_b)
-        need, room = P - below @ self.shares, (above - below) @ self.shares
+        need, room = P - self.shares @ below, self.shares @ (above - below)
         theta = np.clip(np.where(room > 0, need / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
-        G: _F = below + theta[:, None] * (above - below)
+        G: _F = below + theta[None, :] * (above - below)
         return G, self.tau[k], above > below
 
     def slope(self, P: _F) -> _F:
         """``V'(P)`` at points ``P`` strictly inside the cells."""
         G, tau, flexible = self.allocate(P)
         eps = self.eps
-        moving = ~flexible & (((np.abs(G - (P + eps)[:, None]) < 1e-12) & (P + eps < 1.0)[:, None])
-                              | ((np.abs(G - (P - eps)[:, None]) < 1e-12) & (P - eps > 0.0)[:, None]))
-        q = np.empty_like(G)
-        for a, d in enumerate(self.dists):
-            q[:, a] = d.quantile(G[:, a])
-        p_moving = moving @ self.shares
-        out: _F = (moving * q) @ self.shares + (1.0 - p_moving) * tau
+        moving = ~flexible & (((np.abs(G - (P + eps)[None, :]) < 1e-12) & (P + eps < 1.0)[None, :])
+                              | ((np.abs(G - (P - eps)[None, :]) < 1e-12) & (P - eps > 0.0)[None, :]))
+        q = np.vstack([d.quantile(g) for d, g in zip(self.dists, G, strict=True)])
+        p_moving = self.shares @ moving
+        out: _F = self.shares @ (moving * q) + (1.0 - p_moving) * tau
         return out
 
 
@@ -135,7 +133,7 @@ def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
     num, p_moving = np.zeros(C), np.zeros(C)
     top_open, bottom_open = mids + eps < 1.0, mids - eps > 0.0
     for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
-        column = pool.F[:, a]
+        column = pool.F[a]
         f_hi = column[k]
         f_lo = np.where(k > 0, column[np.maximum(k - 1, 0)], 0.0)
         up = (f_lo >= mids + eps) & top_open               # held at the band's top: G = P + eps
@@ -161,7 +159,7 @@ def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) ->
     >>> allocation(dists, shares, np.array([0.5]), 0.1).round(6).tolist()
     [[0.6], [0.4]]
     """
-    G: _F = _Pooled(dists, shares, eps).allocate(np.asarray(P, dtype=float))[0].T
+    G: _F = _Pooled(dists, shares, eps).allocate(np.asarray(P, dtype=float))[0]
     return G
 
 
@@ -186,8 +184,11 @@ def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | 
     at = np.searchsorted(v, m, side="left")                # left end of the first cell with V' >= m
     first = np.concatenate([[True], at[1:] > at[:-1]])     # ``at`` is sorted: allocate each level once
     P = ends[at[first]]
-    G_u = np.concatenate([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
+    G_u = np.hstack([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
     cdf = np.empty((len(dists), grid.shape[0]))
-    np.take(np.maximum.accumulate(G_u.T, axis=1), np.cumsum(first) - 1, axis=1, out=cdf[:, :-1])
+    G_u = np.maximum.accumulate(G_u, axis=1)
+    which = np.cumsum(first) - 1
+    for a in range(len(dists)):         # row by row: contiguous gathers
+        cdf[a, :-1] = G_u[a, which]
     cdf[:, -1] = 1.0
     return cdf, shares @ cdf
