@@ -89,3 +89,31 @@ def test_cell_slopes_from_the_merge_equal_the_allocation_slope(seed, eps):
     # the roots: the filled allocation at tau_k reaches exactly mu_k
     G = pool.allocate(pool.mu)[0]
     np.testing.assert_allclose(shares @ G, pool.mu, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("case", ["eps_one", "eps_half", "one_group", "grid_above", "grid_below", "grid_narrow"])
+def test_sweep_edge_cases_equal_the_lp(seed, case, monkeypatch):
+    pred, codes, w = random_case(seed, ties=True)
+    n_groups = codes.max() + 1
+    grid, eps = np.linspace(-3.0, 5.0, 9), 0.1
+    if case == "eps_one":
+        eps = 1.0                                   # the band covers [0, 1]: no parity constraint binds
+    elif case == "eps_half":
+        eps = 0.5
+    elif case == "one_group":
+        codes, n_groups = np.zeros_like(codes), 1
+    elif case == "grid_above":
+        grid = np.array([10.0, 11.0, 12.0])        # every prediction below the grid
+    elif case == "grid_below":
+        grid = np.array([-12.0, -11.0])
+    else:
+        grid, eps = np.array([0.0, 0.1]), 0.05
+    dists, shares = rp.collapse_groups(pred, codes, n_groups, w)
+    sol = rp.RegressionParity(dists, shares, grid, eps, "squared").solve()
+    assert sol.rounds == 0
+    with monkeypatch.context() as m:
+        m.setattr(rp, "squared_sweep", lambda form: None)
+        ref = lp_solution(dists, shares, grid, eps, "squared", monkeypatch)
+    assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
+    assert sol.gap <= eps + 1e-12
