@@ -117,3 +117,12 @@ def test_sweep_edge_cases_equal_the_lp(seed, case, monkeypatch):
         ref = lp_solution(dists, shares, grid, eps, "squared", monkeypatch)
     assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
     assert sol.gap <= eps + 1e-12
+
+
+def test_prices_after_the_sweep_refuse_an_lp_too_large(monkeypatch):
+    from fairopt.errors import SizeLimitError
+    pred, codes, w = random_case(1, ties=False)
+    deb = RegressionDebiaser(eps=0.05).fit(pred, sensitive_features=codes, sample_weight=w)
+    monkeypatch.setattr(rp, "LP_PRICE_ROWS", 10)
+    with pytest.raises(SizeLimitError, match="int grid"):
+        _ = deb.price_of_fairness_
