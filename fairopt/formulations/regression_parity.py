@@ -31,25 +31,30 @@ the registry's default LP back end (or the one given).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError, SolverError
+from fairopt.errors import DataValidationError, SizeLimitError, SolverError
+from fairopt.formulations._regression_groups import GroupDistribution, collapse_groups
+from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
+from fairopt.formulations.regression_sweep import squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
 __all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter",
-           "collapse_groups", "quantile_plan", "transport_cost"]
+           "collapse_groups", "plan_loss", "quantile_plan", "transport_cost"]
 
 LOSSES = ("squared", "absolute")
 #: largest number of (pair, piece) cuts put into the first LP at once (above it: cutting planes)
 FULL_LIMIT = 60_000
 #: largest number of cutting-plane rounds before giving up
 MAX_ROUNDS = 100
+#: largest first-round LP (cut rows) built only to read the duals after the sweep
+LP_PRICE_ROWS = 5_000_000
 
 
 def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
@@ -62,75 +67,8 @@ def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
     >>> transport_cost(np.array([-2.0, 0.5]), "absolute").tolist()
     [2.0, 0.5]
     """
-    return diff * diff if loss == "squared" else np.abs(diff)
-
-
-@dataclass
-class GroupDistribution:
-    """One group's predictions collapsed to distinct sorted ``values`` with ``weights`` summing to 1.
-
-    Examples
-    --------
-    >>> d = GroupDistribution(np.array([0.0, 1.0]), np.array([0.25, 0.75]))
-    >>> d.levels.tolist(), float(d.quantile(np.array([0.5]))[0])
-    ([0.0, 0.25, 1.0], 1.0)
-    """
-
-    values: np.ndarray
-    weights: np.ndarray
-    levels: np.ndarray = field(init=False)        # c_0 = 0, ..., c_n = 1
-    first_moment: np.ndarray = field(init=False)  # S_k = sum_{k' <= k} w s
-
-    def __post_init__(self) -> None:
-        self.levels = np.concatenate([[0.0], np.cumsum(self.weights)])
-        self.levels[-1] = 1.0
-        self.first_moment = np.concatenate([[0.0], np.cumsum(self.weights * self.values)])
-
-    @property
-    def size(self) -> int:
-        """Number of distinct values."""
-        return int(self.values.shape[0])
-
-    def quantile(self, u: np.ndarray) -> np.ndarray:
-        """Left-continuous quantile ``Q(u) = min{s: F(s) >= u}``."""
-        k = np.searchsorted(self.levels[1:], u, side="left")
-        return self.values[np.minimum(k, self.size - 1)]
-
-    def cdf(self, z: np.ndarray) -> np.ndarray:
-        """``F(z) = P(s <= z)``."""
-        return self.levels[np.searchsorted(self.values, z, side="right")]
-
-
-def collapse_groups(pred: np.ndarray, codes: np.ndarray, n_groups: int,
-                    sample_weight: np.ndarray | None = None) -> tuple[list[GroupDistribution], np.ndarray]:
-    """Sufficient statistics: every group's distinct predictions with weights, and group shares.
-
-    Rows of zero weight carry no mass and are left out of the distributions (predict still maps
-    their values). One sort of all rows; no loop over rows.
-
-    Examples
-    --------
-    >>> dists, shares = collapse_groups(np.array([1.0, 0.0, 1.0, 2.0]), np.array([0, 0, 0, 1]), 2)
-    >>> dists[0].values.tolist(), dists[0].weights.round(3).tolist(), shares.tolist()
-    ([0.0, 1.0], [0.333, 0.667], [0.75, 0.25])
-    """
-    w = np.ones(pred.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    live = w > 0
-    pred, codes, w = pred[live], codes[live], w[live]
-    order = np.lexsort((pred, codes))
-    p, c, w = pred[order], codes[order], w[order]
-    new = np.ones(p.shape[0], bool)
-    new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
-    starts = np.flatnonzero(new)
-    vals, cods, mass = p[starts], c[starts], np.add.reduceat(w, starts) if starts.size else np.zeros(0)
-    totals = np.bincount(cods, weights=mass, minlength=n_groups)
-    if np.any(totals <= 0):
-        raise DataValidationError(f"group code(s) {np.flatnonzero(totals <= 0).tolist()} have no rows of positive "
-                                  "weight; every group needs some mass to have an output distribution.")
-    bounds = np.searchsorted(cods, np.arange(n_groups + 1))
-    dists = [GroupDistribution(vals[bounds[a]:bounds[a + 1]], mass[bounds[a]:bounds[a + 1]] / totals[a])
-             for a in range(n_groups)]
-    return dists, totals / totals.sum()
+    out: np.ndarray = diff * diff if loss == "squared" else np.abs(diff)
+    return out
 
 
 @dataclass
@@ -149,13 +87,18 @@ class RegressionParitySolution:
         Expected loss ``sum_a p_a sum_{i,j} plan[a][i, j] c(s_i - y_j)`` of the plan.
     gap : float
         ``max_{a,j} |cdf[a, j] - pooled_cdf[j]|``.
-    price : ndarray (n_groups, M - 1)
+    price : ndarray (n_groups, M - 1) or None
         Duals of the CDF band rows ``-eps <= G_{a,j} - P_j <= eps`` (``d loss / d bound``); the loss
-        falls by ``sum |price|`` per unit of extra ``eps``.
+        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form path, where
+        :meth:`prices` computes them on demand.
     rounds : int
-        LP solves (1 when every piece fitted in the first LP).
-    solution : Solution
-        The last LP's solution.
+        LP solves (0 on the closed-form path at ``eps = 0``, 1 when every piece fitted in the first LP).
+    solution : Solution or None
+        The last LP's solution (``None`` without an LP).
+    plan_list : list of csr_matrix or None
+        The plans, when the solve built them already.
+    price_fn : callable or None
+        Computes ``price`` on demand.
 
     Examples
     --------
@@ -174,14 +117,24 @@ class RegressionParitySolution:
     pooled_cdf: np.ndarray
     loss: float
     gap: float
-    price: np.ndarray
+    price: np.ndarray | None
     rounds: int
     solution: Solution | None
+    plan_list: list[sp.csr_matrix] | None = None
+    price_fn: Callable[[], np.ndarray] | None = None
 
     def plans(self, dists: list[GroupDistribution]) -> list[sp.csr_matrix]:
         """Each group's monotone transport plan: ``plan[a][i, j]`` = P(prediction ``values[i]`` goes
         to ``grid[j]`` | group ``a``) (rows sum to the value's weight)."""
+        if self.plan_list is not None:
+            return self.plan_list
         return [quantile_plan(d.levels, self.cdf[a]) for a, d in enumerate(dists)]
+
+    def prices(self) -> np.ndarray:
+        """``price``, computed (once) when the solve left it to be computed on demand."""
+        if self.price is None:
+            self.price = self.price_fn() if self.price_fn is not None else np.zeros((self.cdf.shape[0], 0))
+        return self.price
 
 
 def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
@@ -193,13 +146,35 @@ def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
     >>> quantile_plan(np.array([0.0, 0.5, 1.0]), np.array([0.25, 1.0])).toarray().tolist()
     [[0.25, 0.25], [0.0, 0.5]]
     """
-    cuts = np.unique(np.concatenate([levels, out_cdf, [0.0]]))
+    n, M = levels.shape[0] - 1, out_cdf.shape[0]
+    jumps = np.flatnonzero(np.diff(out_cdf, prepend=0.0) > 0)     # output atoms (columns with mass)
+    top = out_cdf[jumps]
+    both = np.sort(np.concatenate([levels, top]), kind="stable")   # two sorted runs: a merge
+    cuts = both[np.concatenate([[True], both[1:] > both[:-1]])]
     mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    keep = mass > 0
-    mids, mass = mids[keep], mass[keep]
-    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), levels.shape[0] - 2)
-    cols = np.minimum(np.searchsorted(out_cdf, mids, side="left"), out_cdf.shape[0] - 1)
-    return sp.csr_matrix((mass, (rows, cols)), shape=(levels.shape[0] - 1, out_cdf.shape[0]))
+    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), n - 1)
+    cols = jumps[np.minimum(np.searchsorted(top, mids, side="left"), top.shape[0] - 1)]
+    plan = sp.csr_matrix((mass, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, M))
+    plan.sum_duplicates()
+    return plan
+
+
+def plan_loss(plans: list[sp.csr_matrix], dists: list[GroupDistribution], shares: np.ndarray, grid: np.ndarray,
+              loss: str) -> float:
+    """``sum_a p_a sum_{i,j} plan[a][i, j] c(s_i - y_j)`` in one pass over the plans' entries.
+
+    Examples
+    --------
+    >>> dists, shares = collapse_groups(np.array([0.0, 2.0]), np.array([0, 1]), 2)
+    >>> plans = [quantile_plan(d.levels, np.array([0.0, 1.0, 1.0])) for d in dists]
+    >>> plan_loss(plans, dists, shares, np.array([0.0, 1.0, 2.0]), "squared")
+    1.0
+    """
+    total = 0.0
+    for p, plan, d in zip(shares, plans, dists, strict=True):
+        rows = np.repeat(np.arange(plan.shape[0]), np.diff(plan.indptr))
+        total += float(p * np.dot(plan.data, transport_cost(d.values[rows] - grid[plan.indices], loss)))
+    return total
 
 
 class RegressionParity:
@@ -217,6 +192,9 @@ class RegressionParity:
         Largest allowed ``|G_{a,j} - P_j|``.
     loss : {"squared", "absolute"}
         Transport cost ``(s - y)^2`` or ``|s - y|``.
+    cells : Cells or None
+        The groups' merged quantile cells (:func:`~fairopt.formulations.regression_closed_form.merged_cells`)
+        when already computed; used by the closed form at ``eps = 0``.
 
     Examples
     --------
@@ -228,7 +206,7 @@ class RegressionParity:
     """
 
     def __init__(self, dists: list[GroupDistribution], shares: np.ndarray, grid: np.ndarray, eps: float = 0.0,
-                 loss: str = "squared") -> None:
+                 loss: str = "squared", cells: Cells | None = None) -> None:
         if loss not in LOSSES:
             raise DataValidationError(f"loss must be one of {LOSSES}, got {loss!r}.")
         grid = np.asarray(grid, dtype=float)
@@ -237,7 +215,7 @@ class RegressionParity:
         if not (np.isfinite(eps) and eps >= 0):
             raise DataValidationError(f"eps must be a finite number >= 0, got {eps!r}.")
         self.dists, self.shares, self.grid = dists, np.asarray(shares, dtype=float), grid
-        self.eps, self.loss = float(eps), loss
+        self.eps, self.loss, self.cells = float(eps), loss, cells
         self.n_groups, self.M = len(dists), grid.shape[0]
         self._keys: list[np.ndarray] = []   # per group, keys j (n + 1) + k of the pieces in the LP
 
@@ -245,19 +223,23 @@ class RegressionParity:
     def _slope(self, a: int, j: np.ndarray, k: np.ndarray) -> np.ndarray:
         """``g_j(s_k)`` (``k`` 0-based piece of group ``a``)."""
         s, y0, y1 = self.dists[a].values[k], self.grid[j], self.grid[j + 1]
-        return transport_cost(s - y0, self.loss) - transport_cost(s - y1, self.loss)
+        out: np.ndarray = transport_cost(s - y0, self.loss) - transport_cost(s - y1, self.loss)
+        return out
 
     def _prefix(self, a: int, j: np.ndarray, K: np.ndarray) -> np.ndarray:
         """``H_{a,j}(c_K) = sum_{k < K} w_k g_j(s_k)`` in O(1) per entry from prefix sums."""
         d = self.dists[a]
         y0, y1 = self.grid[j], self.grid[j + 1]
         W, S = d.levels, d.first_moment
+        out: np.ndarray
         if self.loss == "squared":
-            return 2.0 * (y1 - y0) * S[K] - (y1 * y1 - y0 * y0) * W[K]
+            out = 2.0 * (y1 - y0) * S[K] - (y1 * y1 - y0 * y0) * W[K]
+            return out
         delta = y1 - y0
         A = np.minimum(K, np.searchsorted(d.values, y0, side="right"))
         B = np.minimum(K, np.searchsorted(d.values, y1, side="left"))
-        return -delta * W[A] + 2.0 * (S[B] - S[A]) - (y0 + y1) * (W[B] - W[A]) + delta * (W[K] - W[B])
+        out = -delta * W[A] + 2.0 * (S[B] - S[A]) - (y0 + y1) * (W[B] - W[A]) + delta * (W[K] - W[B])
+        return out
 
     def _cuts(self, a: int, j: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Slope and intercept of piece ``k`` of ``h_{a,j}``: ``t >= slope G + intercept``."""
@@ -364,7 +346,38 @@ class RegressionParity:
             res = norm.solve(solver, **options)
             f = span * span if self.loss == "squared" else span
             return RegressionParitySolution(self.grid, res.cdf, res.pooled_cdf, res.loss * f, res.gap,
-                                            res.price * f, res.rounds, res.solution)
+                                            None if res.price is None else res.price * f, res.rounds,
+                                            res.solution, res.plan_list, lambda: res.prices() * f)
+        fast = closed_form(self)
+        if fast is not None:     # eps = 0 with the output support on the grid: no LP
+            cdf, pooled, loss, plans, price_fn = fast
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, 0.0, None, 0, None, plans, price_fn)
+        swept = squared_sweep(self)
+        if swept is not None:    # squared loss, eps > 0: per-interval allocation, no LP
+            cdf, pooled = swept
+            plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
+            loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
+            gap = max(float(np.max(np.abs(row - pooled))) for row in cdf)
+            # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans,
+                                            lambda: self._lp_prices(solver, **options))
+        return self._solve_lp(solver, **options)
+
+    def _lp_prices(self, solver: str | SolverSpec | Mapping[str, Any] | None, **options: Any) -> np.ndarray:
+        """The LP's duals on this grid, refused (typed) when its cutting planes would not fit."""
+        rows = 33 * self.n_groups * (self.M - 1)         # first-round cuts: 11 levels x 3 pieces per pair
+        if rows > LP_PRICE_ROWS:
+            raise SizeLimitError(
+                f"the duals after the squared-loss sweep come from the LP on the same grid, which would start "
+                f"with about {rows:,} cut rows here ({self.M:,} grid points x {self.n_groups} groups); fit with an "
+                "int grid (for example grid=200) to read price_of_fairness_, or take the slope of train_loss_ "
+                "between two eps values.", needed_bytes=rows * 200, limit_bytes=LP_PRICE_ROWS * 200)
+        return self._solve_lp(solver, **options).prices()
+
+    def _solve_lp(self, solver: str | SolverSpec | Mapping[str, Any] | None,
+                  **options: Any) -> RegressionParitySolution:
+        """The cutting-plane LP (the general path, and the reference of the closed forms)."""
+        J, A = self.M - 1, self.n_groups
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
@@ -430,8 +443,6 @@ def barycenter(dists: list[GroupDistribution], shares: np.ndarray) -> tuple[np.n
     >>> v.tolist(), w.tolist()
     ([1.0, 2.0], [0.5, 0.5])
     """
-    cuts = np.unique(np.concatenate([d.levels for d in dists]))
-    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    q = sum(p * d.quantile(mids) for p, d in zip(shares, dists, strict=True))
-    values, inverse = np.unique(q, return_inverse=True)
-    return values, np.bincount(inverse, weights=mass, minlength=values.shape[0])
+
+    cells = merged_cells(dists, shares)
+    return distinct_values(cells.barycenter, cells.mass)

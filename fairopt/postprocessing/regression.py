@@ -28,16 +28,18 @@ from fairopt.validation import (
 __all__ = ["RegressionDebiaser"]
 
 
-class RegressionDebiaser(RegressorMixin, BaseEstimator):
+class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, unused-ignore]  # sklearn: no stubs
     """Least-loss post-processing of any regressor's predictions to statistical parity.
 
     Statistical parity in the sense of Agarwal, Dudik & Wu (2019): for every threshold ``z``,
     ``|P(f >= z | A = a) - P(f >= z)| <= eps`` (each group's output CDF within ``eps`` of the pooled
     one). Each group's distribution of predictions is transported to output values on ``grid`` at
     the least expected loss against the original predictions; the transport is a linear program in
-    the output CDFs (see ``fairopt.formulations.regression_parity``), solved exactly. At
-    ``eps = 0`` with squared loss the outputs follow the Wasserstein-2 barycenter of the groups'
-    prediction distributions (Chzhen et al. 2020; Le Gouic et al. 2020).
+    the output CDFs (see ``fairopt.formulations.regression_parity``), solved exactly: in closed
+    form at ``eps = 0`` (both losses), by a sweep over the pooled CDF for the squared loss at
+    ``eps > 0``, and by the LP otherwise. At ``eps = 0`` with squared loss the outputs follow the
+    Wasserstein-2 barycenter of the groups' prediction distributions (Chzhen et al. 2020; Le Gouic
+    et al. 2020).
 
     Parameters
     ----------
@@ -57,10 +59,11 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         Output values. ``None``: every distinct prediction plus the support of the squared-loss
         barycenter, so ``eps = 0`` is exact (for the absolute loss the median-CDF barycenter lives
         on the predictions). An int ``M``: ``M // 2`` quantiles of the pooled predictions and
-        ``M - M // 2`` of the barycenter (use it above ~10^4 distinct predictions). An array: those
-        values.
+        ``M - M // 2`` of the barycenter (a coarser output; with the absolute loss at ``eps > 0``,
+        which runs the LP, use it above ~10^4 distinct predictions). An array: those values.
     solver : str, SolverSpec, dict or None, default None
-        LP back end (``None``: the registry's default for LPs).
+        LP back end (``None``: the registry's default for LPs) when the LP runs, and for
+        ``price_of_fairness_`` after the squared-loss sweep.
     random_state : int, Generator or None
         Seed of ``predict``'s draws.
     confidence : float in (0, 1) or None, default None
@@ -89,7 +92,9 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         The same gap of the original predictions.
     price_of_fairness_ : ndarray (n_groups, M - 1)
         Duals of the CDF rows (``d train_loss / d bound``); the loss falls by
-        ``abs(price_of_fairness_).sum()`` per unit of extra ``eps``.
+        ``abs(price_of_fairness_).sum()`` per unit of extra ``eps``. Computed when first read:
+        from the closed form at ``eps = 0`` (the duals with the least ``sum |price|``, i.e. the
+        slope as ``eps`` leaves 0), by the LP on ``grid_`` after the squared-loss sweep.
 
     Notes
     -----
@@ -109,7 +114,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
     (1.0, 0.0)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, HasMethods(["predict"])],
         "prefit": ["boolean"],
         "eps": [Interval(Real, 0, 1, closed="both")],
@@ -122,7 +127,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
 
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False, eps: float = 0.0,
                  loss: str = "squared", grid: int | ArrayLike | None = None,
-                 solver: str | SolverSpec | dict | None = None,
+                 solver: str | SolverSpec | dict[str, Any] | None = None,
                  random_state: int | np.random.Generator | None = None,
                  confidence: float | None = None) -> None:
         self.estimator = estimator
@@ -195,12 +200,12 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
-    def _grid(self, dists: list, shares: np.ndarray) -> np.ndarray:
+    def _grid(self, dists: list[Any], shares: np.ndarray, cells: Any = None) -> np.ndarray:
+        from fairopt.formulations.regression_closed_form import default_grid
         from fairopt.formulations.regression_parity import barycenter
-        bary, bary_w = barycenter(dists, shares)
-        values = np.unique(np.concatenate([d.values for d in dists]))
         if self.grid is None:
-            return np.unique(np.concatenate([values, bary]))
+            return default_grid(dists, shares, cells)
+        bary, bary_w = barycenter(dists, shares)
         if isinstance(self.grid, Integral) and not isinstance(self.grid, bool):
             M = int(self.grid)
             pooled_w = np.concatenate([p * d.weights for p, d in zip(shares, dists, strict=True)])
@@ -235,6 +240,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         RegressionDebiaser
             The fitted estimator.
         """
+        from fairopt.formulations.regression_closed_form import input_gap, merged_cells
         from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
         validate_params(self)
         no_guarantee(self, "RegressionDebiaser.fit",
@@ -258,8 +264,9 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         if pred.shape[0] != n:
             raise DataValidationError(f"got {pred.shape[0]} predictions for {n} rows.")
         dists, shares = collapse_groups(pred, codes, len(self.groups_), sw)
-        self.grid_ = self._grid(dists, shares)
-        form = RegressionParity(dists, shares, self.grid_, float(self.eps), self.loss)
+        cells = merged_cells(dists, shares)
+        self.grid_ = self._grid(dists, shares, cells)
+        form = RegressionParity(dists, shares, self.grid_, float(self.eps), self.loss, cells)
         sol = form.solve(self.solver)
         self.solution_ = sol
         self.support_ = [d.values for d in dists]
@@ -268,11 +275,15 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
         self.plan_ = sol.plans(dists)
         self.output_cdf_, self.pooled_cdf_ = sol.cdf, sol.pooled_cdf
         self.train_loss_, self.train_gap_ = sol.loss, sol.gap
-        self.price_of_fairness_ = sol.price
-        values = np.unique(np.concatenate(self.support_))
-        in_cdf = np.vstack([d.cdf(values) for d in dists])
-        self.input_gap_ = float(np.max(np.abs(in_cdf - shares @ in_cdf)))
+        self.input_gap_ = input_gap(dists, shares)
         return self
+
+    @property
+    def price_of_fairness_(self) -> np.ndarray:
+        """Duals of the CDF rows, ``(n_groups, M - 1)`` (computed on first access on the closed-form path)."""
+        if not hasattr(self, "solution_"):
+            raise AttributeError("price_of_fairness_ is set by fit")
+        return self.solution_.prices()
 
     def _neighbours(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Group code, the two neighbouring fitted values (indices) and the weight of the upper one."""
@@ -324,7 +335,8 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):
 
             def row_cdf(k: np.ndarray, lev: np.ndarray = lev, cdf: np.ndarray = cdf) -> np.ndarray:
                 w = (lev[k + 1] - lev[k])[:, None]
-                return np.clip((cdf[None, :] - lev[k][:, None]) / w, 0.0, 1.0)
+                out: np.ndarray = np.clip((cdf[None, :] - lev[k][:, None]) / w, 0.0, 1.0)
+                return out
 
             mix = (1 - lam[rows, None]) * row_cdf(lo[rows]) + lam[rows, None] * row_cdf(hi[rows])
             mix[:, -1] = 1.0
@@ -388,4 +400,5 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, m: int) -> np.n
         return np.zeros(0)
     cum = np.cumsum(weights) / weights.sum()
     levels = np.linspace(0.0, 1.0, m) if m > 1 else np.array([0.5])
-    return values[np.minimum(np.searchsorted(cum, levels - 1e-12, side="left"), values.shape[0] - 1)]
+    out: np.ndarray = values[np.minimum(np.searchsorted(cum, levels - 1e-12, side="left"), values.shape[0] - 1)]
+    return out

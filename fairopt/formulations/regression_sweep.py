@@ -1,0 +1,194 @@
+"""The regression-parity transport with squared loss at ``eps > 0`` without an LP.
+
+Between grid points ``y_j < y_{j+1}`` the squared-loss LP only sees the midpoint
+``m_j = (y_j + y_{j+1}) / 2``: its piece for interval ``j`` is ``2 (y_{j+1} - y_j)`` times
+
+    min_G  sum_a p_a (H_a(G_a) - m_j G_a)   s.t.  |G_a - P| <= eps,  P = sum_a p_a G_a,
+
+with ``H_a(G) = int_0^G Q_a`` (convex). Split it as ``min_P V(P) - m_j P`` with the *allocation*
+``V(P) = min {sum_a p_a H_a(G_a) : G_a in [P - eps, P + eps] cap [0, 1], sum_a p_a G_a = P}``.
+Duality (the conjugate of ``H_a`` is ``E(x - S_a)_+``) gives the slope of ``V`` in closed form:
+
+    V'(mu) = sum_a p_a clip(t, Q_a(mu - eps), Q_a(mu + eps)),  t = weighted median of the 2A
+             values {Q_a(mu - eps), Q_a(mu + eps)} (weights p_a; Q_a = -inf below 0, +inf above 1),
+
+a non-decreasing step function of ``mu`` whose steps are at the groups' levels shifted by
+``+-eps`` (the *mu-cells*). So ``P_j`` is where ``V'`` crosses ``m_j`` (one ``searchsorted``), and
+the groups' CDFs are the allocation at ``P_j``: ``G_a = clip(F_a(tau), P - eps, P + eps)`` with
+``tau`` the smallest prediction whose allocation reaches ``P`` (groups with an atom at ``tau``
+filled by a common fraction). ``P_j`` and the allocation are non-decreasing in ``j``, so the
+LP's monotonicity rows hold.
+
+Computation, with no search per interval: for every pooled prediction ``tau_k`` the largest ``P``
+its filled allocation still reaches is the root ``mu_k`` of ``sum_a p_a clip(F_a(tau_k) - P, -eps,
+eps) = 0`` (piecewise linear: one row sort of its ``2A`` kinks), so ``tau(P)`` is a
+``searchsorted`` in ``mu``. ``V'`` is constant between the points ``mu_k`` and the groups' levels
+``+-eps``; away from them the groups held at a band edge move with ``P`` at cost ``Q_a(G_a)`` and the
+rest of the unit moves at ``tau``: ``V' = sum_moving p_a Q_a(G_a) + (1 - p_moving) tau``. It is
+evaluated once per cell; each ``P_j`` is then the left end of the first cell with ``V' >= m_j``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
+
+__all__ = ["allocation", "squared_sweep"]
+
+_F = NDArray[np.float64]
+
+
+class _Pooled:
+    """Pooled distinct predictions ``tau`` and every group's CDF there (``F[a, k] = F_a(tau_k)``)."""
+
+    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16) -> None:
+        self.dists, self.shares, self.eps = dists, shares, eps
+        vals = np.concatenate([d.values for d in dists])
+        order = np.argsort(vals, kind="stable")              # the groups' sorted runs: a merge
+        both = vals[order]
+        keep = np.ones(both.shape[0], bool)
+        keep[1:] = both[1:] > both[:-1]
+        self.tau = both[keep]
+        rank = np.empty(vals.shape[0], np.int64)
+        rank[order] = np.cumsum(keep) - 1                     # index in ``tau`` of every atom
+        N, A = self.tau.shape[0], len(dists)
+        self.F = np.empty((A, N))
+        start = 0
+        for a, d in enumerate(dists):                         # F_a(tau_k) = level after the atoms <= tau_k
+            seen = np.cumsum(np.bincount(rank[start:start + d.size], minlength=N))
+            self.F[a] = d.levels[seen]
+            start += d.size
+        self.mu = np.empty(N)
+        delta = np.concatenate([-shares, shares])
+        for lo in range(0, N, chunk):
+            f = self.F[:, lo:lo + chunk].T
+            kinks = np.hstack([f - eps, f + eps])
+            order = np.argsort(kinks, axis=1)
+            b = np.take_along_axis(kinks, order, axis=1)
+            slope = np.cumsum(delta[order], axis=1)            # slope of g after each kink
+            g = eps + np.concatenate([np.zeros((f.shape[0], 1)),
+                                      np.cumsum(slope[:, :-1] * np.diff(b, axis=1), axis=1)], axis=1)
+            i = np.argmax(g < -1e-15, axis=1)                   # g ends at -eps < 0
+            rows = np.arange(f.shape[0])
+            s_, g_, b_ = slope[rows, i - 1], g[rows, i - 1], b[rows, i - 1]
+            self.mu[lo:lo + chunk] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
+        self.mu = np.maximum.accumulate(self.mu)
+
+    def allocate(self, P: _F) -> tuple[_F, _F, NDArray[np.bool_]]:
+        """``(G (A, len(P)), tau (len(P),), flexible (A, len(P)))`` of the allocation at ``P``."""
+        k = np.minimum(np.searchsorted(self.mu, P - 1e-13, side="left"), self.tau.shape[0] - 1)
+        lo_b, hi_b = (P - self.eps)[None, :], (P + self.eps)[None, :]
+        above = np.clip(self.F[:, k], lo_b, hi_b)
+        prev = self.F[:, np.maximum(k - 1, 0)]
+        prev[:, k == 0] = 0.0
+        below = np.clip(prev, lo_b, hi_b)
+        need, room = P - self.shares @ below, self.shares @ (above - below)
+        theta = np.clip(np.where(room > 0, need / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
+        G: _F = below + theta[None, :] * (above - below)
+        return G, self.tau[k], above > below
+
+    def slope(self, P: _F) -> _F:
+        """``V'(P)`` at points ``P`` strictly inside the cells."""
+        G, tau, flexible = self.allocate(P)
+        eps = self.eps
+        moving = ~flexible & (((np.abs(G - (P + eps)[None, :]) < 1e-12) & (P + eps < 1.0)[None, :])
+                              | ((np.abs(G - (P - eps)[None, :]) < 1e-12) & (P - eps > 0.0)[None, :]))
+        q = np.vstack([d.quantile(g) for d, g in zip(self.dists, G, strict=True)])
+        p_moving = self.shares @ moving
+        out: _F = self.shares @ (moving * q) + (1.0 - p_moving) * tau
+        return out
+
+
+def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
+    """The cell ends (the roots ``mu``, ``eps`` and the groups' upper levels ``+-eps`` in ``[0, 1]``) and
+    ``V'`` on every cell, from one merge: a count of each group's shifted levels below a cell gives
+    its quantile index there, so no cell is searched for."""
+    dists, shares, eps = pool.dists, pool.shares, pool.eps
+    A = len(dists)
+    parts = ([np.zeros(1), np.ones(1), pool.mu, np.full(1, min(eps, 1.0))]
+             + [np.clip(d.levels[1:] - eps, 0.0, 1.0) for d in dists]
+             + [np.clip(d.levels[1:] + eps, 0.0, 1.0) for d in dists])
+    vals = np.concatenate(parts)
+    order = np.argsort(vals, kind="stable")              # sorted runs: a merge
+    sv = vals[order]
+    new = np.concatenate([[True], sv[1:] > sv[:-1]])
+    ends = sv[new]
+    rank = np.empty(vals.shape[0], np.int64)
+    rank[order] = np.cumsum(new) - 1                      # index in ``ends`` of every value
+    C = ends.shape[0] - 1
+    offsets = np.cumsum([0] + [p.shape[0] for p in parts])
+
+    def below(i: int) -> NDArray[np.int64]:
+        """Per cell, how many values of part ``i`` are at or below its left end."""
+        hits = np.bincount(rank[offsets[i]:offsets[i + 1]], minlength=C + 1)
+        counts: NDArray[np.int64] = np.cumsum(hits)[:C]
+        return counts
+
+    mids = 0.5 * (ends[1:] + ends[:-1])
+    k = np.minimum(below(2), pool.tau.shape[0] - 1)       # the atom being filled: first root >= P
+    num, p_moving = np.zeros(C), np.zeros(C)
+    top_open, bottom_open = mids + eps < 1.0, mids - eps > 0.0
+    for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
+        column = pool.F[a]
+        f_hi = column[k]
+        f_lo = np.where(k > 0, column[np.maximum(k - 1, 0)], 0.0)
+        up = (f_lo >= mids + eps) & top_open               # held at the band's top: G = P + eps
+        down = (f_hi <= mids - eps) & bottom_open          # held at the band's bottom: G = P - eps
+        q_up = d.values[np.minimum(below(4 + a), d.size - 1)]        # Q_a(P + eps)
+        q_down = d.values[np.minimum(below(4 + A + a), d.size - 1)]  # Q_a(P - eps)
+        num += p * (np.where(up, q_up, 0.0) + np.where(down, q_down, 0.0))
+        p_moving += p * (up | down)
+    v: _F = num + (1.0 - p_moving) * pool.tau[k]
+    return ends, v
+
+
+def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) -> _F:
+    """The groups' CDFs ``(A, len(P))`` of the cheapest allocation at pooled levels ``P``.
+
+    ``G_a = clip(F_a(tau), P - eps, P + eps)`` with ``tau`` the smallest prediction value whose
+    allocation reaches ``P``; the groups with an atom at ``tau`` are filled by a common fraction.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> allocation(dists, shares, np.array([0.5]), 0.1).round(6).tolist()
+    [[0.6], [0.4]]
+    """
+    G: _F = _Pooled(dists, shares, eps).allocate(np.asarray(P, dtype=float))[0]
+    return G
+
+
+def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
+    """``(cdf, pooled_cdf)`` on the grid for the squared loss at ``eps > 0``; ``None`` otherwise.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> cdf, pooled = squared_sweep(RegressionParity(dists, shares, np.arange(4.0), eps=0.25))
+    >>> bool(np.abs(cdf - pooled).max() <= 0.25 + 1e-12), cdf[:, -1].tolist()
+    (True, [1.0, 1.0])
+    """
+    if form.loss != "squared" or form.eps <= 0.0:
+        return None
+    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
+    pooled = _Pooled(dists, shares, eps)
+    ends, v = _cell_slopes(pooled)
+    v = np.maximum.accumulate(v)
+    m = 0.5 * (grid[:-1] + grid[1:])
+    at = np.searchsorted(v, m, side="left")                # left end of the first cell with V' >= m
+    first = np.concatenate([[True], at[1:] > at[:-1]])     # ``at`` is sorted: allocate each level once
+    P = ends[at[first]]
+    G_u = np.hstack([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
+    cdf = np.empty((len(dists), grid.shape[0]))
+    G_u = np.maximum.accumulate(G_u, axis=1)
+    which = np.cumsum(first) - 1
+    for a in range(len(dists)):         # row by row: contiguous gathers
+        cdf[a, :-1] = G_u[a, which]
+    cdf[:, -1] = 1.0
+    return cdf, shares @ cdf
