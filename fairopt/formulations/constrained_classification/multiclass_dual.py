@@ -38,18 +38,77 @@ from scipy.optimize import minimize
 if TYPE_CHECKING:
     from fairopt.formulations.constrained_classification.multiclass_lp import MulticlassTransportLP
 
-__all__ = ["DualProblem", "dual_offsets", "offsets_from_x"]
+__all__ = ["DualProblem", "Prepared", "dual_offsets", "margins", "offsets_from_x"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 
 #: temperatures of the subsample and near-tie phases (costs are O(1) numbers)
-SAMPLE_TAUS = (1e-2, 2e-3)
-TIE_TAUS = (1e-3, 2e-4, 4e-5)
+SAMPLE_TAUS = (1e-2, 3e-3)
+TIE_TAUS = (2e-3, 4e-4, 8e-5)
 #: atoms in the subsample phase and, at most, in the near-tie phase
-SAMPLE_ATOMS = 40_000
-TIE_ATOMS = 120_000
+SAMPLE_ATOMS = 100_000
+#: share of the atoms (nearest a tie) kept at each temperature of ``TIE_TAUS``
+TIE_SIZES = (1.0, 0.1, 0.02)
 LBFGS_ITER = 400
+#: Newton steps per temperature; above ``NEWTON_MAX_X`` dual variables L-BFGS-B runs instead
+NEWTON_ITER = 40
+NEWTON_MAX_X = 1500
+#: re-selections of the near-tie atoms per temperature
+MAX_REPIN = 6
+#: stop when the Newton decrement falls below this (relative to the dual value)
+NEWTON_TOL = 1e-13
+#: ... or when a step moves no offset by more than this share of the temperature
+XTOL = 0.02
+
+
+class Prepared:
+    """Per-atom arrays of an LP computed once for all dual evaluations: expected costs ``S C``,
+    the events, their masses per group and pooled, and the groups' weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import (
+    ...     MulticlassTransportLP, collapse_vectors)
+    >>> lp = MulticlassTransportLP(collapse_vectors(np.array([[.9, .1], [.2, .8]]), np.array([0, 1])),
+    ...                            2, 1 - np.eye(2), "equal_opportunity")
+    >>> Prepared(lp).Vg.round(2).tolist()
+    [[0.9, 0.1], [0.2, 0.8]]
+    """
+
+    def __init__(self, lp: MulticlassTransportLP) -> None:
+        at = lp.atoms
+        G = lp.n_groups
+        self.K = int(at.scores.shape[1])
+        self.scores, self.group = at.scores, at.group
+        self.ev_j = np.array([-1 if j is None else j for j, _ in lp.events], dtype=np.int64)
+        self.ev_k = np.array([k for _, k in lp.events], dtype=np.int64)
+        self.cond = bool((self.ev_j >= 0).any())
+        self.SC: F64 = at.scores @ lp.cost
+        self.gw: F64 = np.bincount(at.group, weights=at.weight, minlength=G)
+        if self.cond:
+            self.Vg: F64 = np.stack([np.bincount(at.group, weights=at.weight * (1.0 if j < 0 else at.scores[:, j]),
+                                                 minlength=G) for j in self.ev_j], axis=1)
+        else:
+            self.Vg = np.repeat(self.gw[:, None], self.ev_j.shape[0], axis=1)
+        self.V: F64 = self.Vg.sum(axis=0)
+        self.live: NDArray[np.bool_] = (self.Vg > 0) & (self.V > 0)[None, :]
+
+    def phi(self, rows: I64) -> F64:
+        """``phi_e(s)`` of the atoms ``rows`` (``(len(rows), E)``)."""
+        return _phi(self.scores[rows], self.ev_j)
+
+    def adjusted(self, D: F64, b: F64) -> F64:
+        """Adjusted costs of every atom under the offsets ``(D, b)``."""
+        A: F64 = self.SC + b[self.group]
+        if self.cond:
+            order = np.argsort(self.group, kind="stable")
+            bounds = np.searchsorted(self.group[order], np.arange(D.shape[0] + 1))
+            for g in range(D.shape[0]):   # a loop over groups, not rows
+                rows = order[bounds[g]:bounds[g + 1]]
+                A[rows] += self.scores[rows] @ D[g]
+        return A
 
 
 @dataclass
@@ -108,38 +167,37 @@ class DualProblem:
 
     @classmethod
     def from_lp(cls, lp: MulticlassTransportLP, take: I64 | None = None, rescale: bool = False,
-                pinned: I64 | None = None) -> DualProblem:
+                pinned: I64 | None = None, prep: Prepared | None = None) -> DualProblem:
         """The dual of ``lp`` over the atoms ``take`` (all by default); ``pinned`` (one class per
         atom, ``-1`` for none) holds the classes of atoms outside ``take`` fixed. ``rescale``
-        scales the taken atoms' weights to their groups' totals (a subsample)."""
+        scales the taken atoms' weights to their groups' totals (a subsample). ``prep`` caches
+        the per-atom arrays across calls."""
         at = lp.atoms
-        G, K = lp.n_groups, at.scores.shape[1]
-        ev_j = np.array([-1 if j is None else j for j, _ in lp.events], dtype=np.int64)
-        ev_k = np.array([k for _, k in lp.events], dtype=np.int64)
-        phi = _phi(at.scores, ev_j)
-        Vg = np.stack([np.bincount(at.group, weights=at.weight * phi[:, e], minlength=G)
-                       for e in range(ev_j.shape[0])], axis=1)
-        V = Vg.sum(axis=0)
-        live = (Vg > 0) & (V > 0)[None, :]
+        pr = Prepared(lp) if prep is None else prep
+        G, E = lp.n_groups, pr.ev_j.shape[0]
         idx = np.arange(at.n_atoms, dtype=np.int64) if take is None else take
         idx = idx[np.argsort(at.group[idx], kind="stable")]
         w = at.weight[idx].astype(float)
         if rescale:
-            tot = np.bincount(at.group, weights=at.weight, minlength=G)
             sub = np.bincount(at.group[idx], weights=w, minlength=G)
-            w = w * np.where(sub > 0, tot / np.where(sub > 0, sub, 1.0), 0.0)[at.group[idx]]
-        num, cost0 = np.zeros((G, ev_j.shape[0])), 0.0
+            w = w * np.where(sub > 0, pr.gw / np.where(sub > 0, sub, 1.0), 0.0)[at.group[idx]]
+        num, cost0 = np.zeros((G, E)), 0.0
         if pinned is not None:
             p = np.flatnonzero(pinned >= 0)
-            wp, kp = at.weight[p], pinned[p]
-            cost0 = float(np.sum(wp * (at.scores[p] @ lp.cost)[np.arange(p.shape[0]), kp]))
-            for e in range(ev_j.shape[0]):   # a loop over events, not rows
-                hit = kp == ev_k[e]
-                num[:, e] = np.bincount(at.group[p][hit], weights=wp[hit] * phi[p, e][hit], minlength=G)
-        S = at.scores[idx]
+            wp, kp, gp = at.weight[p], pinned[p], at.group[p]
+            cost0 = float(np.dot(wp, pr.SC[p, kp]))
+            if pr.cond:
+                phi = pr.phi(p)
+                for e in range(E):   # a loop over events, not rows
+                    hit = kp == pr.ev_k[e]
+                    num[:, e] = np.bincount(gp[hit], weights=wp[hit] * phi[hit, e], minlength=G)
+            else:   # one event per predicted class
+                cnt = np.bincount(gp * pr.K + kp, weights=wp, minlength=G * pr.K).reshape(G, pr.K)
+                num = cnt[:, pr.ev_k]
         bounds = np.searchsorted(at.group[idx], np.arange(G + 1)).astype(np.int64)
-        return cls(S=S, SC=S @ lp.cost, w=w, bounds=bounds, ev_j=ev_j, ev_k=ev_k, Vg=Vg, V=V, live=live,
-                   W=float(at.weight.sum()), eps=float(lp.eps), pinned_num=num, pinned_cost=cost0)
+        return cls(S=at.scores[idx], SC=pr.SC[idx], w=w, bounds=bounds, ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg,
+                   V=pr.V, live=pr.live, W=float(pr.gw.sum()), eps=float(lp.eps), pinned_num=num,
+                   pinned_cost=cost0)
 
     @property
     def n_x(self) -> int:
@@ -156,10 +214,83 @@ class DualProblem:
 
     def value_grad(self, x: F64, tau: float) -> tuple[float, F64]:
         """Smoothed ``h`` (without the ``eps`` term) and its gradient in ``x``."""
+        E = self.live.shape[1]
+        G = self.live.shape[0]
+        K = self.SC.shape[1]
+        D, b = offsets_from_x(self.centred(x), self.ev_j, self.ev_k, K)
+        cond = bool((self.ev_j >= 0).any())
+        num = self.pinned_num.copy()
+        total = self.pinned_cost
+        if not cond:   # demographic parity: one vectorised pass over all atoms
+            return self._value_grad_flat(x, b, tau)
+        for g in range(G):   # a loop over groups, not rows
+            lo, hi = int(self.bounds[g]), int(self.bounds[g + 1])
+            if hi == lo:
+                continue
+            A = self.SC[lo:hi] + b[g] + self.S[lo:hi] @ D[g]
+            m = A.min(axis=1)
+            Z = np.exp((m[:, None] - A) / tau)
+            z = Z.sum(axis=1)
+            wg = self.w[lo:hi]
+            total += float(np.dot(wg, m - tau * np.log(z)))
+            wq = Z * (wg / z)[:, None]
+            col = wq.sum(axis=0)
+            M = self.S[lo:hi].T @ wq
+            for e in range(E):   # a loop over events
+                j, k = int(self.ev_j[e]), int(self.ev_k[e])
+                num[g, e] += col[k] if j < 0 else M[j, k]
+        return self._finish(x, num, total)
+
+    def _value_grad_flat(self, x: F64, b: F64, tau: float) -> tuple[float, F64]:
+        """``value_grad`` without conditional events, vectorised over all atoms at once."""
+        G = self.live.shape[0]
+        grp = np.repeat(np.arange(G), np.diff(self.bounds))
+        A = self.SC + b[grp]
+        m = A.min(axis=1)
+        A -= m[:, None]
+        A *= -1.0 / tau
+        np.exp(A, out=A)
+        z = A.sum(axis=1)
+        total = self.pinned_cost + float(np.dot(self.w, m - tau * np.log(z)))
+        A *= (self.w / z)[:, None]
+        nonempty = np.flatnonzero(np.diff(self.bounds) > 0)
+        col = np.zeros((G, A.shape[1]))
+        if nonempty.size:
+            col[nonempty] = np.add.reduceat(A, self.bounds[nonempty], axis=0)
+        num = self.pinned_num + col[:, self.ev_k]
+        return self._finish(x, num, total)
+
+    def _finish(self, x: F64, num: F64, total: float) -> tuple[float, F64]:
+        """Add the pinned atoms' linear part; the gradient from the event numerators."""
+        # the pinned atoms' part: cost plus -sum c * num (linear); free atoms' value is in total already
+        c = self.centred(x)
+        total -= float(np.sum(c * self.pinned_num))
+        Ne = num.sum(axis=0)
+        grad = -(num - self.Vg * (Ne / np.where(self.V > 0, self.V, 1.0))[None, :]) / self.W
+        return total / self.W, grad[self.live]
+
+    def centring(self) -> F64:
+        """The matrix ``L`` with ``c[live] = L x`` (``x`` on the live rows)."""
+        G, E = self.live.shape
+        gi, ei = np.nonzero(self.live)
+        share = self.Vg[gi, ei] / self.V[ei]
+        L: F64 = np.eye(gi.shape[0]) - (ei[:, None] == ei[None, :]) * share[None, :]
+        return L
+
+    def hessian(self, x: F64, tau: float) -> F64:
+        """Hessian in ``x`` of the smoothed ``h`` (without the ``eps`` term): per group
+        ``-(1/tau) sum_a w_a (J_a^T diag(q_a) J_a - u_a u_a^T) / W`` in the centred duals
+        (``J_a`` the derivative of the adjusted costs, ``u_a = J_a^T q_a``), then ``L^T H L``."""
+        return self.value_grad_hess(x, tau)[2]
+
+    def value_grad_hess(self, x: F64, tau: float) -> tuple[float, F64, F64]:
+        """:meth:`value_grad` and :meth:`hessian` in one pass over the atoms."""
         G, E = self.live.shape
         K = self.SC.shape[1]
         D, b = offsets_from_x(self.centred(x), self.ev_j, self.ev_k, K)
         cond = bool((self.ev_j >= 0).any())
+        same_k = self.ev_k[:, None] == self.ev_k[None, :]
+        Hc = np.zeros((G, E, E))
         num = self.pinned_num.copy()
         total = self.pinned_cost
         for g in range(G):   # a loop over groups, not rows
@@ -174,18 +305,30 @@ class DualProblem:
             z = Z.sum(axis=1)
             wg = self.w[lo:hi]
             total += float(np.dot(wg, m - tau * np.log(z)))
-            wq = Z * (wg / z)[:, None]
-            col = wq.sum(axis=0)
-            M = self.S[lo:hi].T @ wq if cond else None
-            for e in range(E):   # a loop over events
-                j, k = int(self.ev_j[e]), int(self.ev_k[e])
-                num[g, e] += col[k] if j < 0 else M[j, k]   # type: ignore[index]  # M is set when cond
-        # the pinned atoms' part: cost plus -sum c * num (linear); free atoms' value is in total already
-        c = self.centred(x)
-        total -= float(np.sum(c * self.pinned_num))
-        Ne = num.sum(axis=0)
-        grad = -(num - self.Vg * (Ne / np.where(self.V > 0, self.V, 1.0))[None, :]) / self.W
-        return total / self.W, grad[self.live]
+            q = Z / z[:, None]
+            phi = _phi(self.S[lo:hi], self.ev_j) if cond else None
+            U = q[:, self.ev_k] if phi is None else phi * q[:, self.ev_k]
+            num[g] += wg @ U
+            near = q.max(axis=1) < 1.0 - 1e-15   # one-hot rows add nothing to the curvature
+            if not near.any():
+                continue
+            U, wg = U[near], wg[near]
+            if phi is None:   # one event per class: the first term is diagonal
+                T1 = np.diag(wg @ U)
+            else:
+                T1 = (phi[near].T @ (U * wg[:, None])) * same_k
+            Hc[g] = -(T1 - U.T @ (U * wg[:, None])) / (tau * self.W)
+        val, grad = self._finish(x, num, total)
+        # c_g = x_g - sum_h Pi_h x_h with Pi_h = diag(V_h / V): L^T blockdiag(Hc) L in blocks
+        Pi = np.where(self.live, self.Vg / np.where(self.V > 0, self.V, 1.0)[None, :], 0.0)
+        Hsum = Hc.sum(axis=0)
+        full = (np.einsum("gh,gef->gehf", np.eye(G), Hc) - Hc[:, :, None, :] * Pi[None, None, :, :]
+                - Pi[:, :, None, None] * Hc.transpose(1, 0, 2)[None, :, :, :]
+                + Pi[:, :, None, None] * Hsum[None, :, None, :] * Pi[None, None, :, :])
+        flat = full.reshape(G * E, G * E)
+        keep = np.flatnonzero(self.live.ravel())
+        H: F64 = flat[np.ix_(keep, keep)]
+        return val, grad, H
 
     def objective(self, x: F64, tau: float) -> tuple[float, F64]:
         """``-h`` smoothed, including the ``eps`` term, on the split variables ``[p, m]``
@@ -227,7 +370,13 @@ def offsets_from_x(c: F64, ev_j: I64, ev_k: I64, n_classes: int) -> tuple[F64, F
 
 
 def _maximise(dp: DualProblem, x0: F64, taus: tuple[float, ...], maxiter: int) -> F64:
-    """Warm-started L-BFGS-B on the smoothed dual at each temperature in turn."""
+    """Warm-started Newton (or L-BFGS-B for many dual variables) on the smoothed dual at each
+    temperature in turn."""
+    if dp.n_x <= NEWTON_MAX_X:
+        x = x0
+        for tau in taus:
+            x = _newton(dp, x, tau)[0]
+        return x
     z = np.concatenate([np.maximum(x0, 0.0), np.maximum(-x0, 0.0)])
     bounds = [(0.0, None)] * z.shape[0] if dp.eps > 0 else None
     for tau in taus:
@@ -250,19 +399,106 @@ def _maximise(dp: DualProblem, x0: F64, taus: tuple[float, ...], maxiter: int) -
     return out
 
 
-def margins(lp: MulticlassTransportLP, D: F64, b: F64) -> tuple[I64, F64]:
+def _best_shift(dp: DualProblem, x: F64, mu: float) -> F64:
+    """``x`` moved by the per-event constant that minimises the Huber-smoothed ``eps`` term
+    (the dual is unchanged by such a shift otherwise): a bisection on its monotone derivative."""
+    if dp.eps <= 0 or x.size == 0:
+        return x
+    gi, ei = np.nonzero(dp.live)
+    E = dp.live.shape[1]
+    Vl = dp.Vg[gi, ei]
+    span = float(np.abs(x).max()) + mu
+    lo, hi = np.full(E, -span), np.full(E, span)
+    for _ in range(60):   # a bisection, all events at once
+        mid = 0.5 * (lo + hi)
+        dsum = np.bincount(ei, weights=Vl * np.clip((x + mid[ei]) / mu, -1.0, 1.0), minlength=E)
+        lo = np.where(dsum < 0, mid, lo)
+        hi = np.where(dsum < 0, hi, mid)
+    out: F64 = x + (0.5 * (lo + hi))[ei]
+    return out
+
+
+def _move(dp: DualProblem, dx: F64) -> float:
+    """Largest change of any atom's margin that the dual step ``dx`` can cause:
+    ``2 max_{g,k} sum_{e: k_e = k} |dc_{g,e}|`` (``phi <= 1``)."""
+    dc = np.abs(dp.centred(dx))
+    per_k = np.zeros((dc.shape[0], int(dp.ev_k.max()) + 1))
+    np.add.at(per_k, (slice(None), dp.ev_k), dc)
+    return 2.0 * float(per_k.max(initial=0.0))
+
+
+def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
+            maxiter: int = NEWTON_ITER) -> tuple[F64, bool]:
+    """Damped Newton on the smoothed dual at temperature ``tau``, the ``|x|`` term
+    Huber-smoothed at width ``tau`` and minimised exactly over the per-event shifts that leave
+    the offsets unchanged (its curvature enters as a Schur complement); Levenberg-Marquardt
+    damping and an Armijo test. Steps stay within ``radius`` (:func:`_move`) of ``x0``; returns
+    the point and whether that trust region stopped it."""
+    scale = dp.eps * dp.Vg[dp.live] / dp.W
+    ei = np.nonzero(dp.live)[1]
+    same_e = ei[:, None] == ei[None, :]
+
+    def f(x: F64) -> tuple[float, F64]:
+        val, grad = dp.value_grad(x, tau)
+        if dp.eps <= 0:
+            return val, grad
+        ax = np.abs(x)
+        hub = np.where(ax <= tau, x * x / (2 * tau), ax - tau / 2)
+        return val - float(np.dot(scale, hub)), grad - scale * np.clip(x / tau, -1.0, 1.0)
+
+    x = _best_shift(dp, x0.copy(), tau)
+    lam = 0.0
+    for _ in range(maxiter):
+        val, grad, H = dp.value_grad_hess(x, tau)
+        M = -H
+        if dp.eps > 0:   # the Huber term, its shifts eliminated (a Schur complement)
+            ax = np.abs(x)
+            val -= float(np.dot(scale, np.where(ax <= tau, x * x / (2 * tau), ax - tau / 2)))
+            grad = grad - scale * np.clip(x / tau, -1.0, 1.0)
+            hh = scale * (ax <= tau) / tau
+            tot = np.bincount(ei, weights=hh, minlength=dp.live.shape[1])[ei]
+            M += np.diag(hh) - np.where(same_e, np.outer(hh, hh) / np.where(tot > 0, tot, 1.0)[None, :], 0.0)
+        unit = max(float(np.trace(M)) / max(M.shape[0], 1), 1e-12)
+        step, d = None, np.zeros_like(x)
+        for _ in range(30):   # Levenberg-Marquardt: piecewise-linear directions get gradient steps
+            d = np.linalg.solve(M + (lam + 1e-10) * unit * np.eye(M.shape[0]), grad)
+            dec = float(np.dot(grad, d))
+            if dec <= NEWTON_TOL * max(abs(val), 1.0):
+                break
+            room = radius - _move(dp, x - x0)
+            mv = _move(dp, d)
+            t = 1.0 if mv <= room else max(room, 0.0) / mv
+            trial = _best_shift(dp, x + t * d, tau)
+            if t > 0 and f(trial)[0] >= val + 1e-4 * t * dec:
+                step = trial
+                lam /= 4.0
+                break
+            if float(np.abs(d).max()) <= XTOL * tau or t == 0:
+                break
+            lam = max(8.0 * lam, 1e-6)
+        if step is None:   # converged as far as the values resolve (or at the trust boundary)
+            return x, _move(dp, x - x0) >= 0.999 * radius
+        hit = _move(dp, step - x0) >= 0.999 * radius
+        x = step
+        if hit:
+            return x, True
+        if float(np.abs(d).max()) <= XTOL * tau:   # the offsets move far less than the smoothing width
+            break
+    return x, False
+
+
+def margins(prep: Prepared, D: F64, b: F64) -> tuple[I64, F64]:
     """Argmin class and margin (second smallest minus smallest adjusted cost) of every atom."""
-    from fairopt.formulations.constrained_classification.multiclass_lp import adjusted_costs
-    at = lp.atoms
-    A = adjusted_costs(at.scores, at.group, lp.cost, D, b)
+    A = prep.adjusted(D, b)
     part = np.partition(A, 1, axis=1)
     arg: I64 = np.argmin(A, axis=1).astype(np.int64)
     gap: F64 = part[:, 1] - part[:, 0]
     return arg, gap
 
 
-def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS, tie_atoms: int = TIE_ATOMS,
-                 random_state: int = 0, maxiter: int = LBFGS_ITER) -> tuple[F64, F64, dict[str, Any]]:
+def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
+                 tie_sizes: tuple[float, ...] = TIE_SIZES, random_state: int = 0, maxiter: int = LBFGS_ITER,
+                 min_atoms: int = 2000) -> tuple[F64, F64, dict[str, Any]]:
     """Near-optimal offsets ``(D, b)`` of ``lp`` from its smoothed dual (see the module docstring).
 
     Returns ``D``, ``b`` and an info dict (phase sizes). The offsets are a warm start, not a
@@ -277,7 +513,7 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS, ti
     >>> rng = np.random.default_rng(0)
     >>> S = rng.dirichlet(np.ones(3), 3000); g = rng.integers(0, 2, 3000)
     >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity", 0.0)
-    >>> D, b, info = dual_offsets(lp, sample_atoms=500, tie_atoms=1000)
+    >>> D, b, info = dual_offsets(lp, sample_atoms=500, min_atoms=300)
     >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
     >>> bool(np.abs((b - b.mean(1, keepdims=True)) - (full.b - full.b.mean(1, keepdims=True))).max() < 0.01)
     True
@@ -285,24 +521,38 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS, ti
     m = lp.atoms.n_atoms
     rng = np.random.default_rng(random_state)
     info: dict[str, Any] = {}
-    x = np.zeros(int(DualProblem.from_lp(lp, np.zeros(0, np.int64)).n_x))
+    prep = Prepared(lp)
+    x = np.zeros(int(DualProblem.from_lp(lp, np.zeros(0, np.int64), prep=prep).n_x))
     if m > sample_atoms:   # 1. a subsample, weights rescaled to the groups' totals
         take = np.sort(rng.choice(m, size=sample_atoms, replace=False)).astype(np.int64)
-        sub = DualProblem.from_lp(lp, take, rescale=True)
+        sub = DualProblem.from_lp(lp, take, rescale=True, prep=prep)
         x = _maximise(sub, x, SAMPLE_TAUS, maxiter)
         info["sample_atoms"] = sample_atoms
-    dp = DualProblem.from_lp(lp, np.zeros(0, np.int64))
     K = lp.atoms.scores.shape[1]
-    if m > tie_atoms:   # 2. the atoms nearest a tie; the others keep their argmin class
-        D, b = offsets_from_x(dp.centred(x), dp.ev_j, dp.ev_k, K)
-        arg, gap = margins(lp, D, b)
-        take = np.argpartition(gap, tie_atoms)[:tie_atoms].astype(np.int64)
-        pinned = arg.copy()
-        pinned[take] = -1
-        tie = DualProblem.from_lp(lp, np.sort(take), pinned=pinned)
-        info["tie_atoms"] = tie_atoms
-    else:
-        tie = DualProblem.from_lp(lp)
-    x = _maximise(tie, x, TIE_TAUS, maxiter)
-    D, b = offsets_from_x(tie.centred(x), tie.ev_j, tie.ev_k, K)
+    empty = DualProblem.from_lp(lp, np.zeros(0, np.int64), prep=prep)
+    use_newton = empty.n_x <= NEWTON_MAX_X
+    for tau, size in zip(TIE_TAUS, tie_sizes):   # 2. the atoms nearest a tie, fewer as tau falls
+        n_take = max(int(size * m), min_atoms)
+        for _ in range(MAX_REPIN):
+            if m <= n_take:
+                x = _maximise(DualProblem.from_lp(lp, prep=prep), x, (tau,), maxiter)
+                break
+            # the others keep their argmin class: their part of h is linear in x while no
+            # margin beyond the n_take-th closes, so the step stays within half that margin
+            D, b = offsets_from_x(empty.centred(x), empty.ev_j, empty.ev_k, K)
+            arg, gap = margins(prep, D, b)
+            take = np.argpartition(gap, n_take)[:n_take].astype(np.int64)
+            radius = 0.5 * float(np.min(np.delete(gap, take), initial=np.inf))
+            pinned = arg.copy()
+            pinned[take] = -1
+            tie = DualProblem.from_lp(lp, np.sort(take), pinned=pinned, prep=prep)
+            if not use_newton:
+                x = _maximise(tie, x, (tau,), maxiter)
+                break
+            x, hit = _newton(tie, x, tau, radius)
+            info["repins"] = info.get("repins", 0) + 1
+            if not hit:
+                break
+    info["tie_atoms"] = [min(max(int(s * m), min_atoms), m) for s in tie_sizes]
+    D, b = offsets_from_x(empty.centred(x), empty.ev_j, empty.ev_k, K)
     return D, b, info

@@ -211,11 +211,16 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
     >>> adjusted_costs(np.array([[.5, .5]]), np.array([0]), C, D, b).tolist()
     [[0.5, 0.6]]
     """
-    out = np.empty((S.shape[0], cost.shape[1]))
-    for g in range(D.shape[0]):
-        m = groups == g
-        if m.any():
-            out[m] = S[m] @ (cost + D[g]) + b[g]
+    out = S @ cost
+    out += b[groups]
+    if not D.any():   # no conditional events: the offsets are per (group, class)
+        return out
+    order = np.argsort(groups, kind="stable")
+    bounds = np.searchsorted(groups[order], np.arange(D.shape[0] + 1))
+    for g in range(D.shape[0]):   # a loop over groups, not rows
+        rows = order[bounds[g]:bounds[g + 1]]
+        if rows.size:
+            out[rows] += S[rows] @ D[g]
     return out
 
 

@@ -48,7 +48,7 @@ MAX_ROUNDS = 12
 #: a pinned class within this (relative) of the minimum adjusted cost still counts as a minimiser
 CERT_TOL = 1e-9
 #: atoms within this margin of a tie under the dual's offsets start free (capped)
-TIE_TOL = 1e-3
+TIE_TOL = 2.5e-4
 
 
 def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms: int = SAMPLE_ATOMS,
