@@ -3,11 +3,12 @@ one-vs-rest calibration of class probabilities, and ``score_bins`` quantisation.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from numpy.typing import NDArray
+from scipy.optimize import isotonic_regression
 
 from fairopt.errors import DataValidationError
 
-__all__ = ["OneVsRestIsotonic", "check_score_matrix", "quantise_scores"]
+__all__ = ["OneVsRestIsotonic", "check_score_matrix", "isotonic_fit", "quantise_scores"]
 
 #: largest tolerated |row sum - 1| of a score matrix
 SUM_TOL = 1e-6
@@ -37,6 +38,32 @@ def check_score_matrix(S: np.ndarray, n_classes: int | None = None) -> np.ndarra
         raise DataValidationError(f"{int(bad.sum())} score rows do not sum to 1 (first: row {int(np.argmax(bad))}); "
                                   "pass class probabilities (normalise the rows).")
     return S
+
+
+def isotonic_fit(x: NDArray[np.float64], y: NDArray[np.float64],
+                 w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Weighted isotonic (non-decreasing) regression of ``y`` on ``x``: the distinct ``x``
+    values (rows of zero weight left out) and the fitted values there, clipped to ``[0, 1]``.
+    Tied ``x`` are pooled (weighted mean) first, as scikit-learn's ``IsotonicRegression`` does;
+    ``np.interp`` on the result is its ``predict`` with ``out_of_bounds="clip"``.
+
+    Examples
+    --------
+    >>> xs, fit = isotonic_fit(np.array([0.1, 0.2, 0.2, 0.3]), np.array([1.0, 0.0, 1.0, 0.0]), np.ones(4))
+    >>> xs.tolist(), fit.round(3).tolist()
+    ([0.1, 0.2, 0.3], [0.5, 0.5, 0.5])
+    """
+    keep = w > 0
+    if not keep.all():
+        x, y, w = x[keep], y[keep], w[keep]
+    if x.shape[0] == 0:
+        return np.zeros(1), np.zeros(1)
+    xs, inv = np.unique(x, return_inverse=True)
+    wsum = np.bincount(inv, weights=w, minlength=xs.shape[0])
+    ymean = np.bincount(inv, weights=w * y, minlength=xs.shape[0]) / wsum
+    fit: NDArray[np.float64] = np.clip(np.asarray(isotonic_regression(ymean, weights=wsum, increasing=True).x,
+                                                  dtype=float), 0.0, 1.0)
+    return xs, fit
 
 
 class OneVsRestIsotonic:
@@ -77,9 +104,7 @@ class OneVsRestIsotonic:
         for rows in self._cells(groups, n_groups, S.shape[0]):   # a loop over groups and classes
             per_class = {}
             for k in cols:
-                iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-                iso.fit(S[rows, k], (y[rows] == k).astype(float), sample_weight=w[rows])
-                per_class[k] = (np.asarray(iso.X_thresholds_, float), np.asarray(iso.y_thresholds_, float))
+                per_class[k] = isotonic_fit(S[rows, k], (y[rows] == k).astype(float), w[rows])
             self.maps_.append(per_class)
         return self
 

@@ -147,7 +147,7 @@ class DualProblem:
     ...                            "demographic_parity")
     >>> dp = DualProblem.from_lp(lp)
     >>> val, grad = dp.value_grad(np.zeros(dp.n_x), 1e-9)
-    >>> round(val, 6), np.round(grad, 6).tolist()     # h(0) is the unconstrained cost 0.25
+    >>> round(val, 6), (np.round(grad, 6) + 0.0).tolist()     # h(0) is the unconstrained cost 0.25
     (0.25, [0.0, 0.0, 0.0, 0.0])
     """
 
