@@ -20,6 +20,7 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
     Q_TOL,
     MulticlassTransportLP,
+    VectorAtoms,
     adjusted_costs,
     collapse_vectors,
     rates_and_gaps,
@@ -29,6 +30,7 @@ from fairopt.guarantees import warn_if_uncertified
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
+from fairopt.postprocessing.multiclass_chunked import is_chunked_scores
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
@@ -276,6 +278,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         self.__dict__.pop("certified_eps_", None)
+        if is_chunked_scores(X):
+            if y is not None:
+                raise ConfigError("a chunked or Dask score matrix is fitted from the scores alone (classes_ are the "
+                                  "column indices 0..K-1); pass y=None.")
+            self._fit_chunked(X, sensitive_features, sample_weight)
+            self.guarantee_ = None
+            return self
         if self.confidence is None:
             self._fit(X, y, sensitive_features, sample_weight, None)
             self.guarantee_ = None
@@ -316,8 +325,35 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
             self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group").fit(S, yv, codes, G, sw)
         S = self._prepare(S, codes)
         w = np.ones(n) if sw is None else sw
-        eps = self.eps_ = float(self.eps) if tighten is None else tighten(self)
-        atoms = collapse_vectors(S, codes, w)
+        self.eps_ = float(self.eps) if tighten is None else tighten(self)
+        self._solve_atoms(collapse_vectors(S, codes, w), cost, constraint)
+
+    def _fit_chunked(self, X: Any, sensitive_features: Any, sample_weight: Any) -> None:
+        """The fit from a chunked or Dask score matrix: atoms accumulated chunk by chunk."""
+        from fairopt.postprocessing.multiclass_chunked import chunked_atoms
+        for what, bad in (("estimator=None (score the rows where they live, e.g. with map_blocks)",
+                           self.estimator is not None),
+                          ("score_bins (the statistics are counts per rounded score vector)", self.score_bins is None),
+                          ("calibration=None", self.calibration is not None),
+                          ("confidence=None", self.confidence is not None)):
+            if bad:
+                raise ConfigError(f"a chunked or Dask score matrix needs {what}.")
+        constraint = canonical(self.constraint)
+        assert constraint is not None   # the parameter check accepts known names only
+        atoms, labels = chunked_atoms(X, sensitive_features, int(self.score_bins), sample_weight)
+        if atoms.n_atoms == 0:
+            raise DataValidationError("the chunked input has no rows of positive weight.")
+        self.groups_ = pd.Index(labels)
+        self.sensitive_columns_ = None
+        self.classes_ = np.arange(atoms.scores.shape[1])
+        self.calibrator_ = None
+        self.eps_ = float(self.eps)
+        self._solve_atoms(atoms, self._cost(len(self.classes_)), constraint)
+
+    def _solve_atoms(self, atoms: VectorAtoms, cost: np.ndarray, constraint: str) -> None:
+        """Solve the LP over ``atoms`` and set the fitted attributes."""
+        G, eps = len(self.groups_), self.eps_
+        w = atoms.weight
         lp = MulticlassTransportLP(atoms, G, cost, constraint, eps)
         spec = default_spec("LP") if self.solver is None else SolverSpec.parse(self.solver)
         sol = solve_auto(lp, spec)
