@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.criteria import canonical, criterion
-from fairopt.errors import ConfigError, DataValidationError
+from fairopt.errors import ConfigError, DataValidationError, InfeasibleError
 from fairopt.modeling.registry import SolverSpec, default_spec
 
 if TYPE_CHECKING:
@@ -57,6 +57,8 @@ __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportL
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
 Q_TOL = 1e-9
+#: total gap slack of an elastic restricted LP below which it counts as feasible
+SLACK_TOL = 1e-9
 
 Event = tuple[int | None, int]
 
@@ -319,12 +321,15 @@ class MulticlassTransportLP:
     def _cat(xs: list[np.ndarray], dtype: type = float) -> np.ndarray:
         return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)
 
-    def build(self, fixed: np.ndarray | None = None) -> Program:
+    def build(self, fixed: np.ndarray | None = None, elastic: float | None = None) -> Program:
         """The LP as a :class:`fairopt.modeling.Program`: variables ``q`` (free atoms x classes,
         row-major) and ``r`` (pooled rates); rows ``assign``, ``pooled`` and ``gap``.
 
         ``fixed`` (one class per atom, ``-1`` for free atoms) pins atoms to one class: they get
         no variables, and their mass moves into the rows' bounds (the working-set solve).
+        ``elastic`` adds slack columns to the gap rows at that price per unit, so that the
+        restricted LP is always feasible (a positive slack at the optimum means the pinned mass
+        leaves no feasible point).
         """
         from fairopt.modeling import Program
         at = self.atoms
@@ -378,10 +383,18 @@ class MulticlassTransportLP:
             ge = np.nonzero(live)[1]
             sel = sp.csr_matrix((-np.ones(n_gap), (np.arange(n_gap), ge)), shape=(n_gap, E))
             shift = c_gap[live]
-            prog.add_constraints("gap", {"q": gap, "r": sel}, lb=-self.eps - shift, ub=self.eps - shift)
+            blocks = {"q": gap, "r": sel}
+            if elastic is not None:   # slack on every gap row, priced at `elastic` per unit
+                prog.add_variables("slack", shape=(2 * n_gap,), lb=0.0, ub=None)
+                eye = sp.identity(n_gap, format="csr")
+                blocks["slack"] = sp.hstack([eye, -eye], format="csr")
+            prog.add_constraints("gap", blocks, lb=-self.eps - shift, ub=self.eps - shift)
         self._live, self._Vg, self._V = live, Vg, V
         c = ((at.scores[free] @ self.cost) * (at.weight[free] / W)[:, None]).ravel()
-        prog.set_objective(linear={"q": c})
+        if elastic is not None and n_gap:
+            prog.set_objective(linear={"q": c, "slack": np.full(2 * n_gap, float(elastic))})
+        else:
+            prog.set_objective(linear={"q": c})
         return prog
 
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> MulticlassSolution:
@@ -391,9 +404,17 @@ class MulticlassTransportLP:
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         return self.solve_fixed(spec, None, time.perf_counter(), **options)
 
-    def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, **options: Any) -> MulticlassSolution:
-        """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class."""
-        sol = self.build(fixed).solve(spec, require_optimal=True, **options)
+    def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, elastic: float | None = None,
+                    **options: Any) -> MulticlassSolution:
+        """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class.
+
+        With ``elastic`` (a price above every gap row's dual) the gap rows get slack columns;
+        a positive slack at the optimum raises :class:`~fairopt.errors.InfeasibleError`, as the
+        restricted LP itself would, without the back end's infeasibility proof."""
+        sol = self.build(fixed, elastic).solve(spec, require_optimal=True, **options)
+        if elastic is not None and "slack" in sol.primal and float(np.sum(sol.primal["slack"])) > SLACK_TOL:
+            raise InfeasibleError(f"the LP with {int((fixed >= 0).sum()) if fixed is not None else 0} pinned atoms "
+                                  "needs gap slack: the pinned mass leaves no feasible point.")
         at = self.atoms
         m, K, G = at.n_atoms, at.scores.shape[1], self.n_groups
         qf = np.clip(sol.primal["q"].reshape(-1, K), 0.0, None)

@@ -47,6 +47,8 @@ FREE_ATOMS = 6000
 MAX_ROUNDS = 12
 #: a pinned class within this (relative) of the minimum adjusted cost still counts as a minimiser
 CERT_TOL = 1e-9
+#: gap-slack price of the restricted LPs, in units of the cost range
+ELASTIC = 1e3
 #: atoms within this margin of a tie under the dual's offsets start free (capped)
 TIE_TOL = 2.5e-4
 
@@ -108,17 +110,25 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     """
     at, C = lp.atoms, lp.cost
     m = at.n_atoms
+    # a price on gap slack above any gap row's dual: a unit of rate moves the cost by at most
+    # the cost range per unit of weight over the row's group share, so this bound is safe
+    Vmin = float(np.bincount(at.group, weights=at.weight).max(initial=0.0))
+    share = Vmin / float(at.weight.sum()) if at.weight.sum() > 0 else 1.0
+    elastic = ELASTIC * (float(np.ptp(C)) + 1.0) * max(share, 1.0)
     A = adjusted_costs(at.scores, at.group, C, D, b)
     part = np.partition(A, 1, axis=1)
     margin = part[:, 1] - part[:, 0]
     fixed = np.argmin(A, axis=1)
-    by_margin = np.argsort(margin, kind="stable")
     n_free = min(max(free_atoms, min(int((margin <= tie_tol).sum()), 4 * free_atoms)), m)
+    # the atoms by margin, as far as any doubling of the free set can reach
+    reach = min(m, n_free << max_rounds)
+    by_margin = np.argpartition(margin, reach - 1)[:reach] if reach < m else np.arange(m)
+    by_margin = by_margin[np.argsort(margin[by_margin], kind="stable")]
     fixed[by_margin[:n_free]] = -1
     rounds = 0
     for rounds in range(1, max_rounds + 1):   # 3. re-solve until no pinned atom objects
         try:
-            sol = lp.solve_fixed(spec, fixed, t0, **options)
+            sol = lp.solve_fixed(spec, fixed, t0, elastic=elastic if n_free < m else None, **options)
         except InfeasibleError:   # the pinned mass leaves the free atoms too little room: free more
             n_free = min(2 * n_free, m)
             fixed[by_margin[:n_free]] = -1
