@@ -200,7 +200,7 @@ def scale(smoke: bool = False) -> dict:
     """10^6 rows x 10 classes x 64 groups, demographic parity, generic continuous scores (every
     row its own atom), at the default eps = 0 and at eps = 0.01: the scale path (smoothed
     small dual, then the LP over the near-tied atoms, certified by its duals)."""
-    n, K, G = (20000, 4, 8) if smoke else (10**6, 10, 64)
+    n, K, G = (5000, 4, 8) if smoke else (10**6, 10, 64)
     S, g = softmax_scores(n, K, G)
     out: dict = {"rows": n, "classes": K, "groups": G, "constraint": "demographic_parity",
                  "scores": "softmax of Gaussian logits (all score vectors distinct)", "runs": []}

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["certify_from_offsets", "solve_auto", "solve_dual_working_set", "solve_working_set"]
 
 #: LPs with more variables (atoms x classes) than this are solved by the working-set method
-WORKING_SET_MIN = 200_000
+WORKING_SET_MIN = 50_000
 
 #: atoms in the subsample that sets the first offsets, and free atoms per round
 SAMPLE_ATOMS = 4000
