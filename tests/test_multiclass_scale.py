@@ -176,7 +176,7 @@ def test_chunked_fit_equals_in_memory(kind, constraint, tmp_path):
 
 
 def test_chunked_input_errors(tmp_path):
-    S, g, w = _chunk_data(200)
+    S, g, _ = _chunk_data(200)
     path = os.fspath(tmp_path / "s.npy")
     np.save(path, S)
     with pytest.raises(ConfigError, match="score_bins"):

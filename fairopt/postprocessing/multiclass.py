@@ -30,8 +30,8 @@ from fairopt.guarantees import warn_if_uncertified
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
-from fairopt.postprocessing.multiclass_chunked import is_chunked_scores
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
+from fairopt.postprocessing.multiclass_chunked import is_chunked_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
 __all__ = ["MulticlassDebiaser"]
@@ -39,7 +39,7 @@ __all__ = ["MulticlassDebiaser"]
 CALIBRATIONS = ("isotonic", "isotonic_per_group")
 
 
-class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
+class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,unused-ignore]  # sklearn: no stubs
     """Optimal fair post-processing of a multiclass classifier's class probabilities.
 
     Reads the scores as calibrated class probabilities ``s(x)`` and fits the randomized
@@ -145,7 +145,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     (True, [0, 1, 2])
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, HasMethods(["predict_proba"])],
         "prefit": ["boolean"],
         "constraint": [StrOptions(accepted_names(MULTICLASS_CONSTRAINTS))],
@@ -163,7 +163,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
                  constraint: str = "demographic_parity", eps: float = 0.0, cost: ArrayLike | None = None,
                  deterministic: bool = False, score_bins: int | None = None, calibration: str | None = None,
-                 solver: str | SolverSpec | dict | None = None,
+                 solver: str | SolverSpec | dict[str, Any] | None = None,
                  random_state: int | np.random.Generator | None = None, confidence: float | None = None,
                  certify_size: float = 0.3) -> None:
         self.estimator = estimator
@@ -231,7 +231,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         if (codes < 0).any():
             raise DataValidationError("y has missing labels.")
         self.classes_ = np.asarray(classes)
-        return codes.astype(np.intp)
+        out: np.ndarray = codes.astype(np.intp)
+        return out
 
     def _cost(self, K: int) -> np.ndarray:
         if self.cost is None:
@@ -340,7 +341,9 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
                 raise ConfigError(f"a chunked or Dask score matrix needs {what}.")
         constraint = canonical(self.constraint)
         assert constraint is not None   # the parameter check accepts known names only
-        atoms, labels = chunked_atoms(X, sensitive_features, int(self.score_bins), sample_weight)
+        bins = self.score_bins
+        assert bins is not None   # checked above
+        atoms, labels = chunked_atoms(X, sensitive_features, int(bins), sample_weight)
         if atoms.n_atoms == 0:
             raise DataValidationError("the chunked input has no rows of positive weight.")
         self.groups_ = pd.Index(labels)
@@ -412,11 +415,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         argument or else the estimator's); with ``deterministic=True`` the rule's class."""
         P = self.predict_proba(X, sensitive_features)
         if self.deterministic:
-            return self.classes_[np.argmax(P, axis=1)]
+            det: np.ndarray = self.classes_[np.argmax(P, axis=1)]
+            return det
         rng = as_generator(self.random_state if random_state is None else random_state)
         u = np.asarray(rng.random(P.shape[0]), dtype=float)[:, None]
         idx = np.minimum((np.cumsum(P, axis=1) < u).sum(axis=1), P.shape[1] - 1)
-        return self.classes_[idx]
+        drawn: np.ndarray = self.classes_[idx]
+        return drawn
 
     def score(self, X: Any, y: Any, sample_weight: ArrayLike | None = None, sensitive_features: Any = None) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)``."""
@@ -431,7 +436,7 @@ def _first_used_class(q: np.ndarray) -> np.ndarray:
     return out
 
 
-def _tie_bound(atoms: Any, tied: np.ndarray, events: list, n_groups: int, eps: float) -> tuple[np.ndarray, float]:
+def _tie_bound(atoms: Any, tied: np.ndarray, events: list[Any], n_groups: int, eps: float) -> tuple[np.ndarray, float]:
     """Tied mass per (group, event) as a share of the group's event mass, and the bound
     ``eps + max_{g,e} (T_{g,e} + T_e)`` on the deterministic rule's gap."""
     T = np.zeros((n_groups, len(events)))

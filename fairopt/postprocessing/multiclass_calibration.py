@@ -141,4 +141,5 @@ def quantise_scores(S: np.ndarray, bins: int) -> np.ndarray:
     >>> quantise_scores(np.array([[0.26, 0.74]]), 4).tolist()
     [[0.25, 0.75]]
     """
-    return np.rint(S * bins) / bins
+    out: np.ndarray = np.rint(S * bins) / bins
+    return out

@@ -84,33 +84,41 @@ def _part(S: NDArray[Any], g: NDArray[Any], w: NDArray[Any] | None, labels: NDAr
     wt = None if w is None else np.asarray(w, dtype=float)
     if wt is not None and (not np.isfinite(wt).all() or (wt < 0).any()):
         raise DataValidationError("sample_weight must be finite and non-negative.")
-    return u, np.bincount(inv.reshape(-1), weights=wt, minlength=u.shape[0]).astype(float)
+    keys: NDArray[np.int64] = u.astype(np.int64)
+    sums: NDArray[np.float64] = np.bincount(inv.reshape(-1), weights=wt, minlength=u.shape[0]).astype(np.float64)
+    return keys, sums
 
 
 def _combine(a: Keyed, b: Keyed) -> Keyed:
     u, inv = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
-    return u, np.bincount(inv.reshape(-1), weights=np.concatenate([a[1], b[1]]), minlength=u.shape[0])
+    keys: NDArray[np.int64] = u.astype(np.int64)
+    sums: NDArray[np.float64] = np.bincount(inv.reshape(-1), weights=np.concatenate([a[1], b[1]]),
+                                            minlength=u.shape[0]).astype(np.float64)
+    return keys, sums
 
 
 def _reduce(func: Callable[..., Keyed], S: Any, g: Any, w: Any, rows: int) -> Keyed:
     """Map ``func`` over aligned row chunks of ``S`` (2-D), ``g`` and ``w`` and combine."""
     if is_dask(S) or is_dask(g) or is_dask(w):
-        import dask
         import dask.array as da
-        Sd = S if is_dask(S) else da.from_array(S, chunks=(rows, -1))
+        from dask.base import compute as dask_compute
+        from dask.delayed import delayed as dask_delayed
+        from_array: Any = da.from_array   # dask's functions are untyped
+        compute: Any = dask_compute
+        Sd = S if is_dask(S) else from_array(S, chunks=(rows, -1))
         Sd = Sd.rechunk({1: -1})
         rc = Sd.chunks[0]
-        gd = g.rechunk((rc,)) if is_dask(g) else da.from_array(g, chunks=(rc,))
-        wd = None if w is None else (w.rechunk((rc,)) if is_dask(w) else da.from_array(w, chunks=(rc,)))
+        gd = g.rechunk((rc,)) if is_dask(g) else from_array(g, chunks=(rc,))
+        wd = None if w is None else (w.rechunk((rc,)) if is_dask(w) else from_array(w, chunks=(rc,)))
         sb = Sd.to_delayed().ravel().tolist()
         gb = gd.to_delayed().ravel().tolist()
         wb = [None] * len(sb) if wd is None else wd.to_delayed().ravel().tolist()
-        fn, comb = dask.delayed(func, pure=True), dask.delayed(_combine, pure=True)
-        parts = [fn(s, gg, ww) for s, gg, ww in zip(sb, gb, wb)]
+        fn, comb = dask_delayed(func, pure=True), dask_delayed(_combine, pure=True)
+        parts = [fn(s, gg, ww) for s, gg, ww in zip(sb, gb, wb, strict=True)]
         while len(parts) > 1:   # a binary tree of partial statistics
             parts = [comb(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                      for i in range(0, len(parts), 2)]
-        out: Keyed = dask.compute(parts[0])[0]
+        out: Keyed = compute(parts[0])[0]
         return out
     from fairopt.stats._sources import _read
     n = S.shape[0]

@@ -87,7 +87,7 @@ class Prepared:
         self.ev_k = np.array([k for _, k in lp.events], dtype=np.int64)
         self.cond = bool((self.ev_j >= 0).any())
         self.SC: F64 = at.scores @ lp.cost
-        self.gw: F64 = np.bincount(at.group, weights=at.weight, minlength=G)
+        self.gw: F64 = np.bincount(at.group, weights=at.weight, minlength=G).astype(np.float64)
         if self.cond:
             self.Vg: F64 = np.stack([np.bincount(at.group, weights=at.weight * (1.0 if j < 0 else at.scores[:, j]),
                                                  minlength=G) for j in self.ev_j], axis=1)
@@ -193,7 +193,7 @@ class DualProblem:
                     hit = kp == pr.ev_k[e]
                     num[:, e] = np.bincount(gp[hit], weights=wp[hit] * phi[hit, e], minlength=G)
             else:   # one event per predicted class
-                cnt = np.bincount(gp * pr.K + kp, weights=wp, minlength=G * pr.K).reshape(G, pr.K)
+                cnt = np.bincount(gp * pr.K + kp, weights=wp, minlength=G * pr.K).astype(np.float64).reshape(G, pr.K)
                 num = cnt[:, pr.ev_k]
         bounds = np.searchsorted(at.group[idx], np.arange(G + 1)).astype(np.int64)
         return cls(S=at.scores[idx], SC=pr.SC[idx], w=w, bounds=bounds, ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg,
@@ -269,14 +269,6 @@ class DualProblem:
         Ne = num.sum(axis=0)
         grad = -(num - self.Vg * (Ne / np.where(self.V > 0, self.V, 1.0))[None, :]) / self.W
         return total / self.W, grad[self.live]
-
-    def centring(self) -> F64:
-        """The matrix ``L`` with ``c[live] = L x`` (``x`` on the live rows)."""
-        G, E = self.live.shape
-        gi, ei = np.nonzero(self.live)
-        share = self.Vg[gi, ei] / self.V[ei]
-        L: F64 = np.eye(gi.shape[0]) - (ei[:, None] == ei[None, :]) * share[None, :]
-        return L
 
     def hessian(self, x: F64, tau: float) -> F64:
         """Hessian in ``x`` of the smoothed ``h`` (without the ``eps`` term): per group
@@ -424,7 +416,8 @@ def _move(dp: DualProblem, dx: F64) -> float:
     ``2 max_{g,k} sum_{e: k_e = k} |dc_{g,e}|`` (``phi <= 1``)."""
     dc = np.abs(dp.centred(dx))
     per_k = np.zeros((dc.shape[0], int(dp.ev_k.max()) + 1))
-    np.add.at(per_k, (slice(None), dp.ev_k), dc)
+    for e in range(dp.ev_k.shape[0]):   # a loop over events
+        per_k[:, int(dp.ev_k[e])] += dc[:, e]
     return 2.0 * float(per_k.max(initial=0.0))
 
 
@@ -534,7 +527,7 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
     K = lp.atoms.scores.shape[1]
     empty = DualProblem.from_lp(lp, np.zeros(0, np.int64), prep=prep)
     use_newton = empty.n_x <= NEWTON_MAX_X
-    for tau, size in zip(TIE_TAUS, tie_sizes):   # 2. the atoms nearest a tie, fewer as tau falls
+    for tau, size in zip(TIE_TAUS, tie_sizes, strict=False):   # 2. the atoms nearest a tie, fewer as tau falls
         n_take = max(int(size * m), min_atoms)
         for _ in range(MAX_REPIN):
             if m <= n_take:

@@ -213,7 +213,7 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
     >>> adjusted_costs(np.array([[.5, .5]]), np.array([0]), C, D, b).tolist()
     [[0.5, 0.6]]
     """
-    out = S @ cost
+    out: np.ndarray = S @ cost
     out += b[groups]
     if not D.any():   # no conditional events: the offsets are per (group, class)
         return out
@@ -259,12 +259,12 @@ class MulticlassSolution:
     rates: np.ndarray
     pooled: np.ndarray
     gaps: np.ndarray
-    duals: dict
+    duals: dict[str, Any]
     backend: str
     solver: str
     status: str = "optimal"
     solve_seconds: float = 0.0
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
 
 class MulticlassTransportLP:
@@ -447,7 +447,7 @@ class MulticlassTransportLP:
                                   solve_seconds=time.perf_counter() - t0,
                                   info={"n_atoms": m, "program_objective": sol.objective})
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the collapsed problem."""
         return {"formulation": self.name, "problem_class": "LP", "n_atoms": self.atoms.n_atoms,
                 "n_classes": int(self.atoms.scores.shape[1]), "n_groups": self.n_groups,

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import InfeasibleError
+from fairopt.formulations.constrained_classification.multiclass_dual import dual_offsets
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MulticlassSolution,
     MulticlassTransportLP,
     VectorAtoms,
     adjusted_costs,
 )
-from fairopt.formulations.constrained_classification.multiclass_dual import dual_offsets
 
 if TYPE_CHECKING:
     from fairopt.modeling import SolverSpec
