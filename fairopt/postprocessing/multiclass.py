@@ -323,8 +323,10 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
             if yv is None:
                 raise DataValidationError(f"calibration={self.calibration!r} fits P(Y = k | score) on the fitting "
                                           "sample, so fit needs its labels y; pass y or set calibration=None.")
-            self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group").fit(S, yv, codes, G, sw)
-        S = self._prepare(S, codes)
+            self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group")
+            S = self.calibrator_.fit_transform(S, yv, codes, G, sw)
+        if self.score_bins is not None:
+            S = quantise_scores(S, int(self.score_bins))
         w = np.ones(n) if sw is None else sw
         self.eps_ = float(self.eps) if tighten is None else tighten(self)
         self._solve_atoms(collapse_vectors(S, codes, w), cost, constraint)

@@ -53,17 +53,25 @@ def isotonic_fit(x: NDArray[np.float64], y: NDArray[np.float64],
     >>> xs.tolist(), fit.round(3).tolist()
     ([0.1, 0.2, 0.3], [0.5, 0.5, 0.5])
     """
+    xs, fit, _ = _isotonic(x, y, w)
+    return xs, fit
+
+
+def _isotonic(x: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`isotonic_fit` and the fitted values at the rows ``x`` themselves."""
     keep = w > 0
-    if not keep.all():
-        x, y, w = x[keep], y[keep], w[keep]
-    if x.shape[0] == 0:
-        return np.zeros(1), np.zeros(1)
-    xs, inv = np.unique(x, return_inverse=True)
-    wsum = np.bincount(inv, weights=w, minlength=xs.shape[0])
-    ymean = np.bincount(inv, weights=w * y, minlength=xs.shape[0]) / wsum
+    xk, yk, wk = (x, y, w) if keep.all() else (x[keep], y[keep], w[keep])
+    if xk.shape[0] == 0:
+        return np.zeros(1), np.zeros(1), np.zeros(x.shape[0])
+    xs, inv = np.unique(xk, return_inverse=True)
+    inv = inv.reshape(-1)
+    wsum = np.bincount(inv, weights=wk, minlength=xs.shape[0])
+    ymean = np.bincount(inv, weights=wk * yk, minlength=xs.shape[0]) / wsum
     fit: NDArray[np.float64] = np.clip(np.asarray(isotonic_regression(ymean, weights=wsum, increasing=True).x,
                                                   dtype=float), 0.0, 1.0)
-    return xs, fit
+    rows: NDArray[np.float64] = fit[inv] if keep.all() else np.interp(x, xs, fit)
+    return xs, fit, rows
 
 
 class OneVsRestIsotonic:
@@ -97,16 +105,25 @@ class OneVsRestIsotonic:
             sample_weight: np.ndarray | None = None) -> OneVsRestIsotonic:
         """Fit ``K`` (times ``n_groups``) isotonic maps of ``1[y = k]`` on ``S[:, k]`` (for two
         classes one map per cell, the other its mirror image)."""
+        self.fit_transform(S, y, groups, n_groups, sample_weight)
+        return self
+
+    def fit_transform(self, S: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`fit`, and :meth:`transform` of the fitting rows read off the fit (no second
+        pass of interpolation)."""
         w = np.ones(S.shape[0]) if sample_weight is None else sample_weight
         self.mirror_ = S.shape[1] == 2
         cols = [1] if self.mirror_ else list(range(S.shape[1]))
         self.maps_: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        out = np.empty_like(S)
         for rows in self._cells(groups, n_groups, S.shape[0]):   # a loop over groups and classes
             per_class = {}
             for k in cols:
-                per_class[k] = isotonic_fit(S[rows, k], (y[rows] == k).astype(float), w[rows])
+                xs, fit, out[rows, k] = _isotonic(S[rows, k], (y[rows] == k).astype(float), w[rows])
+                per_class[k] = (xs, fit)
             self.maps_.append(per_class)
-        return self
+        return self._normalise(out, S)
 
     def _cells(self, groups: np.ndarray, n_groups: int, n: int) -> list[np.ndarray | slice]:
         """Row indices of every group (one sort of the codes), or all rows when pooled."""
@@ -122,6 +139,10 @@ class OneVsRestIsotonic:
         for c, rows in enumerate(self._cells(groups, len(self.maps_), S.shape[0])):
             for k, (x, e) in self.maps_[c].items():
                 out[rows, k] = np.interp(S[rows, k], x, e)
+        return self._normalise(out, S)
+
+    def _normalise(self, out: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """The mirror column for two classes; else rows renormalised (all-zero rows keep ``S``)."""
         if self.mirror_:
             out[:, 0] = 1.0 - out[:, 1]
             return out
