@@ -83,8 +83,8 @@ class Prepared:
         G = lp.n_groups
         self.K = int(at.scores.shape[1])
         self.scores, self.group = at.scores, at.group
-        self.ev_j = np.array([-1 if j is None else j for j, _ in lp.events], dtype=np.int64)
-        self.ev_k = np.array([k for _, k in lp.events], dtype=np.int64)
+        self.ev_j = np.array([-1 if j is None else j for j, _ in lp.row_events], dtype=np.int64)
+        self.ev_k = np.array([k for _, k in lp.row_events], dtype=np.int64)
         self.cond = bool((self.ev_j >= 0).any())
         self.SC: F64 = at.scores @ lp.cost
         self.gw: F64 = np.bincount(at.group, weights=at.weight, minlength=G).astype(np.float64)
@@ -149,7 +149,7 @@ class DualProblem:
     >>> dp = DualProblem.from_lp(lp)
     >>> val, grad = dp.value_grad(np.zeros(dp.n_x), 1e-9)
     >>> round(val, 6), (np.round(grad, 6) + 0.0).tolist()     # h(0) is the unconstrained cost 0.25
-    (0.25, [0.0, 0.0, 0.0, 0.0])
+    (0.25, [0.0, 0.0])
     """
 
     S: F64

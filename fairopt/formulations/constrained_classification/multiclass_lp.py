@@ -306,6 +306,10 @@ class MulticlassTransportLP:
         if self.cost.shape != (K, K):
             raise DataValidationError(f"cost must be a {K} x {K} matrix, got shape {self.cost.shape}.")
         self.events = events_for(constraint, K)
+        # with two classes q_0 = 1 - q_1 on every atom, so the gap row of (j, 1) is that of (j, 0)
+        # negated: when both are events only (j, 0) enters the LP (its dual prices both)
+        self.row_events = [e for e in self.events if K > 2 or e[1] == 0 or (e[0], 0) not in self.events]
+        self._row_index = [self.events.index(e) for e in self.row_events]
         self.constraint: str = canonical(constraint) or constraint   # events_for refused unknown names
         gw = np.bincount(atoms.group, weights=atoms.weight, minlength=self.n_groups)
         if (gw <= 0).any():
@@ -313,7 +317,7 @@ class MulticlassTransportLP:
 
     def _event_weights(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         at = self.atoms
-        v = [at.weight if j is None else at.weight * at.scores[:, j] for j, _ in self.events]
+        v = [at.weight if j is None else at.weight * at.scores[:, j] for j, _ in self.row_events]
         Vg = np.stack([np.bincount(at.group, weights=ve, minlength=self.n_groups) for ve in v], axis=1)
         return v, Vg, Vg.sum(axis=0)
 
@@ -341,12 +345,12 @@ class MulticlassTransportLP:
         grp = at.group[free]
         prog = Program(name="fair_multiclass_transport")
         prog.add_variables("q", shape=(m * K,), lb=0.0, ub=None)
-        E = len(self.events)
+        E = len(self.row_events)
         prog.add_variables("r", shape=(E,), lb=None, ub=None)
         cols = np.arange(m * K)
         assign = sp.csr_matrix((np.ones(m * K), (np.repeat(np.arange(m), K), cols)), shape=(m, m * K))
         prog.add_constraints("assign", {"q": assign}, lb=1.0, ub=1.0)
-        ev_k = np.array([k for _, k in self.events])
+        ev_k = np.array([k for _, k in self.row_events])
         keep = V > 0
         pr, pc, pv = [], [], []
         gr, gc, gv = [], [], []
@@ -428,14 +432,16 @@ class MulticlassTransportLP:
             q[np.flatnonzero(pinned), fixed[pinned]] = 1.0
             q[~pinned] = qf
         W = float(at.weight.sum())
-        y_gap = np.zeros((G, len(self.events)))
+        y_gap = np.zeros((G, len(self.row_events)))
         if "gap" in sol.dual:
             y_gap[self._live] = sol.dual["gap"]
-        z = np.asarray(sol.dual.get("pooled", np.zeros(len(self.events))), float)
+        z = np.asarray(sol.dual.get("pooled", np.zeros(len(self.row_events))), float)
         with np.errstate(divide="ignore", invalid="ignore"):
             price = np.where(self._live, y_gap / self._Vg, 0.0) + np.where(self._V > 0, z / self._V, 0.0)[None, :]
+        y_all, z_all = np.zeros((G, len(self.events))), np.zeros(len(self.events))
+        y_all[:, self._row_index], z_all[self._row_index] = y_gap, z
         D, b = np.zeros((G, K, K)), np.zeros((G, K))
-        for e, (j, k) in enumerate(self.events):
+        for e, (j, k) in enumerate(self.row_events):
             if j is None:
                 b[:, k] -= W * price[:, e]
             else:
@@ -443,7 +449,7 @@ class MulticlassTransportLP:
         rates, pooled, gaps = rates_and_gaps(at.scores, at.group, at.weight, q, self.events, G)
         objective = float(np.sum((at.scores @ self.cost) * q * at.weight[:, None]) / W)
         return MulticlassSolution(q=q, D=D, b=b, objective=objective, rates=rates, pooled=pooled, gaps=gaps,
-                                  duals={"gap": y_gap, "pooled": z}, backend=sol.backend, solver=sol.solver,
+                                  duals={"gap": y_all, "pooled": z_all}, backend=sol.backend, solver=sol.solver,
                                   solve_seconds=time.perf_counter() - t0,
                                   info={"n_atoms": m, "program_objective": sol.objective})
 

@@ -171,7 +171,7 @@ def solve_dual_working_set(lp: MulticlassTransportLP, spec: SolverSpec, free_ato
     t0 = time.perf_counter()
     D, b, info = dual_offsets(lp)
     t1 = time.perf_counter()
-    n_rows = int(np.count_nonzero(np.bincount(lp.atoms.group, minlength=lp.n_groups) > 0)) * len(lp.events)
+    n_rows = int(np.count_nonzero(np.bincount(lp.atoms.group, minlength=lp.n_groups) > 0)) * len(lp.row_events)
     n_free = max(2 * n_rows, 500) if free_atoms is None else free_atoms
     out = certify_from_offsets(lp, spec, D, b, n_free, max_rounds, t0, tie_tol=tie_tol, **options)
     out.info.update(info, path="dual", dual_seconds=t1 - t0)
