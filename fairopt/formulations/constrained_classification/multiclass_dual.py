@@ -482,7 +482,19 @@ def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
 
 
 def margins(prep: Prepared, D: F64, b: F64) -> tuple[I64, F64]:
-    """Argmin class and margin (second smallest minus smallest adjusted cost) of every atom."""
+    """Argmin class and margin (second smallest minus smallest adjusted cost) of every atom.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import (
+    ...     MulticlassTransportLP, collapse_vectors)
+    >>> lp = MulticlassTransportLP(collapse_vectors(np.array([[.7, .3], [.2, .8]]), np.array([0, 0])),
+    ...                            1, 1 - np.eye(2), "demographic_parity")
+    >>> arg, gap = margins(Prepared(lp), np.zeros((1, 2, 2)), np.zeros((1, 2)))
+    >>> arg.tolist(), gap.round(2).tolist()
+    ([0, 1], [0.4, 0.6])
+    """
     A = prep.adjusted(D, b)
     part = np.partition(A, 1, axis=1)
     arg: I64 = np.argmin(A, axis=1).astype(np.int64)
