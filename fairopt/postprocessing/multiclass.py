@@ -279,7 +279,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         """
         validate_params(self)
         self.__dict__.pop("certified_eps_", None)
-        if is_chunked_scores(X):
+        if self._chunked(X):
             if y is not None:
                 raise ConfigError("a chunked or Dask score matrix is fitted from the scores alone (classes_ are the "
                                   "column indices 0..K-1); pass y=None.")
@@ -330,6 +330,15 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         w = np.ones(n) if sw is None else sw
         self.eps_ = float(self.eps) if tighten is None else tighten(self)
         self._solve_atoms(collapse_vectors(S, codes, w), cost, constraint)
+
+    def _chunked(self, X: Any) -> bool:
+        """The fit reads ``X`` in chunks: a Dask array or a ``.npy`` path, or a memmap of scores
+        with ``score_bins`` (a memmap of features, or without ``score_bins``, is read in memory)."""
+        if not is_chunked_scores(X):
+            return False
+        if isinstance(X, np.memmap):
+            return self.estimator is None and self.score_bins is not None
+        return True
 
     def _fit_chunked(self, X: Any, sensitive_features: Any, sample_weight: Any) -> None:
         """The fit from a chunked or Dask score matrix: atoms accumulated chunk by chunk."""
