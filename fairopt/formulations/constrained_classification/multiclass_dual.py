@@ -61,6 +61,8 @@ MAX_REPIN = 6
 NEWTON_TOL = 1e-13
 #: ... or when a step moves no offset by more than this share of the temperature
 XTOL = 0.02
+#: width of the Huber smoothing of ``|x|``, in units of the temperature
+HUBER = 1.0
 
 
 class Prepared:
@@ -437,19 +439,20 @@ def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
         if dp.eps <= 0:
             return val, grad
         ax = np.abs(x)
-        hub = np.where(ax <= tau, x * x / (2 * tau), ax - tau / 2)
-        return val - float(np.dot(scale, hub)), grad - scale * np.clip(x / tau, -1.0, 1.0)
+        hub = np.where(ax <= mu, x * x / (2 * mu), ax - mu / 2)
+        return val - float(np.dot(scale, hub)), grad - scale * np.clip(x / mu, -1.0, 1.0)
 
-    x = _best_shift(dp, x0.copy(), tau)
+    mu = HUBER * tau
+    x = _best_shift(dp, x0.copy(), mu)
     lam = 0.0
     for _ in range(maxiter):
         val, grad, H = dp.value_grad_hess(x, tau)
         M = -H
         if dp.eps > 0:   # the Huber term, its shifts eliminated (a Schur complement)
             ax = np.abs(x)
-            val -= float(np.dot(scale, np.where(ax <= tau, x * x / (2 * tau), ax - tau / 2)))
-            grad = grad - scale * np.clip(x / tau, -1.0, 1.0)
-            hh = scale * (ax <= tau) / tau
+            val -= float(np.dot(scale, np.where(ax <= mu, x * x / (2 * mu), ax - mu / 2)))
+            grad = grad - scale * np.clip(x / mu, -1.0, 1.0)
+            hh = scale * (ax <= mu) / mu
             tot = np.bincount(ei, weights=hh, minlength=dp.live.shape[1])[ei]
             M += np.diag(hh) - np.where(same_e, np.outer(hh, hh) / np.where(tot > 0, tot, 1.0)[None, :], 0.0)
         unit = max(float(np.trace(M)) / max(M.shape[0], 1), 1e-12)
@@ -462,7 +465,7 @@ def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
             room = radius - _move(dp, x - x0)
             mv = _move(dp, d)
             t = 1.0 if mv <= room else max(room, 0.0) / mv
-            trial = _best_shift(dp, x + t * d, tau)
+            trial = _best_shift(dp, x + t * d, mu)
             if t > 0 and f(trial)[0] >= val + 1e-4 * t * dec:
                 step = trial
                 lam /= 4.0
