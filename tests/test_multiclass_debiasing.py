@@ -77,9 +77,16 @@ def _gaps(S, g, w, P, constraint):
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
 @pytest.mark.parametrize("eps", [0.0, 0.02, 0.1])
-def test_exact_against_row_level_lp(seed, constraint, eps):
+@pytest.mark.parametrize("path", ["lp", "dual"])
+def test_exact_against_row_level_lp(seed, constraint, eps, path, monkeypatch):
+    """Both solve paths: the full LP, and the scale path (offsets from the smoothed small dual,
+    then the working-set LP over the near-tied atoms, certified by its duals)."""
+    if path == "dual":
+        import fairopt.formulations.constrained_classification.multiclass_working_set as mws
+        monkeypatch.setattr(mws, "WORKING_SET_MIN", 0)
     S, g, w, C = _instance(seed)
     deb = MulticlassDebiaser(constraint=constraint, eps=eps, cost=C).fit(S, sensitive_features=g, sample_weight=w)
+    assert (deb.solution_.info.get("path") == "dual") == (path == "dual")
     P = deb.predict_proba(S, sensitive_features=g)
     assert np.allclose(P.sum(1), 1.0) and (P >= 0).all()
     cost = float(np.sum((S @ C) * P * w[:, None]) / w.sum())

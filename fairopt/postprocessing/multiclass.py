@@ -20,6 +20,7 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
     Q_TOL,
     MulticlassTransportLP,
+    VectorAtoms,
     adjusted_costs,
     collapse_vectors,
     rates_and_gaps,
@@ -30,6 +31,7 @@ from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
+from fairopt.postprocessing.multiclass_chunked import is_chunked_scores
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ __all__ = ["MulticlassDebiaser"]
 CALIBRATIONS = ("isotonic", "isotonic_per_group")
 
 
-class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
+class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,unused-ignore]  # sklearn: no stubs
     """Optimal fair post-processing of a multiclass classifier's class probabilities.
 
     Reads the scores as calibrated class probabilities ``s(x)`` and fits the randomized
@@ -146,7 +148,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     (True, [0, 1, 2])
     """
 
-    _parameter_constraints: ClassVar[dict] = {
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": [None, HasMethods(["predict_proba"])],
         "prefit": ["boolean"],
         "constraint": [StrOptions(accepted_names(MULTICLASS_CONSTRAINTS))],
@@ -164,7 +166,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
     def __init__(self, estimator: BaseEstimator | None = None, prefit: bool = False,
                  constraint: str = "demographic_parity", eps: float = 0.0, cost: ArrayLike | None = None,
                  deterministic: bool = False, score_bins: int | None = None, calibration: str | None = None,
-                 solver: str | SolverSpec | dict | None = None,
+                 solver: str | SolverSpec | dict[str, Any] | None = None,
                  random_state: int | np.random.Generator | None = None, confidence: float | None = None,
                  certify_size: float = 0.3) -> None:
         self.estimator = estimator
@@ -232,7 +234,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         if (codes < 0).any():
             raise DataValidationError("y has missing labels.")
         self.classes_ = np.asarray(classes)
-        return codes.astype(np.intp)
+        out: np.ndarray = codes.astype(np.intp)
+        return out
 
     def _cost(self, K: int) -> np.ndarray:
         if self.cost is None:
@@ -279,6 +282,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         self.__dict__.pop("certified_eps_", None)
+        if self._chunked(X):
+            if y is not None:
+                raise ConfigError("a chunked or Dask score matrix is fitted from the scores alone (classes_ are the "
+                                  "column indices 0..K-1); pass y=None.")
+            self._fit_chunked(X, sensitive_features, sample_weight)
+            self.guarantee_ = None
+            return self
         if self.confidence is None:
             self._fit(X, y, sensitive_features, sample_weight, None)
             self.guarantee_ = None
@@ -316,11 +326,51 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
             if yv is None:
                 raise DataValidationError(f"calibration={self.calibration!r} fits P(Y = k | score) on the fitting "
                                           "sample, so fit needs its labels y; pass y or set calibration=None.")
-            self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group").fit(S, yv, codes, G, sw)
-        S = self._prepare(S, codes)
+            self.calibrator_ = OneVsRestIsotonic(self.calibration == "isotonic_per_group")
+            S = self.calibrator_.fit_transform(S, yv, codes, G, sw)
+        if self.score_bins is not None:
+            S = quantise_scores(S, int(self.score_bins))
         w = np.ones(n) if sw is None else sw
-        eps = self.eps_ = float(self.eps) if tighten is None else tighten(self)
-        atoms = collapse_vectors(S, codes, w)
+        self.eps_ = float(self.eps) if tighten is None else tighten(self)
+        self._solve_atoms(collapse_vectors(S, codes, w), cost, constraint)
+
+    def _chunked(self, X: Any) -> bool:
+        """The fit reads ``X`` in chunks: a Dask array or a ``.npy`` path, or a memmap of scores
+        with ``score_bins`` (a memmap of features, or without ``score_bins``, is read in memory)."""
+        if not is_chunked_scores(X):
+            return False
+        if isinstance(X, np.memmap):
+            return self.estimator is None and self.score_bins is not None
+        return True
+
+    def _fit_chunked(self, X: Any, sensitive_features: Any, sample_weight: Any) -> None:
+        """The fit from a chunked or Dask score matrix: atoms accumulated chunk by chunk."""
+        from fairopt.postprocessing.multiclass_chunked import chunked_atoms
+        for what, bad in (("estimator=None (score the rows where they live, e.g. with map_blocks)",
+                           self.estimator is not None),
+                          ("score_bins (the statistics are counts per rounded score vector)", self.score_bins is None),
+                          ("calibration=None", self.calibration is not None),
+                          ("confidence=None", self.confidence is not None)):
+            if bad:
+                raise ConfigError(f"a chunked or Dask score matrix needs {what}.")
+        constraint = canonical(self.constraint)
+        assert constraint is not None   # the parameter check accepts known names only
+        bins = self.score_bins
+        assert bins is not None   # checked above
+        atoms, labels = chunked_atoms(X, sensitive_features, int(bins), sample_weight)
+        if atoms.n_atoms == 0:
+            raise DataValidationError("the chunked input has no rows of positive weight.")
+        self.groups_ = pd.Index(labels)
+        self.sensitive_columns_ = None
+        self.classes_ = np.arange(atoms.scores.shape[1])
+        self.calibrator_ = None
+        self.eps_ = float(self.eps)
+        self._solve_atoms(atoms, self._cost(len(self.classes_)), constraint)
+
+    def _solve_atoms(self, atoms: VectorAtoms, cost: np.ndarray, constraint: str) -> None:
+        """Solve the LP over ``atoms`` and set the fitted attributes."""
+        G, eps = len(self.groups_), self.eps_
+        w = atoms.weight
         lp = MulticlassTransportLP(atoms, G, cost, constraint, eps)
         spec = default_spec("LP") if self.solver is None else SolverSpec.parse(self.solver)
         sol = solve_auto(lp, spec)
@@ -410,11 +460,13 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):
         argument or else the estimator's); with ``deterministic=True`` the rule's class."""
         P = self.predict_proba(X, sensitive_features)
         if self.deterministic:
-            return self.classes_[np.argmax(P, axis=1)]
+            det: np.ndarray = self.classes_[np.argmax(P, axis=1)]
+            return det
         rng = as_generator(self.random_state if random_state is None else random_state)
         u = np.asarray(rng.random(P.shape[0]), dtype=float)[:, None]
         idx = np.minimum((np.cumsum(P, axis=1) < u).sum(axis=1), P.shape[1] - 1)
-        return self.classes_[idx]
+        drawn: np.ndarray = self.classes_[idx]
+        return drawn
 
     def score(self, X: Any, y: Any, sample_weight: ArrayLike | None = None, sensitive_features: Any = None) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)``."""
@@ -429,7 +481,7 @@ def _first_used_class(q: np.ndarray) -> np.ndarray:
     return out
 
 
-def _tie_bound(atoms: Any, tied: np.ndarray, events: list, n_groups: int, eps: float) -> tuple[np.ndarray, float]:
+def _tie_bound(atoms: Any, tied: np.ndarray, events: list[Any], n_groups: int, eps: float) -> tuple[np.ndarray, float]:
     """Tied mass per (group, event) as a share of the group's event mass, and the bound
     ``eps + max_{g,e} (T_{g,e} + T_e)`` on the deterministic rule's gap."""
     T = np.zeros((n_groups, len(events)))

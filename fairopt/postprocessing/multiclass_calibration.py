@@ -3,11 +3,12 @@ one-vs-rest calibration of class probabilities, and ``score_bins`` quantisation.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from numpy.typing import NDArray
+from scipy.optimize import isotonic_regression
 
 from fairopt.errors import DataValidationError
 
-__all__ = ["OneVsRestIsotonic", "check_score_matrix", "quantise_scores"]
+__all__ = ["OneVsRestIsotonic", "check_score_matrix", "isotonic_fit", "quantise_scores"]
 
 #: largest tolerated |row sum - 1| of a score matrix
 SUM_TOL = 1e-6
@@ -37,6 +38,40 @@ def check_score_matrix(S: np.ndarray, n_classes: int | None = None) -> np.ndarra
         raise DataValidationError(f"{int(bad.sum())} score rows do not sum to 1 (first: row {int(np.argmax(bad))}); "
                                   "pass class probabilities (normalise the rows).")
     return S
+
+
+def isotonic_fit(x: NDArray[np.float64], y: NDArray[np.float64],
+                 w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Weighted isotonic (non-decreasing) regression of ``y`` on ``x``: the distinct ``x``
+    values (rows of zero weight left out) and the fitted values there, clipped to ``[0, 1]``.
+    Tied ``x`` are pooled (weighted mean) first, as scikit-learn's ``IsotonicRegression`` does;
+    ``np.interp`` on the result is its ``predict`` with ``out_of_bounds="clip"``.
+
+    Examples
+    --------
+    >>> xs, fit = isotonic_fit(np.array([0.1, 0.2, 0.2, 0.3]), np.array([1.0, 0.0, 1.0, 0.0]), np.ones(4))
+    >>> xs.tolist(), fit.round(3).tolist()
+    ([0.1, 0.2, 0.3], [0.5, 0.5, 0.5])
+    """
+    xs, fit, _ = _isotonic(x, y, w)
+    return xs, fit
+
+
+def _isotonic(x: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`isotonic_fit` and the fitted values at the rows ``x`` themselves."""
+    keep = w > 0
+    xk, yk, wk = (x, y, w) if keep.all() else (x[keep], y[keep], w[keep])
+    if xk.shape[0] == 0:
+        return np.zeros(1), np.zeros(1), np.zeros(x.shape[0])
+    xs, inv = np.unique(xk, return_inverse=True)
+    inv = inv.reshape(-1)
+    wsum = np.bincount(inv, weights=wk, minlength=xs.shape[0])
+    ymean = np.bincount(inv, weights=wk * yk, minlength=xs.shape[0]) / wsum
+    fit: NDArray[np.float64] = np.clip(np.asarray(isotonic_regression(ymean, weights=wsum, increasing=True).x,
+                                                  dtype=float), 0.0, 1.0)
+    rows: NDArray[np.float64] = fit[inv] if keep.all() else np.interp(x, xs, fit)
+    return xs, fit, rows
 
 
 class OneVsRestIsotonic:
@@ -70,18 +105,25 @@ class OneVsRestIsotonic:
             sample_weight: np.ndarray | None = None) -> OneVsRestIsotonic:
         """Fit ``K`` (times ``n_groups``) isotonic maps of ``1[y = k]`` on ``S[:, k]`` (for two
         classes one map per cell, the other its mirror image)."""
+        self.fit_transform(S, y, groups, n_groups, sample_weight)
+        return self
+
+    def fit_transform(self, S: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`fit`, and :meth:`transform` of the fitting rows read off the fit (no second
+        pass of interpolation)."""
         w = np.ones(S.shape[0]) if sample_weight is None else sample_weight
         self.mirror_ = S.shape[1] == 2
         cols = [1] if self.mirror_ else list(range(S.shape[1]))
         self.maps_: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+        out = np.empty_like(S)
         for rows in self._cells(groups, n_groups, S.shape[0]):   # a loop over groups and classes
             per_class = {}
             for k in cols:
-                iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-                iso.fit(S[rows, k], (y[rows] == k).astype(float), sample_weight=w[rows])
-                per_class[k] = (np.asarray(iso.X_thresholds_, float), np.asarray(iso.y_thresholds_, float))
+                xs, fit, out[rows, k] = _isotonic(S[rows, k], (y[rows] == k).astype(float), w[rows])
+                per_class[k] = (xs, fit)
             self.maps_.append(per_class)
-        return self
+        return self._normalise(out, S)
 
     def _cells(self, groups: np.ndarray, n_groups: int, n: int) -> list[np.ndarray | slice]:
         """Row indices of every group (one sort of the codes), or all rows when pooled."""
@@ -97,6 +139,10 @@ class OneVsRestIsotonic:
         for c, rows in enumerate(self._cells(groups, len(self.maps_), S.shape[0])):
             for k, (x, e) in self.maps_[c].items():
                 out[rows, k] = np.interp(S[rows, k], x, e)
+        return self._normalise(out, S)
+
+    def _normalise(self, out: np.ndarray, S: np.ndarray) -> np.ndarray:
+        """The mirror column for two classes; else rows renormalised (all-zero rows keep ``S``)."""
         if self.mirror_:
             out[:, 0] = 1.0 - out[:, 1]
             return out
@@ -116,4 +162,5 @@ def quantise_scores(S: np.ndarray, bins: int) -> np.ndarray:
     >>> quantise_scores(np.array([[0.26, 0.74]]), 4).tolist()
     [[0.25, 0.75]]
     """
-    return np.rint(S * bins) / bins
+    out: np.ndarray = np.rint(S * bins) / bins
+    return out

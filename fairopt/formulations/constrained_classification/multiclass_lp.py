@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairopt.criteria import canonical, criterion
-from fairopt.errors import ConfigError, DataValidationError
+from fairopt.errors import ConfigError, DataValidationError, InfeasibleError
 from fairopt.modeling.registry import SolverSpec, default_spec
 
 if TYPE_CHECKING:
@@ -58,6 +58,8 @@ __all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportL
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
 Q_TOL = 1e-9
+#: total gap slack of an elastic restricted LP below which it counts as feasible
+SLACK_TOL = 1e-9
 
 Event = tuple[int | None, int]
 
@@ -212,11 +214,16 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
     >>> adjusted_costs(np.array([[.5, .5]]), np.array([0]), C, D, b).tolist()
     [[0.5, 0.6]]
     """
-    out = np.empty((S.shape[0], cost.shape[1]))
-    for g in range(D.shape[0]):
-        m = groups == g
-        if m.any():
-            out[m] = S[m] @ (cost + D[g]) + b[g]
+    out: np.ndarray = S @ cost
+    out += b[groups]
+    if not D.any():   # no conditional events: the offsets are per (group, class)
+        return out
+    order = np.argsort(groups, kind="stable")
+    bounds = np.searchsorted(groups[order], np.arange(D.shape[0] + 1))
+    for g in range(D.shape[0]):   # a loop over groups, not rows
+        rows = order[bounds[g]:bounds[g + 1]]
+        if rows.size:
+            out[rows] += S[rows] @ D[g]
     return out
 
 
@@ -253,12 +260,12 @@ class MulticlassSolution:
     rates: np.ndarray
     pooled: np.ndarray
     gaps: np.ndarray
-    duals: dict
+    duals: dict[str, Any]
     backend: str
     solver: str
     status: str = "optimal"
     solve_seconds: float = 0.0
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
 
 class MulticlassTransportLP:
@@ -300,6 +307,10 @@ class MulticlassTransportLP:
         if self.cost.shape != (K, K):
             raise DataValidationError(f"cost must be a {K} x {K} matrix, got shape {self.cost.shape}.")
         self.events = events_for(constraint, K)
+        # with two classes q_0 = 1 - q_1 on every atom, so the gap row of (j, 1) is that of (j, 0)
+        # negated: when both are events only (j, 0) enters the LP (its dual prices both)
+        self.row_events = [e for e in self.events if K > 2 or e[1] == 0 or (e[0], 0) not in self.events]
+        self._row_index = [self.events.index(e) for e in self.row_events]
         self.constraint: str = canonical(constraint) or constraint   # events_for refused unknown names
         gw = np.bincount(atoms.group, weights=atoms.weight, minlength=self.n_groups)
         if (gw <= 0).any():
@@ -307,7 +318,7 @@ class MulticlassTransportLP:
 
     def _event_weights(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         at = self.atoms
-        v = [at.weight if j is None else at.weight * at.scores[:, j] for j, _ in self.events]
+        v = [at.weight if j is None else at.weight * at.scores[:, j] for j, _ in self.row_events]
         Vg = np.stack([np.bincount(at.group, weights=ve, minlength=self.n_groups) for ve in v], axis=1)
         return v, Vg, Vg.sum(axis=0)
 
@@ -315,12 +326,15 @@ class MulticlassTransportLP:
     def _cat(xs: list[np.ndarray], dtype: type = float) -> np.ndarray:
         return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)
 
-    def build(self, fixed: np.ndarray | None = None) -> Program:
+    def build(self, fixed: np.ndarray | None = None, elastic: float | None = None) -> Program:
         """The LP as a :class:`fairopt.modeling.Program`: variables ``q`` (free atoms x classes,
         row-major) and ``r`` (pooled rates); rows ``assign``, ``pooled`` and ``gap``.
 
         ``fixed`` (one class per atom, ``-1`` for free atoms) pins atoms to one class: they get
         no variables, and their mass moves into the rows' bounds (the working-set solve).
+        ``elastic`` adds slack columns to the gap rows at that price per unit, so that the
+        restricted LP is always feasible (a positive slack at the optimum means the pinned mass
+        leaves no feasible point).
         """
         from fairopt.modeling import Program
         at = self.atoms
@@ -332,12 +346,12 @@ class MulticlassTransportLP:
         grp = at.group[free]
         prog = Program(name="fair_multiclass_transport")
         prog.add_variables("q", shape=(m * K,), lb=0.0, ub=None)
-        E = len(self.events)
+        E = len(self.row_events)
         prog.add_variables("r", shape=(E,), lb=None, ub=None)
         cols = np.arange(m * K)
         assign = sp.csr_matrix((np.ones(m * K), (np.repeat(np.arange(m), K), cols)), shape=(m, m * K))
         prog.add_constraints("assign", {"q": assign}, lb=1.0, ub=1.0)
-        ev_k = np.array([k for _, k in self.events])
+        ev_k = np.array([k for _, k in self.row_events])
         keep = V > 0
         pr, pc, pv = [], [], []
         gr, gc, gv = [], [], []
@@ -374,10 +388,18 @@ class MulticlassTransportLP:
             ge = np.nonzero(live)[1]
             sel = sp.csr_matrix((-np.ones(n_gap), (np.arange(n_gap), ge)), shape=(n_gap, E))
             shift = c_gap[live]
-            prog.add_constraints("gap", {"q": gap, "r": sel}, lb=-self.eps - shift, ub=self.eps - shift)
+            blocks = {"q": gap, "r": sel}
+            if elastic is not None:   # slack on every gap row, priced at `elastic` per unit
+                prog.add_variables("slack", shape=(2 * n_gap,), lb=0.0, ub=None)
+                eye = sp.identity(n_gap, format="csr")
+                blocks["slack"] = sp.hstack([eye, -eye], format="csr")
+            prog.add_constraints("gap", blocks, lb=-self.eps - shift, ub=self.eps - shift)
         self._live, self._Vg, self._V = live, Vg, V
         c = ((at.scores[free] @ self.cost) * (at.weight[free] / W)[:, None]).ravel()
-        prog.set_objective(linear={"q": c})
+        if elastic is not None and n_gap:
+            prog.set_objective(linear={"q": c, "slack": np.full(2 * n_gap, float(elastic))})
+        else:
+            prog.set_objective(linear={"q": c})
         return prog
 
     def solve(self, solver: str | SolverSpec | None = None, **options: Any) -> MulticlassSolution:
@@ -387,9 +409,17 @@ class MulticlassTransportLP:
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
         return self.solve_fixed(spec, None, time.perf_counter(), **options)
 
-    def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, **options: Any) -> MulticlassSolution:
-        """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class."""
-        sol = self.build(fixed).solve(spec, require_optimal=True, **options)
+    def solve_fixed(self, spec: SolverSpec, fixed: np.ndarray | None, t0: float, elastic: float | None = None,
+                    **options: Any) -> MulticlassSolution:
+        """Solve the LP with the atoms of ``fixed`` (``-1``: free) pinned to their class.
+
+        With ``elastic`` (a price above every gap row's dual) the gap rows get slack columns;
+        a positive slack at the optimum raises :class:`~fairopt.errors.InfeasibleError`, as the
+        restricted LP itself would, without the back end's infeasibility proof."""
+        sol = self.build(fixed, elastic).solve(spec, require_optimal=True, **options)
+        if elastic is not None and "slack" in sol.primal and float(np.sum(sol.primal["slack"])) > SLACK_TOL:
+            raise InfeasibleError(f"the LP with {int((fixed >= 0).sum()) if fixed is not None else 0} pinned atoms "
+                                  "needs gap slack: the pinned mass leaves no feasible point.")
         at = self.atoms
         m, K, G = at.n_atoms, at.scores.shape[1], self.n_groups
         qf = np.clip(sol.primal["q"].reshape(-1, K), 0.0, None)
@@ -403,14 +433,16 @@ class MulticlassTransportLP:
             q[np.flatnonzero(pinned), fixed[pinned]] = 1.0
             q[~pinned] = qf
         W = float(at.weight.sum())
-        y_gap = np.zeros((G, len(self.events)))
+        y_gap = np.zeros((G, len(self.row_events)))
         if "gap" in sol.dual:
             y_gap[self._live] = sol.dual["gap"]
-        z = np.asarray(sol.dual.get("pooled", np.zeros(len(self.events))), float)
+        z = np.asarray(sol.dual.get("pooled", np.zeros(len(self.row_events))), float)
         with np.errstate(divide="ignore", invalid="ignore"):
             price = np.where(self._live, y_gap / self._Vg, 0.0) + np.where(self._V > 0, z / self._V, 0.0)[None, :]
+        y_all, z_all = np.zeros((G, len(self.events))), np.zeros(len(self.events))
+        y_all[:, self._row_index], z_all[self._row_index] = y_gap, z
         D, b = np.zeros((G, K, K)), np.zeros((G, K))
-        for e, (j, k) in enumerate(self.events):
+        for e, (j, k) in enumerate(self.row_events):
             if j is None:
                 b[:, k] -= W * price[:, e]
             else:
@@ -418,7 +450,7 @@ class MulticlassTransportLP:
         rates, pooled, gaps = rates_and_gaps(at.scores, at.group, at.weight, q, self.events, G)
         objective = float(np.sum((at.scores @ self.cost) * q * at.weight[:, None]) / W)
         return MulticlassSolution(q=q, D=D, b=b, objective=objective, rates=rates, pooled=pooled, gaps=gaps,
-                                  duals={"gap": y_gap, "pooled": z}, backend=sol.backend, solver=sol.solver,
+                                  duals={"gap": y_all, "pooled": z_all}, backend=sol.backend, solver=sol.solver,
                                   solve_seconds=time.perf_counter() - t0,
                                   info={"n_atoms": m, "program_objective": sol.objective})
 
@@ -450,7 +482,7 @@ class MulticlassTransportLP:
         rows = [MovingRows("gap", dlb=-1.0, dub=1.0)] if "gap" in prog.constraints else []
         return ParametricProblem(prog, rows, 0.0, float(gaps.max(initial=0.0)), "expected cost")
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Sizes of the collapsed problem."""
         return {"formulation": self.name, "problem_class": "LP", "n_atoms": self.atoms.n_atoms,
                 "n_classes": int(self.atoms.scores.shape[1]), "n_groups": self.n_groups,

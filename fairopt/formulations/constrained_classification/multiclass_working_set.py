@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairopt.errors import InfeasibleError
+from fairopt.formulations.constrained_classification.multiclass_dual import dual_offsets
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MulticlassSolution,
     MulticlassTransportLP,
@@ -35,10 +36,10 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
 if TYPE_CHECKING:
     from fairopt.modeling import SolverSpec
 
-__all__ = ["solve_auto", "solve_working_set"]
+__all__ = ["certify_from_offsets", "solve_auto", "solve_dual_working_set", "solve_working_set"]
 
 #: LPs with more variables (atoms x classes) than this are solved by the working-set method
-WORKING_SET_MIN = 200_000
+WORKING_SET_MIN = 50_000
 
 #: atoms in the subsample that sets the first offsets, and free atoms per round
 SAMPLE_ATOMS = 4000
@@ -46,6 +47,10 @@ FREE_ATOMS = 6000
 MAX_ROUNDS = 12
 #: a pinned class within this (relative) of the minimum adjusted cost still counts as a minimiser
 CERT_TOL = 1e-9
+#: gap-slack price of the restricted LPs, in units of the cost range
+ELASTIC = 1e3
+#: atoms within this margin of a tie under the dual's offsets start free (capped)
+TIE_TOL = 2.5e-4
 
 
 def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms: int = SAMPLE_ATOMS,
@@ -79,19 +84,51 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
                       weight=at.weight[pick] * (gw / sw)[at.group[pick]], hashes=at.hashes[pick])
     first = MulticlassTransportLP(sub, G, C, lp.constraint, lp.eps)
     sol0 = first.solve_fixed(spec, None, t0, **options)
-    D, b = sol0.D, sol0.b
-    # 2. pin all but the atoms nearest a tie
+    return certify_from_offsets(lp, spec, sol0.D, sol0.b, free_atoms, max_rounds, t0, **options)
+
+
+def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndarray, b: np.ndarray,
+                         free_atoms: int, max_rounds: int, t0: float, tie_tol: float = 0.0,
+                         **options: Any) -> MulticlassSolution:
+    """Steps 2-3 of the working-set method from the offsets ``(D, b)``: free the ``free_atoms``
+    atoms nearest a tie (and every atom within ``tie_tol`` of one, up to ``4 free_atoms``), pin
+    the others to their argmin class, and re-solve until the LP's duals certify every pinned atom.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+    >>> from fairopt.modeling.registry import default_spec
+    >>> rng = np.random.default_rng(0)
+    >>> S = rng.dirichlet(np.ones(3), 2000); g = rng.integers(0, 2, 2000)
+    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity", 0.0)
+    >>> zero = np.zeros((2, 3, 3)), np.zeros((2, 3))   # poor offsets: more rounds, same optimum
+    >>> ws = certify_from_offsets(lp, default_spec("LP"), *zero, free_atoms=200, max_rounds=30, t0=0.0)
+    >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+    >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]
+    (True, True)
+    """
+    at, C = lp.atoms, lp.cost
+    m = at.n_atoms
+    # a price on gap slack above any gap row's dual: a unit of rate moves the cost by at most
+    # the cost range per unit of weight over the row's group share, so this bound is safe
+    Vmin = float(np.bincount(at.group, weights=at.weight).max(initial=0.0))
+    share = Vmin / float(at.weight.sum()) if at.weight.sum() > 0 else 1.0
+    elastic = ELASTIC * (float(np.ptp(C)) + 1.0) * max(share, 1.0)
     A = adjusted_costs(at.scores, at.group, C, D, b)
     part = np.partition(A, 1, axis=1)
     margin = part[:, 1] - part[:, 0]
     fixed = np.argmin(A, axis=1)
-    by_margin = np.argsort(margin, kind="stable")
-    n_free = min(free_atoms, m)
+    n_free = min(max(free_atoms, min(int((margin <= tie_tol).sum()), 4 * free_atoms)), m)
+    # the atoms by margin, as far as any doubling of the free set can reach
+    reach = min(m, n_free << max_rounds)
+    by_margin = np.argpartition(margin, reach - 1)[:reach] if reach < m else np.arange(m)
+    by_margin = by_margin[np.argsort(margin[by_margin], kind="stable")]
     fixed[by_margin[:n_free]] = -1
     rounds = 0
     for rounds in range(1, max_rounds + 1):   # 3. re-solve until no pinned atom objects
         try:
-            sol = lp.solve_fixed(spec, fixed, t0, **options)
+            sol = lp.solve_fixed(spec, fixed, t0, elastic=elastic if n_free < m else None, **options)
         except InfeasibleError:   # the pinned mass leaves the free atoms too little room: free more
             n_free = min(2 * n_free, m)
             fixed[by_margin[:n_free]] = -1
@@ -111,6 +148,36 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
     return out
 
 
+def solve_dual_working_set(lp: MulticlassTransportLP, spec: SolverSpec, free_atoms: int | None = None,
+                           max_rounds: int = MAX_ROUNDS, tie_tol: float = TIE_TOL,
+                           **options: Any) -> MulticlassSolution:
+    """The working-set method started from the smoothed dual's offsets
+    (:func:`~fairopt.formulations.constrained_classification.multiclass_dual.dual_offsets`): the
+    scale path. Exact for the same reason as :func:`solve_working_set`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+    >>> from fairopt.modeling.registry import default_spec
+    >>> rng = np.random.default_rng(0)
+    >>> S = rng.dirichlet(np.ones(3), 3000); g = rng.integers(0, 3, 3000)
+    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 3, 1 - np.eye(3), "equalized_odds", 0.01)
+    >>> ws = solve_dual_working_set(lp, default_spec("LP"))
+    >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+    >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]
+    (True, True)
+    """
+    t0 = time.perf_counter()
+    D, b, info = dual_offsets(lp)
+    t1 = time.perf_counter()
+    n_rows = int(np.count_nonzero(np.bincount(lp.atoms.group, minlength=lp.n_groups) > 0)) * len(lp.row_events)
+    n_free = max(2 * n_rows, 500) if free_atoms is None else free_atoms
+    out = certify_from_offsets(lp, spec, D, b, n_free, max_rounds, t0, tie_tol=tie_tol, **options)
+    out.info.update(info, path="dual", dual_seconds=t1 - t0)
+    return out
+
+
 def solve_auto(lp: MulticlassTransportLP, spec: SolverSpec, **options: Any) -> MulticlassSolution:
     """The full LP up to ``WORKING_SET_MIN`` variables, the working-set method above.
 
@@ -127,6 +194,6 @@ def solve_auto(lp: MulticlassTransportLP, spec: SolverSpec, **options: Any) -> M
     t0 = time.perf_counter()
     if lp.atoms.n_atoms * lp.atoms.scores.shape[1] <= WORKING_SET_MIN:
         return lp.solve_fixed(spec, None, t0, **options)
-    out = solve_working_set(lp, spec, **options)
+    out = solve_dual_working_set(lp, spec, **options)
     out.solve_seconds = time.perf_counter() - t0
     return out

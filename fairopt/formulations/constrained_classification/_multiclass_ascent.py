@@ -1,0 +1,166 @@
+"""Maximisers of the smoothed small dual of the fair multiclass LP (see
+:mod:`~fairopt.formulations.constrained_classification.multiclass_dual`): damped Newton with a
+Huber-smoothed ``eps`` term, a trust region for near-tie working sets, and L-BFGS-B for many
+dual variables."""
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import minimize
+
+F64 = NDArray[np.float64]
+
+
+class DualProblem(Protocol):
+    """What the maximisers read of a
+    :class:`~fairopt.formulations.constrained_classification.multiclass_dual.DualProblem`."""
+
+    Vg: F64
+    W: float
+    eps: float
+    ev_k: NDArray[np.int64]
+    live: NDArray[np.bool_]
+
+    @property
+    def n_x(self) -> int: ...
+
+    def centred(self, x: F64) -> F64: ...
+
+    def value_grad(self, x: F64, tau: float) -> tuple[float, F64]: ...
+
+    def value_grad_hess(self, x: F64, tau: float) -> tuple[float, F64, F64]: ...
+
+    def objective(self, x: F64, tau: float) -> tuple[float, F64]: ...
+
+LBFGS_ITER = 400
+#: Newton steps per temperature; above ``NEWTON_MAX_X`` dual variables L-BFGS-B runs instead
+NEWTON_ITER = 40
+NEWTON_MAX_X = 1500
+#: stop when the Newton decrement falls below this (relative to the dual value)
+NEWTON_TOL = 1e-13
+#: ... or when a step moves no offset by more than this share of the temperature
+XTOL = 0.02
+#: width of the Huber smoothing of ``|x|``, in units of the temperature
+HUBER = 1.0
+
+
+def _maximise(dp: DualProblem, x0: F64, taus: tuple[float, ...], maxiter: int) -> F64:
+    """Warm-started Newton (or L-BFGS-B for many dual variables) on the smoothed dual at each
+    temperature in turn."""
+    if dp.n_x <= NEWTON_MAX_X:
+        x = x0
+        for tau in taus:
+            x = _newton(dp, x, tau)[0]
+        return x
+    z = np.concatenate([np.maximum(x0, 0.0), np.maximum(-x0, 0.0)])
+    bounds = [(0.0, None)] * z.shape[0] if dp.eps > 0 else None
+    for tau in taus:
+        if dp.eps > 0:
+            res = minimize(dp.objective, z, args=(tau,), jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": maxiter, "gtol": 1e-12, "ftol": 1e-15})
+            z = np.asarray(res.x, dtype=float)
+        else:   # no |x| term: one free block
+            n = dp.n_x
+
+            def f(x: F64, tau: float = tau) -> tuple[float, F64]:
+                val, grad = dp.value_grad(x, tau)
+                return -val, -grad
+            res = minimize(f, z[:n] - z[n:], jac=True, method="L-BFGS-B",
+                           options={"maxiter": maxiter, "gtol": 1e-12, "ftol": 1e-15})
+            x = np.asarray(res.x, dtype=float)
+            z = np.concatenate([np.maximum(x, 0.0), np.maximum(-x, 0.0)])
+    n = dp.n_x
+    out: F64 = z[:n] - z[n:]
+    return out
+
+
+def _best_shift(dp: DualProblem, x: F64, mu: float) -> F64:
+    """``x`` moved by the per-event constant that minimises the Huber-smoothed ``eps`` term
+    (the dual is unchanged by such a shift otherwise): a bisection on its monotone derivative."""
+    if dp.eps <= 0 or x.size == 0:
+        return x
+    gi, ei = np.nonzero(dp.live)
+    E = dp.live.shape[1]
+    Vl = dp.Vg[gi, ei]
+    span = float(np.abs(x).max()) + mu
+    lo, hi = np.full(E, -span), np.full(E, span)
+    for _ in range(60):   # a bisection, all events at once
+        mid = 0.5 * (lo + hi)
+        dsum = np.bincount(ei, weights=Vl * np.clip((x + mid[ei]) / mu, -1.0, 1.0), minlength=E)
+        lo = np.where(dsum < 0, mid, lo)
+        hi = np.where(dsum < 0, hi, mid)
+    out: F64 = x + (0.5 * (lo + hi))[ei]
+    return out
+
+
+def _move(dp: DualProblem, dx: F64) -> float:
+    """Largest change of any atom's margin that the dual step ``dx`` can cause:
+    ``2 max_{g,k} sum_{e: k_e = k} |dc_{g,e}|`` (``phi <= 1``)."""
+    dc = np.abs(dp.centred(dx))
+    per_k = np.zeros((dc.shape[0], int(dp.ev_k.max()) + 1))
+    for e in range(dp.ev_k.shape[0]):   # a loop over events
+        per_k[:, int(dp.ev_k[e])] += dc[:, e]
+    return 2.0 * float(per_k.max(initial=0.0))
+
+
+def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
+            maxiter: int = NEWTON_ITER) -> tuple[F64, bool]:
+    """Damped Newton on the smoothed dual at temperature ``tau``, the ``|x|`` term
+    Huber-smoothed at width ``tau`` and minimised exactly over the per-event shifts that leave
+    the offsets unchanged (its curvature enters as a Schur complement); Levenberg-Marquardt
+    damping and an Armijo test. Steps stay within ``radius`` (:func:`_move`) of ``x0``; returns
+    the point and whether that trust region stopped it."""
+    scale = dp.eps * dp.Vg[dp.live] / dp.W
+    ei = np.nonzero(dp.live)[1]
+    same_e = ei[:, None] == ei[None, :]
+
+    def f(x: F64) -> tuple[float, F64]:
+        val, grad = dp.value_grad(x, tau)
+        if dp.eps <= 0:
+            return val, grad
+        ax = np.abs(x)
+        hub = np.where(ax <= mu, x * x / (2 * mu), ax - mu / 2)
+        return val - float(np.dot(scale, hub)), grad - scale * np.clip(x / mu, -1.0, 1.0)
+
+    mu = HUBER * tau
+    x = _best_shift(dp, x0.copy(), mu)
+    lam = 0.0
+    for _ in range(maxiter):
+        val, grad, H = dp.value_grad_hess(x, tau)
+        M = -H
+        if dp.eps > 0:   # the Huber term, its shifts eliminated (a Schur complement)
+            ax = np.abs(x)
+            val -= float(np.dot(scale, np.where(ax <= mu, x * x / (2 * mu), ax - mu / 2)))
+            grad = grad - scale * np.clip(x / mu, -1.0, 1.0)
+            hh = scale * (ax <= mu) / mu
+            tot = np.bincount(ei, weights=hh, minlength=dp.live.shape[1])[ei]
+            M += np.diag(hh) - np.where(same_e, np.outer(hh, hh) / np.where(tot > 0, tot, 1.0)[None, :], 0.0)
+        unit = max(float(np.trace(M)) / max(M.shape[0], 1), 1e-12)
+        step, d = None, np.zeros_like(x)
+        for _ in range(30):   # Levenberg-Marquardt: piecewise-linear directions get gradient steps
+            d = np.linalg.solve(M + (lam + 1e-10) * unit * np.eye(M.shape[0]), grad)
+            dec = float(np.dot(grad, d))
+            if dec <= NEWTON_TOL * max(abs(val), 1.0):
+                break
+            room = radius - _move(dp, x - x0)
+            mv = _move(dp, d)
+            t = 1.0 if mv <= room else max(room, 0.0) / mv
+            trial = _best_shift(dp, x + t * d, mu)
+            if t > 0 and f(trial)[0] >= val + 1e-4 * t * dec:
+                step = trial
+                lam /= 4.0
+                break
+            if float(np.abs(d).max()) <= XTOL * tau or t == 0:
+                break
+            lam = max(8.0 * lam, 1e-6)
+        if step is None:   # converged as far as the values resolve (or at the trust boundary)
+            return x, _move(dp, x - x0) >= 0.999 * radius
+        hit = _move(dp, step - x0) >= 0.999 * radius
+        x = step
+        if hit:
+            return x, True
+        if float(np.abs(d).max()) <= XTOL * tau:   # the offsets move far less than the smoothing width
+            break
+    return x, False
