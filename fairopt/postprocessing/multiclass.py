@@ -416,15 +416,8 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         >>> bool(np.all(np.diff(fr.value) <= 1e-12)), fr.method
         (True, 'exact LP')
         """
-        self._check_fitted()
-        n = num_rows(X)
-        if sensitive_features is None and self.sensitive_columns_:
-            sensitive_features = self.sensitive_columns_
-        if sensitive_features is None:
-            raise DataValidationError("sensitive_features is required: pass the group of every row.")
-        codes = Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X).astype(np.int64)
+        n, codes, S = self._rows(X, sensitive_features)
         sw = np.ones(n) if sample_weight is None else check_weights(sample_weight, n)
-        S = self._prepare(self._raw_scores(X), codes)
         lp = MulticlassTransportLP(collapse_vectors(S, codes, sw), len(self.groups_), self.cost_, self.constraint_)
         return lp.parametric_problem()
 
@@ -433,17 +426,21 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         if not hasattr(self, "solution_"):
             raise NotFittedError("MulticlassDebiaser is not fitted; call fit(X, y, sensitive_features=...) first.")
 
-    def predict_proba(self, X: Any, sensitive_features: Any = None) -> np.ndarray:
-        """Class probabilities of the fitted rule per row (columns in the order of ``classes_``;
-        one-hot with ``deterministic=True``)."""
+    def _rows(self, X: Any, sensitive_features: Any) -> tuple[int, np.ndarray, np.ndarray]:
+        """Row count, group codes and prepared (calibrated, binned) scores of new rows."""
         self._check_fitted()
         n = num_rows(X)
         if sensitive_features is None and self.sensitive_columns_:
             sensitive_features = self.sensitive_columns_
         if sensitive_features is None:
-            raise DataValidationError("sensitive_features is required at predict: pass the group of every row.")
+            raise DataValidationError("sensitive_features is required: pass the group of every row.")
         codes = Groups(np.zeros(0, np.intp), self.groups_).encode(sensitive_features, n, X=X).astype(np.int64)
-        S = self._prepare(self._raw_scores(X), codes)
+        return n, codes, self._prepare(self._raw_scores(X), codes)
+
+    def predict_proba(self, X: Any, sensitive_features: Any = None) -> np.ndarray:
+        """Class probabilities of the fitted rule per row (columns in the order of ``classes_``;
+        one-hot with ``deterministic=True``)."""
+        n, codes, S = self._rows(X, sensitive_features)
         atom = self.atoms_.lookup(codes, S)
         hit = atom >= 0
         out = np.empty((n, S.shape[1]))

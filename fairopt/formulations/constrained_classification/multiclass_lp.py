@@ -35,7 +35,7 @@ classes tie. That is the rule deployed on new score vectors.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -44,6 +44,7 @@ import scipy.sparse as sp
 
 from fairopt.criteria import canonical, criterion
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError
+from fairopt.formulations.constrained_classification.solution import SolvedLP
 from fairopt.modeling.registry import SolverSpec, default_spec
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
 
 
 @dataclass
-class MulticlassSolution:
+class MulticlassSolution(SolvedLP):
     """Solved fair multiclass LP: the atoms' class probabilities and the offset rule.
 
     Attributes
@@ -253,19 +254,12 @@ class MulticlassSolution:
     ([0, 1], 0.15)
     """
 
-    q: np.ndarray
     D: np.ndarray
     b: np.ndarray
     objective: float
     rates: np.ndarray
     pooled: np.ndarray
     gaps: np.ndarray
-    duals: dict[str, Any]
-    backend: str
-    solver: str
-    status: str = "optimal"
-    solve_seconds: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 class MulticlassTransportLP:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairopt._docstrings import doc_with, fill_doc
 from fairopt.errors import InfeasibleError
 from fairopt.formulations.constrained_classification.multiclass_dual import dual_offsets
 from fairopt.formulations.constrained_classification.multiclass_lp import (
@@ -53,6 +54,14 @@ ELASTIC = 1e3
 TIE_TOL = 2.5e-4
 
 
+@doc_with(multiclass_lp_example="""
+>>> import numpy as np
+>>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+>>> from fairopt.modeling.registry import default_spec
+>>> rng = np.random.default_rng(0)
+>>> S = rng.dirichlet(np.ones(3), 3000); g = rng.integers(0, 2, 3000)
+>>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity", 0.01)
+""")
 def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms: int = SAMPLE_ATOMS,
                       free_atoms: int = FREE_ATOMS, max_rounds: int = MAX_ROUNDS,
                       random_state: int = 0, **options: Any) -> MulticlassSolution:
@@ -60,12 +69,7 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
-    >>> from fairopt.modeling.registry import default_spec
-    >>> rng = np.random.default_rng(0)
-    >>> S = rng.dirichlet(np.ones(3), 3000); g = rng.integers(0, 2, 3000)
-    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity", 0.01)
+    {multiclass_lp_example}
     >>> ws = solve_working_set(lp, default_spec("LP"), sample_atoms=300, free_atoms=300)
     >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
     >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]
@@ -87,6 +91,7 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
     return certify_from_offsets(lp, spec, sol0.D, sol0.b, free_atoms, max_rounds, t0, **options)
 
 
+@fill_doc
 def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndarray, b: np.ndarray,
                          free_atoms: int, max_rounds: int, t0: float, tie_tol: float = 0.0,
                          **options: Any) -> MulticlassSolution:
@@ -96,12 +101,7 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
-    >>> from fairopt.modeling.registry import default_spec
-    >>> rng = np.random.default_rng(0)
-    >>> S = rng.dirichlet(np.ones(3), 2000); g = rng.integers(0, 2, 2000)
-    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity", 0.0)
+    {multiclass_lp_example}
     >>> zero = np.zeros((2, 3, 3)), np.zeros((2, 3))   # poor offsets: more rounds, same optimum
     >>> ws = certify_from_offsets(lp, default_spec("LP"), *zero, free_atoms=200, max_rounds=30, t0=0.0)
     >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
@@ -148,6 +148,7 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     return out
 
 
+@fill_doc
 def solve_dual_working_set(lp: MulticlassTransportLP, spec: SolverSpec, free_atoms: int | None = None,
                            max_rounds: int = MAX_ROUNDS, tie_tol: float = TIE_TOL,
                            **options: Any) -> MulticlassSolution:
@@ -157,12 +158,7 @@ def solve_dual_working_set(lp: MulticlassTransportLP, spec: SolverSpec, free_ato
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
-    >>> from fairopt.modeling.registry import default_spec
-    >>> rng = np.random.default_rng(0)
-    >>> S = rng.dirichlet(np.ones(3), 3000); g = rng.integers(0, 3, 3000)
-    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 3, 1 - np.eye(3), "equalized_odds", 0.01)
+    {multiclass_lp_example}
     >>> ws = solve_dual_working_set(lp, default_spec("LP"))
     >>> full = lp.solve_fixed(default_spec("LP"), None, 0.0)
     >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]

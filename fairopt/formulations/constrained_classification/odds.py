@@ -28,7 +28,7 @@ only the sort and one hull per group (``O(n log n)``) do.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -39,6 +39,7 @@ from fairopt._param_validation import NONNEGATIVE, check_value
 from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
+from fairopt.formulations.constrained_classification.solution import SolvedLP
 from fairopt.modeling.parametric import ParametricProblem
 from fairopt.modeling.registry import SolverSpec, resolve_solver
 
@@ -64,7 +65,7 @@ class StepRule:
 
 
 @dataclass
-class OddsSolution:
+class OddsSolution(SolvedLP):
     """Fitted monotone mixture-of-thresholds rule and its fitted group rates."""
 
     rules: list[Any]
@@ -73,13 +74,6 @@ class OddsSolution:
     rate: np.ndarray
     accuracy: float
     objective: float
-    q: np.ndarray
-    duals: dict[str, Any]
-    backend: str
-    solver: str
-    status: str = "optimal"
-    solve_seconds: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
 
     def decision_probability(self, f: ArrayLike, groups: ArrayLike) -> np.ndarray:
         """``P(y_hat = 1)`` of rows with scores ``f`` in groups ``groups`` (one step rule per group)."""
