@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -49,7 +49,7 @@ from fairopt.modeling.solution import NativeResult, Solution, Status
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["CvxpyForm", "NativeResult", "PyomoForm", "SmoothProblem", "SmoothSolution", "lbfgs",
+__all__ = ["CvxpyForm", "NativeResult", "PyomoForm", "SmoothProblem", "SmoothSolution", "lbfgs", "lbfgs_on",
            "newton", "solve_smooth"]
 
 
@@ -281,6 +281,32 @@ def lbfgs(problem: SmoothProblem, x0: ArrayLike, tol: float, max_iter: int,
     return minimize(problem, x0, "L-BFGS-B", tol, max_iter,
                            {"maxiter": max_iter, "maxcor": maxcor, "maxfun": 20 * max_iter + 100},
                            deadline)
+
+
+def lbfgs_on(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: ArrayLike, *,
+             nonnegative: bool = False, max_iter: int = 1000, gtol: float = 1e-12,
+             ftol: float = 1e-15) -> np.ndarray:
+    """Minimise ``fun`` (value and gradient of a smooth function) by L-BFGS, optionally over
+    ``x >= 0``; the minimiser for the native inner loops of formulations (scipy's L-BFGS-B, named
+    here so that no formulation names a solver).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = lbfgs_on(lambda x: (float((x - 1) @ (x - 1)), 2 * (x - 1)), np.zeros(2))
+    >>> np.round(x, 6).tolist()
+    [1.0, 1.0]
+    >>> x = lbfgs_on(lambda x: (float((x + 1) @ (x + 1)), 2 * (x + 1)), np.ones(2), nonnegative=True)
+    >>> np.round(x, 6).tolist()
+    [0.0, 0.0]
+    """
+    from scipy.optimize import minimize as scipy_minimize
+    x = np.asarray(x0, dtype=float)
+    bounds = [(0.0, None)] * x.shape[0] if nonnegative else None
+    res = scipy_minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
+                         options={"maxiter": max_iter, "gtol": gtol, "ftol": ftol})
+    out: np.ndarray = np.asarray(res.x, dtype=float)
+    return out
 
 
 register("example_bowl", """

@@ -8,7 +8,8 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
+
+from fairopt.modeling.smooth import lbfgs_on
 
 F64 = NDArray[np.float64]
 
@@ -55,21 +56,18 @@ def _maximise(dp: DualProblem, x0: F64, taus: tuple[float, ...], maxiter: int) -
             x = _newton(dp, x, tau)[0]
         return x
     z = np.concatenate([np.maximum(x0, 0.0), np.maximum(-x0, 0.0)])
-    bounds = [(0.0, None)] * z.shape[0] if dp.eps > 0 else None
     for tau in taus:
         if dp.eps > 0:
-            res = minimize(dp.objective, z, args=(tau,), jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": maxiter, "gtol": 1e-12, "ftol": 1e-15})
-            z = np.asarray(res.x, dtype=float)
+            def split_objective(v: F64, tau: float = tau) -> tuple[float, F64]:
+                return dp.objective(v, tau)
+            z = lbfgs_on(split_objective, z, nonnegative=True, max_iter=maxiter)
         else:   # no |x| term: one free block
             n = dp.n_x
 
             def f(x: F64, tau: float = tau) -> tuple[float, F64]:
                 val, grad = dp.value_grad(x, tau)
                 return -val, -grad
-            res = minimize(f, z[:n] - z[n:], jac=True, method="L-BFGS-B",
-                           options={"maxiter": maxiter, "gtol": 1e-12, "ftol": 1e-15})
-            x = np.asarray(res.x, dtype=float)
+            x = lbfgs_on(f, z[:n] - z[n:], max_iter=maxiter)
             z = np.concatenate([np.maximum(x, 0.0), np.maximum(-x, 0.0)])
     n = dp.n_x
     out: F64 = z[:n] - z[n:]
