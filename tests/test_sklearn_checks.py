@@ -98,8 +98,11 @@ INSTANCES = [
 
 #: entries whose outcome depends on the fitted rule: a randomized mixture fails the row-position
 #: checks, a game that ends on one deterministic predictor passes them (run to run, the early-stopped
-#: game of the check instances can end either way), so they are expected failures, not strict ones
-_EITHER = {(name, check) for name in ("FairClassifier", "FairRegressor") for check in _POSITION}
+#: game of the check instances can end either way), so they are expected failures, not strict ones.
+#: MulticlassDebiaser randomizes only rows where classes tie at the LP optimum; on the check's tiny
+#: data the optimum is not unique, and whether the vertex found has a tied row varied between full
+#: suite runs (a one-hot rule passes the checks)
+_EITHER = {(name, check) for name in ("FairClassifier", "FairRegressor", "MulticlassDebiaser") for check in _POSITION}
 
 
 def _expected(estimator) -> dict[str, str]:
