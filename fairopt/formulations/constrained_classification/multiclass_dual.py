@@ -4,12 +4,12 @@ The LP of :mod:`~fairopt.formulations.constrained_classification.multiclass_lp` 
 variable per atom and class, but its Lagrangian dual has one number per live (group, event) gap
 row. Write ``x_{g,e}`` for a gap row's offset and ``c_{g,e} = x_{g,e} - xbar_e`` with
 ``xbar_e = sum_g V_{g,e} x_{g,e} / V_e`` (the pooled rate's dual is then eliminated). The
-adjusted cost of class ``k`` is
+adjusted cost of class ``k`` is::
 
     a_k(s, g; x) = (s C)_k - sum_{e: k_e = k} phi_e(s) c_{g,e}
 
 (the offset rule ``(s (C + D_g))_k + b_{g,k}`` of the LP module, with ``D``, ``b`` read off
-``-c``), and the dual function is
+``-c``), and the dual function is::
 
     h(x) = sum_a (w_a / W) min_k a_k(s_a, g_a; x) - eps sum_{g,e} |x_{g,e}| V_{g,e} / W,
 

@@ -35,7 +35,7 @@ classes tie. That is the rule deployed on new score vectors.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -44,7 +44,6 @@ import scipy.sparse as sp
 
 from fairopt.criteria import canonical, criterion
 from fairopt.errors import ConfigError, DataValidationError, InfeasibleError
-from fairopt.formulations.constrained_classification.solution import SolvedLP
 from fairopt.modeling.registry import SolverSpec, default_spec
 
 if TYPE_CHECKING:
@@ -53,8 +52,17 @@ if TYPE_CHECKING:
     from fairopt.modeling import Program
     from fairopt.modeling.parametric import ParametricProblem
 
-__all__ = ["MULTICLASS_CONSTRAINTS", "MulticlassSolution", "MulticlassTransportLP", "adjusted_costs",
-           "collapse_vectors", "events_for", "rates_and_gaps", "row_keys"]
+__all__ = [
+    "MULTICLASS_CONSTRAINTS",
+    "MulticlassSolution",
+    "MulticlassTransportLP",
+    "SolvedLP",
+    "adjusted_costs",
+    "collapse_vectors",
+    "events_for",
+    "rates_and_gaps",
+    "row_keys",
+]
 
 MULTICLASS_CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 #: an atom's class probability above this counts as used (fractional atoms are the tied ones)
@@ -226,6 +234,42 @@ def adjusted_costs(S: np.ndarray, groups: np.ndarray, cost: np.ndarray, D: np.nd
         if rows.size:
             out[rows] += S[rows] @ D[g]
     return out
+
+
+@dataclass(kw_only=True)
+class SolvedLP:
+    """What a solved post-processing LP records besides its rule (keyword-only fields, shared by
+    :class:`MulticlassSolution` and the equalized-odds threshold LP's ``OddsSolution``).
+
+    Attributes
+    ----------
+    q : ndarray
+        The LP's decision probabilities per atom.
+    duals : dict
+        Row duals by block name.
+    backend, solver : str
+        Who solved it.
+    status : str
+        ``"optimal"`` unless stated.
+    solve_seconds : float
+        Wall time of the solve.
+    info : dict
+        Sizes and diagnostics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> SolvedLP(q=np.ones(2), duals={}, backend="b", solver="s").status
+    'optimal'
+    """
+
+    q: np.ndarray
+    duals: dict[str, Any]
+    backend: str
+    solver: str
+    status: str = "optimal"
+    solve_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -39,7 +39,7 @@ from fairopt._param_validation import NONNEGATIVE, check_value
 from fairopt.criteria import criterion, resolve
 from fairopt.errors import ConfigError, DataValidationError
 from fairopt.formulations.constrained_classification.atoms import ScoreAtoms, collapse_atoms
-from fairopt.formulations.constrained_classification.solution import SolvedLP
+from fairopt.formulations.constrained_classification.multiclass_lp import SolvedLP
 from fairopt.modeling.parametric import ParametricProblem
 from fairopt.modeling.registry import SolverSpec, resolve_solver
 

@@ -18,43 +18,6 @@ Q_TOL = 1e-7
 Q_INSIDE = 1e-4
 
 
-@dataclass(kw_only=True)
-class SolvedLP:
-    """What a solved post-processing LP records besides its rule (keyword-only fields, shared by
-    :class:`~fairopt.formulations.constrained_classification.odds.OddsSolution` and
-    :class:`~fairopt.formulations.constrained_classification.multiclass_lp.MulticlassSolution`).
-
-    Attributes
-    ----------
-    q : ndarray
-        The LP's decision probabilities per atom.
-    duals : dict
-        Row duals by block name.
-    backend, solver : str
-        Who solved it.
-    status : str
-        ``"optimal"`` unless stated.
-    solve_seconds : float
-        Wall time of the solve.
-    info : dict
-        Sizes and diagnostics.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> SolvedLP(q=np.ones(2), duals={}, backend="b", solver="s").status
-    'optimal'
-    """
-
-    q: np.ndarray
-    duals: dict[str, Any]
-    backend: str
-    solver: str
-    status: str = "optimal"
-    solve_seconds: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 @fill_doc
 class ThresholdSolution:
