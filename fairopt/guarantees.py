@@ -419,7 +419,9 @@ def attempt_confidence(confidence: float, attempts: int = HOLDOUT_ATTEMPTS) -> f
     >>> round(attempt_confidence(0.95, 3), 6)
     0.983333
     """
-    return 1.0 - (1.0 - float(confidence)) / int(attempts)
+    if isinstance(attempts, bool) or not isinstance(attempts, (int, np.integer)) or attempts < 1:
+        raise DataValidationError(f"attempts must be a positive integer, got {attempts!r}.")
+    return 1.0 - (1.0 - check_confidence(confidence, "attempt_confidence")) / int(attempts)
 
 
 def certify_in_turn(fit: Callable[[float], _Fitted], certify: Callable[[_Fitted], Certificate], eps: float,

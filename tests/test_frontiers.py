@@ -243,3 +243,13 @@ def test_regression_frontier_is_exact_fits() -> None:
         assert v == pytest.approx(cold.train_loss_, abs=1e-12)
     assert np.all(np.diff(front.value) <= 1e-9) and front.value[0] > 0.01 and abs(front.value[-1]) < 1e-9
     np.testing.assert_array_equal(front.lower_bound, front.value)
+
+
+def test_debiasers_refuse_a_single_group() -> None:
+    from fairopt.postprocessing import MulticlassDebiaser, RegressionDebiaser
+    rng = np.random.default_rng(0)
+    S = rng.dirichlet(np.ones(3), 50)
+    with pytest.raises(DataValidationError, match="single group"):
+        MulticlassDebiaser().fit(S, S.argmax(1), sensitive_features=np.zeros(50))
+    with pytest.raises(DataValidationError, match="single group"):
+        RegressionDebiaser().fit(rng.normal(size=50), sensitive_features=np.zeros(50))

@@ -106,3 +106,10 @@ def test_certify_in_turn_follows_its_fixed_schedule() -> None:
     with pytest.raises(InfeasibleError) as err:
         certify_in_turn(lambda t: t, lambda t: None, 0.04, 0.05, 0.9, "here")
     assert err.value.tightest == {"eps": 0.05}
+
+
+@pytest.mark.parametrize("attempts", [0, -1, 1.5, True, "3"])
+def test_attempt_confidence_refuses_bad_attempts(attempts: object) -> None:
+    from fairopt.guarantees import attempt_confidence
+    with pytest.raises(DataValidationError, match="positive integer"):
+        attempt_confidence(0.95, attempts)  # type: ignore[arg-type]

@@ -101,7 +101,7 @@ def merged_cells(dists: list[GroupDistribution], shares: _F) -> Cells:
     pos[order] = np.arange(order.shape[0])
     kept = np.cumsum(keep, dtype=np.int64)
     bounds = np.cumsum([0, *sizes])
-    ends = [kept[pos[bounds[a]:bounds[a + 1]]] for a in range(len(dists))]
+    ends = [kept[pos[bounds[a]:bounds[a + 1]]] for a in range(len(dists))]   # one ragged slice per group
     return Cells(mass[keep], level[keep], bary[keep], ends)
 
 

@@ -188,7 +188,6 @@ def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | 
     cdf = np.empty((len(dists), grid.shape[0]))
     G_u = np.maximum.accumulate(G_u, axis=1)
     which = np.cumsum(first) - 1
-    for a in range(len(dists)):         # row by row: contiguous gathers
-        cdf[a, :-1] = G_u[a, which]
+    cdf[:, :-1] = G_u[:, which]
     cdf[:, -1] = 1.0
     return cdf, shares @ cdf

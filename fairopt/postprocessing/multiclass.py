@@ -311,7 +311,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         sw = None if sample_weight is None else check_weights(sample_weight, n)
         for attr in ("classes_", "sensitive_columns_"):
             self.__dict__.pop(attr, None)
-        grp = check_groups(sensitive_features, n, X=X)
+        grp = check_groups(sensitive_features, n, X=X, min_groups=2)   # a constraint compares groups
         self.groups_ = grp.labels
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
         codes = grp.codes.astype(np.int64, copy=False)

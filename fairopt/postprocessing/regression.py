@@ -253,7 +253,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         if n == 0:
             raise DataValidationError("X has no rows.")
         sw = None if sample_weight is None else check_weights(sample_weight, n)
-        grp = check_groups(sensitive_features, n, X=X)
+        grp = check_groups(sensitive_features, n, X=X, min_groups=2)   # a constraint compares groups
         self.groups_ = grp.labels
         self.sensitive_columns_ = None if grp.columns is None else list(grp.columns)
         codes = grp.codes.astype(np.int64, copy=False)
