@@ -262,10 +262,23 @@ def _print_sweep(console: Console, summary: SweepSummary) -> None:
                   f"next: fairopt frontier {summary.out}")
 
 
+def _eps_list(text: str) -> list[float]:
+    """``--eps E1,E2,...`` as numbers, or the error naming the entry that is not one."""
+    from fairopt.errors import ConfigError
+    out = []
+    for v in (v.strip() for v in text.split(",")):
+        try:
+            out.append(float(v))
+        except ValueError:
+            raise ConfigError(f"--eps takes comma-separated numbers (e.g. --eps 0.01,0.05,0.1); {v!r} is not "
+                              "a number.") from None
+    return out
+
+
 def cmd_card_frontier(args: argparse.Namespace) -> int:
     from fairopt.runs.card_frontier import card_frontier
     console = _console()
-    eps = None if args.eps is None else [float(v) for v in args.eps.split(",") if v.strip()]
+    eps = None if args.eps is None else _eps_list(args.eps)
     out = args.out or str(Path("fairopt-results") / f"{Path(args.dir).stem}-frontier")
     res = card_frontier(args.dir, out, eps=eps, confidence=args.confidence, overrides=args.set or [],
                         plot=not args.no_plot)

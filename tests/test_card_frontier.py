@@ -53,3 +53,9 @@ def test_card_frontier_with_confidence_reports_certified_gaps(tmp_path):
 def test_card_without_a_frontier_exits_2_and_says_to_sweep(tmp_path, capsys):
     assert main(["frontier", str(ROOT / "models" / "quickstart.toml"), "--out", str(tmp_path / "fr")]) == 2
     assert "sweep" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("eps", ["0.1,abc", "", "0.1,,0.2"])
+def test_card_frontier_refuses_a_bad_eps_list(eps, tmp_path, capsys):
+    assert main(["frontier", str(ROOT / "models" / "quickstart.toml"), "--eps", eps, "--out", str(tmp_path)]) == 2
+    assert "--eps takes comma-separated numbers" in capsys.readouterr().err
