@@ -129,10 +129,11 @@ class Canonical:
     def unused_columns(self) -> np.ndarray:
         """Mask of columns that appear in no row, no cost and no quadratic term: any point
         inside their bounds is optimal."""
-        used = np.asarray(abs(self.A).sum(axis=0)).ravel() > 0
-        used |= self.c != 0
-        if self.P is not None:
-            used |= np.asarray(abs(self.P).sum(axis=0)).ravel() > 0
+        used = self.c != 0
+        for M in (self.A, self.P):
+            if M is not None:   # stored entries that are not zero, by column (no |M| copy)
+                coo = M.tocoo(copy=False)
+                used |= np.bincount(coo.col[coo.data != 0], minlength=self.n) > 0
         return ~used
 
 

@@ -301,7 +301,7 @@ def certify(model: _Compiled, raw: RawResult, allow_reference: bool = True) -> R
                     "of P descends: the program is unbounded")
         return raw
     else:
-        if canon.n + canon.m <= POLISH_SIZE:
+        if canon.n + canon.m <= POLISH_SIZE and not raw.basic:
             refine_duals(canon, raw)
         return raw
     truth = true_improper_status(canon)

@@ -136,9 +136,11 @@ class Solution:
 
 class RawResult:
     """What a back end's ``_run`` returns, in fairopt's sign convention for the internal
-    minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``."""
+    minimisation: ``y = d f*/d(row bound)``, ``z = d f*/d(variable bound)``. ``basic`` says
+    that ``(x, y, z)`` is a vertex with the duals of its basis (a simplex or crossover result),
+    which are already the unique multipliers wherever they are unique."""
 
-    __slots__ = ("bound", "iterations", "log", "mip_gap", "objective", "status", "x", "y", "z")
+    __slots__ = ("basic", "bound", "iterations", "log", "mip_gap", "objective", "status", "x", "y", "z")
 
     def __init__(self, status: Status, x: np.ndarray | None = None, y: np.ndarray | None = None,
                  z: np.ndarray | None = None, iterations: int | None = None, log: str = "",
@@ -147,6 +149,7 @@ class RawResult:
         self.status, self.x, self.y, self.z = status, x, y, z
         self.iterations, self.log, self.objective = iterations, log, objective
         self.mip_gap, self.bound = mip_gap, bound  # MIP only: relative gap, dual bound
+        self.basic = False
 
 
 @dataclass

@@ -269,7 +269,10 @@ class HighsModel(CompiledModel):
                 gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else None
                 return RawResult(status, x, None, None, int(info.mip_node_count), log,
                                  mip_gap=gap, bound=float(info.mip_dual_bound))
-            return RawResult(status, x, y, z, iterations, log)
+            raw = RawResult(status, x, y, z, iterations, log)
+            # an LP vertex with its basis: the duals are the basis's, nothing to refine
+            raw.basic = has_dual and self.canon.P is None and bool(self.h.getBasis().valid)
+            return raw
         return RawResult(status, iterations=iterations, log=log)
 
 
