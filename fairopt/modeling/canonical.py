@@ -134,7 +134,8 @@ class Canonical:
             if M is not None:   # stored entries that are not zero, by column (no |M| copy)
                 coo = M.tocoo(copy=False)
                 used |= np.bincount(coo.col[coo.data != 0], minlength=self.n) > 0
-        return ~used
+        unused: np.ndarray = ~used
+        return unused
 
 
 def _unravel(k: int, shape: tuple[int, ...]) -> int | tuple[int, ...]:
