@@ -17,6 +17,14 @@ Sections
     ``eps = t/2`` guarantees a pairwise gap <= t and ``eps = t`` is implied by one (both run, with
     ``isotonic_per_group`` calibration); its equal opportunity is per class (true-negative rate too), so it runs in
     the equalized-odds rows only.
+``accuracy``
+    The accuracy criterion over many splits, not one: Adult (2 and 4 groups), equalized odds
+    at t = 0.05 and 0.01, ``--splits`` random 50/25/25 splits (logistic regression / fit / test).
+    Per split and method: test accuracy of one seeded draw per row, the expected test accuracy
+    of fairopt's randomized rules, the test gap, and the accuracy on the fitting rows (where
+    ``MulticlassDebiaser(eps = t)`` optimises over a superset of error-parity's feasible rules);
+    reported as means with their standard errors and the number of splits on which fairopt is
+    at least error-parity.
 ``scale``
     ``MulticlassDebiaser``, demographic parity, 10^6 rows x 10 classes x 64 intersectional
     groups, generic continuous scores (softmax of Gaussian logits, every score vector distinct),
@@ -25,7 +33,7 @@ Sections
     10^8 rows x 5 classes x 8 groups through ``score_bins=10`` and the Dask statistics path, in
     a fresh process whose peak RSS (``resource.getrusage``) is reported.
 
-Run: ``python benchmarks/multiclass_debiasing.py [--smoke] [--only binary,scale]``; writes
+Run: ``python benchmarks/multiclass_debiasing.py [--smoke] [--only binary,accuracy,scale] [--splits 20]``; writes
 ``benchmarks/results/multiclass_debiasing.json``.
 """
 from __future__ import annotations
@@ -48,6 +56,12 @@ OXONFAIR_MAX_GROUPS = 4
 # ----------------------------------------------------------------------------------- data
 def adult_scores(groups: int, seed: int = 0):
     """Logistic-regression scores on Adult: (fit, test) tuples of (p, y, g)."""
+    return adult_splits(seed)[groups]
+
+
+def adult_splits(seed: int):
+    """One random 50/25/25 split of Adult: logistic-regression scores and labels on the fitting
+    and test quarters, with the 2-group (sex) and 4-group (sex x white/non-white) codes."""
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -57,7 +71,7 @@ def adult_scores(groups: int, seed: int = 0):
     df = load_adult()
     y = df.pop("income").to_numpy().astype(int)
     female = (df["sex"].astype(str).to_numpy() == "Female").astype(int)
-    g = female if groups == 2 else 2 * female + (df["race"].astype(str).to_numpy() != "White")
+    groups = {2: female, 4: 2 * female + (df["race"].astype(str).to_numpy() != "White")}
     num = list(df.select_dtypes("number").columns)
     cat = [c for c in df.columns if c not in num]
     model = make_pipeline(ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), cat),
@@ -66,7 +80,69 @@ def adult_scores(groups: int, seed: int = 0):
     tr, fi, te = np.split(perm, [len(y) // 2, 3 * len(y) // 4])
     model.fit(df.iloc[tr], y[tr])
     p = model.predict_proba(df)[:, 1]
-    return (p[fi], y[fi], g[fi]), (p[te], y[te], g[te])
+    return {G: ((p[fi], y[fi], g[fi]), (p[te], y[te], g[te])) for G, g in groups.items()}
+
+
+def _split_rows(fit, test, tol: float, seed: int) -> dict:
+    """Equalized odds at tolerance ``tol`` on one split: every method's accuracies and gaps."""
+    (pf, yf, gf), (pt, yt, gt) = fit, test
+    rng = np.random.default_rng(seed)
+    rows: dict = {}
+
+    def record(name, h_fit, h_test, randomized=True):
+        draw = (rng.random(h_test.shape[0]) < h_test).astype(int) if randomized else h_test.astype(int)
+        rows[name] = {"test_accuracy": float(np.mean(draw == yt)),
+                      "test_accuracy_expected": float(np.mean(h_test * yt + (1 - h_test) * (1 - yt))),
+                      "test_gap": odds_gap(h_test, yt, gt, "equalized_odds"),
+                      "fit_accuracy_expected": float(np.mean(h_fit * yf + (1 - h_fit) * (1 - yf)))}
+
+    td = ThresholdDebiaser(constraint="equalized_odds", eps=tol, random_state=0).fit(pf, yf, sensitive_features=gf)
+    record("fairopt_threshold", td.predict_proba(pf, sensitive_features=gf)[:, 1],
+           td.predict_proba(pt, sensitive_features=gt)[:, 1])
+    Sf, St = np.column_stack([1 - pf, pf]), np.column_stack([1 - pt, pt])
+    for name, eps in (("fairopt_multiclass", tol / 2), ("fairopt_multiclass_eps_t", tol)):
+        md = MulticlassDebiaser(constraint="equalized_odds", eps=eps, calibration="isotonic_per_group").fit(
+            Sf, yf, sensitive_features=gf)
+        record(name, md.predict_proba(Sf, sensitive_features=gf)[:, 1],
+               md.predict_proba(St, sensitive_features=gt)[:, 1])
+    from error_parity import RelaxedThresholdOptimizer
+    ep = RelaxedThresholdOptimizer(predictor=lambda X: X, constraint="equalized_odds", tolerance=tol, seed=seed)
+    ep.fit(X=pf, y=yf, group=gf, y_scores=pf)
+    # error-parity's rule is randomized too; its predictions are one seeded draw (no probabilities)
+    record("error_parity", np.asarray(ep(X=pf, group=gf), float), np.asarray(ep(X=pt, group=gt), float),
+           randomized=False)
+    return rows
+
+
+def accuracy(splits: int) -> dict:
+    """The accuracy criterion over ``splits`` random Adult splits (see the module docstring)."""
+    try:
+        import error_parity  # noqa: F401
+    except ImportError:
+        return {"skipped": "pip install error-parity"}
+    per: dict = {}
+    for seed in range(splits):
+        for G, (fit, test) in adult_splits(seed).items():
+            for tol in (0.05, 0.01):
+                per.setdefault(f"adult_{G}groups_tol{tol}", []).append(_split_rows(fit, test, tol, seed))
+    out: dict = {"splits": splits, "criterion": "equalized_odds",
+                 "note": "error-parity's accuracies are of its own seeded draw (its rule is randomized and "
+                         "it returns no probabilities), so its 'expected' columns equal its draw"}
+    for case, runs in per.items():
+        summary: dict = {}
+        for method in runs[0]:
+            cols = {k: np.array([r[method][k] for r in runs]) for k in runs[0][method]}
+            summary[method] = {k: {"mean": float(v.mean()), "se": float(v.std(ddof=1) / np.sqrt(len(v)))}
+                               for k, v in cols.items()}
+            if method != "error_parity":
+                ep_test = np.array([r["error_parity"]["test_accuracy"] for r in runs])
+                ep_fit = np.array([r["error_parity"]["fit_accuracy_expected"] for r in runs])
+                summary[method]["splits_test_at_least_error_parity"] = int(np.sum(cols["test_accuracy"] >= ep_test))
+                summary[method]["splits_fit_at_least_error_parity"] = int(
+                    np.sum(cols["fit_accuracy_expected"] >= ep_fit - 1e-12))
+        out[case] = summary
+        print(case, {m: round(v["test_accuracy"]["mean"], 4) for m, v in summary.items()}, flush=True)
+    return out
 
 
 def synthetic(n: int, groups: int, seed: int = 0):
@@ -281,7 +357,10 @@ def chunked(smoke: bool = False) -> dict:
     return out
 
 
-def run(only=("binary", "scale", "chunked"), repeats: int = 3, smoke: bool = False, out: Path | None = RESULTS):
+SECTIONS = ("binary", "accuracy", "scale", "chunked")
+
+
+def run(only=SECTIONS, repeats: int = 3, smoke: bool = False, out: Path | None = RESULTS, splits: int = 20):
     import scipy.linalg  # noqa: F401  (load every BLAS / OpenMP pool before pinning them)
     import sklearn.linear_model  # noqa: F401
     from threadpoolctl import threadpool_limits
@@ -292,6 +371,8 @@ def run(only=("binary", "scale", "chunked"), repeats: int = 3, smoke: bool = Fal
            "smoke": smoke}
     if "binary" in only:
         res["binary"] = binary(repeats, smoke)
+    if "accuracy" in only and not smoke:
+        res["accuracy"] = accuracy(splits)
     if "scale" in only:
         res["scale"] = scale(smoke)
     if "chunked" in only:
@@ -300,7 +381,7 @@ def run(only=("binary", "scale", "chunked"), repeats: int = 3, smoke: bool = Fal
     if out is not None and not smoke:
         out.mkdir(parents=True, exist_ok=True)
         path = out / "multiclass_debiasing.json"
-        if set(only) != {"binary", "scale", "chunked"} and path.exists():   # a partial rerun: keep the rest
+        if set(only) != set(SECTIONS) and path.exists():   # a partial rerun: keep the rest
             old = json.loads(path.read_text())
             old.update({k: v for k, v in res.items() if k in only})
             old.setdefault("reruns", []).append({"sections": list(only), "machine_note": res["machine_note"]})
@@ -313,9 +394,10 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", default="binary,scale,chunked")
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--splits", type=int, default=20, help="random Adult splits of the accuracy section")
     a = ap.parse_args(argv)
-    return run(tuple(a.only.split(",")), a.repeats, a.smoke)
+    return run(tuple(a.only.split(",")), a.repeats, a.smoke, splits=a.splits)
 
 
 if __name__ == "__main__":
