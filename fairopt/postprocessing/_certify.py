@@ -22,11 +22,11 @@ from fairopt.errors import DataValidationError
 from fairopt.formulations.constrained_classification.multiclass_lp import events_for
 from fairopt.guarantees import (
     Certificate,
+    attempt_confidence,
     certification_split,
     check_confidence,
     event_certificate,
     gap_margin,
-    tightened_eps,
 )
 from fairopt.validation import check_groups, check_weights, num_rows
 
@@ -96,11 +96,16 @@ class MulticlassHoldout:
     ``P(yhat = k | Y = j, A = g)`` (``j`` None: all rows), the mean of the rule's column ``k``
     over the held-out rows of class ``j`` in group ``g``; the deviation gap
     ``max |group rate - pooled rate|`` is certified by :func:`~fairopt.guarantees.event_certificate`.
+    With ``attempts > 1`` the margin and every certificate use the union-bound share of the
+    confidence that :func:`~fairopt.guarantees.certify_in_turn` needs.
     """
 
-    def __init__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> None:
+    def __init__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, sample_weight: Any,
+                 attempts: int = 1) -> None:
         where = "MulticlassDebiaser.fit"
         self.confidence = check_confidence(estimator.confidence, where)
+        # each of the attempts' certificates at this confidence: all hold at once at `confidence`
+        self.each = attempt_confidence(self.confidence, attempts)
         self.eps = float(estimator.eps)
         self.constraint: str = canonical(estimator.constraint) or str(estimator.constraint)
         n = num_rows(X)
@@ -142,18 +147,19 @@ class MulticlassHoldout:
             masks = np.ones((m, len(events)), dtype=bool)
         return events, masks
 
-    def tighten(self, estimator: Any) -> float:
-        """Training tolerance: ``eps`` minus the margin the held-out cell sizes allow."""
-        _, masks = self._events(estimator.classes_)
+    def held_out_margin(self, classes: np.ndarray) -> float:
+        """The Hoeffding margin the held-out cell sizes allow (at each attempt's confidence): it
+        depends on the counts only, so it is fixed before any held-out prediction is read."""
+        _, masks = self._events(classes)
         G = len(self.grp.labels)
         counts = np.eye(G)[self.grp.codes[self.cert]].T @ masks.astype(float)
-        self.margin, _ = gap_margin(counts, self.confidence, kind="deviation", pooled=masks.sum(axis=0))
-        return tightened_eps(self.eps, self.margin, self.confidence, "MulticlassDebiaser")
+        self.margin, _ = gap_margin(counts, self.each, kind="deviation", pooled=masks.sum(axis=0))
+        return self.margin
 
     def certify(self, estimator: Any) -> Certificate:
         """Certificate of the fitted rule on the held-out rows."""
         events, masks = self._events(estimator.classes_)
         P = estimator.predict_proba(_take(self.X, self.cert), sensitive_features=self._sf(self.cert))
         values = P[:, [k for _, k in events]]
-        return event_certificate(values, masks, self.grp.codes[self.cert], self.confidence, kind="deviation",
+        return event_certificate(values, masks, self.grp.codes[self.cert], self.each, kind="deviation",
                                  n_groups=len(self.grp.labels))

@@ -1,7 +1,6 @@
 """Fair post-processing of any multiclass classifier: :class:`MulticlassDebiaser`."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +25,7 @@ from fairopt.formulations.constrained_classification.multiclass_lp import (
     rates_and_gaps,
 )
 from fairopt.formulations.constrained_classification.multiclass_working_set import solve_auto
-from fairopt.guarantees import warn_if_uncertified
+from fairopt.guarantees import HOLDOUT_ATTEMPTS, Certificate, certify_in_turn, warn_if_uncertified
 from fairopt.modeling import SolverSpec
 from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
@@ -93,7 +92,10 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         Certify the constraint on the population: a share ``certify_size`` of the rows
         (stratified by group and, for the error-rate criteria, by true class) is held out, the
         rule is fitted on the rest with ``eps`` tightened by the Hoeffding margin the held-out
-        cell sizes allow, and the fixed rule is certified on the held-out rows: with probability
+        cell sizes allow, and the fixed rule is certified on the held-out rows (up to
+        ``HOLDOUT_ATTEMPTS`` training tolerances fixed in advance are certified in turn, the
+        confidence shared among them by a union bound, as in
+        :func:`~fairopt.guarantees.certify_in_turn`): with probability
         at least ``confidence`` every ``|P(yhat = k | E, A = g) - P(yhat = k | E)|`` on the
         population (``E`` the true class ``j`` for the error-rate criteria, with the true labels,
         not the scores) is at most ``certified_eps_`` (see :doc:`/guarantees`). Needs unweighted
@@ -290,19 +292,37 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
             self.guarantee_ = None
             return self
         if self.confidence is None:
-            self._fit(X, y, sensitive_features, sample_weight, None)
+            self._fit(X, y, sensitive_features, sample_weight)
             self.guarantee_ = None
             return self
-        holdout = MulticlassHoldout(self, X, y, sensitive_features, sample_weight)
-        Xf, yf, sf, swf = holdout.part()
-        self._fit(Xf, yf, sf, swf, holdout.tighten)
-        self.guarantee_ = holdout.certify(self)
-        self.certified_eps_ = self.guarantee_.certified_eps
-        warn_if_uncertified("MulticlassDebiaser", self.guarantee_, holdout.eps, self.eps_)
+        holdout = MulticlassHoldout(self, X, y, sensitive_features, sample_weight, attempts=HOLDOUT_ATTEMPTS)
+        atoms, cost, constraint = self._prepare_fit(*holdout.part())
+
+        def fit_at(t: float) -> dict[str, Any]:
+            self.eps_ = t
+            self._solve_atoms(atoms, cost, constraint)
+            return dict(self.__dict__)
+
+        def certify(state: dict[str, Any]) -> Certificate:
+            self.__dict__.update(state)
+            return holdout.certify(self)
+
+        state, cert, trained = certify_in_turn(fit_at, certify, holdout.eps, holdout.held_out_margin(self.classes_),
+                                               holdout.confidence, "MulticlassDebiaser")
+        self.__dict__.update(state)
+        self.guarantee_, self.certified_eps_ = cert, cert.certified_eps
+        warn_if_uncertified("MulticlassDebiaser", cert, holdout.eps, trained)
         return self
 
-    def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: ArrayLike | None,
-             tighten: Callable[[MulticlassDebiaser], float] | None) -> None:
+    def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: ArrayLike | None) -> None:
+        """Fit at ``eps`` on all the rows."""
+        atoms, cost, constraint = self._prepare_fit(X, y, sensitive_features, sample_weight)
+        self.eps_ = float(self.eps)
+        self._solve_atoms(atoms, cost, constraint)
+
+    def _prepare_fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: ArrayLike | None
+                     ) -> tuple[VectorAtoms, np.ndarray, str]:
+        """Everything before the LP: groups, labels, the estimator, calibration and the atoms."""
         constraint = canonical(self.constraint)
         assert constraint is not None   # the parameter check accepts known names only
         n = num_rows(X)
@@ -331,8 +351,7 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         if self.score_bins is not None:
             S = quantise_scores(S, int(self.score_bins))
         w = np.ones(n) if sw is None else sw
-        self.eps_ = float(self.eps) if tighten is None else tighten(self)
-        self._solve_atoms(collapse_vectors(S, codes, w), cost, constraint)
+        return collapse_vectors(S, codes, w), cost, constraint
 
     def _chunked(self, X: Any) -> bool:
         """The fit reads ``X`` in chunks: a Dask array or a ``.npy`` path, or a memmap of scores
