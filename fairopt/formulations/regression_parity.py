@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError, SizeLimitError, SolverError
 from fairopt.formulations._regression_groups import GroupDistribution, collapse_groups
 from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
-from fairopt.formulations.regression_sweep import squared_sweep
+from fairopt.formulations.regression_sweep import absolute_sweep, squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -352,8 +352,8 @@ class RegressionParity:
         if fast is not None:     # eps = 0 with the output support on the grid: no LP
             cdf, pooled, loss, plans, price_fn = fast
             return RegressionParitySolution(self.grid, cdf, pooled, loss, 0.0, None, 0, None, plans, price_fn)
-        swept = squared_sweep(self)
-        if swept is not None:    # squared loss, eps > 0: per-interval allocation, no LP
+        swept = squared_sweep(self) if self.loss == "squared" else absolute_sweep(self)
+        if swept is not None:    # eps > 0 (absolute loss: every prediction on the grid): per-interval allocation
             cdf, pooled = swept
             plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
             loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
@@ -368,7 +368,7 @@ class RegressionParity:
         rows = 33 * self.n_groups * (self.M - 1)         # first-round cuts: 11 levels x 3 pieces per pair
         if rows > LP_PRICE_ROWS:
             raise SizeLimitError(
-                f"the duals after the squared-loss sweep come from the LP on the same grid, which would start "
+                f"the duals after the {self.loss}-loss sweep come from the LP on the same grid, which would start "
                 f"with about {rows:,} cut rows here ({self.M:,} grid points x {self.n_groups} groups); fit with an "
                 "int grid (for example grid=200) to read price_of_fairness_, or take the slope of train_loss_ "
                 "between two eps values.", needed_bytes=rows * 200, limit_bytes=LP_PRICE_ROWS * 200)

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
 
-__all__ = ["allocation", "squared_sweep"]
+__all__ = ["absolute_sweep", "allocation", "squared_sweep"]
 
 _F = NDArray[np.float64]
 
@@ -45,7 +45,8 @@ _F = NDArray[np.float64]
 class _Pooled:
     """Pooled distinct predictions ``tau`` and every group's CDF there (``F[a, k] = F_a(tau_k)``)."""
 
-    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16) -> None:
+    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16,
+                 median: bool = False) -> None:
         self.dists, self.shares, self.eps = dists, shares, eps
         vals = np.concatenate([d.values for d in dists])
         order = np.argsort(vals, kind="stable")              # the groups' sorted runs: a merge
@@ -63,6 +64,8 @@ class _Pooled:
             self.F[a] = d.levels[seen]
             start += d.size
         self.mu = np.empty(N)
+        #: per pooled prediction, the lower p-weighted median of the groups' CDFs (when ``median``)
+        self.median = np.empty(N if median else 0)
         delta = np.concatenate([-shares, shares])
         for lo in range(0, N, chunk):
             f = self.F[:, lo:lo + chunk].T
@@ -76,6 +79,11 @@ class _Pooled:
             rows = np.arange(f.shape[0])
             s_, g_, b_ = slope[rows, i - 1], g[rows, i - 1], b[rows, i - 1]
             self.mu[lo:lo + chunk] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
+            if median:      # the kinks F_a - eps come first in ``order`` sorted by F_a: their weights' cumsum
+                low = order < len(dists)
+                cum = np.cumsum(np.where(low, shares[order % len(dists)], 0.0), axis=1)
+                at = np.argmax(cum >= 0.5 - 1e-12, axis=1)
+                self.median[lo:lo + chunk] = f[rows, order[rows, at]]
         self.mu = np.maximum.accumulate(self.mu)
 
     def allocate(self, P: _F) -> tuple[_F, _F, NDArray[np.bool_]]:
@@ -189,5 +197,52 @@ def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | 
     G_u = np.maximum.accumulate(G_u, axis=1)
     which = np.cumsum(first) - 1
     cdf[:, :-1] = G_u[:, which]
+    cdf[:, -1] = 1.0
+    return cdf, shares @ cdf
+
+
+def on_grid(dists: list[GroupDistribution], grid: _F) -> bool:
+    """Whether every prediction of every group is a grid point."""
+    vals = np.concatenate([d.values for d in dists])
+    pos = np.minimum(np.searchsorted(grid, vals), grid.shape[0] - 1)
+    return bool(np.all(grid[pos] == vals))
+
+
+def absolute_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
+    """``(cdf, pooled_cdf)`` on the grid for the absolute loss at ``eps > 0``; ``None`` otherwise.
+
+    Applies when the grid holds every prediction (the default grid does): each group's CDF is then
+    constant on every grid interval ``[y_j, y_{j+1})`` (value ``F_{a,j}``), the loss is
+    ``sum_j (y_{j+1} - y_j) sum_a p_a |F_{a,j} - G_{a,j}|`` and, apart from the CDFs' monotonicity,
+    separates over intervals. Per interval the cheapest groups' CDFs at a pooled level ``P`` cost
+    ``V(P) = sum_a p_a dist(F_{a,j}, [P - eps, P + eps]) + |R(P)|`` with the residual
+    ``R(P) = sum_a p_a clip(P - F_{a,j}, -eps, eps)``; ``V`` is convex with minimiser
+    ``P_j = clip(mu_j, med_j - eps, med_j + eps)`` (``mu_j`` the root of ``R``, ``med_j`` the lower
+    p-weighted median of the ``F_{a,j}``), both non-decreasing in ``j``. The squared sweep's
+    :func:`allocation` at ``P_j`` is an optimal placement of the residual (it raises every group to
+    at least ``clip(F_{a,j}, P_j - eps, P_j + eps)`` when ``R(P_j) > 0``, lowers every one to at most
+    that when ``R(P_j) < 0``), and it is non-decreasing in ``P``, so the CDFs are monotone and
+    every interval is at its own optimum: the sum is the LP's optimum. ``mu`` and ``med`` are read
+    once per pooled prediction and the grid points between two predictions share them.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> cdf, pooled = absolute_sweep(RegressionParity(dists, shares, np.arange(4.0), 0.25, "absolute"))
+    >>> cdf.round(6).tolist(), pooled.round(6).tolist()
+    [[0.5, 0.75, 1.0, 1.0], [0.0, 0.25, 0.5, 1.0]]
+    """
+    if form.loss != "absolute" or form.eps <= 0.0 or not on_grid(form.dists, form.grid):
+        return None
+    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
+    pooled = _Pooled(dists, shares, eps, median=True)
+    med = np.maximum.accumulate(pooled.median)            # non-decreasing exactly; this only guards rounding
+    P = np.clip(pooled.mu, med - eps, med + eps)
+    G = np.hstack([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
+    G = np.maximum.accumulate(G, axis=1)
+    at = np.searchsorted(pooled.tau, grid[:-1], side="right") - 1   # the last prediction at or below y_j
+    cdf = np.empty((len(dists), grid.shape[0]))
+    cdf[:, :-1] = np.where(at >= 0, G[:, np.maximum(at, 0)], 0.0)   # below every prediction: F = P = G = 0
     cdf[:, -1] = 1.0
     return cdf, shares @ cdf
