@@ -191,14 +191,27 @@ def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | 
     m = 0.5 * (grid[:-1] + grid[1:])
     at = np.searchsorted(v, m, side="left")                # left end of the first cell with V' >= m
     first = np.concatenate([[True], at[1:] > at[:-1]])     # ``at`` is sorted: allocate each level once
-    P = ends[at[first]]
-    G_u = np.hstack([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
-    cdf = np.empty((len(dists), grid.shape[0]))
-    G_u = np.maximum.accumulate(G_u, axis=1)
-    which = np.cumsum(first) - 1
-    cdf[:, :-1] = G_u[:, which]
-    cdf[:, -1] = 1.0
+    cdf = _spread(pooled, ends[at[first]], np.cumsum(first) - 1, chunk)
     return cdf, shares @ cdf
+
+
+def _spread(pooled: _Pooled, P: _F, which: NDArray[np.int64], chunk: int) -> _F:
+    """The groups' CDFs on the grid: the allocation at the distinct levels ``P`` (made monotone against
+    rounding), column ``which[j]`` on grid point ``j`` (``-1``: all zero), last column 1. Gathers go row
+    by row: a column gather of an ``(A, M)`` array is many times slower."""
+    A = len(pooled.dists)
+    G = np.empty((A, P.shape[0]))
+    for lo in range(0, P.shape[0], chunk):
+        G[:, lo:lo + chunk] = pooled.allocate(P[lo:lo + chunk])[0]
+    cdf = np.empty((A, which.shape[0] + 1))
+    low = which < 0
+    for a in range(A):                 # a loop over groups
+        row = np.maximum.accumulate(G[a])
+        np.take(row, np.maximum(which, 0), out=cdf[a, :-1])
+        if low.any():
+            cdf[a, :-1][low] = 0.0
+    cdf[:, -1] = 1.0
+    return cdf
 
 
 def on_grid(dists: list[GroupDistribution], grid: _F) -> bool:
@@ -239,10 +252,7 @@ def absolute_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] |
     pooled = _Pooled(dists, shares, eps, median=True)
     med = np.maximum.accumulate(pooled.median)            # non-decreasing exactly; this only guards rounding
     P = np.clip(pooled.mu, med - eps, med + eps)
-    G = np.hstack([pooled.allocate(P[lo:lo + chunk])[0] for lo in range(0, P.shape[0], chunk)])
-    G = np.maximum.accumulate(G, axis=1)
-    at = np.searchsorted(pooled.tau, grid[:-1], side="right") - 1   # the last prediction at or below y_j
-    cdf = np.empty((len(dists), grid.shape[0]))
-    cdf[:, :-1] = np.where(at >= 0, G[:, np.maximum(at, 0)], 0.0)   # below every prediction: F = P = G = 0
-    cdf[:, -1] = 1.0
+    # every grid point reads the last prediction at or below it (none: below every prediction, F = G = 0)
+    at = np.searchsorted(pooled.tau, grid[:-1], side="right") - 1
+    cdf = _spread(pooled, P, at, chunk)
     return cdf, shares @ cdf
