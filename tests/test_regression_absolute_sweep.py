@@ -1,0 +1,182 @@
+"""The absolute-loss sweep at eps > 0 (no LP) against the transport LPs (issue 33, scale).
+
+Statement checked here. When the grid holds every prediction, group ``a``'s CDF is constant on
+every grid interval (value ``F_{a,j}``), so the loss is ``sum_j len_j sum_a p_a |F_{a,j} - G_{a,j}|``.
+Per interval, at a fixed pooled level ``P`` the cheapest feasible CDFs cost
+``V(P) = sum_a p_a dist(F_a, [P - eps, P + eps]) + |R(P)|`` with ``R(P) = sum_a p_a clip(P - F_a,
+-eps, eps)``, and ``V`` is least at ``P* = clip(mu, med - eps, med + eps)`` (``mu`` the root of
+``R``, ``med`` the weighted median of the ``F_a``). The sweep places the residual with the squared
+sweep's allocation at ``P*``, which is monotone in ``P``, so the per-interval optima add up to the
+LP optimum with monotone CDFs. Checked: the formula for ``V`` and ``P*`` against per-interval LPs,
+and the whole solution against the cutting-plane LP and the row-level transport LP (loss to 1e-6
+or better, CDFs within eps of the pooled CDF, monotone), with weights, ties between groups,
+single-atom groups, extra grid points and badly scaled values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from test_regression_closed_form import lp_solution, random_case
+from test_regression_debiasing import full_plan_lp, instance
+
+import fairopt.formulations.regression_parity as rp
+from fairopt.formulations.regression_closed_form import default_grid
+from fairopt.formulations.regression_sweep import absolute_sweep
+from fairopt.postprocessing import RegressionDebiaser
+
+
+def interval_lp(F, p, eps, P=None):
+    """min sum_a p_a |F_a - G_a| s.t. |G_a - P| <= eps, P = sum_a p_a G_a, 0 <= G <= 1 (P fixed if given).
+
+    Variables ``G (A), t (A), P``; ``t_a >= +-(F_a - G_a)``."""
+    A = F.shape[0]
+    c = np.concatenate([np.zeros(A), p, [0.0]])
+    eye, z = np.eye(A), np.zeros((A, 1))
+    A_ub = np.vstack([np.hstack([-eye, -eye, z]), np.hstack([eye, -eye, z]),           # t >= F - G, t >= G - F
+                      np.hstack([eye, 0 * eye, -np.ones((A, 1))]),                      # G - P <= eps
+                      np.hstack([-eye, 0 * eye, np.ones((A, 1))])])                     # P - G <= eps
+    b_ub = np.concatenate([-F, F, np.full(2 * A, eps)])
+    A_eq = [np.concatenate([-p, np.zeros(A), [1.0]])]
+    b_eq = [0.0]
+    if P is not None:
+        A_eq.append(np.concatenate([np.zeros(2 * A), [1.0]]))
+        b_eq.append(P)
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.array(A_eq), b_eq=b_eq,
+                  bounds=[(0, 1)] * A + [(0, None)] * A + [(None, None)], method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def closed_v(F, p, eps, P):
+    dist = np.maximum(np.maximum(P - eps - F, F - P - eps), 0.0)
+    return float(p @ dist + abs(p @ np.clip(P - F, -eps, eps)))
+
+
+def root_and_median(F, p, eps):
+    grid = np.linspace(-1.0, 2.0, 300001)
+    R = np.clip(grid[:, None] - F[None, :], -eps, eps) @ p
+    mu = grid[np.argmax(R >= 0)]                       # a root of the non-decreasing R (to 1e-5)
+    order = np.argsort(F)
+    med = F[order][np.argmax(np.cumsum(p[order]) >= 0.5 - 1e-12)]
+    return mu, med
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_interval_value_and_minimiser(seed):
+    rng = np.random.default_rng(seed)
+    A = int(rng.integers(1, 7))
+    F = np.round(rng.random(A), 1 if seed % 2 else 6)      # ties between groups on odd seeds
+    F[rng.random(A) < 0.2] = rng.choice([0.0, 1.0])
+    p = rng.random(A) + 0.05
+    p /= p.sum()
+    eps = float(rng.choice([0.01, 0.05, 0.2, 0.5]))
+    for P in rng.random(5):                              # V(P) is the LP at a fixed pooled level
+        assert closed_v(F, p, eps, P) == pytest.approx(interval_lp(F, p, eps, P), abs=1e-9)
+    mu, med = root_and_median(F, p, eps)
+    star = float(np.clip(mu, med - eps, med + eps))
+    assert closed_v(F, p, eps, star) == pytest.approx(interval_lp(F, p, eps), abs=2e-5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("eps", [0.01, 0.05, 0.2, 0.5])
+@pytest.mark.parametrize("grid_kind", ["default", "predictions", "wider"])
+def test_sweep_equals_the_cutting_plane_lp(seed, eps, grid_kind, monkeypatch):
+    pred, codes, w = random_case(seed, ties=seed % 2 == 1)
+    if seed % 3 == 0:
+        pred = pred.copy()
+        pred[codes == 0] = 0.3                          # a group with a single atom
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    if grid_kind == "default":
+        grid = default_grid(dists, shares)
+    elif grid_kind == "predictions":
+        grid = np.unique(pred)
+    else:                                               # extra points inside, below and above
+        grid = np.unique(np.concatenate([pred, np.random.default_rng(seed).normal(size=12) * 4]))
+    sol = rp.RegressionParity(dists, shares, grid, eps, "absolute").solve()
+    assert sol.rounds == 0 and sol.solution is None        # no LP ran
+    with monkeypatch.context() as m:
+        m.setattr(rp, "absolute_sweep", lambda form: None)
+        ref = lp_solution(dists, shares, grid, eps, "absolute", monkeypatch)
+    assert ref.rounds >= 1
+    assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
+    assert sol.gap <= eps + 1e-12
+    assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all(sol.cdf[:, -1] == 1.0)
+    assert np.all(sol.cdf >= 0.0)
+    np.testing.assert_allclose(sol.pooled_cdf, shares @ sol.cdf, atol=1e-15)
+    # the loss is the interval sum of |F - G| (the W1 distance of the monotone coupling)
+    F = np.vstack([d.cdf(grid[:-1]) for d in dists])
+    direct = float(shares @ (np.abs(F - sol.cdf[:, :-1]) @ np.diff(grid)))
+    assert sol.loss == pytest.approx(direct, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("eps", [0.02, 0.1])
+def test_estimator_at_the_default_grid_equals_the_row_level_lp(seed, eps):
+    pred, codes, w = instance(seed, n=45)              # the row-level LP has n x (about 2n) plan entries
+    deb = RegressionDebiaser(eps=eps, loss="absolute").fit(pred, sensitive_features=codes, sample_weight=w)
+    assert deb.solution_.rounds == 0                     # the sweep, not the LP
+    ref = full_plan_lp(pred, codes, w, deb.grid_, eps, "absolute")
+    assert deb.train_loss_ == pytest.approx(ref, abs=1e-6)
+    assert deb.train_gap_ <= eps + 1e-12
+    cost = sum(p * (plan.multiply(np.abs(s[:, None] - deb.grid_[None, :]))).sum()
+               for p, plan, s in zip(deb.group_shares_, deb.plan_, deb.support_, strict=True))
+    assert cost == pytest.approx(deb.train_loss_, abs=1e-9)
+    for a, (plan, lev) in enumerate(zip(deb.plan_, deb._levels, strict=True)):
+        np.testing.assert_allclose(np.asarray(plan.sum(axis=1)).ravel(), np.diff(lev), atol=1e-12)
+        np.testing.assert_allclose(np.cumsum(np.asarray(plan.sum(axis=0)).ravel()), deb.output_cdf_[a], atol=1e-12)
+    # the output distributions drawn per row reproduce each group's CDF on the training rows
+    grid, proba = deb.predict_distribution(pred, sensitive_features=codes)
+    for a in range(len(deb.groups_)):
+        rows = codes == a
+        cdf = np.cumsum(w[rows] @ proba[rows]) / w[rows].sum()
+        np.testing.assert_allclose(cdf, deb.output_cdf_[a], atol=1e-9)
+
+
+def test_loss_falls_with_eps_and_prices_come_from_the_lp():
+    pred, codes, w = random_case(5, ties=True)
+    losses = [RegressionDebiaser(eps=e, loss="absolute").fit(pred, sensitive_features=codes,
+                                                              sample_weight=w).train_loss_
+              for e in (0.0, 0.01, 0.05, 0.2, 1.0)]
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:], strict=False))
+    assert losses[0] > losses[2] and losses[-1] == pytest.approx(0.0, abs=1e-12)   # eps = 1: nothing moves
+    deb = RegressionDebiaser(eps=0.05, loss="absolute").fit(pred, sensitive_features=codes, sample_weight=w)
+    price = deb.price_of_fairness_                       # the LP on the same grid, on demand
+    assert price.shape == (len(deb.groups_), deb.grid_.shape[0] - 1) and np.abs(price).sum() > 0
+    # the slope of the loss in eps is at least the duals' bound: loss(eps + h) >= loss(eps) - h sum |price|
+    h = 1e-3
+    up = RegressionDebiaser(eps=0.05 + h, loss="absolute").fit(pred, sensitive_features=codes,
+                                                               sample_weight=w).train_loss_
+    assert up >= deb.train_loss_ - h * np.abs(price).sum() - 1e-9
+
+
+def test_a_grid_without_every_prediction_keeps_the_lp():
+    pred, codes, w = random_case(2, ties=False)
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    grid = np.unique(np.delete(pred, 3))                 # one prediction between grid points
+    form = rp.RegressionParity(dists, shares, grid, 0.05, "absolute")
+    assert absolute_sweep(form) is None and form.solve().rounds >= 1
+    assert absolute_sweep(rp.RegressionParity(dists, shares, np.unique(pred), 0.0, "absolute")) is None
+    assert absolute_sweep(rp.RegressionParity(dists, shares, np.unique(pred), 0.05, "squared")) is None
+
+
+def test_badly_scaled_values_go_through_the_sweep(monkeypatch):
+    pred, codes, w = random_case(4, ties=True)
+    small = RegressionDebiaser(eps=0.05, loss="absolute").fit(pred, sensitive_features=codes, sample_weight=w)
+    big = RegressionDebiaser(eps=0.05, loss="absolute").fit(pred * 1e7 + 3e9, sensitive_features=codes,
+                                                            sample_weight=w)
+    assert big.solution_.rounds == 0
+    assert big.train_loss_ == pytest.approx(small.train_loss_ * 1e7, rel=1e-9)
+    np.testing.assert_allclose(big.output_cdf_, small.output_cdf_, atol=1e-12)
+
+
+def test_a_larger_default_grid_runs_without_an_lp():
+    rng = np.random.default_rng(0)
+    n, A = 20_000, 4
+    codes = rng.integers(0, A, n)
+    pred = rng.normal(size=n) * (1 + 0.2 * codes) + 0.3 * codes
+    deb = RegressionDebiaser(eps=0.02, loss="absolute").fit(pred, sensitive_features=codes)
+    assert deb.solution_.rounds == 0 and deb.train_gap_ <= 0.02 + 1e-12
+    assert np.all(np.diff(deb.output_cdf_, axis=1) >= 0)
+    zero = RegressionDebiaser(eps=0.0, loss="absolute").fit(pred, sensitive_features=codes)
+    assert deb.train_loss_ < zero.train_loss_
