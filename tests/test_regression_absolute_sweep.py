@@ -14,6 +14,8 @@ single-atom groups, extra grid points and badly scaled values.
 """
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -126,7 +128,7 @@ def test_estimator_at_the_default_grid_equals_the_row_level_lp(seed, eps):
         np.testing.assert_allclose(np.asarray(plan.sum(axis=1)).ravel(), np.diff(lev), atol=1e-12)
         np.testing.assert_allclose(np.cumsum(np.asarray(plan.sum(axis=0)).ravel()), deb.output_cdf_[a], atol=1e-12)
     # the output distributions drawn per row reproduce each group's CDF on the training rows
-    grid, proba = deb.predict_distribution(pred, sensitive_features=codes)
+    _, proba = deb.predict_distribution(pred, sensitive_features=codes)
     for a in range(len(deb.groups_)):
         rows = codes == a
         cdf = np.cumsum(w[rows] @ proba[rows]) / w[rows].sum()
@@ -138,7 +140,7 @@ def test_loss_falls_with_eps_and_prices_come_from_the_lp():
     losses = [RegressionDebiaser(eps=e, loss="absolute").fit(pred, sensitive_features=codes,
                                                               sample_weight=w).train_loss_
               for e in (0.0, 0.01, 0.05, 0.2, 1.0)]
-    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:], strict=False))
+    assert all(b <= a + 1e-12 for a, b in pairwise(losses))
     assert losses[0] > losses[2] and losses[-1] == pytest.approx(0.0, abs=1e-12)   # eps = 1: nothing moves
     deb = RegressionDebiaser(eps=0.05, loss="absolute").fit(pred, sensitive_features=codes, sample_weight=w)
     price = deb.price_of_fairness_                       # the LP on the same grid, on demand
