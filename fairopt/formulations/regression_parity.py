@@ -149,11 +149,18 @@ def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
     n, M = levels.shape[0] - 1, out_cdf.shape[0]
     jumps = np.flatnonzero(np.diff(out_cdf, prepend=0.0) > 0)     # output atoms (columns with mass)
     top = out_cdf[jumps]
-    both = np.sort(np.concatenate([levels, top]), kind="stable")   # two sorted runs: a merge
-    cuts = both[np.concatenate([[True], both[1:] > both[:-1]])]
-    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), n - 1)
-    cols = jumps[np.minimum(np.searchsorted(top, mids, side="left"), top.shape[0] - 1)]
+    both = np.concatenate([levels, top])
+    order = np.argsort(both, kind="stable")                        # two sorted runs: a merge
+    merged = both[order]
+    last = np.ones(merged.shape[0], bool)
+    last[:-1] = merged[1:] > merged[:-1]                           # the last entry of each run of equal values
+    ends = np.flatnonzero(last)
+    mass = np.diff(merged[ends])
+    # between two cuts no level and no output atom: the source atom and the output column are the
+    # counts of levels (minus c_0) and of output atoms at or below the left cut
+    n_levels = np.cumsum(order < levels.shape[0])[ends[:-1]]
+    rows = np.minimum(n_levels - 1, n - 1)
+    cols = jumps[np.minimum(ends[:-1] + 1 - n_levels, top.shape[0] - 1)]
     plan = sp.csr_matrix((mass, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, M))
     plan.sum_duplicates()
     return plan

@@ -45,7 +45,7 @@ _F = NDArray[np.float64]
 class _Pooled:
     """Pooled distinct predictions ``tau`` and every group's CDF there (``F[a, k] = F_a(tau_k)``)."""
 
-    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 16,
+    def __init__(self, dists: list[GroupDistribution], shares: _F, eps: float, chunk: int = 1 << 13,
                  median: bool = False) -> None:
         self.dists, self.shares, self.eps = dists, shares, eps
         vals = np.concatenate([d.values for d in dists])
@@ -66,25 +66,35 @@ class _Pooled:
         self.mu = np.empty(N)
         #: per pooled prediction, the lower p-weighted median of the groups' CDFs (when ``median``)
         self.median = np.empty(N if median else 0)
-        delta = np.concatenate([-shares, shares])
         for lo in range(0, N, chunk):
-            f = self.F[:, lo:lo + chunk].T
-            kinks = np.hstack([f - eps, f + eps])
-            order = np.argsort(kinks, axis=1)
-            b = np.take_along_axis(kinks, order, axis=1)
-            slope = np.cumsum(delta[order], axis=1)            # slope of g after each kink
-            g = eps + np.concatenate([np.zeros((f.shape[0], 1)),
-                                      np.cumsum(slope[:, :-1] * np.diff(b, axis=1), axis=1)], axis=1)
-            i = np.argmax(g < -1e-15, axis=1)                   # g ends at -eps < 0
-            rows = np.arange(f.shape[0])
-            s_, g_, b_ = slope[rows, i - 1], g[rows, i - 1], b[rows, i - 1]
-            self.mu[lo:lo + chunk] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
-            if median:      # the kinks F_a - eps come first in ``order`` sorted by F_a: their weights' cumsum
-                low = order < len(dists)
-                cum = np.cumsum(np.where(low, shares[order % len(dists)], 0.0), axis=1)
-                at = np.argmax(cum >= 0.5 - 1e-12, axis=1)
-                self.median[lo:lo + chunk] = f[rows, order[rows, at]]
+            self._roots(lo, min(lo + chunk, N), median)
         self.mu = np.maximum.accumulate(self.mu)
+
+    def _roots(self, lo: int, hi: int, median: bool) -> None:
+        """``mu`` (and ``median``) on pooled predictions ``lo .. hi - 1``: one row sort of the ``2A`` kinks
+        ``F_a -+ eps`` of ``g(P) = sum_a p_a clip(F_a - P, -eps, eps)``, which falls from ``eps`` to ``-eps``."""
+        A, eps, shares = len(self.dists), self.eps, self.shares
+        f = np.ascontiguousarray(self.F[:, lo:hi].T)
+        kinks = np.empty((hi - lo, 2 * A))
+        np.subtract(f, eps, out=kinks[:, :A])
+        np.add(f, eps, out=kinks[:, A:])
+        order = np.argsort(kinks, axis=1)
+        b = np.take_along_axis(kinks, order, axis=1)
+        slope = np.concatenate([-shares, shares])[order]
+        np.cumsum(slope, axis=1, out=slope)                      # slope of g after each kink
+        rise = np.diff(b, axis=1)
+        rise *= slope[:, :-1]
+        np.cumsum(rise, axis=1, out=rise)                        # g at kink i + 1, minus eps
+        i = np.argmax(rise < -eps - 1e-15, axis=1) + 1           # first kink where g < 0 (g ends at -eps)
+        rows = np.arange(hi - lo)
+        s_, b_ = slope[rows, i - 1], b[rows, i - 1]
+        g_ = eps + np.where(i >= 2, rise[rows, np.maximum(i - 2, 0)], 0.0)
+        self.mu[lo:hi] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
+        if median:      # the kinks F_a - eps come in ``order`` sorted by F_a: their weights' cumsum
+            low = order < A
+            cum = np.cumsum(np.where(low, shares[order % A], 0.0), axis=1)
+            at = np.argmax(cum >= 0.5 - 1e-12, axis=1)
+            self.median[lo:hi] = f[rows, order[rows, at]]
 
     def allocate(self, P: _F) -> tuple[_F, _F, NDArray[np.bool_]]:
         """``(G (A, len(P)), tau (len(P),), flexible (A, len(P)))`` of the allocation at ``P``."""
