@@ -135,21 +135,60 @@ def test_estimator_at_the_default_grid_equals_the_row_level_lp(seed, eps):
         np.testing.assert_allclose(cdf, deb.output_cdf_[a], atol=1e-9)
 
 
-def test_loss_falls_with_eps_and_prices_come_from_the_lp():
+def test_loss_falls_with_eps():
     pred, codes, w = random_case(5, ties=True)
     losses = [RegressionDebiaser(eps=e, loss="absolute").fit(pred, sensitive_features=codes,
                                                               sample_weight=w).train_loss_
               for e in (0.0, 0.01, 0.05, 0.2, 1.0)]
     assert all(b <= a + 1e-12 for a, b in pairwise(losses))
     assert losses[0] > losses[2] and losses[-1] == pytest.approx(0.0, abs=1e-12)   # eps = 1: nothing moves
+
+
+def dual_value(dists, shares, grid, eps, price):
+    """The LP's Lagrangian dual at band duals ``price`` (``d loss / d bound``) and zero duals on the
+    monotonicity rows: per interval ``min_{G in [0,1]^A} sum_a [p_a len |F_a - G_a| + (z p_a - price_a) G_a]
+    - eps sum_a |price_a|`` with ``z = sum_a price_a`` (the pooled level's stationarity). It is at most
+    the optimum for any duals of the right signs, and equal to it exactly for optimal ones."""
+    F = np.vstack([d.cdf(grid[:-1]) for d in dists])
+    length = np.diff(grid)[None, :]
+    coef = price.sum(axis=0)[None, :] * shares[:, None] - price
+    cands = [shares[:, None] * length * np.abs(F - G) + coef * G for G in (np.zeros_like(F), F, np.ones_like(F))]
+    return float(np.minimum.reduce(cands).sum() - eps * np.abs(price).sum())
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("eps", [0.01, 0.05, 0.2, 0.5])
+def test_prices_are_optimal_duals(seed, eps):
+    pred, codes, w = random_case(seed, ties=seed % 2 == 1)
+    if seed % 3 == 0:
+        pred = pred.copy()
+        pred[codes == 0] = 0.3
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    grid = default_grid(dists, shares) if seed % 2 else np.unique(pred)
+    sol = rp.RegressionParity(dists, shares, grid, eps, "absolute").solve()
+    price = sol.prices()
+    assert price.shape == (len(dists), grid.shape[0] - 1)
+    assert dual_value(dists, shares, grid, eps, price) == pytest.approx(sol.loss, abs=1e-10)   # strong duality
+    # signs: d loss / d bound is <= 0 on a row held at +eps, >= 0 at -eps, 0 strictly inside
+    d = sol.cdf[:, :-1] - sol.pooled_cdf[None, :-1]
+    assert np.all(price[d > eps - 1e-12] <= 1e-12) and np.all(price[d < -eps + 1e-12] >= -1e-12)
+    assert np.all(price[np.abs(d) < eps - 1e-12] == 0.0)
+    # weak duality at other eps: loss(eps') >= loss(eps) - (eps' - eps) sum |price|
+    total = np.abs(price).sum()
+    for other in (eps * 0.5, min(eps * 1.5, 1.0)):
+        moved = rp.RegressionParity(dists, shares, grid, other, "absolute").solve().loss
+        assert moved >= sol.loss - (other - eps) * total - 1e-10
+
+
+def test_estimator_prices_and_the_lp_agree_in_total():
+    pred, codes, w = random_case(3, ties=False)
     deb = RegressionDebiaser(eps=0.05, loss="absolute").fit(pred, sensitive_features=codes, sample_weight=w)
-    price = deb.price_of_fairness_                       # the LP on the same grid, on demand
-    assert price.shape == (len(deb.groups_), deb.grid_.shape[0] - 1) and np.abs(price).sum() > 0
-    # the slope of the loss in eps is at least the duals' bound: loss(eps + h) >= loss(eps) - h sum |price|
-    h = 1e-3
-    up = RegressionDebiaser(eps=0.05 + h, loss="absolute").fit(pred, sensitive_features=codes,
-                                                               sample_weight=w).train_loss_
-    assert up >= deb.train_loss_ - h * np.abs(price).sum() - 1e-9
+    price = deb.price_of_fairness_                       # closed form, no LP
+    assert deb.solution_.solution is None and np.abs(price).sum() > 0
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    lp = rp.RegressionParity(dists, shares, deb.grid_, 0.05, "absolute")._solve_lp(None)
+    # the LP's duals may load the monotonicity rows, but the loss's slope in eps they give is the same here
+    assert np.abs(lp.prices()).sum() == pytest.approx(np.abs(price).sum(), rel=1e-6)
 
 
 def test_a_grid_without_every_prediction_keeps_the_lp():

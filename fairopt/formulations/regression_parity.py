@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from fairopt.errors import DataValidationError, SizeLimitError, SolverError
 from fairopt.formulations._regression_groups import GroupDistribution, collapse_groups
 from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
-from fairopt.formulations.regression_sweep import absolute_sweep, squared_sweep
+from fairopt.formulations.regression_sweep import absolute_prices, absolute_sweep, squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -365,9 +365,11 @@ class RegressionParity:
             plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
             loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
             gap = max(float(np.max(np.abs(row - pooled))) for row in cdf)
-            # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
-            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans,
-                                            lambda: self._lp_prices(solver, **options))
+            # squared: the duals are not unique at the kinks the sweep lands on, the LP's are asked for on
+            # demand; absolute: the intervals' own duals, in closed form on demand
+            price_fn = ((lambda: absolute_prices(self, cdf)) if self.loss == "absolute"
+                        else (lambda: self._lp_prices(solver, **options)))
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans, price_fn)
         return self._solve_lp(solver, **options)
 
     def _lp_prices(self, solver: str | SolverSpec | Mapping[str, Any] | None, **options: Any) -> np.ndarray:
@@ -375,7 +377,7 @@ class RegressionParity:
         rows = 33 * self.n_groups * (self.M - 1)         # first-round cuts: 11 levels x 3 pieces per pair
         if rows > LP_PRICE_ROWS:
             raise SizeLimitError(
-                f"the duals after the {self.loss}-loss sweep come from the LP on the same grid, which would start "
+                f"the duals after the squared-loss sweep come from the LP on the same grid, which would start "
                 f"with about {rows:,} cut rows here ({self.M:,} grid points x {self.n_groups} groups); fit with an "
                 "int grid (for example grid=200) to read price_of_fairness_, or take the slope of train_loss_ "
                 "between two eps values.", needed_bytes=rows * 200, limit_bytes=LP_PRICE_ROWS * 200)

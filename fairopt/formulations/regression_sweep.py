@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
 
-__all__ = ["absolute_sweep", "allocation", "squared_sweep"]
+__all__ = ["absolute_prices", "absolute_sweep", "allocation", "on_grid", "squared_sweep"]
 
 _F = NDArray[np.float64]
 
@@ -225,7 +225,15 @@ def _spread(pooled: _Pooled, P: _F, which: NDArray[np.int64], chunk: int) -> _F:
 
 
 def on_grid(dists: list[GroupDistribution], grid: _F) -> bool:
-    """Whether every prediction of every group is a grid point."""
+    """Whether every prediction of every group is a grid point.
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import collapse_groups
+    >>> dists, _ = collapse_groups(np.array([0.0, 1.0, 2.0]), np.array([0, 0, 1]), 2)
+    >>> on_grid(dists, np.array([0.0, 1.0, 2.0])), on_grid(dists, np.array([0.0, 2.0]))
+    (True, False)
+    """
     vals = np.concatenate([d.values for d in dists])
     pos = np.minimum(np.searchsorted(grid, vals), grid.shape[0] - 1)
     return bool(np.all(grid[pos] == vals))
@@ -266,3 +274,59 @@ def absolute_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] |
     at = np.searchsorted(pooled.tau, grid[:-1], side="right") - 1
     cdf = _spread(pooled, P, at, chunk)
     return cdf, shares @ cdf
+
+
+def absolute_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 15) -> _F:
+    """Duals ``(A, M - 1)`` of the band rows at the absolute sweep's optimum (``d loss / d bound``).
+
+    The per-interval optima add up to the LP's, so duals of the intervals' own LPs with zero duals
+    on the monotonicity rows are optimal for the whole LP. On interval ``j`` (length ``len``) the
+    stationarity reads ``price_a = len p_a (g_a - t)``: ``g_a`` a subgradient of ``|G_a - F_a|``
+    (``+1`` above ``F_a``, ``-1`` below, any in ``[-1, 1]`` at it) with ``sum_a p_a g_a = 0``,
+    ``t`` free, and ``g_a = t`` off the band edges, ``g_a <= t`` at the top (``G_a = P + eps``, or
+    ``G_a = 1``, where the bound takes the dual and the price is 0), ``g_a >= t`` at the bottom. With
+    ``+-1`` subgradients the sum is linear in ``t``: ``t`` zeroes it with every ``g_a`` nearest ``t``
+    (clipped to the range the constraints leave), and a remainder goes to the edge groups that can
+    move further (bound-held ones first, at no price).
+
+    Examples
+    --------
+    >>> from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
+    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
+    >>> form = RegressionParity(dists, shares, np.arange(4.0), 0.25, "absolute")
+    >>> absolute_prices(form, absolute_sweep(form)[0]).tolist()
+    [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
+    A, J, tol = len(dists), grid.shape[0] - 1, 1e-12
+    out = np.zeros((A, J))
+    p = shares[:, None]
+    for lo in range(0, J, chunk):
+        hi = min(lo + chunk, J)
+        F = np.vstack([d.cdf(grid[lo:hi]) for d in dists])
+        G = cdf[:, lo:hi]
+        P = shares @ G
+        one, zero = G >= 1.0 - tol, G <= tol
+        top = one | (G >= P + eps - tol)                  # held at the top (band or bound)
+        bottom = ~top & (zero | (G <= P - eps + tol))
+        inner = ~top & ~bottom
+        s_min = np.where(G > F + tol, 1.0, -1.0)          # the subgradient set [s_min, s_max] of |G - F|
+        s_max = np.where(G < F - tol, -1.0, 1.0)
+        t_lo = np.max(np.where(inner | top, s_min, -1.0), axis=0)
+        t_hi = np.min(np.where(inner | bottom, s_max, 1.0), axis=0)
+        follows = inner | (top & (s_max > 0)) | (bottom & (s_min < 0))   # g = t at the nearest point
+        fixed = np.where(top & (s_max < 0), -1.0, 0.0) + np.where(bottom & (s_min > 0), 1.0, 0.0)
+        slope, base = (p * follows).sum(axis=0), (p * fixed).sum(axis=0)
+        t = np.clip(np.where(slope > 0, -base / np.where(slope > 0, slope, 1.0), 0.0), t_lo, t_hi)
+        g = np.where(follows, t[None, :], fixed)
+        excess = shares @ g                                # > 0: lower top groups; < 0: raise bottom ones
+        for held in (one | zero, ~(one | zero)):          # bound-held first: their price is 0
+            down = np.where(top & held & (excess > 0)[None, :], g - s_min, 0.0)
+            up = np.where(bottom & held & (excess < 0)[None, :], s_max - g, 0.0)
+            room = shares @ (down + up)
+            frac = np.clip(np.where(room > 0, np.abs(excess) / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
+            g = g - frac[None, :] * down + frac[None, :] * up
+            excess = shares @ g
+        banded = ~(one | zero) & ~inner
+        out[:, lo:hi] = np.where(banded, np.diff(grid[lo:hi + 1])[None, :] * p * (g - t[None, :]), 0.0)
+    return out
