@@ -181,7 +181,7 @@ def allocation(dists: list[GroupDistribution], shares: _F, P: _F, eps: float) ->
     return G
 
 
-def squared_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
+def squared_sweep(form: ParityProblem, chunk: int = 1 << 14) -> tuple[_F, _F] | None:
     """``(cdf, pooled_cdf)`` on the grid for the squared loss at ``eps > 0``; ``None`` otherwise.
 
     Examples
@@ -216,7 +216,7 @@ def _spread(pooled: _Pooled, P: _F, which: NDArray[np.int64], chunk: int) -> _F:
     cdf = np.empty((A, which.shape[0] + 1))
     low = which < 0
     for a in range(A):                 # a loop over groups
-        row = np.maximum.accumulate(G[a])
+        row = np.maximum.accumulate(G[a], out=G[a])
         np.take(row, np.maximum(which, 0), out=cdf[a, :-1])
         if low.any():
             cdf[a, :-1][low] = 0.0
@@ -239,7 +239,7 @@ def on_grid(dists: list[GroupDistribution], grid: _F) -> bool:
     return bool(np.all(grid[pos] == vals))
 
 
-def absolute_sweep(form: ParityProblem, chunk: int = 1 << 16) -> tuple[_F, _F] | None:
+def absolute_sweep(form: ParityProblem, chunk: int = 1 << 14) -> tuple[_F, _F] | None:
     """``(cdf, pooled_cdf)`` on the grid for the absolute loss at ``eps > 0``; ``None`` otherwise.
 
     Applies when the grid holds every prediction (the default grid does): each group's CDF is then
