@@ -206,20 +206,24 @@ def squared_sweep(form: ParityProblem, chunk: int = 1 << 14) -> tuple[_F, _F] | 
 
 
 def _spread(pooled: _Pooled, P: _F, which: NDArray[np.int64], chunk: int) -> _F:
-    """The groups' CDFs on the grid: the allocation at the distinct levels ``P`` (made monotone against
-    rounding), column ``which[j]`` on grid point ``j`` (``-1``: all zero), last column 1. Gathers go row
-    by row: a column gather of an ``(A, M)`` array is many times slower."""
+    """The groups' CDFs on the grid: the allocation at the non-decreasing levels ``P`` (made monotone
+    against rounding), column ``which[j]`` on grid point ``j`` (``which`` non-decreasing; ``-1``: all
+    zero), last column 1. Chunk by chunk of levels, each written straight to its run of grid points,
+    row by row (a column gather of an ``(A, M)`` array is many times slower)."""
     A = len(pooled.dists)
-    G = np.empty((A, P.shape[0]))
-    for lo in range(0, P.shape[0], chunk):
-        G[:, lo:lo + chunk] = pooled.allocate(P[lo:lo + chunk])[0]
     cdf = np.empty((A, which.shape[0] + 1))
-    low = which < 0
-    for a in range(A):                 # a loop over groups
-        row = np.maximum.accumulate(G[a], out=G[a])
-        np.take(row, np.maximum(which, 0), out=cdf[a, :-1])
-        if low.any():
-            cdf[a, :-1][low] = 0.0
+    starts = np.searchsorted(which, np.arange(0, P.shape[0] + chunk, chunk), side="left")
+    cdf[:, :starts[0]] = 0.0                     # grid points below every prediction
+    carry = np.zeros((A, 1))
+    for c, lo in enumerate(range(0, P.shape[0], chunk)):
+        G = np.hstack([carry, pooled.allocate(P[lo:lo + chunk])[0]])
+        np.maximum.accumulate(G, axis=1, out=G)
+        carry = G[:, -1:]
+        s, e = starts[c], starts[c + 1]
+        if e > s:
+            idx = which[s:e] - (lo - 1)          # column 0 holds the carry
+            for a in range(A):                   # a loop over groups
+                np.take(G[a], idx, out=cdf[a, s:e])
     cdf[:, -1] = 1.0
     return cdf
 
