@@ -29,7 +29,7 @@ evaluated once per cell; each ``P_j`` is then the left end of the first cell wit
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -140,25 +140,29 @@ def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
     C = ends.shape[0] - 1
     offsets = np.cumsum([0] + [p.shape[0] for p in parts])
 
-    def below(i: int) -> NDArray[np.int64]:
-        """Per cell, how many values of part ``i`` are at or below its left end."""
-        hits = np.bincount(rank[offsets[i]:offsets[i + 1]], minlength=C + 1)
-        counts: NDArray[np.int64] = np.cumsum(hits)[:C]
-        return counts
+    def by_count(i: int, table: NDArray[Any]) -> NDArray[Any]:
+        """Per cell, ``table[m]`` with ``m`` the number of values of part ``i`` at or below its left end
+        (clipped to the table): the part is sorted, so ``m`` steps up at its ranks, one ``repeat``."""
+        r = np.minimum(rank[offsets[i]:offsets[i + 1]], C)
+        runs = np.diff(np.concatenate([[0], r, [C]]))
+        out: NDArray[Any] = np.repeat(table[np.minimum(np.arange(r.shape[0] + 1), table.shape[0] - 1)], runs)
+        return out
 
     mids = 0.5 * (ends[1:] + ends[:-1])
-    k = np.minimum(below(2), pool.tau.shape[0] - 1)       # the atom being filled: first root >= P
+    N = pool.tau.shape[0]
+    k = by_count(2, np.arange(N))                         # the atom being filled: first root >= P
+    k_next = k + 1
     num, p_moving = np.zeros(C), np.zeros(C)
-    top_open, bottom_open = mids + eps < 1.0, mids - eps > 0.0
+    top, bottom = mids + eps, mids - eps
+    top_open, bottom_open = top < 1.0, bottom > 0.0
     for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
-        column = pool.F[a]
-        f_hi = column[k]
-        f_lo = np.where(k > 0, column[np.maximum(k - 1, 0)], 0.0)
-        up = (f_lo >= mids + eps) & top_open               # held at the band's top: G = P + eps
-        down = (f_hi <= mids - eps) & bottom_open          # held at the band's bottom: G = P - eps
-        q_up = d.values[np.minimum(below(4 + a), d.size - 1)]        # Q_a(P + eps)
-        q_down = d.values[np.minimum(below(4 + A + a), d.size - 1)]  # Q_a(P - eps)
-        num += p * (np.where(up, q_up, 0.0) + np.where(down, q_down, 0.0))
+        column = np.concatenate([[0.0], pool.F[a]])       # F_a before atom k at [k], after it at [k + 1]
+        up = column[k] >= top                             # held at the band's top: G = P + eps
+        up &= top_open
+        down = column[k_next] <= bottom                   # held at the band's bottom: G = P - eps
+        down &= bottom_open
+        q = np.where(up, by_count(4 + a, d.values), np.where(down, by_count(4 + A + a, d.values), 0.0))
+        num += p * q                                      # Q_a(P + eps) or Q_a(P - eps) (never both)
         p_moving += p * (up | down)
     v: _F = num + (1.0 - p_moving) * pool.tau[k]
     return ends, v
