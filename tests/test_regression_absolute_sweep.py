@@ -221,3 +221,28 @@ def test_a_larger_default_grid_runs_without_an_lp():
     assert np.all(np.diff(deb.output_cdf_, axis=1) >= 0)
     zero = RegressionDebiaser(eps=0.0, loss="absolute").fit(pred, sensitive_features=codes)
     assert deb.train_loss_ < zero.train_loss_
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.45])
+def test_roots_and_medians_per_pooled_prediction(seed, eps):
+    """``mu_k`` zeroes ``R`` at every pooled prediction, ``med_k`` is the lower weighted median of the
+    groups' CDFs there, and the sweep's pooled CDF is ``clip(mu, med - eps, med + eps)`` read at the
+    last prediction at or below each grid point."""
+    from fairopt.formulations.regression_sweep import _Pooled
+    pred, codes, w = random_case(seed, ties=seed % 2 == 0)
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    pool = _Pooled(dists, shares, eps, median=True)
+    F = np.vstack([d.cdf(pool.tau) for d in dists])
+    np.testing.assert_array_equal(pool.F, F)
+    R = shares @ np.clip(pool.mu[None, :] - F, -eps, eps)
+    np.testing.assert_allclose(R, 0.0, atol=1e-12)
+    for k in range(F.shape[1]):
+        order = np.argsort(F[:, k], kind="stable")
+        at = np.argmax(np.cumsum(shares[order]) >= 0.5 - 1e-12)
+        assert pool.median[k] == F[order[at], k]
+    grid = default_grid(dists, shares)
+    _, pooled = absolute_sweep(rp.RegressionParity(dists, shares, grid, eps, "absolute"))
+    last = np.searchsorted(pool.tau, grid[:-1], side="right") - 1
+    expect = np.clip(pool.mu, pool.median - eps, pool.median + eps)[last]
+    np.testing.assert_allclose(pooled[:-1], expect, atol=1e-12)
