@@ -91,8 +91,8 @@ class _Pooled:
         g_ = eps + np.where(i >= 2, rise[rows, np.maximum(i - 2, 0)], 0.0)
         self.mu[lo:hi] = b_ + np.where(s_ < 0, g_ / np.where(s_ < 0, -s_, 1.0), 0.0)
         if median:      # the kinks F_a - eps come in ``order`` sorted by F_a: their weights' cumsum
-            low = order < A
-            cum = np.cumsum(np.where(low, shares[order % A], 0.0), axis=1)
+            cum = np.concatenate([shares, np.zeros(A)])[order]
+            np.cumsum(cum, axis=1, out=cum)
             at = np.argmax(cum >= 0.5 - 1e-12, axis=1)
             self.median[lo:hi] = f[rows, order[rows, at]]
 
