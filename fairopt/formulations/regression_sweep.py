@@ -284,7 +284,7 @@ def absolute_sweep(form: ParityProblem, chunk: int = 1 << 14) -> tuple[_F, _F] |
     return cdf, shares @ cdf
 
 
-def absolute_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 15) -> _F:
+def absolute_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 12) -> _F:
     """Duals ``(A, M - 1)`` of the band rows at the absolute sweep's optimum (``d loss / d bound``).
 
     The per-interval optima add up to the LP's, so duals of the intervals' own LPs with zero duals
