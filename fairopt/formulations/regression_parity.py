@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError, SizeLimitError, SolverError
+from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations._regression_groups import GroupDistribution, collapse_groups
 from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
-from fairopt.formulations.regression_sweep import absolute_prices, absolute_sweep, squared_sweep
+from fairopt.formulations.regression_prices import absolute_prices, squared_prices
+from fairopt.formulations.regression_sweep import absolute_sweep, squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -53,8 +54,6 @@ LOSSES = ("squared", "absolute")
 FULL_LIMIT = 60_000
 #: largest number of cutting-plane rounds before giving up
 MAX_ROUNDS = 100
-#: largest first-round LP (cut rows) built only to read the duals after the sweep
-LP_PRICE_ROWS = 5_000_000
 
 
 def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
@@ -365,23 +364,11 @@ class RegressionParity:
             plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
             loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
             gap = max(float(np.max(np.abs(row - pooled))) for row in cdf)
-            # squared: the duals are not unique at the kinks the sweep lands on, the LP's are asked for on
-            # demand; absolute: the intervals' own duals, in closed form on demand
+            # the intervals' own duals, in closed form on demand (zero on the monotonicity rows)
             price_fn = ((lambda: absolute_prices(self, cdf)) if self.loss == "absolute"
-                        else (lambda: self._lp_prices(solver, **options)))
+                        else (lambda: squared_prices(self, cdf)))
             return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans, price_fn)
         return self._solve_lp(solver, **options)
-
-    def _lp_prices(self, solver: str | SolverSpec | Mapping[str, Any] | None, **options: Any) -> np.ndarray:
-        """The LP's duals on this grid, refused (typed) when its cutting planes would not fit."""
-        rows = 33 * self.n_groups * (self.M - 1)         # first-round cuts: 11 levels x 3 pieces per pair
-        if rows > LP_PRICE_ROWS:
-            raise SizeLimitError(
-                f"the duals after the squared-loss sweep come from the LP on the same grid, which would start "
-                f"with about {rows:,} cut rows here ({self.M:,} grid points x {self.n_groups} groups); fit with an "
-                "int grid (for example grid=200) to read price_of_fairness_, or take the slope of train_loss_ "
-                "between two eps values.", needed_bytes=rows * 200, limit_bytes=LP_PRICE_ROWS * 200)
-        return self._solve_lp(solver, **options).prices()
 
     def _solve_lp(self, solver: str | SolverSpec | Mapping[str, Any] | None,
                   **options: Any) -> RegressionParitySolution:

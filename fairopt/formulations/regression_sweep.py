@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from fairopt.formulations._regression_groups import GroupDistribution, ParityProblem
 
-__all__ = ["absolute_prices", "absolute_sweep", "allocation", "on_grid", "squared_sweep"]
+__all__ = ["absolute_sweep", "allocation", "on_grid", "squared_sweep"]
 
 _F = NDArray[np.float64]
 
@@ -283,60 +283,3 @@ def absolute_sweep(form: ParityProblem, chunk: int = 1 << 14) -> tuple[_F, _F] |
     cdf = _spread(pooled, P, at, chunk)
     return cdf, shares @ cdf
 
-
-def absolute_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 12) -> _F:
-    """Duals ``(A, M - 1)`` of the band rows at the absolute sweep's optimum (``d loss / d bound``).
-
-    The per-interval optima add up to the LP's, so duals of the intervals' own LPs with zero duals
-    on the monotonicity rows are optimal for the whole LP. On interval ``j`` (length ``len``) the
-    stationarity reads ``price_a + kappa_a = len p_a (g_a - t)`` with ``g_a`` a subgradient of
-    ``|G_a - F_a|`` (``+1`` above ``F_a``, ``-1`` below, any in ``[-1, 1]`` at it), ``kappa_a`` the
-    dual of the bound ``0 <= G_a <= 1`` and ``t`` free, and the pooled level's stationarity
-    (``sum_a price_a = -len t``) turns into the balance ``sum_a p_a g_a = sum_a kappa_a / len``. A
-    group strictly inside the band has ``price_a = kappa_a = 0`` and ``g_a = t``; one held at a
-    bound has ``price_a = 0``, ``g_a >= t`` at 0 (``<= t`` at 1) and adds ``p_a t`` to the balance;
-    at the band's top edge ``g_a <= t``, at the bottom ``g_a >= t``. With ``+-1`` subgradients the
-    balance is linear in ``t``: ``t`` zeroes it with every ``g_a`` nearest ``t`` (clipped to the
-    range the constraints leave), and a remainder moves the edge groups that can go further.
-
-    Examples
-    --------
-    >>> from fairopt.formulations.regression_parity import RegressionParity, collapse_groups
-    >>> dists, shares = collapse_groups(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0, 0, 1, 1]), 2)
-    >>> form = RegressionParity(dists, shares, np.arange(4.0), 0.25, "absolute")
-    >>> absolute_prices(form, absolute_sweep(form)[0]).tolist()
-    [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]
-    """
-    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
-    # the allocation meets its pooled level and band to rounding (about 1e-12 with tiny shares): a
-    # looser test only lets a group a hair inside the band take a price, still a valid dual
-    A, J, tol = len(dists), grid.shape[0] - 1, 1e-9
-    out = np.zeros((A, J))
-    p = shares[:, None]
-    for lo in range(0, J, chunk):
-        hi = min(lo + chunk, J)
-        F = np.vstack([d.cdf(grid[lo:hi]) for d in dists])
-        G = cdf[:, lo:hi]
-        P = shares @ G
-        one, zero = G >= 1.0 - tol, G <= tol
-        held = one | zero                                  # at a bound: its dual takes the slack, price 0
-        top = ~held & (G >= P + eps - tol)                 # at the band's top edge
-        bottom = ~held & ~top & (G <= P - eps + tol)
-        inner = ~held & ~top & ~bottom
-        s_min = np.where(G > F + tol, 1.0, -1.0)           # the subgradient set [s_min, s_max] of |G - F|
-        s_max = np.where(G < F - tol, -1.0, 1.0)
-        t_lo = np.max(np.where(inner | top | one, s_min, -1.0), axis=0)
-        t_hi = np.min(np.where(inner | bottom | zero, s_max, 1.0), axis=0)
-        follows = inner | held | (top & (s_max > 0)) | (bottom & (s_min < 0))   # at t in the balance
-        fixed = np.where(top & (s_max < 0), -1.0, 0.0) + np.where(bottom & (s_min > 0), 1.0, 0.0)
-        slope, base = (p * follows).sum(axis=0), (p * fixed).sum(axis=0)
-        t = np.clip(np.where(slope > 0, -base / np.where(slope > 0, slope, 1.0), 0.0), t_lo, t_hi)
-        g = np.where(follows, t[None, :], fixed)
-        excess = shares @ g                                # > 0: lower top-edge groups; < 0: raise bottom ones
-        down = np.where(top & (excess > 0)[None, :], g - s_min, 0.0)
-        up = np.where(bottom & (excess < 0)[None, :], s_max - g, 0.0)
-        room = shares @ (down + up)
-        frac = np.clip(np.where(room > 0, np.abs(excess) / np.where(room > 0, room, 1.0), 0.0), 0.0, 1.0)
-        g = g - frac[None, :] * down + frac[None, :] * up
-        out[:, lo:hi] = np.where(top | bottom, np.diff(grid[lo:hi + 1])[None, :] * p * (g - t[None, :]), 0.0)
-    return out
