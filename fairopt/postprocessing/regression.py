@@ -65,8 +65,7 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         array: those values (the absolute loss at ``eps > 0`` skips the LP when they hold every
         prediction).
     solver : str, SolverSpec, dict or None, default None
-        LP back end (``None``: the registry's default for LPs) when the LP runs, and for
-        ``price_of_fairness_`` after the squared-loss sweep.
+        LP back end (``None``: the registry's default for LPs) when the LP runs.
     random_state : int, Generator or None
         Seed of ``predict``'s draws.
     confidence : float in (0, 1) or None, default None
@@ -97,8 +96,8 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         Duals of the CDF rows (``d train_loss / d bound``); the loss falls by
         ``abs(price_of_fairness_).sum()`` per unit of extra ``eps``. Computed when first read:
         from the closed form at ``eps = 0`` (the duals with the least ``sum |price|``, i.e. the
-        slope as ``eps`` leaves 0), in closed form after the absolute-loss sweep (the grid
-        intervals' own duals), by the LP on ``grid_`` after the squared-loss sweep.
+        slope as ``eps`` leaves 0), in closed form after the sweeps at ``eps > 0`` (the grid
+        intervals' own duals, no LP).
 
     Notes
     -----
