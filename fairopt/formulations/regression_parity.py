@@ -88,10 +88,10 @@ class RegressionParitySolution:
         ``max_{a,j} |cdf[a, j] - pooled_cdf[j]|``.
     price : ndarray (n_groups, M - 1) or None
         Duals of the CDF band rows ``-eps <= G_{a,j} - P_j <= eps`` (``d loss / d bound``); the loss
-        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form path, where
-        :meth:`prices` computes them on demand.
+        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form paths (``eps = 0``
+        and the sweeps), where :meth:`prices` computes them on demand.
     rounds : int
-        LP solves (0 on the closed-form path at ``eps = 0``, 1 when every piece fitted in the first LP).
+        LP solves (0 on the closed-form paths and the sweeps, 1 when every piece fitted in the first LP).
     solution : Solution or None
         The last LP's solution (``None`` without an LP).
     plan_list : list of csr_matrix or None
