@@ -59,9 +59,9 @@ class _Pooled:
         N, A = self.tau.shape[0], len(dists)
         self.F = np.empty((A, N))
         start = 0
-        for a, d in enumerate(dists):                         # F_a(tau_k) = level after the atoms <= tau_k
-            seen = np.cumsum(np.bincount(rank[start:start + d.size], minlength=N))
-            self.F[a] = d.levels[seen]
+        for a, d in enumerate(dists):                         # F_a(tau_k) = level after the atoms <= tau_k:
+            r = rank[start:start + d.size]                    # it steps up at the group's atoms, one repeat
+            self.F[a] = np.repeat(d.levels, np.diff(np.concatenate([[0], r, [N]])))
             start += d.size
         self.mu = np.empty(N)
         #: per pooled prediction, the lower p-weighted median of the groups' CDFs (when ``median``)
