@@ -121,7 +121,7 @@ class _Pooled:
         return out
 
 
-def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
+def _cell_slopes(pool: _Pooled, block: int = 1 << 16) -> tuple[_F, _F]:
     """The cell ends (the roots ``mu``, ``eps`` and the groups' upper levels ``+-eps`` in ``[0, 1]``) and
     ``V'`` on every cell, from one merge: a count of each group's shifted levels below a cell gives
     its quantile index there, so no cell is searched for."""
@@ -139,32 +139,39 @@ def _cell_slopes(pool: _Pooled) -> tuple[_F, _F]:
     rank[order] = np.cumsum(new) - 1                      # index in ``ends`` of every value
     C = ends.shape[0] - 1
     offsets = np.cumsum([0] + [p.shape[0] for p in parts])
+    ranks = [np.minimum(rank[offsets[i]:offsets[i + 1]], C) for i in range(len(parts))]
 
-    def by_count(i: int, table: NDArray[Any]) -> NDArray[Any]:
-        """Per cell, ``table[m]`` with ``m`` the number of values of part ``i`` at or below its left end
-        (clipped to the table): the part is sorted, so ``m`` steps up at its ranks, one ``repeat``."""
-        r = np.minimum(rank[offsets[i]:offsets[i + 1]], C)
-        runs = np.diff(np.concatenate([[0], r, [C]]))
-        out: NDArray[Any] = np.repeat(table[np.minimum(np.arange(r.shape[0] + 1), table.shape[0] - 1)], runs)
+    def by_count(i: int, table: NDArray[Any], c0: int, c1: int) -> NDArray[Any]:
+        """On cells ``c0 .. c1 - 1``, ``table[m]`` with ``m`` the number of values of part ``i`` at or below
+        the cell's left end (clipped to the table): the part is sorted, so ``m`` steps up at its ranks."""
+        r = ranks[i]
+        a0, a1 = int(np.searchsorted(r, c0, side="right")), int(np.searchsorted(r, c1, side="left"))
+        runs = np.diff(np.concatenate([[c0], r[a0:a1], [c1]]))
+        out: NDArray[Any] = np.repeat(table[np.minimum(np.arange(a0, a1 + 1), table.shape[0] - 1)], runs)
         return out
 
     mids = 0.5 * (ends[1:] + ends[:-1])
-    N = pool.tau.shape[0]
-    k = by_count(2, np.arange(N))                         # the atom being filled: first root >= P
-    k_next = k + 1
-    num, p_moving = np.zeros(C), np.zeros(C)
-    top, bottom = mids + eps, mids - eps
-    top_open, bottom_open = top < 1.0, bottom > 0.0
-    for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
-        column = np.concatenate([[0.0], pool.F[a]])       # F_a before atom k at [k], after it at [k + 1]
-        up = column[k] >= top                             # held at the band's top: G = P + eps
-        up &= top_open
-        down = column[k_next] <= bottom                   # held at the band's bottom: G = P - eps
-        down &= bottom_open
-        q = np.where(up, by_count(4 + a, d.values), np.where(down, by_count(4 + A + a, d.values), 0.0))
-        num += p * q                                      # Q_a(P + eps) or Q_a(P - eps) (never both)
-        p_moving += p * (up | down)
-    v: _F = num + (1.0 - p_moving) * pool.tau[k]
+    steps = np.arange(pool.tau.shape[0])
+    v: _F = np.empty(C)
+    for c0 in range(0, C, block):                         # blocks of cells: the temporaries stay in cache
+        c1 = min(c0 + block, C)
+        k = by_count(2, steps, c0, c1)                    # the atom being filled: first root >= P
+        before, first = k - 1, k == 0
+        top, bottom = mids[c0:c1] + eps, mids[c0:c1] - eps
+        top_open, bottom_open = top < 1.0, bottom > 0.0
+        num, p_moving = np.zeros(c1 - c0), np.zeros(c1 - c0)
+        for a, (p, d) in enumerate(zip(shares, dists, strict=True)):
+            column = pool.F[a]
+            up = column[before] >= top                    # held at the band's top: G = P + eps
+            up &= top_open
+            up[first] = False                             # before the first atom F_a = 0 < P + eps
+            down = column[k] <= bottom                    # held at the band's bottom: G = P - eps
+            down &= bottom_open
+            q = np.where(up, by_count(4 + a, d.values, c0, c1),
+                         np.where(down, by_count(4 + A + a, d.values, c0, c1), 0.0))
+            num += p * q                                  # Q_a(P + eps) or Q_a(P - eps) (never both)
+            p_moving += p * (up | down)
+        v[c0:c1] = num + (1.0 - p_moving) * pool.tau[k]
     return ends, v
 
 
