@@ -269,3 +269,38 @@ def test_optimality_certificate_on_harder_instances(seed):
     assert sol.rounds == 0 and sol.gap <= eps + 1e-12
     assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all((sol.cdf >= 0) & (sol.cdf <= 1))
     assert dual_value(dists, shares, grid, eps, sol.prices()) == pytest.approx(sol.loss, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", ["one_group", "two_values", "eps_tiny", "all_equal"])
+def test_edge_cases(case, monkeypatch):
+    pred, codes, w = random_case(1, ties=True)
+    n_groups, eps = int(codes.max()) + 1, 0.1
+    if case == "one_group":
+        codes, n_groups = np.zeros_like(codes), 1                 # nothing to equalise: loss 0
+    elif case == "two_values":
+        pred = np.where(pred > 0.5, 1.0, 0.0)
+    elif case == "eps_tiny":
+        eps = 1e-9
+    else:
+        pred = np.full_like(pred, 2.0)
+    dists, shares = rp.collapse_groups(pred, codes, n_groups, w)
+    grid = np.unique(pred)
+    sol = rp.RegressionParity(dists, shares, grid, eps, "absolute").solve()
+    assert sol.rounds == 0 and sol.gap <= eps + 1e-12
+    if case == "all_equal":                                        # one output value
+        assert grid.size == 1 and sol.loss == 0.0
+        return
+    assert dual_value(dists, shares, grid, eps, sol.prices()) == pytest.approx(sol.loss, abs=1e-12)
+    if case == "eps_tiny":
+        # the LP's feasibility tolerance (~1e-9) exceeds eps here, so it is no reference: its CDF gap
+        # overshoots eps and its loss undershoots; the sweep stays within eps and is certified above,
+        # and the loss is continuous at eps = 0
+        zero = rp.RegressionParity(dists, shares, grid, 0.0, "absolute").solve()
+        assert sol.loss == pytest.approx(zero.loss, abs=1e-7) and sol.loss <= zero.loss + 1e-12
+        return
+    with monkeypatch.context() as m:
+        m.setattr(rp, "absolute_sweep", lambda form: None)
+        ref = lp_solution(dists, shares, grid, eps, "absolute", monkeypatch)
+    assert sol.loss == pytest.approx(ref.loss, abs=1e-9)
+    if case == "one_group":
+        assert sol.loss == pytest.approx(0.0, abs=1e-12)
