@@ -63,11 +63,12 @@ def instance_small():
     return random_case(0, ties=False)
 
 
-def test_estimator_at_eps_above_zero_uses_the_sweep_and_its_price_comes_from_the_lp():
+def test_estimator_at_eps_above_zero_uses_the_sweep_and_its_price_needs_no_lp():
     pred, codes, w = random_case(3, ties=True)
     deb = RegressionDebiaser(eps=0.05).fit(pred, sensitive_features=codes, sample_weight=w)
     assert deb.solution_.rounds == 0 and deb.train_gap_ <= 0.05 + 1e-12
-    price = deb.price_of_fairness_          # computed on demand by the LP on the same grid
+    price = deb.price_of_fairness_          # the intervals' own duals, in closed form on demand
+    assert deb.solution_.solution is None
     assert price.shape == (len(deb.groups_), deb.grid_.shape[0] - 1) and np.abs(price).sum() > 0
     assert deb.train_loss_ < RegressionDebiaser(eps=0.0).fit(pred, sensitive_features=codes,
                                                              sample_weight=w).train_loss_
@@ -119,10 +120,54 @@ def test_sweep_edge_cases_equal_the_lp(seed, case, monkeypatch):
     assert sol.gap <= eps + 1e-12
 
 
-def test_prices_after_the_sweep_refuse_an_lp_too_large(monkeypatch):
-    from fairopt.errors import SizeLimitError
+def squared_dual_value(form, price):
+    """The LP's Lagrangian dual at band duals ``price`` (``d loss / d bound``), zero duals on the
+    monotonicity rows: ``constant + sum_{j,a} min_{G in [0,1]} [2 len_j p_a (H_a(G) - m_j G) + (z_j p_a -
+    price_{a,j}) G] - eps sum |price|`` with ``H_a = int Q_a`` (piecewise linear with kinks at the
+    group's levels, so the minimum is at a level) and ``z_j = sum_a price_{a,j}``."""
+    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
+    length, mid = np.diff(grid), 0.5 * (grid[:-1] + grid[1:])
+    coef = price.sum(axis=0)[None, :] * shares[:, None] - price
+    total = form.constant()
+    for a, d in enumerate(dists):
+        c, S = d.levels, d.first_moment
+        vals = (2 * length[None, :] * shares[a] * (S[:, None] - mid[None, :] * c[:, None])
+                + coef[a][None, :] * c[:, None])
+        total += vals.min(axis=0).sum()
+    return total - eps * np.abs(price).sum()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_prices_are_optimal_duals(seed):
+    """Up to 12 groups, skewed weights (down to 1e-9), many ties, eps from 1e-6 to 1, three kinds of
+    grid: the closed-form duals close the duality gap (optimal; the LP is not asked), have the
+    right sign at the band's edges and are 0 inside."""
+    rng = np.random.default_rng(7000 + seed)
+    A = int(rng.integers(2, 13))
+    n = int(rng.integers(A, 200))
+    codes = rng.integers(0, A, n)
+    codes[:A] = np.arange(A)
+    pred = np.round(rng.normal(size=n) * (1 + 0.3 * codes) + 0.2 * codes, int(rng.integers(0, 3)))
+    w = rng.random(n) ** int(rng.integers(1, 8)) + float(rng.choice([1e-9, 1e-6, 1e-3]))
+    eps = float(rng.choice([1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0]))
+    dists, shares = rp.collapse_groups(pred, codes, A, w)
+    grid = [default_grid(dists, shares), np.unique(pred),
+            np.unique(np.concatenate([pred, rng.normal(size=8) * 5]))][seed % 3]
+    form = rp.RegressionParity(dists, shares, grid, eps, "squared")
+    sol = form.solve()
+    price = sol.prices()
+    assert sol.solution is None
+    assert squared_dual_value(form, price) == pytest.approx(sol.loss, rel=1e-9, abs=1e-12)
+    d = sol.cdf[:, :-1] - sol.pooled_cdf[None, :-1]
+    assert np.all(price[d > eps - 1e-12] <= 1e-12) and np.all(price[d < -eps + 1e-12] >= -1e-12)
+    assert np.all(price[np.abs(d) < eps - 1e-9] == 0.0)
+
+
+def test_prices_agree_with_the_lp_in_total():
     pred, codes, w = random_case(1, ties=False)
-    deb = RegressionDebiaser(eps=0.05).fit(pred, sensitive_features=codes, sample_weight=w)
-    monkeypatch.setattr(rp, "LP_PRICE_ROWS", 10)
-    with pytest.raises(SizeLimitError, match="int grid"):
-        _ = deb.price_of_fairness_
+    dists, shares = rp.collapse_groups(pred, codes, codes.max() + 1, w)
+    grid = default_grid(dists, shares)
+    form = rp.RegressionParity(dists, shares, grid, 0.05, "squared")
+    mine, lp = form.solve().prices(), form._solve_lp(None).prices()
+    assert np.abs(mine).sum() == pytest.approx(np.abs(lp).sum(), rel=1e-6)
+    assert squared_dual_value(form, lp) <= form.solve().loss + 1e-9       # weak duality for the LP's too

@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairopt.errors import DataValidationError, SizeLimitError, SolverError
+from fairopt.errors import DataValidationError, SolverError
 from fairopt.formulations._regression_groups import GroupDistribution, collapse_groups
 from fairopt.formulations.regression_closed_form import Cells, closed_form, distinct_values, merged_cells
-from fairopt.formulations.regression_sweep import squared_sweep
+from fairopt.formulations.regression_prices import absolute_prices, squared_prices
+from fairopt.formulations.regression_sweep import absolute_sweep, squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
 from fairopt.modeling.registry import default_spec
 
@@ -53,8 +54,6 @@ LOSSES = ("squared", "absolute")
 FULL_LIMIT = 60_000
 #: largest number of cutting-plane rounds before giving up
 MAX_ROUNDS = 100
-#: largest first-round LP (cut rows) built only to read the duals after the sweep
-LP_PRICE_ROWS = 5_000_000
 
 
 def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
@@ -89,10 +88,10 @@ class RegressionParitySolution:
         ``max_{a,j} |cdf[a, j] - pooled_cdf[j]|``.
     price : ndarray (n_groups, M - 1) or None
         Duals of the CDF band rows ``-eps <= G_{a,j} - P_j <= eps`` (``d loss / d bound``); the loss
-        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form path, where
-        :meth:`prices` computes them on demand.
+        falls by ``sum |price|`` per unit of extra ``eps``. ``None`` on the closed-form paths (``eps = 0``
+        and the sweeps), where :meth:`prices` computes them on demand.
     rounds : int
-        LP solves (0 on the closed-form path at ``eps = 0``, 1 when every piece fitted in the first LP).
+        LP solves (0 on the closed-form paths and the sweeps, 1 when every piece fitted in the first LP).
     solution : Solution or None
         The last LP's solution (``None`` without an LP).
     plan_list : list of csr_matrix or None
@@ -149,11 +148,18 @@ def quantile_plan(levels: np.ndarray, out_cdf: np.ndarray) -> sp.csr_matrix:
     n, M = levels.shape[0] - 1, out_cdf.shape[0]
     jumps = np.flatnonzero(np.diff(out_cdf, prepend=0.0) > 0)     # output atoms (columns with mass)
     top = out_cdf[jumps]
-    both = np.sort(np.concatenate([levels, top]), kind="stable")   # two sorted runs: a merge
-    cuts = both[np.concatenate([[True], both[1:] > both[:-1]])]
-    mids, mass = 0.5 * (cuts[1:] + cuts[:-1]), np.diff(cuts)
-    rows = np.minimum(np.searchsorted(levels[1:], mids, side="left"), n - 1)
-    cols = jumps[np.minimum(np.searchsorted(top, mids, side="left"), top.shape[0] - 1)]
+    both = np.concatenate([levels, top])
+    order = np.argsort(both, kind="stable")                        # two sorted runs: a merge
+    merged = both[order]
+    last = np.ones(merged.shape[0], bool)
+    last[:-1] = merged[1:] > merged[:-1]                           # the last entry of each run of equal values
+    ends = np.flatnonzero(last)
+    mass = np.diff(merged[ends])
+    # between two cuts no level and no output atom: the source atom and the output column are the
+    # counts of levels (minus c_0) and of output atoms at or below the left cut
+    n_levels = np.cumsum(order < levels.shape[0])[ends[:-1]]
+    rows = np.minimum(n_levels - 1, n - 1)
+    cols = jumps[np.minimum(ends[:-1] + 1 - n_levels, top.shape[0] - 1)]
     plan = sp.csr_matrix((mass, cols, np.searchsorted(rows, np.arange(n + 1))), shape=(n, M))
     plan.sum_duplicates()
     return plan
@@ -352,27 +358,17 @@ class RegressionParity:
         if fast is not None:     # eps = 0 with the output support on the grid: no LP
             cdf, pooled, loss, plans, price_fn = fast
             return RegressionParitySolution(self.grid, cdf, pooled, loss, 0.0, None, 0, None, plans, price_fn)
-        swept = squared_sweep(self)
-        if swept is not None:    # squared loss, eps > 0: per-interval allocation, no LP
+        swept = squared_sweep(self) if self.loss == "squared" else absolute_sweep(self)
+        if swept is not None:    # eps > 0 (absolute loss: every prediction on the grid): per-interval allocation
             cdf, pooled = swept
             plans = [quantile_plan(d.levels, cdf[a]) for a, d in enumerate(self.dists)]
             loss = plan_loss(plans, self.dists, self.shares, self.grid, self.loss)
             gap = max(float(np.max(np.abs(row - pooled))) for row in cdf)
-            # the duals are not unique at the kinks the sweep lands on; the LP's are asked for on demand
-            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans,
-                                            lambda: self._lp_prices(solver, **options))
+            # the intervals' own duals, in closed form on demand (zero on the monotonicity rows)
+            price_fn = ((lambda: absolute_prices(self, cdf)) if self.loss == "absolute"
+                        else (lambda: squared_prices(self, cdf)))
+            return RegressionParitySolution(self.grid, cdf, pooled, loss, gap, None, 0, None, plans, price_fn)
         return self._solve_lp(solver, **options)
-
-    def _lp_prices(self, solver: str | SolverSpec | Mapping[str, Any] | None, **options: Any) -> np.ndarray:
-        """The LP's duals on this grid, refused (typed) when its cutting planes would not fit."""
-        rows = 33 * self.n_groups * (self.M - 1)         # first-round cuts: 11 levels x 3 pieces per pair
-        if rows > LP_PRICE_ROWS:
-            raise SizeLimitError(
-                f"the duals after the squared-loss sweep come from the LP on the same grid, which would start "
-                f"with about {rows:,} cut rows here ({self.M:,} grid points x {self.n_groups} groups); fit with an "
-                "int grid (for example grid=200) to read price_of_fairness_, or take the slope of train_loss_ "
-                "between two eps values.", needed_bytes=rows * 200, limit_bytes=LP_PRICE_ROWS * 200)
-        return self._solve_lp(solver, **options).prices()
 
     def _solve_lp(self, solver: str | SolverSpec | Mapping[str, Any] | None,
                   **options: Any) -> RegressionParitySolution:

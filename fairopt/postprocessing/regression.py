@@ -36,8 +36,9 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
     one). Each group's distribution of predictions is transported to output values on ``grid`` at
     the least expected loss against the original predictions; the transport is a linear program in
     the output CDFs (see ``fairopt.formulations.regression_parity``), solved exactly: in closed
-    form at ``eps = 0`` (both losses), by a sweep over the pooled CDF for the squared loss at
-    ``eps > 0``, and by the LP otherwise. At ``eps = 0`` with squared loss the outputs follow the
+    form at ``eps = 0`` (both losses), by a sweep over the pooled CDF at ``eps > 0`` (the squared
+    loss on any grid, the absolute loss on a grid holding every prediction, as the default one
+    does), and by the LP otherwise. At ``eps = 0`` with squared loss the outputs follow the
     Wasserstein-2 barycenter of the groups' prediction distributions (Chzhen et al. 2020; Le Gouic
     et al. 2020).
 
@@ -59,11 +60,12 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         Output values. ``None``: every distinct prediction plus the support of the squared-loss
         barycenter, so ``eps = 0`` is exact (for the absolute loss the median-CDF barycenter lives
         on the predictions). An int ``M``: ``M // 2`` quantiles of the pooled predictions and
-        ``M - M // 2`` of the barycenter (a coarser output; with the absolute loss at ``eps > 0``,
-        which runs the LP, use it above ~10^4 distinct predictions). An array: those values.
+        ``M - M // 2`` of the barycenter (a coarser output; with the absolute loss at ``eps > 0`` an
+        int grid misses predictions and runs the LP, slow above ~10^4 distinct predictions). An
+        array: those values (the absolute loss at ``eps > 0`` skips the LP when they hold every
+        prediction).
     solver : str, SolverSpec, dict or None, default None
-        LP back end (``None``: the registry's default for LPs) when the LP runs, and for
-        ``price_of_fairness_`` after the squared-loss sweep.
+        LP back end (``None``: the registry's default for LPs) when the LP runs.
     random_state : int, Generator or None
         Seed of ``predict``'s draws.
     confidence : float in (0, 1) or None, default None
@@ -94,7 +96,8 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         Duals of the CDF rows (``d train_loss / d bound``); the loss falls by
         ``abs(price_of_fairness_).sum()`` per unit of extra ``eps``. Computed when first read:
         from the closed form at ``eps = 0`` (the duals with the least ``sum |price|``, i.e. the
-        slope as ``eps`` leaves 0), by the LP on ``grid_`` after the squared-loss sweep.
+        slope as ``eps`` leaves 0), in closed form after the sweeps at ``eps > 0`` (the grid
+        intervals' own duals, no LP).
 
     Notes
     -----
