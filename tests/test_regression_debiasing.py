@@ -170,6 +170,16 @@ def test_bad_input_raises_typed_errors():
     deb = RegressionDebiaser().fit(np.array([0.0, 1.0]), sensitive_features=[0, 1])
     with pytest.raises(DataValidationError):
         deb.predict(np.array([0.0]))
+    pred, g = np.array([0.0, 1.0, 2.0, 3.0]), [0, 1, 0, 1]
+    for grid, what in ((np.ones((2, 2)), "1-D"), (["a", "b"], "1-D"), (np.array([]), "finite"),
+                       (np.array([0.0, np.inf]), "finite")):
+        with pytest.raises(DataValidationError, match=what):
+            RegressionDebiaser(grid=grid).fit(pred, sensitive_features=g)
+    # a grid is a set of output values: order and repeats do not change the fit
+    a = RegressionDebiaser(eps=0.1, grid=np.array([3.0, 0.0, 1.5, 1.5])).fit(pred, sensitive_features=g)
+    b = RegressionDebiaser(eps=0.1, grid=np.array([0.0, 1.5, 3.0])).fit(pred, sensitive_features=g)
+    np.testing.assert_allclose(a.grid_, b.grid_)
+    assert a.train_loss_ == pytest.approx(b.train_loss_, abs=1e-12)
 
 
 def test_price_of_fairness_is_the_slope_of_the_loss_in_eps():

@@ -61,9 +61,9 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
         barycenter, so ``eps = 0`` is exact (for the absolute loss the median-CDF barycenter lives
         on the predictions). An int ``M``: ``M // 2`` quantiles of the pooled predictions and
         ``M - M // 2`` of the barycenter (a coarser output; with the absolute loss at ``eps > 0`` an
-        int grid misses predictions and runs the LP, slow above ~10^4 distinct predictions). An
-        array: those values (the absolute loss at ``eps > 0`` skips the LP when they hold every
-        prediction).
+        int grid misses predictions and runs the LP, slow above ~10^4 distinct predictions). A 1-D
+        array: those values, as a set (sorted, repeats dropped; the absolute loss at ``eps > 0``
+        skips the LP when they hold every prediction).
     solver : str, SolverSpec, dict or None, default None
         LP back end (``None``: the registry's default for LPs) when the LP runs.
     random_state : int, Generator or None
@@ -217,10 +217,17 @@ class RegressionDebiaser(RegressorMixin, BaseEstimator):  # type: ignore[misc, u
             q_pool = _weighted_quantiles(pooled_v[order], pooled_w[order], M // 2)
             q_bary = _weighted_quantiles(bary, bary_w, M - M // 2)
             return np.unique(np.concatenate([q_pool, q_bary]))
-        grid = np.asarray(self.grid, dtype=float).reshape(-1)
+        try:
+            grid = np.asarray(self.grid, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(f"grid must be a 1-D array of output values (or an int or None); "
+                                      f"{exc}.") from exc
+        if grid.ndim != 1:
+            raise DataValidationError(f"grid must be a 1-D array of output values (or an int or None), got "
+                                      f"shape {grid.shape}.")
         if grid.size == 0 or not np.isfinite(grid).all():
             raise DataValidationError("grid must hold finite output values (or be an int or None).")
-        return np.unique(grid)
+        return np.unique(grid)   # a set of output values: their order and repeats carry no meaning
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None,
