@@ -383,7 +383,7 @@ def margins(prep: Prepared, D: F64, b: F64) -> tuple[I64, F64]:
 
 def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
                  tie_sizes: tuple[float, ...] = TIE_SIZES, random_state: int = 0, maxiter: int = LBFGS_ITER,
-                 min_atoms: int = 2000) -> tuple[F64, F64, dict[str, Any]]:
+                 min_atoms: int = 2000, prep: Prepared | None = None) -> tuple[F64, F64, dict[str, Any]]:
     """Near-optimal offsets ``(D, b)`` of ``lp`` from its smoothed dual (see the module docstring).
 
     Returns ``D``, ``b`` and an info dict (phase sizes). The offsets are a warm start, not a
@@ -407,7 +407,7 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
     rng = np.random.default_rng(random_state)
     info: dict[str, Any] = {"phase_seconds": []}
     t0 = time.perf_counter()
-    prep = Prepared(lp)
+    prep = Prepared(lp) if prep is None else prep
     x = np.zeros(int(DualProblem.from_lp(lp, np.zeros(0, np.int64), prep=prep).n_x))
     if m > sample_atoms:   # 1. a subsample, weights rescaled to the groups' totals
         take = np.sort(rng.choice(m, size=sample_atoms, replace=False)).astype(np.int64)
