@@ -134,10 +134,17 @@ def event_numerators(lp: MulticlassTransportLP, events: list[tuple[int | None, i
 
 
 def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction, elastic: float | None,
-                       ) -> tuple[Program, I64, I64]:
-    """The LP over the columns of ``r`` as a :class:`fairopt.modeling.Program` (blocks ``q``,
-    ``r``, ``slack``; rows ``assign``, ``pooled``, ``gap`` as in
-    :meth:`MulticlassTransportLP.build`), and the atom and class of every ``q`` column.
+                       ) -> tuple[Program, I64, I64, I64]:
+    """The LP over the columns of ``r`` as a :class:`fairopt.modeling.Program`, with every free
+    atom's first allowed class eliminated (``q_ref = 1 - sum of the others``).
+
+    Blocks: ``q`` (the other allowed pairs, each in ``[0, 1]``), ``r`` (pooled rates) and, with
+    ``elastic``, ``slack``; rows ``pooled`` and ``gap`` as in :meth:`MulticlassTransportLP.build`
+    (their duals mean the same) and ``assign`` (``sum q <= 1``) for atoms with three or more
+    allowed classes only. An atom with two allowed classes is one bounded column and no row,
+    so the simplex basis has about as many rows as there are gap rows, not one per atom.
+    Returns the program, the atom and class of every ``q`` column, and every free atom's
+    reference class.
 
     Examples
     --------
@@ -147,51 +154,65 @@ def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction
     >>> at = collapse_vectors(np.array([[.9, .1], [.4, .6], [.3, .7]]), np.array([0, 0, 1]))
     >>> lp = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", 0.1)
     >>> r = Restriction.from_masks(np.array([[True, False], [True, True], [True, True]]))
-    >>> prog, atom, cls = restricted_program(lp, Prepared(lp), r, None)
-    >>> atom.tolist(), cls.tolist()
-    ([1, 1, 2, 2], [0, 1, 0, 1])
+    >>> prog, atom, cls, ref = restricted_program(lp, Prepared(lp), r, None)
+    >>> atom.tolist(), cls.tolist(), ref.tolist()
+    ([1, 2], [1, 1], [0, 0])
     """
     from fairopt.modeling import Program
     at = lp.atoms
     G, K = lp.n_groups, at.scores.shape[1]
     W = float(prep.gw.sum())
     fi, cls = np.nonzero(r.allowed)
-    atom = r.free[fi]
+    first = np.ones(fi.shape[0], dtype=bool)
+    first[1:] = fi[1:] != fi[:-1]
+    ref = np.zeros(r.free.shape[0], dtype=np.int64)
+    ref[fi[first]] = cls[first]
+    fi, cls = fi[~first], cls[~first].astype(np.int64)
+    atom = r.free[fi].astype(np.int64)
+    rcls = ref[fi]
     n = atom.shape[0]
     grp = at.group[atom]
     E = len(lp.row_events)
     Vg, V, live = prep.Vg, prep.V, prep.live
     pin = np.flatnonzero(r.fixed >= 0)
-    num = event_numerators(lp, lp.row_events, pin, r.fixed[pin], np.ones(pin.shape[0]))
+    # pinned atoms and the free atoms' reference classes: mass in the rows' bounds
+    num = event_numerators(lp, lp.row_events, np.concatenate([pin, r.free]), np.concatenate([r.fixed[pin], ref]),
+                           np.ones(pin.shape[0] + r.free.shape[0]))
     c_pool = np.where(V > 0, num.sum(axis=0) / np.where(V > 0, V, 1.0), 0.0)
     c_gap = np.where(live, num / np.where(Vg > 0, Vg, 1.0), 0.0)
     grow = np.where(live, np.cumsum(live.ravel()).reshape(G, E) - 1, -1)
     prog = Program(name="fair_multiclass_restricted")
-    prog.add_variables("q", shape=(n,), lb=0.0, ub=None)
+    prog.add_variables("q", shape=(n,), lb=0.0, ub=1.0)
     prog.add_variables("r", shape=(E,), lb=None, ub=None)
-    cols = np.arange(n)
-    prog.add_constraints("assign", {"q": sp.csr_matrix((np.ones(n), (fi, cols)), shape=(r.free.shape[0], n))},
-                         lb=1.0, ub=1.0)
+    many = np.flatnonzero(np.bincount(fi, minlength=r.free.shape[0]) > 1)
+    if many.size:   # atoms with three or more allowed classes: the eliminated class stays >= 0
+        row = np.full(r.free.shape[0], -1)
+        row[many] = np.arange(many.shape[0])
+        hit = np.flatnonzero(row[fi] >= 0)
+        prog.add_constraints("assign", {"q": sp.csr_matrix((np.ones(hit.shape[0]), (row[fi[hit]], hit)),
+                                                           shape=(many.shape[0], n))}, lb=None, ub=1.0)
     pr, pc, pv, gr, gc, gv = [], [], [], [], [], []
     for e in range(E):   # a loop over events, not rows
         if V[e] <= 0:
             continue
-        sel = np.flatnonzero(cls == prep.ev_k[e])
-        a = atom[sel]
-        ve = at.weight[a] if prep.ev_j[e] < 0 else at.weight[a] * at.scores[a, prep.ev_j[e]]
-        pr.append(np.full(sel.shape[0], e))
-        pc.append(sel)
-        pv.append(ve / V[e])
-        row = grow[grp[sel], e]
-        ok = row >= 0
-        gr.append(row[ok])
-        gc.append(sel[ok])
-        gv.append(ve[ok] / Vg[grp[sel[ok]], e])
+        for sign, which in ((1.0, cls), (-1.0, rcls)):   # a column's own class, minus its reference's
+            sel = np.flatnonzero(which == prep.ev_k[e])
+            a = atom[sel]
+            ve = sign * (at.weight[a] if prep.ev_j[e] < 0 else at.weight[a] * at.scores[a, prep.ev_j[e]])
+            pr.append(np.full(sel.shape[0], e))
+            pc.append(sel)
+            pv.append(ve / V[e])
+            row_g = grow[grp[sel], e]
+            ok = row_g >= 0
+            gr.append(row_g[ok])
+            gc.append(sel[ok])
+            gv.append(ve[ok] / Vg[grp[sel[ok]], e])
     cat = MulticlassTransportLP._cat
     pooled = sp.csr_matrix((cat(pv), (cat(pr, np.int64), cat(pc, np.int64))), shape=(E, n))
     prog.add_constraints("pooled", {"q": pooled, "r": -sp.identity(E, format="csr")}, lb=-c_pool, ub=-c_pool)
     n_gap = int(live.sum())
-    c = prep.SC[atom, cls] * (at.weight[atom] / W)
+    c = (prep.SC[atom, cls] - prep.SC[atom, rcls]) * (at.weight[atom] / W)
+    linear: dict[str, Any] = {"q": c}
     if n_gap:
         gap = sp.csr_matrix((cat(gv), (cat(gr, np.int64), cat(gc, np.int64))), shape=(n_gap, n))
         sel_r = sp.csr_matrix((-np.ones(n_gap), (np.arange(n_gap), np.nonzero(live)[1])), shape=(n_gap, E))
@@ -200,13 +221,11 @@ def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction
             prog.add_variables("slack", shape=(2 * n_gap,), lb=0.0, ub=None)
             eye = sp.identity(n_gap, format="csr")
             blocks["slack"] = sp.hstack([eye, -eye], format="csr")
+            linear["slack"] = np.full(2 * n_gap, float(elastic))
         shift = c_gap[live]
         prog.add_constraints("gap", blocks, lb=-lp.eps - shift, ub=lp.eps - shift)
-        if elastic is not None:
-            prog.set_objective(linear={"q": c, "slack": np.full(2 * n_gap, float(elastic))})
-            return prog, atom.astype(np.int64), cls.astype(np.int64)
-    prog.set_objective(linear={"q": c})
-    return prog, atom.astype(np.int64), cls.astype(np.int64)
+    prog.set_objective(linear=linear)
+    return prog, atom, cls, ref
 
 
 @dataclass
@@ -254,7 +273,7 @@ def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec
     >>> bool(abs(rs.objective - full.objective) < 1e-12)
     True
     """
-    prog, atom, cls = restricted_program(lp, prep, r, elastic)
+    prog, atom, cls, ref = restricted_program(lp, prep, r, elastic)
     sol = prog.solve(spec, require_optimal=True, **options)
     if elastic is not None and "slack" in sol.primal and float(np.sum(sol.primal["slack"])) > SLACK_TOL:
         raise InfeasibleError(f"the LP with {int((r.fixed >= 0).sum())} pinned atoms needs gap slack: the "
@@ -262,11 +281,11 @@ def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec
     at = lp.atoms
     G, K = lp.n_groups, at.scores.shape[1]
     E = len(lp.row_events)
+    W = float(prep.gw.sum())
     y_gap = np.zeros((G, E))
     if "gap" in sol.dual:
         y_gap[prep.live] = sol.dual["gap"]
     z = np.asarray(sol.dual.get("pooled", np.zeros(E)), float)
-    W = float(prep.gw.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         price = np.where(prep.live, y_gap / prep.Vg, 0.0) + np.where(prep.V > 0, z / prep.V, 0.0)[None, :]
     D, b = np.zeros((G, K, K)), np.zeros((G, K))
@@ -276,11 +295,19 @@ def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec
             b[:, k] -= W * price[:, e]
         else:
             D[:, j, k] -= W * price[:, e]
-    q = np.clip(np.asarray(sol.primal["q"], float), 0.0, None)
+    # every allowed pair with its value: the reference class takes the rest of the atom's mass
+    qo = np.clip(np.asarray(sol.primal["q"], float), 0.0, 1.0)
+    pos = np.searchsorted(r.free, atom)
+    q_ref = np.clip(1.0 - np.bincount(pos, weights=qo, minlength=r.free.shape[0]), 0.0, 1.0)
+    atom = np.concatenate([r.free, atom])
+    cls = np.concatenate([ref, cls])
+    q = np.concatenate([q_ref, qo])
     q[q < Q_TOL] = 0.0
-    tot = np.bincount(np.searchsorted(r.free, atom), weights=q, minlength=r.free.shape[0])
-    q /= tot[np.searchsorted(r.free, atom)]
-    return RestrictedSolve(atom, cls, q, D, b, y_gap, z, sol.backend, sol.solver, float(sol.objective))
+    pos = np.searchsorted(r.free, atom)
+    q /= np.bincount(pos, weights=q, minlength=r.free.shape[0])[pos]
+    W = float(prep.gw.sum())
+    objective = float(np.dot(at.weight[atom] * q, prep.SC[atom, cls])) / W   # the free atoms' part
+    return RestrictedSolve(atom, cls, q, D, b, y_gap, z, sol.backend, sol.solver, objective)
 
 
 def certify(prep: Prepared, r: Restriction, D: F64, b: F64, window: float) -> tuple[I64, B]:
