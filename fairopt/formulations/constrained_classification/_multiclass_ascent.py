@@ -21,8 +21,12 @@ class DualProblem(Protocol):
     Vg: F64
     W: float
     eps: float
+    ev_j: NDArray[np.int64]
     ev_k: NDArray[np.int64]
     live: NDArray[np.bool_]
+
+    @property
+    def n_classes(self) -> int: ...
 
     @property
     def n_x(self) -> int: ...
@@ -107,13 +111,26 @@ def _best_shift(dp: DualProblem, x: F64, mu: float) -> F64:
 
 
 def _move(dp: DualProblem, dx: F64) -> float:
-    """Largest change of any atom's margin that the dual step ``dx`` can cause:
-    ``2 max_{g,k} sum_{e: k_e = k} |dc_{g,e}|`` (``phi <= 1``)."""
-    dc = np.abs(dp.centred(dx))
-    per_k = np.zeros((dc.shape[0], int(dp.ev_k.max()) + 1))
+    """Largest change of any atom's margin that the dual step ``dx`` can cause: the adjusted
+    cost of class ``k`` moves by ``delta_k = -sum_{e: k_e = k} phi_e dc_{g,e}`` with
+    ``phi_e = 1`` on unconditional events and ``phi_e`` in ``[0, 1]`` otherwise, and a margin by
+    at most ``max_k delta_k - min_k delta_k`` (a shift of a whole group's costs moves none)."""
+    dc = dp.centred(dx)
+    G, K = dc.shape[0], int(dp.ev_k.max()) + 1
+    lo, hi = np.zeros((G, K)), np.zeros((G, K))
     for e in range(dp.ev_k.shape[0]):   # a loop over events
-        per_k[:, int(dp.ev_k[e])] += dc[:, e]
-    return 2.0 * float(per_k.max(initial=0.0))
+        k = int(dp.ev_k[e])
+        if dp.ev_j[e] < 0:
+            lo[:, k] -= dc[:, e]
+            hi[:, k] -= dc[:, e]
+        else:
+            lo[:, k] -= np.abs(dc[:, e])
+            hi[:, k] += np.abs(dc[:, e])
+    if K < int(dp.n_classes):   # classes without events: their costs do not move
+        lo, hi = np.minimum(lo.min(axis=1), 0.0), np.maximum(hi.max(axis=1), 0.0)
+    else:
+        lo, hi = lo.min(axis=1), hi.max(axis=1)
+    return float((hi - lo).max(initial=0.0))
 
 
 def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,

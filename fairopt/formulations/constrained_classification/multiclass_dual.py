@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fairopt.formulations.constrained_classification._multiclass_flat import flat_pass, margins_flat
 from fairopt.formulations.constrained_classification._multiclass_ascent import (
     LBFGS_ITER,
     NEWTON_MAX_X,
@@ -59,6 +60,8 @@ SAMPLE_ATOMS = 200_000
 TIE_SIZES = (0.3, 0.05, 0.01)
 #: re-selections of the near-tie atoms per temperature
 MAX_REPIN = 6
+#: from this many atoms on, the dual passes without conditional events run in single precision
+SINGLE_MIN = 20_000
 
 
 class Prepared:
@@ -93,6 +96,14 @@ class Prepared:
             self.Vg = np.repeat(self.gw[:, None], self.ev_j.shape[0], axis=1)
         self.V: F64 = self.Vg.sum(axis=0)
         self.live: NDArray[np.bool_] = (self.Vg > 0) & (self.V > 0)[None, :]
+        self._SCt: NDArray[np.float32] | None = None
+
+    @property
+    def SCt(self) -> NDArray[np.float32]:
+        """``S C`` class-major in single precision (``(K, n_atoms)``), for the flat evaluations."""
+        if self._SCt is None:
+            self._SCt = np.ascontiguousarray(self.SC.T, dtype=np.float32)
+        return self._SCt
 
     def phi(self, rows: I64) -> F64:
         """``phi_e(s)`` of the atoms ``rows`` (``(len(rows), E)``)."""
@@ -163,6 +174,7 @@ class DualProblem:
     eps: float
     pinned_num: F64
     pinned_cost: float
+    SCt: NDArray[np.float32] | F64 | None = None
 
     @classmethod
     def from_lp(cls, lp: MulticlassTransportLP, take: I64 | None = None, rescale: bool = False,
@@ -196,7 +208,13 @@ class DualProblem:
         bounds = np.searchsorted(at.group[idx], np.arange(G + 1)).astype(np.int64)
         return cls(S=at.scores[idx], SC=pr.SC[idx], w=w, bounds=bounds, ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg,
                    V=pr.V, live=pr.live, W=float(pr.gw.sum()), eps=float(lp.eps), pinned_num=num,
-                   pinned_cost=cost0)
+                   pinned_cost=cost0, SCt=None if pr.cond else (
+                       pr.SCt[:, idx] if idx.shape[0] >= SINGLE_MIN else np.ascontiguousarray(pr.SC[idx].T)))
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return int(self.SC.shape[1])
 
     @property
     def n_x(self) -> int:
@@ -241,23 +259,10 @@ class DualProblem:
         return self._finish(x, num, total)
 
     def _value_grad_flat(self, x: F64, b: F64, tau: float) -> tuple[float, F64]:
-        """``value_grad`` without conditional events, vectorised over all atoms at once."""
-        G = self.live.shape[0]
-        grp = np.repeat(np.arange(G), np.diff(self.bounds))
-        A = self.SC + b[grp]
-        m = A.min(axis=1)
-        A -= m[:, None]
-        A *= -1.0 / tau
-        np.exp(A, out=A)
-        z = A.sum(axis=1)
-        total = self.pinned_cost + float(np.dot(self.w, m - tau * np.log(z)))
-        A *= (self.w / z)[:, None]
-        nonempty = np.flatnonzero(np.diff(self.bounds) > 0)
-        col = np.zeros((G, A.shape[1]))
-        if nonempty.size:
-            col[nonempty] = np.add.reduceat(A, self.bounds[nonempty], axis=0)
-        num = self.pinned_num + col[:, self.ev_k]
-        return self._finish(x, num, total)
+        """``value_grad`` without conditional events: one class-major pass over all atoms."""
+        assert self.SCt is not None   # set by from_lp without conditional events
+        total, num, _ = flat_pass(self.SCt, self.w, self.bounds, b, self.ev_k, tau, False)
+        return self._finish(x, self.pinned_num + num, self.pinned_cost + total)
 
     def _finish(self, x: F64, num: F64, total: float) -> tuple[float, F64]:
         """Add the pinned atoms' linear part; the gradient from the event numerators."""
@@ -281,6 +286,31 @@ class DualProblem:
         D, b = offsets_from_x(self.centred(x), self.ev_j, self.ev_k, K)
         cond = bool((self.ev_j >= 0).any())
         same_k = self.ev_k[:, None] == self.ev_k[None, :]
+        if not cond and self.SCt is not None:   # one class-major pass over all atoms
+            total, num, Hc0 = flat_pass(self.SCt, self.w, self.bounds, b, self.ev_k, tau, True)
+            assert Hc0 is not None
+            Hc = -Hc0 / (tau * self.W)
+            num += self.pinned_num
+            total += self.pinned_cost
+        else:
+            Hc, num, total = self._moments(D, b, tau, same_k)
+        val, grad = self._finish(x, num, total)
+        # c_g = x_g - sum_h Pi_h x_h with Pi_h = diag(V_h / V): L^T blockdiag(Hc) L in blocks
+        Pi = np.where(self.live, self.Vg / np.where(self.V > 0, self.V, 1.0)[None, :], 0.0)
+        Hsum = Hc.sum(axis=0)
+        full = (np.einsum("gh,gef->gehf", np.eye(G), Hc) - Hc[:, :, None, :] * Pi[None, None, :, :]
+                - Pi[:, :, None, None] * Hc.transpose(1, 0, 2)[None, :, :, :]
+                + Pi[:, :, None, None] * Hsum[None, :, None, :] * Pi[None, None, :, :])
+        flat = full.reshape(G * E, G * E)
+        keep = np.flatnonzero(self.live.ravel())
+        H: F64 = flat[np.ix_(keep, keep)]
+        return val, grad, H
+
+    def _moments(self, D: F64, b: F64, tau: float, same_k: NDArray[np.bool_]) -> tuple[F64, F64, float]:
+        """Per group Hessian blocks, event numerators and value of the smoothed dual (with
+        conditional events: a loop over groups)."""
+        G, E = self.live.shape
+        cond = bool((self.ev_j >= 0).any())
         Hc = np.zeros((G, E, E))
         num = self.pinned_num.copy()
         total = self.pinned_cost
@@ -309,17 +339,7 @@ class DualProblem:
             else:
                 T1 = (phi[near].T @ (U * wg[:, None])) * same_k
             Hc[g] = -(T1 - U.T @ (U * wg[:, None])) / (tau * self.W)
-        val, grad = self._finish(x, num, total)
-        # c_g = x_g - sum_h Pi_h x_h with Pi_h = diag(V_h / V): L^T blockdiag(Hc) L in blocks
-        Pi = np.where(self.live, self.Vg / np.where(self.V > 0, self.V, 1.0)[None, :], 0.0)
-        Hsum = Hc.sum(axis=0)
-        full = (np.einsum("gh,gef->gehf", np.eye(G), Hc) - Hc[:, :, None, :] * Pi[None, None, :, :]
-                - Pi[:, :, None, None] * Hc.transpose(1, 0, 2)[None, :, :, :]
-                + Pi[:, :, None, None] * Hsum[None, :, None, :] * Pi[None, None, :, :])
-        flat = full.reshape(G * E, G * E)
-        keep = np.flatnonzero(self.live.ravel())
-        H: F64 = flat[np.ix_(keep, keep)]
-        return val, grad, H
+        return Hc, num, total
 
     def objective(self, x: F64, tau: float) -> tuple[float, F64]:
         """``-h`` smoothed, including the ``eps`` term, on the split variables ``[p, m]``
@@ -427,7 +447,7 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
             # the others keep their argmin class: their part of h is linear in x while no
             # margin beyond the n_take-th closes, so the step stays within half that margin
             D, b = offsets_from_x(empty.centred(x), empty.ev_j, empty.ev_k, K)
-            arg, gap = margins(prep, D, b)
+            arg, gap = margins(prep, D, b) if prep.cond else margins_flat(prep.SCt, lp.atoms.group, b)
             take = np.argpartition(gap, n_take)[:n_take].astype(np.int64)
             radius = 0.5 * float(np.min(np.delete(gap, take), initial=np.inf))
             pinned = arg.copy()

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
     from fairopt.modeling import Program, SolverSpec
 
-__all__ = ["Restriction", "RestrictedSolve", "assemble", "certify", "event_numerators", "restricted_program",
+__all__ = ["Restriction", "RestrictedSolve", "assemble", "certify", "cost_unit", "event_numerators", "restricted_program",
            "solve_restricted"]
 
 F64 = NDArray[np.float64]
@@ -211,7 +211,10 @@ def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction
     pooled = sp.csr_matrix((cat(pv), (cat(pr, np.int64), cat(pc, np.int64))), shape=(E, n))
     prog.add_constraints("pooled", {"q": pooled, "r": -sp.identity(E, format="csr")}, lb=-c_pool, ub=-c_pool)
     n_gap = int(live.sum())
-    c = (prep.SC[atom, cls] - prep.SC[atom, rcls]) * (at.weight[atom] / W)
+    # costs in units of the largest atom weight (not of the total): each column's cost is O(1),
+    # well above the solver's dual tolerances; the duals are scaled back by the caller
+    unit = cost_unit(lp)
+    c = (prep.SC[atom, cls] - prep.SC[atom, rcls]) * (at.weight[atom] / unit)
     linear: dict[str, Any] = {"q": c}
     if n_gap:
         gap = sp.csr_matrix((cat(gv), (cat(gr, np.int64), cat(gc, np.int64))), shape=(n_gap, n))
@@ -221,11 +224,26 @@ def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction
             prog.add_variables("slack", shape=(2 * n_gap,), lb=0.0, ub=None)
             eye = sp.identity(n_gap, format="csr")
             blocks["slack"] = sp.hstack([eye, -eye], format="csr")
-            linear["slack"] = np.full(2 * n_gap, float(elastic))
+            linear["slack"] = np.full(2 * n_gap, float(elastic) * W / unit)
         shift = c_gap[live]
         prog.add_constraints("gap", blocks, lb=-lp.eps - shift, ub=lp.eps - shift)
     prog.set_objective(linear=linear)
     return prog, atom, cls, ref
+
+
+def cost_unit(lp: MulticlassTransportLP) -> float:
+    """Weight unit of the restricted programs' costs: the largest atom weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+    >>> at = collapse_vectors(np.array([[.9, .1], [.4, .6]]), np.array([0, 1]), np.array([2.0, 3.0]))
+    >>> cost_unit(MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity"))
+    3.0
+    """
+    w = lp.atoms.weight
+    return float(w.max()) if w.size and w.max() > 0 else 1.0
 
 
 @dataclass
@@ -282,10 +300,11 @@ def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec
     G, K = lp.n_groups, at.scores.shape[1]
     E = len(lp.row_events)
     W = float(prep.gw.sum())
+    back = cost_unit(lp) / W   # the program's costs are in units of the largest weight
     y_gap = np.zeros((G, E))
     if "gap" in sol.dual:
-        y_gap[prep.live] = sol.dual["gap"]
-    z = np.asarray(sol.dual.get("pooled", np.zeros(E)), float)
+        y_gap[prep.live] = sol.dual["gap"] * back
+    z = np.asarray(sol.dual.get("pooled", np.zeros(E)), float) * back
     with np.errstate(divide="ignore", invalid="ignore"):
         price = np.where(prep.live, y_gap / prep.Vg, 0.0) + np.where(prep.V > 0, z / prep.V, 0.0)[None, :]
     D, b = np.zeros((G, K, K)), np.zeros((G, K))
@@ -325,7 +344,7 @@ def certify(prep: Prepared, r: Restriction, D: F64, b: F64, window: float) -> tu
     >>> r = Restriction.from_masks(np.array([[True, False], [True, False]]))
     >>> bad, extra = certify(Prepared(lp), r, np.zeros((2, 2, 2)), np.zeros((2, 2)), 0.0)
     >>> bad.tolist(), extra.tolist()
-    [[1], [[False, True]]]
+    ([1], [[False, True]])
     """
     A = prep.adjusted(D, b)
     amin = A.min(axis=1)

@@ -51,8 +51,6 @@ WORKING_SET_MIN = 50_000
 SAMPLE_ATOMS = 4000
 FREE_ATOMS = 6000
 MAX_ROUNDS = 12
-#: gap-slack price of the restricted LPs, in units of the cost range
-ELASTIC = 1e3
 #: atoms within this margin of a tie under the dual's offsets start free (capped)
 TIE_TOL = 2.5e-4
 
@@ -113,14 +111,9 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]
     (True, True)
     """
-    at, C = lp.atoms, lp.cost
+    at = lp.atoms
     m, K = at.n_atoms, at.scores.shape[1]
     prep = Prepared(lp) if prep is None else prep
-    # a price on gap slack above any gap row's dual: a unit of rate moves the cost by at most
-    # the cost range per unit of weight over the row's group share, so this bound is safe
-    Vmin = float(np.bincount(at.group, weights=at.weight).max(initial=0.0))
-    share = Vmin / float(at.weight.sum()) if at.weight.sum() > 0 else 1.0
-    elastic = ELASTIC * (float(np.ptp(C)) + 1.0) * max(share, 1.0)
     rel = prep.adjusted(D, b)
     rel -= rel.min(axis=1)[:, None]
     margin = np.partition(rel, 1, axis=1)[:, 1] if K > 1 else np.full(m, np.inf)
@@ -134,7 +127,7 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     rounds = 0
     for rounds in range(1, max_rounds + 1):   # 3. re-solve until no column left out objects
         try:
-            rs = solve_restricted(lp, prep, spec, r, elastic if r.n_columns < m * K else None, **options)
+            rs = solve_restricted(lp, prep, spec, r, **options)
         except InfeasibleError:   # the pinned mass leaves the free atoms too little room: widen
             n_free = min(2 * n_free, m)
             window = window_for(n_free)
