@@ -36,7 +36,7 @@ def flat_pass(SCt: F32 | F64, w: F64, bounds: I64, b: F64, ev_k: I64, tau: float
     >>> round(total, 6), num.round(6).tolist(), float(np.abs(H).max()) < 1e-12
     (0.3, [[1.0, 1.0]], True)
     """
-    K, n = SCt.shape
+    K = SCt.shape[0]
     G = bounds.shape[0] - 1
     reps = np.diff(bounds)
     dt = SCt.dtype
@@ -81,7 +81,7 @@ def margins_flat(SCt: F32, group: I64, b: F64) -> tuple[I64, F32]:
     >>> import numpy as np
     >>> SCt = np.array([[0.3, 0.8], [0.7, 0.2]], dtype=np.float32)
     >>> arg, gap = margins_flat(SCt, np.array([0, 0]), np.zeros((1, 2)))
-    >>> arg.tolist(), gap.round(2).tolist()
+    >>> arg.tolist(), [round(float(v), 2) for v in gap]
     ([0, 1], [0.4, 0.6])
     """
     K, n = SCt.shape

@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fairopt.formulations.constrained_classification._multiclass_flat import flat_pass, margins_flat
 from fairopt.formulations.constrained_classification._multiclass_ascent import (
     LBFGS_ITER,
     NEWTON_MAX_X,
     _maximise,
     _newton,
 )
+from fairopt.formulations.constrained_classification._multiclass_flat import flat_pass, margins_flat
 
 if TYPE_CHECKING:
     from fairopt.formulations.constrained_classification.multiclass_lp import MulticlassTransportLP
@@ -53,11 +53,11 @@ I64 = NDArray[np.int64]
 
 #: temperatures of the subsample and near-tie phases (costs are O(1) numbers)
 SAMPLE_TAUS = (1e-2, 3e-3)
-TIE_TAUS = (2e-3, 4e-4, 8e-5)
+TIE_TAUS = (2e-3, 4e-4)
 #: atoms in the subsample phase and, at most, in the near-tie phase
 SAMPLE_ATOMS = 200_000
 #: share of the atoms (nearest a tie) kept at each temperature of ``TIE_TAUS``
-TIE_SIZES = (0.3, 0.05, 0.01)
+TIE_SIZES = (0.3, 0.05)
 #: re-selections of the near-tie atoms per temperature
 MAX_REPIN = 6
 #: from this many atoms on, the dual passes without conditional events run in single precision
@@ -108,6 +108,18 @@ class Prepared:
     def phi(self, rows: I64) -> F64:
         """``phi_e(s)`` of the atoms ``rows`` (``(len(rows), E)``)."""
         return _phi(self.scores[rows], self.ev_j)
+
+    def adjusted_rows(self, D: F64, b: F64, rows: I64) -> F64:
+        """Adjusted costs of the atoms ``rows`` under the offsets ``(D, b)``."""
+        if rows.shape[0] == self.group.shape[0]:
+            return self.adjusted(D, b)
+        g = self.group[rows]
+        A: F64 = self.SC[rows] + b[g]
+        if self.cond:
+            for h in np.unique(g):   # a loop over groups, not rows
+                sel = np.flatnonzero(g == h)
+                A[sel] += self.scores[rows[sel]] @ D[h]
+        return A
 
     def adjusted(self, D: F64, b: F64) -> F64:
         """Adjusted costs of every atom under the offsets ``(D, b)``."""
@@ -206,10 +218,12 @@ class DualProblem:
                 cnt = np.bincount(gp * pr.K + kp, weights=wp, minlength=G * pr.K).astype(np.float64).reshape(G, pr.K)
                 num = cnt[:, pr.ev_k]
         bounds = np.searchsorted(at.group[idx], np.arange(G + 1)).astype(np.int64)
-        return cls(S=at.scores[idx], SC=pr.SC[idx], w=w, bounds=bounds, ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg,
-                   V=pr.V, live=pr.live, W=float(pr.gw.sum()), eps=float(lp.eps), pinned_num=num,
-                   pinned_cost=cost0, SCt=None if pr.cond else (
-                       pr.SCt[:, idx] if idx.shape[0] >= SINGLE_MIN else np.ascontiguousarray(pr.SC[idx].T)))
+        single = not pr.cond and idx.shape[0] >= SINGLE_MIN   # only the class-major costs are read
+        none = np.zeros((0, pr.K))
+        return cls(S=none if single else at.scores[idx], SC=none if single else pr.SC[idx], w=w, bounds=bounds,
+                   ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg, V=pr.V, live=pr.live, W=float(pr.gw.sum()),
+                   eps=float(lp.eps), pinned_num=num, pinned_cost=cost0,
+                   SCt=pr.SCt[:, idx] if single else None if pr.cond else np.ascontiguousarray(pr.SC[idx].T))
 
     @property
     def n_classes(self) -> int:

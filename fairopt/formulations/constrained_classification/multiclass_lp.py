@@ -175,6 +175,9 @@ def collapse_vectors(S: ArrayLike, groups: ArrayLike, sample_weight: ArrayLike |
     w = np.ones(S.shape[0]) if sample_weight is None else np.asarray(sample_weight, float).reshape(-1)
     key, h = row_keys(g, S)
     inv, uniq = pd.factorize(h)
+    if uniq.shape[0] == S.shape[0]:   # every hash distinct: every row is its own atom, no collision
+        return VectorAtoms(group=g.copy(), scores=S.copy(), weight=w.astype(float, copy=True), hashes=h,
+                           row_atom=np.arange(S.shape[0]) if keep_rows else None)
     first = np.empty(uniq.shape[0], dtype=np.int64)
     first[inv[::-1]] = np.arange(S.shape[0] - 1, -1, -1)
     if not (key[first][inv] == key).all():   # a hash collision: group by sorting the rows

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fairopt.errors import InfeasibleError
+from fairopt.formulations.constrained_classification._multiclass_flat import margins_flat
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     Q_TOL,
     SLACK_TOL,
@@ -36,8 +37,16 @@ if TYPE_CHECKING:
     from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
     from fairopt.modeling import Program, SolverSpec
 
-__all__ = ["Restriction", "RestrictedSolve", "assemble", "certify", "cost_unit", "event_numerators", "restricted_program",
-           "solve_restricted"]
+__all__ = [
+    "RestrictedSolve",
+    "Restriction",
+    "assemble",
+    "certify",
+    "cost_unit",
+    "event_numerators",
+    "restricted_program",
+    "solve_restricted",
+]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -45,6 +54,9 @@ B = NDArray[np.bool_]
 
 #: an allowed class within this (relative) of the least adjusted cost still counts as a minimiser
 CERT_TOL = 1e-9
+#: a pinned class ahead of every other by this (times the cost scale) in single precision is
+#: certified without the exact check (single-precision rounding is below 1e-6 of the scale)
+SCREEN = 1e-5
 
 
 @dataclass
@@ -160,7 +172,7 @@ def restricted_program(lp: MulticlassTransportLP, prep: Prepared, r: Restriction
     """
     from fairopt.modeling import Program
     at = lp.atoms
-    G, K = lp.n_groups, at.scores.shape[1]
+    G = lp.n_groups
     W = float(prep.gw.sum())
     fi, cls = np.nonzero(r.allowed)
     first = np.ones(fi.shape[0], dtype=bool)
@@ -346,20 +358,29 @@ def certify(prep: Prepared, r: Restriction, D: F64, b: F64, window: float) -> tu
     >>> bad.tolist(), extra.tolist()
     ([1], [[False, True]])
     """
-    A = prep.adjusted(D, b)
+    m = prep.group.shape[0]
+    if prep.cond:
+        rows = np.arange(m)
+    else:   # a single-precision screen: a pinned atom whose class leads every other by far more
+        # than the rounding of single precision is certified; the others are checked exactly
+        arg, gap = margins_flat(prep.SCt, prep.group, b)
+        thr = SCREEN * (1.0 + float(np.abs(prep.SC).max(initial=0.0)) + float(np.abs(b).max(initial=0.0)))
+        rows = np.flatnonzero((r.fixed < 0) | (arg != r.fixed) | (gap <= thr))
+    A = prep.adjusted_rows(D, b, rows)
     amin = A.min(axis=1)
-    m = A.shape[0]
-    have = np.empty(m)
-    pin = np.flatnonzero(r.fixed >= 0)
-    have[pin] = A[pin, r.fixed[pin]]
-    if r.free.size:
-        have[r.free] = np.where(r.allowed, A[r.free], np.inf).min(axis=1)
+    have = np.empty(rows.shape[0])
+    fx = r.fixed[rows]
+    pin = np.flatnonzero(fx >= 0)
+    have[pin] = A[pin, fx[pin]]
+    fr = np.flatnonzero(fx < 0)
+    if fr.size:
+        have[fr] = np.where(r.allowed[np.searchsorted(r.free, rows[fr])], A[fr], np.inf).min(axis=1)
     over = np.flatnonzero(have - amin > CERT_TOL)
     if over.size:   # the tolerance is relative to the row's cost scale (>= 1)
         scale = 1.0 + np.abs(A[over]).max(axis=1)
         over = over[have[over] - amin[over] > CERT_TOL * scale]
     extra = A[over] <= (amin[over] + window)[:, None]
-    return over.astype(np.int64), extra
+    return rows[over].astype(np.int64), extra
 
 
 def assemble(lp: MulticlassTransportLP, prep: Prepared, r: Restriction, rs: RestrictedSolve, t0: float,

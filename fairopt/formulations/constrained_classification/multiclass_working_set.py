@@ -26,6 +26,7 @@ import numpy as np
 
 from fairopt._docstrings import doc_with, fill_doc
 from fairopt.errors import InfeasibleError
+from fairopt.formulations.constrained_classification._multiclass_flat import margins_flat
 from fairopt.formulations.constrained_classification.multiclass_dual import Prepared, dual_offsets
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MulticlassSolution,
@@ -51,8 +52,9 @@ WORKING_SET_MIN = 50_000
 SAMPLE_ATOMS = 4000
 FREE_ATOMS = 6000
 MAX_ROUNDS = 12
-#: atoms within this margin of a tie under the dual's offsets start free (capped)
-TIE_TOL = 2.5e-4
+#: atoms within this margin of a tie under the dual's offsets start free (capped), each with the
+#: classes within it of its least adjusted cost: about 2.5 times the dual's last temperature
+TIE_TOL = 1e-3
 
 
 @doc_with(multiclass_lp_example="""
@@ -114,16 +116,28 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     at = lp.atoms
     m, K = at.n_atoms, at.scores.shape[1]
     prep = Prepared(lp) if prep is None else prep
-    rel = prep.adjusted(D, b)
-    rel -= rel.min(axis=1)[:, None]
-    margin = np.partition(rel, 1, axis=1)[:, 1] if K > 1 else np.full(m, np.inf)
+    if prep.cond:
+        A = prep.adjusted(D, b)
+        arg = np.argmin(A, axis=1)
+        margin = np.partition(A, 1, axis=1)[:, 1] - A[np.arange(m), arg] if K > 1 else np.full(m, np.inf)
+    else:   # the selection needs no exactness (the certificate is exact): single precision
+        arg, margin32 = margins_flat(prep.SCt, at.group, b)
+        margin = margin32.astype(np.float64)
     n_free = min(max(free_atoms, min(int((margin <= tie_tol).sum()), 4 * free_atoms)), m)
 
     def window_for(count: int) -> float:   # the margin of the count-th atom nearest a tie
         return max(tie_tol, float(np.partition(margin, count - 1)[count - 1])) if count < m else np.inf
 
+    def near_classes(window: float) -> tuple[np.ndarray, np.ndarray]:   # atoms within it, their classes
+        near = np.flatnonzero(margin <= window)
+        rel = prep.adjusted_rows(D, b, near)
+        return near, rel <= (rel.min(axis=1) + window)[:, None]
+
     window = window_for(n_free)
-    r = Restriction.from_masks(rel <= window)
+    near, allowed = near_classes(window)
+    fixed = arg.astype(np.int64)
+    fixed[near] = -1
+    r = Restriction(fixed=fixed, free=near.astype(np.int64), allowed=allowed)
     rounds = 0
     for rounds in range(1, max_rounds + 1):   # 3. re-solve until no column left out objects
         try:
@@ -131,8 +145,7 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
         except InfeasibleError:   # the pinned mass leaves the free atoms too little room: widen
             n_free = min(2 * n_free, m)
             window = window_for(n_free)
-            near = np.flatnonzero(margin <= window)
-            r.widen(near, rel[near] <= window)
+            r.widen(*near_classes(window))
             continue
         bad, extra = certify(prep, r, rs.D, rs.b, window)
         if bad.size == 0:
