@@ -64,7 +64,24 @@ class RuleStats:
 
 
 def rule_stats(lp: MulticlassTransportLP, sol: MulticlassSolution) -> RuleStats:
-    """The :class:`RuleStats` of ``sol`` (a solution of ``lp``)."""
+    """The :class:`RuleStats` of ``sol`` (a solution of ``lp``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairopt.formulations.constrained_classification.multiclass_lp import (
+    ...     collapse_vectors, rates_and_gaps)
+    >>> rng = np.random.default_rng(0)
+    >>> S, g = rng.dirichlet(np.ones(3), 300), rng.integers(0, 2, 300)
+    >>> lp = MulticlassTransportLP(collapse_vectors(S, g), 2, 1 - np.eye(3), "demographic_parity")
+    >>> sol = lp.solve()
+    >>> st = rule_stats(lp, sol)
+    >>> q = sol.q.copy(); q[st.tied] = np.eye(3)[st.first_class]   # the deterministic rule
+    >>> at = lp.atoms
+    >>> gap = rates_and_gaps(at.scores, at.group, at.weight, q, lp.events, 2)[2].max()
+    >>> bool(abs(gap - st.deterministic[1]) < 1e-12), bool(gap <= st.bound + 1e-12)
+    (True, True)
+    """
     at, G = lp.atoms, lp.n_groups
     q = sol.q
     cand = np.flatnonzero(q.max(axis=1) < 1.0)   # one-hot rows have a 1 exactly

@@ -183,8 +183,8 @@ def _newton(dp: DualProblem, x0: F64, tau: float, radius: float = np.inf,
                 if ft >= val + 1e-4 * t * dec:
                     step = trial
                     break
-                curv = (val + dec * t - ft) / (t * t)   # phi(s) ~ val + dec s - curv s^2 through phi(t)
-                t = min(max(dec / (2.0 * curv), 0.1 * t), 0.5 * t)
+                bend = (val + dec * t - ft) / (t * t)   # phi(s) ~ val + dec s - bend s^2 through phi(t)
+                t = float(min(max(dec / (2.0 * bend), 0.1 * t), 0.5 * t))
             if step is not None:
                 lam /= 4.0
                 break

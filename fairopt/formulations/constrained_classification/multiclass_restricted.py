@@ -140,7 +140,7 @@ def event_numerators(lp: MulticlassTransportLP, events: list[tuple[int | None, i
         jj = -1 if j is None else int(j)
         if jj not in cache:
             wj = wm if jj < 0 else wm * at.scores[atoms, jj]
-            cache[jj] = np.bincount(key, weights=wj, minlength=G * K).reshape(G, K)
+            cache[jj] = np.bincount(key, weights=wj, minlength=G * K).astype(np.float64, copy=False).reshape(G, K)
         out[:, e] = cache[jj][:, k]
     return out
 
