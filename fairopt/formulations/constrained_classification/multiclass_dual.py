@@ -18,13 +18,17 @@ supergradient in ``x_{g,e}`` is ``-(V_{g,e} / W) (R_{g,e} - r_e)`` (minus the ``
 rate gaps of the argmin rule. The LP optimum equals ``max_x h``.
 
 :func:`dual_offsets` maximises a smoothed ``h`` (the ``min`` replaced by a soft minimum of
-temperature ``tau``, the ``|x|`` split into two bounded halves) with L-BFGS-B, first on a
-subsample of the atoms, then on the atoms near a tie with the others' contribution (linear in
-``x`` while they keep their class) summed once, lowering ``tau`` step by step. The result is only
+temperature ``tau``; with ``eps > 0`` the ``|x|`` replaced by ``mu log cosh(x / mu)`` for damped
+Newton, or split into two bounded halves for L-BFGS-B above ``NEWTON_MAX_X`` variables), first
+on a subsample of the atoms, then on the atoms near a tie with the others' contribution (linear
+in ``x`` while they keep their class) summed once, lowering ``tau`` step by step. Without
+conditional events the passes over the atoms run class-major in single precision
+(:mod:`~fairopt.formulations.constrained_classification._multiclass_flat`). The result is only
 a starting point: the working-set solve
 (:mod:`~fairopt.formulations.constrained_classification.multiclass_working_set`) frees the atoms
-near a tie under these offsets, pins the others, solves the LP over the free atoms and certifies
-every pinned atom with the LP's own duals, so the returned optimum is exact.
+near a tie under these offsets with their candidate classes, pins the others, solves the LP
+over those columns and certifies every column left out with the LP's own duals, so the
+returned optimum is exact.
 """
 from __future__ import annotations
 
@@ -158,6 +162,9 @@ class DualProblem:
     pinned_num, pinned_cost : ndarray, float
         Event numerators ``sum w phi q`` per (group, event) and weighted cost of atoms whose
         class is held fixed (not among ``S``): their part of ``h`` is linear in ``x``.
+    SCt : ndarray or None
+        Without conditional events: ``S C`` class-major (``(K, n)``), single precision from
+        ``SINGLE_MIN`` atoms on (``S`` and ``SC`` are then empty: only ``SCt`` is read).
 
     Examples
     --------

@@ -4,18 +4,26 @@ The optimal rule is the argmin of the offset-adjusted cost ``a_k(s, g)``, random
 ties (see :mod:`~fairopt.formulations.constrained_classification.multiclass_lp`), so far from
 the decision boundaries an atom's class is known once the offsets are. The method:
 
-1. offsets from the LP over a random subsample of atoms (weights rescaled per group);
+1. offsets from the LP over a random subsample of atoms (weights rescaled per group), or from
+   the smoothed small dual (:func:`solve_dual_working_set`, the scale path);
 2. the ``n_free`` atoms with the smallest margin between their best and second-best adjusted
-   cost stay free; every other atom is pinned to its argmin class;
-3. the LP over the free atoms, with the pinned atoms' mass moved into the rows' bounds, gives
-   new offsets; a pinned atom whose class is no longer a minimiser of the new adjusted cost is
-   freed, and step 3 repeats. When the pinned mass leaves no feasible point, the free set
-   doubles (by margin) and step 3 repeats.
+   cost (and every atom within ``tie_tol`` of a tie) stay free, each with only the *candidate*
+   classes within the same window of its least adjusted cost; every other atom is pinned to
+   its argmin class;
+3. the LP over those columns
+   (:mod:`~fairopt.formulations.constrained_classification.multiclass_restricted`: the pinned
+   mass moves into the rows' bounds, and each free atom's first candidate is eliminated, so an
+   atom with two candidates is one bounded column and no row) gives new offsets; an atom whose
+   least adjusted cost is attained by no allowed class gets the classes within the window as
+   candidates (a pinned one is freed), and step 3 repeats. When the pinned mass leaves no
+   feasible point, the window doubles its atom count (by margin) and step 3 repeats.
 
-**Exactness.** When no pinned atom violates, the restricted LP's primal (free atoms) plus the
-pinned one-hot rows, with its duals and ``u_a = min_k a_k`` for the pinned atoms, satisfy the full
-LP's primal and dual feasibility and complementary slackness: the result is optimal for the full
-LP, not an approximation. If ``max_rounds`` pass without that certificate the full LP is solved.
+**Exactness.** When no atom objects, the restricted LP's primal plus the pinned one-hot rows,
+with its duals and ``u_a = min_k a_k``, satisfy the full LP's primal and dual feasibility and
+complementary slackness (every column left out, pinned atom or candidate-less class, has a
+non-negative reduced cost): the result is optimal for the full LP, not an approximation. The
+check runs in double precision on every atom that a single-precision screen cannot clear. If
+``max_rounds`` pass without that certificate the full LP is solved.
 """
 from __future__ import annotations
 
