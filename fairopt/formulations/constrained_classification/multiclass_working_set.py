@@ -16,7 +16,7 @@ the decision boundaries an atom's class is known once the offsets are. The metho
    atom with two candidates is one bounded column and no row) gives new offsets; an atom whose
    least adjusted cost is attained by no allowed class gets the classes within the window as
    candidates (a pinned one is freed), and step 3 repeats. When the pinned mass leaves no
-   feasible point, the window doubles its atom count (by margin) and step 3 repeats.
+   feasible point, the window quadruples its atom count (by margin) and step 3 repeats.
 
 **Exactness.** When no atom objects, the restricted LP's primal plus the pinned one-hot rows,
 with its duals and ``u_a = min_k a_k``, satisfy the full LP's primal and dual feasibility and
@@ -151,7 +151,7 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
         try:
             rs = solve_restricted(lp, prep, spec, r, **options)
         except InfeasibleError:   # the pinned mass leaves the free atoms too little room: widen
-            n_free = min(2 * n_free, m)
+            n_free = min(4 * n_free, m)
             window = window_for(n_free)
             r.widen(*near_classes(window))
             continue
