@@ -23,7 +23,7 @@ Newton, or split into two bounded halves for L-BFGS-B above ``NEWTON_MAX_X`` var
 on a subsample of the atoms, then on the atoms near a tie with the others' contribution (linear
 in ``x`` while they keep their class) summed once, lowering ``tau`` step by step. Without
 conditional events the passes over the atoms run class-major in single precision
-(:mod:`~fairopt.formulations.constrained_classification._multiclass_flat`). The result is only
+(``_multiclass_flat.py``). The result is only
 a starting point: the working-set solve
 (:mod:`~fairopt.formulations.constrained_classification.multiclass_working_set`) frees the atoms
 near a tie under these offsets with their candidate classes, pins the others, solves the LP
@@ -469,8 +469,9 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
             # margin beyond the n_take-th closes, so the step stays within half that margin
             D, b = offsets_from_x(empty.centred(x), empty.ev_j, empty.ev_k, K)
             arg, gap = margins(prep, D, b) if prep.cond else margins_flat(prep.SCt, lp.atoms.group, b)
-            take = np.argpartition(gap, n_take)[:n_take].astype(np.int64)
-            radius = 0.5 * float(np.min(np.delete(gap, take), initial=np.inf))
+            part = np.argpartition(gap, n_take)
+            take = part[:n_take].astype(np.int64)
+            radius = 0.5 * float(gap[part[n_take]])   # the smallest margin not taken
             pinned = arg.copy()
             pinned[take] = -1
             tie = DualProblem.from_lp(lp, np.sort(take), pinned=pinned, prep=prep)
