@@ -61,7 +61,7 @@ TIE_TAUS = (2e-3, 4e-4)
 #: atoms in the subsample phase and, at most, in the near-tie phase
 SAMPLE_ATOMS = 200_000
 #: share of the atoms (nearest a tie) kept at each temperature of ``TIE_TAUS``
-TIE_SIZES = (0.3, 0.05)
+TIE_SIZES = (0.2, 0.05)
 #: re-selections of the near-tie atoms per temperature
 MAX_REPIN = 6
 #: from this many atoms on, the dual passes without conditional events run in single precision
