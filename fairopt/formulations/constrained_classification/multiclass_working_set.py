@@ -133,8 +133,8 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
         margin = margin32.astype(np.float64)
     n_free = min(max(free_atoms, min(int((margin <= tie_tol).sum()), 4 * free_atoms)), m)
 
-    def window_for(count: int) -> float:   # the margin of the count-th atom nearest a tie
-        return max(tie_tol, float(np.partition(margin, count - 1)[count - 1])) if count < m else np.inf
+    def window_for(count: int) -> float:   # the margin of the count-th atom nearest a tie (the cap holds)
+        return float(np.partition(margin, count - 1)[count - 1]) if count < m else np.inf
 
     def near_classes(window: float) -> tuple[np.ndarray, np.ndarray]:   # atoms within it, their classes
         near = np.flatnonzero(margin <= window)
