@@ -262,6 +262,11 @@ def cost_unit(lp: MulticlassTransportLP) -> float:
 class RestrictedSolve:
     """A solved restricted LP: its columns' values and the offsets read off its duals.
 
+    ``atom``, ``cls`` and ``q`` list every allowed (atom, class) pair of the free atoms with its
+    probability (reference classes included); ``D``, ``b`` are the offsets and ``y_gap``, ``z``
+    the gap and pooled rows' duals, in the full LP's units; ``objective`` is the free atoms'
+    part of the expected cost.
+
     Examples
     --------
     >>> import numpy as np
@@ -285,9 +290,11 @@ class RestrictedSolve:
 
 def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec, r: Restriction,
                      elastic: float | None = None, **options: Any) -> RestrictedSolve:
-    """Solve the LP over the columns of ``r``; with ``elastic`` (a price above every gap row's
-    dual) a positive gap slack at the optimum raises :class:`~fairopt.errors.InfeasibleError`
-    (the pinned mass leaves no feasible point).
+    """Solve the LP over the columns of ``r``; an infeasible restriction (the pinned mass leaves
+    no feasible point) raises :class:`~fairopt.errors.InfeasibleError`. With ``elastic`` (a
+    price, in the full LP's cost units, above every gap row's dual) the gap rows get priced
+    slack instead and a positive slack raises the same error; a price far above the duals
+    makes the LP badly scaled, so the working-set solve does not use it.
 
     Examples
     --------
