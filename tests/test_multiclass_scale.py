@@ -310,3 +310,20 @@ def test_isotonic_fit_matches_scikit_learn():
     ref = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x, y, sample_weight=w)
     grid = np.linspace(-0.1, 1.1, 301)
     np.testing.assert_allclose(np.interp(grid, xs, fit), ref.predict(grid), atol=1e-12)
+
+
+def test_restricted_elastic_slack_agrees_and_flags_infeasibility():
+    from fairopt.errors import InfeasibleError
+    from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+    from fairopt.formulations.constrained_classification.multiclass_restricted import Restriction, solve_restricted
+    lp = _lp("demographic_parity", 0.02, n=800, K=3, zero_one=True)
+    prep = Prepared(lp)
+    A = prep.adjusted(np.zeros((3, 3, 3)), np.zeros((3, 3)))
+    rel = A - A.min(axis=1, keepdims=True)
+    r = Restriction.from_masks(rel <= 0.4)          # candidate classes only, feasible
+    plain = solve_restricted(lp, prep, default_spec("LP"), r)
+    priced = solve_restricted(lp, prep, default_spec("LP"), r, elastic=10.0)
+    assert priced.objective == pytest.approx(plain.objective, abs=1e-10)
+    pinned = Restriction.from_masks(np.eye(3, dtype=bool)[A.argmin(axis=1)])
+    with pytest.raises(InfeasibleError, match="slack"):
+        solve_restricted(lp, prep, default_spec("LP"), pinned, elastic=10.0)
