@@ -281,6 +281,7 @@ def scale(smoke: bool = False) -> dict:
     out: dict = {"rows": n, "classes": K, "groups": G, "constraint": "demographic_parity",
                  "scores": "softmax of Gaussian logits (all score vectors distinct)", "runs": []}
     for eps in (0.0, 0.01):
+        load = os.getloadavg()[0]
         t0 = time.perf_counter()
         deb = MulticlassDebiaser(constraint="demographic_parity", eps=eps).fit(S, sensitive_features=g)
         sec = time.perf_counter() - t0
@@ -289,6 +290,8 @@ def scale(smoke: bool = False) -> dict:
                             "solve_seconds": deb.solution_.solve_seconds,
                             "dual_seconds": info.get("dual_seconds"), "phase_seconds": info.get("phase_seconds"),
                             "lp_rounds": info.get("rounds"), "lp_free_atoms": info.get("n_free"),
+                            "lp_columns": info.get("n_columns"), "load_1min_before": load,
+                            "load_1min_after": os.getloadavg()[0],
                             "certified": info.get("certified"), "path": info.get("path", "full LP"),
                             "train_cost": deb.train_cost_, "train_gap": deb.train_gap_})
         print("scale", out["runs"][-1], flush=True)
@@ -396,8 +399,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--splits", type=int, default=20, help="random Adult splits of the accuracy section")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave the results JSON alone")
     a = ap.parse_args(argv)
-    return run(tuple(a.only.split(",")), a.repeats, a.smoke, splits=a.splits)
+    return run(tuple(a.only.split(",")), a.repeats, a.smoke, out=None if a.no_write else RESULTS, splits=a.splits)
 
 
 if __name__ == "__main__":

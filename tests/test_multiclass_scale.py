@@ -20,13 +20,14 @@ from fairopt.postprocessing import MulticlassDebiaser
 CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
 
 
-def _lp(constraint, eps, n=1500, K=3, G=3, seed=1, weights=True):
+def _lp(constraint, eps, n=1500, K=3, G=3, seed=1, weights=True, zero_one=False):
     rng = np.random.default_rng(seed)
     S = rng.dirichlet(np.ones(K), n)
     g = rng.integers(0, G, n)
     S[g == 1] = 0.6 * S[g == 1] + 0.4 * np.eye(K)[0]
     w = rng.uniform(0.5, 2.0, n) if weights else None
-    return MulticlassTransportLP(collapse_vectors(S, g, w), G, rng.uniform(0, 1, (K, K)), constraint, eps)
+    C = 1.0 - np.eye(K) if zero_one else rng.uniform(0, 1, (K, K))
+    return MulticlassTransportLP(collapse_vectors(S, g, w), G, C, constraint, eps)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
@@ -105,11 +106,14 @@ def test_dual_offsets_give_a_near_optimal_near_fair_argmin_rule():
 def test_bad_offsets_still_certify_the_optimum():
     """The finish is exact from any offsets: zero offsets need more rounds, same optimum; the
     elastic restricted LP detects pinned mass that leaves no feasible point."""
-    lp = _lp("equalized_odds", 0.0, n=2000, K=3, G=2)
+    lp = _lp("equalized_odds", 0.0, n=2000, K=3, G=2, zero_one=True)
     full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+    at = lp.atoms
+    blind = float(np.dot(at.weight, (at.scores @ lp.cost).min(axis=1)) / at.weight.sum())
+    assert full.objective > blind + 0.01          # the constraint binds: zero offsets are poor
     zero = np.zeros((2, 3, 3)), np.zeros((2, 3))
     ws = certify_from_offsets(lp, default_spec("LP"), *zero, free_atoms=50, max_rounds=30, t0=0.0)
-    assert ws.info["certified"] and ws.info["rounds"] > 1
+    assert ws.info["certified"] and ws.info["rounds"] > 1 and "fallback" not in ws.info
     assert ws.objective == pytest.approx(full.objective, abs=1e-9)
 
 
@@ -120,6 +124,108 @@ def test_elastic_lp_equals_restricted_lp_when_feasible():
     a = lp.solve_fixed(default_spec("LP"), fixed, 0.0)
     b = lp.solve_fixed(default_spec("LP"), fixed, 0.0, elastic=1e4)
     assert a.objective == pytest.approx(b.objective, abs=1e-10)
+
+
+# ------------------------------------------------------------------ candidate classes
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+@pytest.mark.parametrize("eps", [0.0, 0.02])
+def test_candidate_class_path_certifies_the_full_lp(seed, constraint, eps):
+    """The working set with candidate classes (free atoms keep only the classes within the
+    window of their least adjusted cost) on instances big enough for the scale path: certified,
+    and equal to the full LP; every column left out has a reduced cost >= 0 under its duals."""
+    from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+    lp = _lp(constraint, eps, n=4000, K=5, G=3, seed=seed, zero_one=seed == 0)
+    full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+    ws = solve_dual_working_set(lp, default_spec("LP"), free_atoms=60, tie_tol=1e-4)
+    K = lp.atoms.scores.shape[1]
+    assert ws.info["certified"] and "fallback" not in ws.info
+    assert ws.info["n_columns"] < ws.info["n_free"] * K          # classes were left out
+    assert ws.info["n_free"] < lp.atoms.n_atoms
+    assert ws.objective == pytest.approx(full.objective, abs=1e-9)
+    assert ws.gaps.max() <= eps + 1e-8
+    np.testing.assert_allclose(ws.q.sum(axis=1), 1.0)
+    # the certificate, recomputed: every used class is a least adjusted cost (to 1e-9)
+    A = Prepared(lp).adjusted(ws.D, ws.b)
+    used = ws.q > 0
+    slack = np.where(used, A - A.min(axis=1, keepdims=True), 0.0)
+    assert slack.max() <= 1e-9 * (1 + np.abs(A).max())
+
+
+def test_restricted_lp_with_every_column_is_the_full_lp():
+    from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+    from fairopt.formulations.constrained_classification.multiclass_restricted import (
+        Restriction,
+        assemble,
+        solve_restricted,
+    )
+    for constraint in CONSTRAINTS:
+        lp = _lp(constraint, 0.01, n=500, K=4)
+        prep = Prepared(lp)
+        r = Restriction.from_masks(np.ones((lp.atoms.n_atoms, 4), dtype=bool))
+        sol = assemble(lp, prep, r, solve_restricted(lp, prep, default_spec("LP"), r), 0.0, {})
+        full = lp.solve_fixed(default_spec("LP"), None, 0.0)
+        assert sol.objective == pytest.approx(full.objective, abs=1e-10)
+        np.testing.assert_allclose(sol.gaps, full.gaps, atol=1e-9)
+        assert sol.gaps.max() <= 0.01 + 1e-9
+
+
+def test_certify_flags_a_pin_off_the_argmin_and_an_infeasible_restriction_raises():
+    from fairopt.errors import InfeasibleError
+    from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+    from fairopt.formulations.constrained_classification.multiclass_restricted import (
+        Restriction,
+        certify,
+        solve_restricted,
+    )
+    lp = _lp("demographic_parity", 0.0, n=30000, K=3, G=2, zero_one=True)
+    prep = Prepared(lp)
+    D, b = np.zeros((2, 3, 3)), np.zeros((2, 3))
+    A = prep.adjusted(D, b)
+    best = A.argmin(axis=1)
+    wrong = best.copy()
+    clear = np.flatnonzero(np.sort(A, axis=1)[:, 1] - A.min(axis=1) > 1e-3)[:3]
+    wrong[clear] = (best[clear] + 1) % 3          # three pins far off their argmin
+    r = Restriction.from_masks(np.eye(3, dtype=bool)[wrong])
+    bad, extra = certify(prep, r, D, b, 0.0)
+    assert sorted(bad.tolist()) == sorted(clear.tolist())
+    np.testing.assert_array_equal(extra, np.eye(3, dtype=bool)[best[np.sort(clear)]])
+    # every atom pinned to its unconstrained argmin: the gaps cannot close at eps = 0
+    with pytest.raises(InfeasibleError):
+        solve_restricted(lp, prep, default_spec("LP"), Restriction.from_masks(np.eye(3, dtype=bool)[best]))
+
+
+def test_single_precision_pass_matches_double():
+    from fairopt.formulations.constrained_classification._multiclass_flat import flat_pass, margins_flat
+    rng = np.random.default_rng(0)
+    K, n, G = 6, 5000, 4
+    SC = rng.uniform(0, 1, (K, n))
+    bounds = np.searchsorted(np.sort(rng.integers(0, G, n)), np.arange(G + 1))
+    w, b, ev = rng.uniform(0.5, 2, n), rng.normal(0, 0.05, (G, K)), np.arange(K)
+    t64, n64, H64 = flat_pass(SC, w, bounds, b, ev, 5e-3, True)
+    t32, n32, H32 = flat_pass(SC.astype(np.float32), w, bounds, b, ev, 5e-3, True)
+    assert t32 == pytest.approx(t64, rel=1e-6)
+    np.testing.assert_allclose(n32, n64, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(H32, H64, rtol=1e-3, atol=1e-2)
+    np.testing.assert_allclose(H64.sum(axis=2), 0.0, atol=1e-9)     # a group-wide shift: null direction
+    grp = np.repeat(np.arange(G), np.diff(bounds))
+    A = SC.T + b[grp]
+    arg, gap = margins_flat(SC.astype(np.float32), grp, b)
+    ok = np.sort(A, axis=1)[:, 1] - A.min(axis=1) > 1e-5
+    np.testing.assert_array_equal(arg[ok], A.argmin(axis=1)[ok])
+    np.testing.assert_allclose(gap, np.sort(A, axis=1)[:, 1] - A.min(axis=1), atol=1e-6)
+
+
+def test_collapse_of_distinct_rows_copies_and_matches_the_general_path():
+    rng = np.random.default_rng(0)
+    S, g = rng.dirichlet(np.ones(3), 200), rng.integers(0, 2, 200)
+    at = collapse_vectors(S, g)
+    assert at.n_atoms == 200 and np.shares_memory(at.scores, S) is False
+    dup = collapse_vectors(np.vstack([S, S[:1]]), np.concatenate([g, g[:1]]))   # one duplicate: hashed
+    assert dup.n_atoms == 200 and dup.weight.sum() == 201
+    np.testing.assert_array_equal(dup.scores, at.scores)
+    S[0] = 0.0
+    assert at.scores[0].sum() == pytest.approx(1.0)
 
 
 # ------------------------------------------------------------------ chunked statistics
@@ -204,3 +310,20 @@ def test_isotonic_fit_matches_scikit_learn():
     ref = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x, y, sample_weight=w)
     grid = np.linspace(-0.1, 1.1, 301)
     np.testing.assert_allclose(np.interp(grid, xs, fit), ref.predict(grid), atol=1e-12)
+
+
+def test_restricted_elastic_slack_agrees_and_flags_infeasibility():
+    from fairopt.errors import InfeasibleError
+    from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+    from fairopt.formulations.constrained_classification.multiclass_restricted import Restriction, solve_restricted
+    lp = _lp("demographic_parity", 0.02, n=800, K=3, zero_one=True)
+    prep = Prepared(lp)
+    A = prep.adjusted(np.zeros((3, 3, 3)), np.zeros((3, 3)))
+    rel = A - A.min(axis=1, keepdims=True)
+    r = Restriction.from_masks(rel <= 0.4)          # candidate classes only, feasible
+    plain = solve_restricted(lp, prep, default_spec("LP"), r)
+    priced = solve_restricted(lp, prep, default_spec("LP"), r, elastic=10.0)
+    assert priced.objective == pytest.approx(plain.objective, abs=1e-10)
+    pinned = Restriction.from_masks(np.eye(3, dtype=bool)[A.argmin(axis=1)])
+    with pytest.raises(InfeasibleError, match="slack"):
+        solve_restricted(lp, prep, default_spec("LP"), pinned, elastic=10.0)

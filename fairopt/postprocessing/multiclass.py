@@ -17,12 +17,10 @@ from fairopt.criteria import accepted_names, canonical
 from fairopt.errors import ConfigError, DataValidationError, NotFittedError
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MULTICLASS_CONSTRAINTS,
-    Q_TOL,
     MulticlassTransportLP,
     VectorAtoms,
     adjusted_costs,
     collapse_vectors,
-    rates_and_gaps,
 )
 from fairopt.formulations.constrained_classification.multiclass_working_set import solve_auto
 from fairopt.guarantees import HOLDOUT_ATTEMPTS, Certificate, certify_in_turn, warn_if_uncertified
@@ -31,6 +29,7 @@ from fairopt.modeling.registry import default_spec
 from fairopt.postprocessing._certify import MulticlassHoldout
 from fairopt.postprocessing.multiclass_calibration import OneVsRestIsotonic, check_score_matrix, quantise_scores
 from fairopt.postprocessing.multiclass_chunked import is_chunked_scores
+from fairopt.postprocessing.multiclass_stats import rule_stats
 from fairopt.validation import RANDOM_STATE, Groups, check_groups, check_weights, num_rows, validate_params
 
 if TYPE_CHECKING:
@@ -389,7 +388,6 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
     def _solve_atoms(self, atoms: VectorAtoms, cost: np.ndarray, constraint: str) -> None:
         """Solve the LP over ``atoms`` and set the fitted attributes."""
         G, eps = len(self.groups_), self.eps_
-        w = atoms.weight
         lp = MulticlassTransportLP(atoms, G, cost, constraint, eps)
         spec = default_spec("LP") if self.solver is None else SolverSpec.parse(self.solver)
         sol = solve_auto(lp, spec)
@@ -397,20 +395,15 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         self.offsets_ = (sol.D, sol.b)
         atoms.row_atom = None
         self.atoms_ = atoms
-        q_det = _first_used_class(sol.q)
+        st = rule_stats(lp, sol)   # the deterministic rule differs from sol.q on tied atoms only
+        if self.deterministic:
+            q_det = sol.q.copy()
+            q_det[st.tied] = np.eye(q_det.shape[1])[st.first_class]
         self.atom_proba_ = q_det if self.deterministic else sol.q
-        W = float(w.sum())
-        stats = {}
-        for name, q in (("randomized", sol.q), ("deterministic", q_det)):   # rows share their atom's q
-            _, _, gaps = rates_and_gaps(atoms.scores, atoms.group, atoms.weight, q, lp.events, G)
-            stats[name] = (float(np.sum((atoms.scores @ cost) * q * atoms.weight[:, None]) / W),
-                           float(gaps.max(initial=0.0)))
-        self.randomized_cost_, self.randomized_gap_ = stats["randomized"]
-        self.train_cost_, self.train_gap_ = stats["deterministic" if self.deterministic else "randomized"]
-        tied = (sol.q > 0).sum(axis=1) > 1
-        self.tied_mass_, self.determinism_bound_ = _tie_bound(atoms, tied, lp.events, G, eps)
-        spread = np.ptp(atoms.scores @ cost, axis=1)
-        self.determinism_cost_bound_ = float(np.sum(atoms.weight[tied] * spread[tied]) / W)
+        self.randomized_cost_, self.randomized_gap_ = st.randomized
+        self.train_cost_, self.train_gap_ = st.deterministic if self.deterministic else st.randomized
+        self.tied_mass_, self.determinism_bound_ = st.tied_mass, st.bound
+        self.determinism_cost_bound_ = st.cost_bound
         labels = [f"P(yhat={self.classes_[k]})" if j is None else f"P(yhat={self.classes_[k]}|Y={self.classes_[j]})"
                   for j, k in lp.events]
         self.price_of_fairness_ = pd.DataFrame(np.abs(sol.duals["gap"]), index=self.groups_, columns=labels)
@@ -491,21 +484,3 @@ class MulticlassDebiaser(ClassifierMixin, BaseEstimator):  # type: ignore[misc,u
         return float(np.average(np.asarray(pred) == np.asarray(y).reshape(-1), weights=w))
 
 
-def _first_used_class(q: np.ndarray) -> np.ndarray:
-    """One-hot of the first class with positive probability (the deterministic tie order)."""
-    out: np.ndarray = np.eye(q.shape[1])[np.argmax(q > Q_TOL, axis=1)]
-    return out
-
-
-def _tie_bound(atoms: Any, tied: np.ndarray, events: list[Any], n_groups: int, eps: float) -> tuple[np.ndarray, float]:
-    """Tied mass per (group, event) as a share of the group's event mass, and the bound
-    ``eps + max_{g,e} (T_{g,e} + T_e)`` on the deterministic rule's gap."""
-    T = np.zeros((n_groups, len(events)))
-    Tp = np.zeros(len(events))
-    for e, (j, _) in enumerate(events):   # a loop over events, not rows
-        v = atoms.weight if j is None else atoms.weight * atoms.scores[:, j]
-        den = np.bincount(atoms.group, weights=v, minlength=n_groups)
-        num = np.bincount(atoms.group, weights=v * tied, minlength=n_groups)
-        T[:, e] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-        Tp[e] = num.sum() / den.sum() if den.sum() > 0 else 0.0
-    return T, eps + float((T + Tp[None, :]).max(initial=0.0))

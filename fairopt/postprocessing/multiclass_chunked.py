@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fairopt.errors import ConfigError, DataValidationError
-from fairopt.formulations.constrained_classification.multiclass_lp import VectorAtoms, row_keys
+from fairopt.formulations.constrained_classification.multiclass_atoms import VectorAtoms, row_keys
 from fairopt.postprocessing.multiclass_calibration import check_score_matrix
 from fairopt.stats import as_source, chunk_rows, group_labels, is_dask
 

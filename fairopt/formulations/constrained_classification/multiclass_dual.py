@@ -18,13 +18,17 @@ supergradient in ``x_{g,e}`` is ``-(V_{g,e} / W) (R_{g,e} - r_e)`` (minus the ``
 rate gaps of the argmin rule. The LP optimum equals ``max_x h``.
 
 :func:`dual_offsets` maximises a smoothed ``h`` (the ``min`` replaced by a soft minimum of
-temperature ``tau``, the ``|x|`` split into two bounded halves) with L-BFGS-B, first on a
-subsample of the atoms, then on the atoms near a tie with the others' contribution (linear in
-``x`` while they keep their class) summed once, lowering ``tau`` step by step. The result is only
+temperature ``tau``; with ``eps > 0`` the ``|x|`` replaced by ``mu log cosh(x / mu)`` for damped
+Newton, or split into two bounded halves for L-BFGS-B above ``NEWTON_MAX_X`` variables), first
+on a subsample of the atoms, then on the atoms near a tie with the others' contribution (linear
+in ``x`` while they keep their class) summed once, lowering ``tau`` step by step. Without
+conditional events the passes over the atoms run class-major in single precision
+(``_multiclass_flat.py``). The result is only
 a starting point: the working-set solve
 (:mod:`~fairopt.formulations.constrained_classification.multiclass_working_set`) frees the atoms
-near a tie under these offsets, pins the others, solves the LP over the free atoms and certifies
-every pinned atom with the LP's own duals, so the returned optimum is exact.
+near a tie under these offsets with their candidate classes, pins the others, solves the LP
+over those columns and certifies every column left out with the LP's own duals, so the
+returned optimum is exact.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from fairopt.formulations.constrained_classification._multiclass_ascent import (
     _maximise,
     _newton,
 )
+from fairopt.formulations.constrained_classification._multiclass_flat import flat_pass, margins_flat
 
 if TYPE_CHECKING:
     from fairopt.formulations.constrained_classification.multiclass_lp import MulticlassTransportLP
@@ -52,13 +57,15 @@ I64 = NDArray[np.int64]
 
 #: temperatures of the subsample and near-tie phases (costs are O(1) numbers)
 SAMPLE_TAUS = (1e-2, 3e-3)
-TIE_TAUS = (2e-3, 4e-4, 8e-5)
+TIE_TAUS = (2e-3, 4e-4)
 #: atoms in the subsample phase and, at most, in the near-tie phase
 SAMPLE_ATOMS = 200_000
 #: share of the atoms (nearest a tie) kept at each temperature of ``TIE_TAUS``
-TIE_SIZES = (0.3, 0.05, 0.01)
+TIE_SIZES = (0.2, 0.05)
 #: re-selections of the near-tie atoms per temperature
 MAX_REPIN = 6
+#: from this many atoms on, the dual passes without conditional events run in single precision
+SINGLE_MIN = 20_000
 
 
 class Prepared:
@@ -93,10 +100,30 @@ class Prepared:
             self.Vg = np.repeat(self.gw[:, None], self.ev_j.shape[0], axis=1)
         self.V: F64 = self.Vg.sum(axis=0)
         self.live: NDArray[np.bool_] = (self.Vg > 0) & (self.V > 0)[None, :]
+        self._SCt: NDArray[np.float32] | None = None
+
+    @property
+    def SCt(self) -> NDArray[np.float32]:
+        """``S C`` class-major in single precision (``(K, n_atoms)``), for the flat evaluations."""
+        if self._SCt is None:
+            self._SCt = np.ascontiguousarray(self.SC.T, dtype=np.float32)
+        return self._SCt
 
     def phi(self, rows: I64) -> F64:
         """``phi_e(s)`` of the atoms ``rows`` (``(len(rows), E)``)."""
         return _phi(self.scores[rows], self.ev_j)
+
+    def adjusted_rows(self, D: F64, b: F64, rows: I64) -> F64:
+        """Adjusted costs of the atoms ``rows`` under the offsets ``(D, b)``."""
+        if rows.shape[0] == self.group.shape[0]:
+            return self.adjusted(D, b)
+        g = self.group[rows]
+        A: F64 = self.SC[rows] + b[g]
+        if self.cond:
+            for h in np.unique(g):   # a loop over groups, not rows
+                sel = np.flatnonzero(g == h)
+                A[sel] += self.scores[rows[sel]] @ D[h]
+        return A
 
     def adjusted(self, D: F64, b: F64) -> F64:
         """Adjusted costs of every atom under the offsets ``(D, b)``."""
@@ -135,6 +162,9 @@ class DualProblem:
     pinned_num, pinned_cost : ndarray, float
         Event numerators ``sum w phi q`` per (group, event) and weighted cost of atoms whose
         class is held fixed (not among ``S``): their part of ``h`` is linear in ``x``.
+    SCt : ndarray or None
+        Without conditional events: ``S C`` class-major (``(K, n)``), single precision from
+        ``SINGLE_MIN`` atoms on (``S`` and ``SC`` are then empty: only ``SCt`` is read).
 
     Examples
     --------
@@ -163,6 +193,7 @@ class DualProblem:
     eps: float
     pinned_num: F64
     pinned_cost: float
+    SCt: NDArray[np.float32] | F64 | None = None
 
     @classmethod
     def from_lp(cls, lp: MulticlassTransportLP, take: I64 | None = None, rescale: bool = False,
@@ -194,9 +225,17 @@ class DualProblem:
                 cnt = np.bincount(gp * pr.K + kp, weights=wp, minlength=G * pr.K).astype(np.float64).reshape(G, pr.K)
                 num = cnt[:, pr.ev_k]
         bounds = np.searchsorted(at.group[idx], np.arange(G + 1)).astype(np.int64)
-        return cls(S=at.scores[idx], SC=pr.SC[idx], w=w, bounds=bounds, ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg,
-                   V=pr.V, live=pr.live, W=float(pr.gw.sum()), eps=float(lp.eps), pinned_num=num,
-                   pinned_cost=cost0)
+        single = not pr.cond and idx.shape[0] >= SINGLE_MIN   # only the class-major costs are read
+        none = np.zeros((0, pr.K))
+        return cls(S=none if single else at.scores[idx], SC=none if single else pr.SC[idx], w=w, bounds=bounds,
+                   ev_j=pr.ev_j, ev_k=pr.ev_k, Vg=pr.Vg, V=pr.V, live=pr.live, W=float(pr.gw.sum()),
+                   eps=float(lp.eps), pinned_num=num, pinned_cost=cost0,
+                   SCt=pr.SCt[:, idx] if single else None if pr.cond else np.ascontiguousarray(pr.SC[idx].T))
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return int(self.SC.shape[1])
 
     @property
     def n_x(self) -> int:
@@ -241,23 +280,10 @@ class DualProblem:
         return self._finish(x, num, total)
 
     def _value_grad_flat(self, x: F64, b: F64, tau: float) -> tuple[float, F64]:
-        """``value_grad`` without conditional events, vectorised over all atoms at once."""
-        G = self.live.shape[0]
-        grp = np.repeat(np.arange(G), np.diff(self.bounds))
-        A = self.SC + b[grp]
-        m = A.min(axis=1)
-        A -= m[:, None]
-        A *= -1.0 / tau
-        np.exp(A, out=A)
-        z = A.sum(axis=1)
-        total = self.pinned_cost + float(np.dot(self.w, m - tau * np.log(z)))
-        A *= (self.w / z)[:, None]
-        nonempty = np.flatnonzero(np.diff(self.bounds) > 0)
-        col = np.zeros((G, A.shape[1]))
-        if nonempty.size:
-            col[nonempty] = np.add.reduceat(A, self.bounds[nonempty], axis=0)
-        num = self.pinned_num + col[:, self.ev_k]
-        return self._finish(x, num, total)
+        """``value_grad`` without conditional events: one class-major pass over all atoms."""
+        assert self.SCt is not None   # set by from_lp without conditional events
+        total, num, _ = flat_pass(self.SCt, self.w, self.bounds, b, self.ev_k, tau, False)
+        return self._finish(x, self.pinned_num + num, self.pinned_cost + total)
 
     def _finish(self, x: F64, num: F64, total: float) -> tuple[float, F64]:
         """Add the pinned atoms' linear part; the gradient from the event numerators."""
@@ -281,6 +307,31 @@ class DualProblem:
         D, b = offsets_from_x(self.centred(x), self.ev_j, self.ev_k, K)
         cond = bool((self.ev_j >= 0).any())
         same_k = self.ev_k[:, None] == self.ev_k[None, :]
+        if not cond and self.SCt is not None:   # one class-major pass over all atoms
+            total, num, Hc0 = flat_pass(self.SCt, self.w, self.bounds, b, self.ev_k, tau, True)
+            assert Hc0 is not None
+            Hc = -Hc0 / (tau * self.W)
+            num += self.pinned_num
+            total += self.pinned_cost
+        else:
+            Hc, num, total = self._moments(D, b, tau, same_k)
+        val, grad = self._finish(x, num, total)
+        # c_g = x_g - sum_h Pi_h x_h with Pi_h = diag(V_h / V): L^T blockdiag(Hc) L in blocks
+        Pi = np.where(self.live, self.Vg / np.where(self.V > 0, self.V, 1.0)[None, :], 0.0)
+        Hsum = Hc.sum(axis=0)
+        full = (np.einsum("gh,gef->gehf", np.eye(G), Hc) - Hc[:, :, None, :] * Pi[None, None, :, :]
+                - Pi[:, :, None, None] * Hc.transpose(1, 0, 2)[None, :, :, :]
+                + Pi[:, :, None, None] * Hsum[None, :, None, :] * Pi[None, None, :, :])
+        flat = full.reshape(G * E, G * E)
+        keep = np.flatnonzero(self.live.ravel())
+        H: F64 = flat[np.ix_(keep, keep)]
+        return val, grad, H
+
+    def _moments(self, D: F64, b: F64, tau: float, same_k: NDArray[np.bool_]) -> tuple[F64, F64, float]:
+        """Per group Hessian blocks, event numerators and value of the smoothed dual (with
+        conditional events: a loop over groups)."""
+        G, E = self.live.shape
+        cond = bool((self.ev_j >= 0).any())
         Hc = np.zeros((G, E, E))
         num = self.pinned_num.copy()
         total = self.pinned_cost
@@ -309,17 +360,7 @@ class DualProblem:
             else:
                 T1 = (phi[near].T @ (U * wg[:, None])) * same_k
             Hc[g] = -(T1 - U.T @ (U * wg[:, None])) / (tau * self.W)
-        val, grad = self._finish(x, num, total)
-        # c_g = x_g - sum_h Pi_h x_h with Pi_h = diag(V_h / V): L^T blockdiag(Hc) L in blocks
-        Pi = np.where(self.live, self.Vg / np.where(self.V > 0, self.V, 1.0)[None, :], 0.0)
-        Hsum = Hc.sum(axis=0)
-        full = (np.einsum("gh,gef->gehf", np.eye(G), Hc) - Hc[:, :, None, :] * Pi[None, None, :, :]
-                - Pi[:, :, None, None] * Hc.transpose(1, 0, 2)[None, :, :, :]
-                + Pi[:, :, None, None] * Hsum[None, :, None, :] * Pi[None, None, :, :])
-        flat = full.reshape(G * E, G * E)
-        keep = np.flatnonzero(self.live.ravel())
-        H: F64 = flat[np.ix_(keep, keep)]
-        return val, grad, H
+        return Hc, num, total
 
     def objective(self, x: F64, tau: float) -> tuple[float, F64]:
         """``-h`` smoothed, including the ``eps`` term, on the split variables ``[p, m]``
@@ -383,7 +424,7 @@ def margins(prep: Prepared, D: F64, b: F64) -> tuple[I64, F64]:
 
 def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
                  tie_sizes: tuple[float, ...] = TIE_SIZES, random_state: int = 0, maxiter: int = LBFGS_ITER,
-                 min_atoms: int = 2000) -> tuple[F64, F64, dict[str, Any]]:
+                 min_atoms: int = 2000, prep: Prepared | None = None) -> tuple[F64, F64, dict[str, Any]]:
     """Near-optimal offsets ``(D, b)`` of ``lp`` from its smoothed dual (see the module docstring).
 
     Returns ``D``, ``b`` and an info dict (phase sizes). The offsets are a warm start, not a
@@ -407,7 +448,7 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
     rng = np.random.default_rng(random_state)
     info: dict[str, Any] = {"phase_seconds": []}
     t0 = time.perf_counter()
-    prep = Prepared(lp)
+    prep = Prepared(lp) if prep is None else prep
     x = np.zeros(int(DualProblem.from_lp(lp, np.zeros(0, np.int64), prep=prep).n_x))
     if m > sample_atoms:   # 1. a subsample, weights rescaled to the groups' totals
         take = np.sort(rng.choice(m, size=sample_atoms, replace=False)).astype(np.int64)
@@ -427,9 +468,10 @@ def dual_offsets(lp: MulticlassTransportLP, sample_atoms: int = SAMPLE_ATOMS,
             # the others keep their argmin class: their part of h is linear in x while no
             # margin beyond the n_take-th closes, so the step stays within half that margin
             D, b = offsets_from_x(empty.centred(x), empty.ev_j, empty.ev_k, K)
-            arg, gap = margins(prep, D, b)
-            take = np.argpartition(gap, n_take)[:n_take].astype(np.int64)
-            radius = 0.5 * float(np.min(np.delete(gap, take), initial=np.inf))
+            arg, gap = margins(prep, D, b) if prep.cond else margins_flat(prep.SCt, lp.atoms.group, b)
+            part = np.argpartition(gap, n_take)
+            take = part[:n_take].astype(np.int64)
+            radius = 0.5 * float(gap[part[n_take]])   # the smallest margin not taken
             pinned = arg.copy()
             pinned[take] = -1
             tie = DualProblem.from_lp(lp, np.sort(take), pinned=pinned, prep=prep)

@@ -4,18 +4,26 @@ The optimal rule is the argmin of the offset-adjusted cost ``a_k(s, g)``, random
 ties (see :mod:`~fairopt.formulations.constrained_classification.multiclass_lp`), so far from
 the decision boundaries an atom's class is known once the offsets are. The method:
 
-1. offsets from the LP over a random subsample of atoms (weights rescaled per group);
+1. offsets from the LP over a random subsample of atoms (weights rescaled per group), or from
+   the smoothed small dual (:func:`solve_dual_working_set`, the scale path);
 2. the ``n_free`` atoms with the smallest margin between their best and second-best adjusted
-   cost stay free; every other atom is pinned to its argmin class;
-3. the LP over the free atoms, with the pinned atoms' mass moved into the rows' bounds, gives
-   new offsets; a pinned atom whose class is no longer a minimiser of the new adjusted cost is
-   freed, and step 3 repeats. When the pinned mass leaves no feasible point, the free set
-   doubles (by margin) and step 3 repeats.
+   cost (and every atom within ``tie_tol`` of a tie) stay free, each with only the *candidate*
+   classes within the same window of its least adjusted cost; every other atom is pinned to
+   its argmin class;
+3. the LP over those columns
+   (:mod:`~fairopt.formulations.constrained_classification.multiclass_restricted`: the pinned
+   mass moves into the rows' bounds, and each free atom's first candidate is eliminated, so an
+   atom with two candidates is one bounded column and no row) gives new offsets; an atom whose
+   least adjusted cost is attained by no allowed class gets the classes within the window as
+   candidates (a pinned one is freed), and step 3 repeats. When the pinned mass leaves no
+   feasible point, the window quadruples its atom count (by margin) and step 3 repeats.
 
-**Exactness.** When no pinned atom violates, the restricted LP's primal (free atoms) plus the
-pinned one-hot rows, with its duals and ``u_a = min_k a_k`` for the pinned atoms, satisfy the full
-LP's primal and dual feasibility and complementary slackness: the result is optimal for the full
-LP, not an approximation. If ``max_rounds`` pass without that certificate the full LP is solved.
+**Exactness.** When no atom objects, the restricted LP's primal plus the pinned one-hot rows,
+with its duals and ``u_a = min_k a_k``, satisfy the full LP's primal and dual feasibility and
+complementary slackness (every column left out, pinned atom or candidate-less class, has a
+non-negative reduced cost): the result is optimal for the full LP, not an approximation. The
+check runs in double precision on every atom that a single-precision screen cannot clear. If
+``max_rounds`` pass without that certificate the full LP is solved.
 """
 from __future__ import annotations
 
@@ -26,12 +34,18 @@ import numpy as np
 
 from fairopt._docstrings import doc_with, fill_doc
 from fairopt.errors import InfeasibleError
-from fairopt.formulations.constrained_classification.multiclass_dual import dual_offsets
+from fairopt.formulations.constrained_classification._multiclass_flat import margins_flat
+from fairopt.formulations.constrained_classification.multiclass_dual import Prepared, dual_offsets
 from fairopt.formulations.constrained_classification.multiclass_lp import (
     MulticlassSolution,
     MulticlassTransportLP,
     VectorAtoms,
-    adjusted_costs,
+)
+from fairopt.formulations.constrained_classification.multiclass_restricted import (
+    Restriction,
+    assemble,
+    certify,
+    solve_restricted,
 )
 
 if TYPE_CHECKING:
@@ -46,12 +60,9 @@ WORKING_SET_MIN = 50_000
 SAMPLE_ATOMS = 4000
 FREE_ATOMS = 6000
 MAX_ROUNDS = 12
-#: a pinned class within this (relative) of the minimum adjusted cost still counts as a minimiser
-CERT_TOL = 1e-9
-#: gap-slack price of the restricted LPs, in units of the cost range
-ELASTIC = 1e3
-#: atoms within this margin of a tie under the dual's offsets start free (capped)
-TIE_TOL = 2.5e-4
+#: atoms within this margin of a tie under the dual's offsets start free (capped), each with the
+#: classes within it of its least adjusted cost: about 2.5 times the dual's last temperature
+TIE_TOL = 1e-3
 
 
 @doc_with(multiclass_lp_example="""
@@ -94,10 +105,12 @@ def solve_working_set(lp: MulticlassTransportLP, spec: SolverSpec, sample_atoms:
 @fill_doc
 def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndarray, b: np.ndarray,
                          free_atoms: int, max_rounds: int, t0: float, tie_tol: float = 0.0,
-                         **options: Any) -> MulticlassSolution:
+                         prep: Prepared | None = None, **options: Any) -> MulticlassSolution:
     """Steps 2-3 of the working-set method from the offsets ``(D, b)``: free the ``free_atoms``
-    atoms nearest a tie (and every atom within ``tie_tol`` of one, up to ``4 free_atoms``), pin
-    the others to their argmin class, and re-solve until the LP's duals certify every pinned atom.
+    atoms nearest a tie (and every atom within ``tie_tol`` of one, up to ``4 free_atoms``), each
+    with the classes within the same window of its least adjusted cost, pin the others to their
+    argmin class, and re-solve until the LP's duals certify every column left out
+    (:mod:`~fairopt.formulations.constrained_classification.multiclass_restricted`).
 
     Examples
     --------
@@ -108,40 +121,45 @@ def certify_from_offsets(lp: MulticlassTransportLP, spec: SolverSpec, D: np.ndar
     >>> bool(abs(ws.objective - full.objective) < 1e-9), ws.info["certified"]
     (True, True)
     """
-    at, C = lp.atoms, lp.cost
-    m = at.n_atoms
-    # a price on gap slack above any gap row's dual: a unit of rate moves the cost by at most
-    # the cost range per unit of weight over the row's group share, so this bound is safe
-    Vmin = float(np.bincount(at.group, weights=at.weight).max(initial=0.0))
-    share = Vmin / float(at.weight.sum()) if at.weight.sum() > 0 else 1.0
-    elastic = ELASTIC * (float(np.ptp(C)) + 1.0) * max(share, 1.0)
-    A = adjusted_costs(at.scores, at.group, C, D, b)
-    part = np.partition(A, 1, axis=1)
-    margin = part[:, 1] - part[:, 0]
-    fixed = np.argmin(A, axis=1)
+    at = lp.atoms
+    m, K = at.n_atoms, at.scores.shape[1]
+    prep = Prepared(lp) if prep is None else prep
+    if prep.cond:
+        A = prep.adjusted(D, b)
+        arg = np.argmin(A, axis=1)
+        margin = np.partition(A, 1, axis=1)[:, 1] - A[np.arange(m), arg] if K > 1 else np.full(m, np.inf)
+    else:   # the selection needs no exactness (the certificate is exact): single precision
+        arg, margin32 = margins_flat(prep.SCt, at.group, b)
+        margin = margin32.astype(np.float64)
     n_free = min(max(free_atoms, min(int((margin <= tie_tol).sum()), 4 * free_atoms)), m)
-    # the atoms by margin, as far as any doubling of the free set can reach
-    reach = min(m, n_free << max_rounds)
-    by_margin = np.argpartition(margin, reach - 1)[:reach] if reach < m else np.arange(m)
-    by_margin = by_margin[np.argsort(margin[by_margin], kind="stable")]
-    fixed[by_margin[:n_free]] = -1
+
+    def window_for(count: int) -> float:   # the margin of the count-th atom nearest a tie (the cap holds)
+        return float(np.partition(margin, count - 1)[count - 1]) if count < m else np.inf
+
+    def near_classes(window: float) -> tuple[np.ndarray, np.ndarray]:   # atoms within it, their classes
+        near = np.flatnonzero(margin <= window)
+        rel = prep.adjusted_rows(D, b, near)
+        return near, rel <= (rel.min(axis=1) + window)[:, None]
+
+    window = window_for(n_free)
+    near, allowed = near_classes(window)
+    fixed = arg.astype(np.int64)
+    fixed[near] = -1
+    r = Restriction(fixed=fixed, free=near.astype(np.int64), allowed=allowed)
     rounds = 0
-    for rounds in range(1, max_rounds + 1):   # 3. re-solve until no pinned atom objects
+    for rounds in range(1, max_rounds + 1):   # 3. re-solve until no column left out objects
         try:
-            sol = lp.solve_fixed(spec, fixed, t0, elastic=elastic if n_free < m else None, **options)
-        except InfeasibleError:   # the pinned mass leaves the free atoms too little room: free more
-            n_free = min(2 * n_free, m)
-            fixed[by_margin[:n_free]] = -1
+            rs = solve_restricted(lp, prep, spec, r, **options)
+        except InfeasibleError:   # the pinned mass leaves the free atoms too little room: widen
+            n_free = min(4 * n_free, m)
+            window = window_for(n_free)
+            r.widen(*near_classes(window))
             continue
-        A = adjusted_costs(at.scores, at.group, C, sol.D, sol.b)
-        pinned = np.flatnonzero(fixed >= 0)
-        best = A[pinned].min(axis=1)
-        scale = 1.0 + np.abs(A[pinned]).max(axis=1)
-        bad = pinned[A[pinned, fixed[pinned]] > best + CERT_TOL * scale]
+        bad, extra = certify(prep, r, rs.D, rs.b, window)
         if bad.size == 0:
-            sol.info.update(certified=True, rounds=rounds, n_free=int((fixed < 0).sum()))
-            return sol
-        fixed[bad] = -1
+            return assemble(lp, prep, r, rs, t0, {"certified": True, "rounds": rounds, "n_free": int(r.free.size),
+                                                  "n_columns": r.n_columns})
+        r.widen(bad, extra)
     # no certificate within max_rounds: the full LP
     out = lp.solve_fixed(spec, None, t0, **options)
     out.info.update(certified=True, rounds=rounds, n_free=m, fallback="full LP")
@@ -165,11 +183,12 @@ def solve_dual_working_set(lp: MulticlassTransportLP, spec: SolverSpec, free_ato
     (True, True)
     """
     t0 = time.perf_counter()
-    D, b, info = dual_offsets(lp)
+    prep = Prepared(lp)
+    D, b, info = dual_offsets(lp, prep=prep)
     t1 = time.perf_counter()
     n_rows = int(np.count_nonzero(np.bincount(lp.atoms.group, minlength=lp.n_groups) > 0)) * len(lp.row_events)
     n_free = max(2 * n_rows, 500) if free_atoms is None else free_atoms
-    out = certify_from_offsets(lp, spec, D, b, n_free, max_rounds, t0, tie_tol=tie_tol, **options)
+    out = certify_from_offsets(lp, spec, D, b, n_free, max_rounds, t0, tie_tol=tie_tol, prep=prep, **options)
     out.info.update(info, path="dual", dual_seconds=t1 - t0)
     return out
 
