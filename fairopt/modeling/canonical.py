@@ -229,9 +229,9 @@ def as_matrix(value: ArrayLike | sp.spmatrix, rows: int | None, cols: int, where
         expect = f"({rows if rows is not None else 'm'}, {cols})"
         raise DataValidationError(f"{where}: coefficient matrix has shape {mat.shape}, "
                                   f"expected {expect}.")
-    coo = mat.tocoo()
-    bad = ~np.isfinite(coo.data) | (np.abs(np.nan_to_num(coo.data)) > MAX_COEFFICIENT)
-    if bad.any():
+    bad = ~np.isfinite(mat.data) | (np.abs(np.nan_to_num(mat.data)) > MAX_COEFFICIENT)
+    if bad.any():   # the entry's position: COO keeps the CSR's entry order
+        coo = mat.tocoo()
         i = _first(bad)
         raise DataValidationError(
             f"{where}: coefficient {coo.data[i]!r} at ({int(coo.row[i])}, {int(coo.col[i])}) is not "
