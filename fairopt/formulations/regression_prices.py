@@ -23,7 +23,8 @@ total lies between its slopes on the two sides.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -120,17 +121,13 @@ def absolute_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 12) -> _F:
     >>> absolute_prices(form, absolute_sweep(form)[0]).tolist()
     [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
-    J = grid.shape[0] - 1
-    out = np.zeros((len(dists), J))
-    for lo in range(0, J, chunk):
-        hi = min(lo + chunk, J)
-        F = np.vstack([d.cdf(grid[lo:hi]) for d in dists])
-        G = cdf[:, lo:hi]
-        s_lo = np.where(G > F + TOL, 1.0, -1.0)
-        s_hi = np.where(G < F - TOL, -1.0, 1.0)
-        out[:, lo:hi] = _band_duals(G, shares, eps, s_lo, s_hi, np.zeros(hi - lo), np.diff(grid[lo:hi + 1]))
-    return out
+    grid = form.grid
+
+    def terms(lo: int, hi: int, G: _F) -> tuple[_F, _F, _F, _F]:
+        F = np.vstack([d.cdf(grid[lo:hi]) for d in form.dists])
+        return (np.where(G > F + TOL, 1.0, -1.0), np.where(G < F - TOL, -1.0, 1.0), np.zeros(hi - lo),
+                np.diff(grid[lo:hi + 1]))
+    return _chunked_prices(form, cdf, chunk, terms)
 
 
 def squared_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 12) -> _F:
@@ -149,16 +146,25 @@ def squared_prices(form: ParityProblem, cdf: _F, chunk: int = 1 << 12) -> _F:
     >>> squared_prices(form, squared_sweep(form)[0]).round(6).tolist()
     [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    dists, shares, grid, eps = form.dists, form.shares, form.grid, form.eps
-    J = grid.shape[0] - 1
-    out = np.zeros((len(dists), J))
+    grid = form.grid
+
+    def terms(lo: int, hi: int, G: _F) -> tuple[_F, _F, _F, _F]:
+        def quantile(side: Literal["left", "right"], shift: float) -> _F:
+            return np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], g + shift, side=side), d.size - 1)]
+                              for d, g in zip(form.dists, G, strict=True)])
+        mid = 0.5 * (grid[lo:hi] + grid[lo + 1:hi + 1])
+        return quantile("left", -TOL), quantile("right", TOL), mid, 2.0 * np.diff(grid[lo:hi + 1])
+    return _chunked_prices(form, cdf, chunk, terms)
+
+
+def _chunked_prices(form: ParityProblem, cdf: _F, chunk: int,
+                    terms: Callable[[int, int, _F], tuple[_F, _F, _F, _F]]) -> _F:
+    """The band duals interval block by interval block: ``terms(lo, hi, G)`` gives the block's
+    subgradient bounds ``(s_lo, s_hi)``, balance targets and scales (see the module docstring)."""
+    J = form.grid.shape[0] - 1
+    out = np.zeros((len(form.dists), J))
     for lo in range(0, J, chunk):
         hi = min(lo + chunk, J)
         G = cdf[:, lo:hi]
-        s_lo = np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], g - TOL, side="left"), d.size - 1)]
-                          for d, g in zip(dists, G, strict=True)])
-        s_hi = np.vstack([d.values[np.minimum(np.searchsorted(d.levels[1:], g + TOL, side="right"), d.size - 1)]
-                          for d, g in zip(dists, G, strict=True)])
-        mid = 0.5 * (grid[lo:hi] + grid[lo + 1:hi + 1])
-        out[:, lo:hi] = _band_duals(G, shares, eps, s_lo, s_hi, mid, 2.0 * np.diff(grid[lo:hi + 1]))
+        out[:, lo:hi] = _band_duals(G, form.shares, form.eps, *terms(lo, hi, G))
     return out
