@@ -21,6 +21,7 @@ import pytest
 from scipy.optimize import linprog
 from test_regression_closed_form import lp_solution, random_case
 from test_regression_debiasing import full_plan_lp, instance
+from test_regression_sweep import hard_instance
 
 import fairopt.formulations.regression_parity as rp
 from fairopt.formulations.regression_closed_form import default_grid
@@ -254,17 +255,7 @@ def test_optimality_certificate_on_harder_instances(seed):
     eps from 1e-6 to 1, three kinds of grid: the sweep is feasible (band, monotone, within [0, 1])
     and its duals close the duality gap, so it is optimal without reference to an LP solver's
     tolerance."""
-    rng = np.random.default_rng(5000 + seed)
-    A = int(rng.integers(2, 13))
-    n = int(rng.integers(A, 200))
-    codes = rng.integers(0, A, n)
-    codes[:A] = np.arange(A)
-    pred = np.round(rng.normal(size=n) * (1 + 0.3 * codes) + 0.2 * codes, int(rng.integers(0, 3)))
-    w = rng.random(n) ** int(rng.integers(1, 8)) + float(rng.choice([1e-9, 1e-6, 1e-3]))
-    eps = float(rng.choice([1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0]))
-    dists, shares = rp.collapse_groups(pred, codes, A, w)
-    grid = [default_grid(dists, shares), np.unique(pred),
-            np.unique(np.concatenate([pred, rng.normal(size=8) * 5]))][seed % 3]
+    dists, shares, grid, eps = hard_instance(5000 + seed)
     sol = rp.RegressionParity(dists, shares, grid, eps, "absolute").solve()
     assert sol.rounds == 0 and sol.gap <= eps + 1e-12
     assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all((sol.cdf >= 0) & (sol.cdf <= 1))

@@ -137,12 +137,11 @@ def squared_dual_value(form, price):
     return total - eps * np.abs(price).sum()
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_prices_are_optimal_duals(seed):
-    """Up to 12 groups, skewed weights (down to 1e-9), many ties, eps from 1e-6 to 1, three kinds of
-    grid: the closed-form duals close the duality gap (optimal; the LP is not asked), have the
-    right sign at the band's edges and are 0 inside."""
-    rng = np.random.default_rng(7000 + seed)
+def hard_instance(seed: int) -> tuple[list, np.ndarray, np.ndarray, float]:
+    """Up to 12 groups, skewed weights (down to 1e-9), values rounded to 0-2 decimals (many ties),
+    eps from 1e-6 to 1, and one of three grids (default, the predictions, the predictions plus
+    values outside): ``(dists, shares, grid, eps)``."""
+    rng = np.random.default_rng(seed)
     A = int(rng.integers(2, 13))
     n = int(rng.integers(A, 200))
     codes = rng.integers(0, A, n)
@@ -153,6 +152,15 @@ def test_prices_are_optimal_duals(seed):
     dists, shares = rp.collapse_groups(pred, codes, A, w)
     grid = [default_grid(dists, shares), np.unique(pred),
             np.unique(np.concatenate([pred, rng.normal(size=8) * 5]))][seed % 3]
+    return dists, shares, grid, eps
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_prices_are_optimal_duals(seed):
+    """Up to 12 groups, skewed weights (down to 1e-9), many ties, eps from 1e-6 to 1, three kinds of
+    grid: the closed-form duals close the duality gap (optimal; the LP is not asked), have the
+    right sign at the band's edges and are 0 inside."""
+    dists, shares, grid, eps = hard_instance(7000 + seed)
     form = rp.RegressionParity(dists, shares, grid, eps, "squared")
     sol = form.solve()
     price = sol.prices()
