@@ -21,7 +21,7 @@ import pytest
 from scipy.optimize import linprog
 from test_regression_closed_form import lp_solution, random_case
 from test_regression_debiasing import full_plan_lp, instance
-from test_regression_sweep import hard_instance
+from test_regression_sweep import hard_instance, sweep_matches_lp
 
 import fairopt.formulations.regression_parity as rp
 from fairopt.formulations.regression_closed_form import default_grid
@@ -96,15 +96,7 @@ def test_sweep_equals_the_cutting_plane_lp(seed, eps, grid_kind, monkeypatch):
         grid = np.unique(pred)
     else:                                               # extra points inside, below and above
         grid = np.unique(np.concatenate([pred, np.random.default_rng(seed).normal(size=12) * 4]))
-    sol = rp.RegressionParity(dists, shares, grid, eps, "absolute").solve()
-    assert sol.rounds == 0 and sol.solution is None        # no LP ran
-    with monkeypatch.context() as m:
-        m.setattr(rp, "absolute_sweep", lambda form: None)
-        ref = lp_solution(dists, shares, grid, eps, "absolute", monkeypatch)
-    assert ref.rounds >= 1
-    assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
-    assert sol.gap <= eps + 1e-12
-    assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all(sol.cdf[:, -1] == 1.0)
+    sol = sweep_matches_lp(dists, shares, grid, eps, "absolute", monkeypatch)
     assert np.all(sol.cdf >= 0.0)
     np.testing.assert_allclose(sol.pooled_cdf, shares @ sol.cdf, atol=1e-15)
     # the loss is the interval sum of |F - G| (the W1 distance of the monotone coupling)

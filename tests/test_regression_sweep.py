@@ -27,15 +27,7 @@ def test_sweep_equals_the_cutting_plane_lp(seed, eps, grid_kind, monkeypatch):
         grid = np.unique(np.round(np.random.default_rng(50 + seed).normal(size=14) * 1.5 + 1, 2))
     else:
         grid = default_grid(dists, shares)
-    sol = rp.RegressionParity(dists, shares, grid, eps, "squared").solve()
-    assert sol.rounds == 0 and sol.solution is None                  # no LP ran
-    with monkeypatch.context() as m:
-        m.setattr(rp, "squared_sweep", lambda form: None)
-        ref = lp_solution(dists, shares, grid, eps, "squared", monkeypatch)
-    assert ref.rounds >= 1
-    assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
-    assert sol.gap <= eps + 1e-12
-    assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all(sol.cdf[:, -1] == 1.0)
+    sol = sweep_matches_lp(dists, shares, grid, eps, "squared", monkeypatch)
     np.testing.assert_allclose(sol.pooled_cdf, shares @ sol.cdf, atol=1e-15)
 
 
@@ -135,6 +127,21 @@ def squared_dual_value(form, price):
                 + coef[a][None, :] * c[:, None])
         total += vals.min(axis=0).sum()
     return total - eps * np.abs(price).sum()
+
+
+def sweep_matches_lp(dists, shares, grid, eps, loss, monkeypatch):
+    """The sweep of ``loss`` (no LP) against the cutting-plane LP with the sweep switched off:
+    equal loss, band and monotone CDFs; returns the sweep's solution."""
+    sol = rp.RegressionParity(dists, shares, grid, eps, loss).solve()
+    assert sol.rounds == 0 and sol.solution is None                  # no LP ran
+    with monkeypatch.context() as m:
+        m.setattr(rp, f"{loss}_sweep", lambda form: None)
+        ref = lp_solution(dists, shares, grid, eps, loss, monkeypatch)
+    assert ref.rounds >= 1
+    assert sol.loss == pytest.approx(ref.loss, abs=1e-9 * max(1.0, abs(ref.loss)))
+    assert sol.gap <= eps + 1e-12
+    assert np.all(np.diff(sol.cdf, axis=1) >= -1e-15) and np.all(sol.cdf[:, -1] == 1.0)
+    return sol
 
 
 def hard_instance(seed: int) -> tuple[list, np.ndarray, np.ndarray, float]:

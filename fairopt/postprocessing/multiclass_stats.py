@@ -95,13 +95,8 @@ def rule_stats(lp: MulticlassTransportLP, sol: MulticlassSolution) -> RuleStats:
     SCt = St @ lp.cost
     det_cost = sol.objective + float(np.sum(SCt * dq * wt[:, None])) / W
     E = len(lp.events)
-    den, dnum, T = np.zeros((G, E)), np.zeros((G, E)), np.zeros((G, E))
-    mass: dict[int | None, F64] = {}
+    den, dnum, T = lp.event_masses(), np.zeros((G, E)), np.zeros((G, E))
     for e, (j, k) in enumerate(lp.events):   # a loop over events, not rows
-        if j not in mass:
-            mass[j] = np.bincount(at.group, weights=at.weight if j is None else at.weight * at.scores[:, j],
-                                  minlength=G).astype(np.float64)
-        den[:, e] = mass[j]
         vt = wt if j is None else wt * St[:, j]
         dnum[:, e] = np.bincount(gt, weights=vt * dq[:, k], minlength=G)
         T[:, e] = np.bincount(gt, weights=vt, minlength=G)

@@ -265,6 +265,25 @@ class MulticlassTransportLP:
         Vg = np.stack([np.bincount(at.group, weights=ve, minlength=self.n_groups) for ve in v], axis=1)
         return v, Vg, Vg.sum(axis=0)
 
+    def event_masses(self) -> np.ndarray:
+        """Denominators of the rates, ``(n_groups, len(events))``: each group's weight, or its
+        weight of true class ``j`` (``sum w s_j``) for an event conditioned on ``Y = j``.
+
+        Examples
+        --------
+        >>> lp = MulticlassTransportLP(collapse_vectors(np.array([[.9, .1], [.4, .6]]), np.array([0, 1])), 2,
+        ...                            1 - np.eye(2), "equal_opportunity")
+        >>> lp.event_masses().tolist()      # events (Y=0, yhat=0), (Y=1, yhat=1)
+        [[0.9, 0.1], [0.4, 0.6]]
+        """
+        at, G = self.atoms, self.n_groups
+        mass: dict[int | None, np.ndarray] = {}
+        for j, _ in self.events:   # a loop over conditions, not rows
+            if j not in mass:
+                mass[j] = np.bincount(at.group, weights=at.weight if j is None else at.weight * at.scores[:, j],
+                                      minlength=G).astype(np.float64)
+        return np.column_stack([mass[j] for j, _ in self.events]) if self.events else np.zeros((G, 0))
+
     @staticmethod
     def _cat(xs: list[np.ndarray], dtype: type = float) -> np.ndarray:
         return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fairopt._docstrings import doc_with, fill_doc
 from fairopt.errors import InfeasibleError
 from fairopt.formulations.constrained_classification._multiclass_flat import margins_flat
 from fairopt.formulations.constrained_classification.multiclass_lp import (
@@ -288,6 +289,15 @@ class RestrictedSolve:
     objective: float
 
 
+@doc_with(restricted_lp_example="""
+>>> import numpy as np
+>>> from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
+>>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
+>>> from fairopt.modeling.registry import default_spec
+>>> at = collapse_vectors(np.array([[.9, .1], [.4, .6], [.3, .7]]), np.array([0, 0, 1]))
+>>> lp = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", 0.1)
+>>> r = Restriction.from_masks(np.ones((3, 2), dtype=bool))
+""")
 def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec, r: Restriction,
                      elastic: float | None = None, **options: Any) -> RestrictedSolve:
     """Solve the LP over the columns of ``r``; an infeasible restriction (the pinned mass leaves
@@ -298,13 +308,7 @@ def solve_restricted(lp: MulticlassTransportLP, prep: Prepared, spec: SolverSpec
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
-    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
-    >>> from fairopt.modeling.registry import default_spec
-    >>> at = collapse_vectors(np.array([[.9, .1], [.4, .6], [.3, .7]]), np.array([0, 0, 1]))
-    >>> lp = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", 0.1)
-    >>> r = Restriction.from_masks(np.ones((3, 2), dtype=bool))
+    {restricted_lp_example}
     >>> rs = solve_restricted(lp, Prepared(lp), default_spec("LP"), r)
     >>> full = lp.solve()
     >>> bool(abs(rs.objective - full.objective) < 1e-12)
@@ -390,6 +394,7 @@ def certify(prep: Prepared, r: Restriction, D: F64, b: F64, window: float) -> tu
     return rows[over].astype(np.int64), extra
 
 
+@fill_doc
 def assemble(lp: MulticlassTransportLP, prep: Prepared, r: Restriction, rs: RestrictedSolve, t0: float,
              info: dict[str, Any]) -> MulticlassSolution:
     """The full solution from a certified restricted solve: class probabilities of every atom,
@@ -397,13 +402,7 @@ def assemble(lp: MulticlassTransportLP, prep: Prepared, r: Restriction, rs: Rest
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fairopt.formulations.constrained_classification.multiclass_dual import Prepared
-    >>> from fairopt.formulations.constrained_classification.multiclass_lp import collapse_vectors
-    >>> from fairopt.modeling.registry import default_spec
-    >>> at = collapse_vectors(np.array([[.9, .1], [.4, .6], [.3, .7]]), np.array([0, 0, 1]))
-    >>> lp = MulticlassTransportLP(at, 2, 1 - np.eye(2), "demographic_parity", 0.1)
-    >>> r = Restriction.from_masks(np.ones((3, 2), dtype=bool))
+    {restricted_lp_example}
     >>> prep = Prepared(lp)
     >>> sol = assemble(lp, prep, r, solve_restricted(lp, prep, default_spec("LP"), r), 0.0, {})
     >>> full = lp.solve()
@@ -421,13 +420,7 @@ def assemble(lp: MulticlassTransportLP, prep: Prepared, r: Restriction, rs: Rest
     cost_free = float(np.dot(at.weight[rs.atom] * rs.q, prep.SC[rs.atom, rs.cls]))
     num = (event_numerators(lp, lp.events, pin, r.fixed[pin], np.ones(pin.shape[0]))
            + event_numerators(lp, lp.events, rs.atom, rs.cls, rs.q))
-    den = np.zeros((G, len(lp.events)))
-    mass: dict[int | None, F64] = {}
-    for e, (j, _) in enumerate(lp.events):   # a loop over events, not rows
-        if j not in mass:
-            mass[j] = np.bincount(at.group, weights=at.weight if j is None else at.weight * at.scores[:, j],
-                                  minlength=G).astype(np.float64)
-        den[:, e] = mass[j]
+    den = lp.event_masses()
     ok = den > 0
     rates = np.full((G, len(lp.events)), np.nan)
     rates[ok] = num[ok] / den[ok]
