@@ -44,7 +44,7 @@ from fairopt.formulations.regression_closed_form import Cells, closed_form, dist
 from fairopt.formulations.regression_prices import absolute_prices, squared_prices
 from fairopt.formulations.regression_sweep import absolute_sweep, squared_sweep
 from fairopt.modeling import Program, Solution, SolverSpec
-from fairopt.modeling.registry import default_spec
+from fairopt.modeling.registry import default_spec, with_feasibility_tolerance
 
 __all__ = ["LOSSES", "GroupDistribution", "RegressionParity", "RegressionParitySolution", "barycenter",
            "collapse_groups", "plan_loss", "quantile_plan", "transport_cost"]
@@ -54,6 +54,9 @@ LOSSES = ("squared", "absolute")
 FULL_LIMIT = 60_000
 #: largest number of cutting-plane rounds before giving up
 MAX_ROUNDS = 100
+#: primal feasibility asked of the LP: a tenth of eps, between the smallest a solver accepts (HiGHS:
+#: 1e-10) and the usual default
+FEAS_TOL, MIN_FEAS_TOL = 1e-7, 1e-10
 
 
 def transport_cost(diff: np.ndarray, loss: str) -> np.ndarray:
@@ -375,6 +378,8 @@ class RegressionParity:
         """The cutting-plane LP (the general path, and the reference of the closed forms)."""
         J, A = self.M - 1, self.n_groups
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
+        # the band rows must hold to well under eps (a solver's default tolerance is about 1e-7)
+        spec = with_feasibility_tolerance(spec, max(min(FEAS_TOL, self.eps / 10), MIN_FEAS_TOL))
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
         # the LP value is a lower bound of the optimum and the loss of its CDFs an upper bound: stop when

@@ -287,6 +287,24 @@ def mip_gap_options(spec: SolverSpec, gap: float) -> dict[str, Any]:
     return {key: float(gap)} if key else {}
 
 
+def with_feasibility_tolerance(spec: SolverSpec, tol: float, problem_class: str = "LP") -> SolverSpec:
+    """``spec`` (its inner solver filled in for ``problem_class``) with its primal feasibility
+    tolerance set to ``tol``, for a formulation whose rows must hold more tightly than a solver's
+    default (a fairness band narrower than ``1e-7``). The options are unchanged when the back end
+    declares no such option or the user already set it.
+
+    Examples
+    --------
+    >>> with_feasibility_tolerance(SolverSpec.parse("highs"), 1e-9).options
+    {'primal_feasibility_tolerance': 1e-09}
+    """
+    spec = check_spec(SolverSpec.parse(spec), problem_class)
+    key = capabilities(spec)["feasibility_tolerance"]
+    if key is None or key in spec.options:
+        return spec
+    return SolverSpec(spec.backend, spec.solver, {**spec.options, key: float(tol)}, spec.time_limit, spec.verbose)
+
+
 def solve_own(problem: Any, spec: str | SolverSpec | Mapping[str, Any] | None, problem_class: str,
               **options: Any) -> Any:
     """Solve a problem of a kind other than Program and smooth (statistics problems, column- and

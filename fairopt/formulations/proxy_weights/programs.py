@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from fairopt.errors import DataValidationError, SolverError
 from fairopt.modeling import Program, SolverSpec, Status
-from fairopt.modeling.registry import accepts, capabilities, resolve_solver, solve_own
+from fairopt.modeling.registry import accepts, capabilities, resolve_solver, solve_own, with_feasibility_tolerance
 from fairopt.modeling.solution import Solution
 
 
@@ -311,9 +311,7 @@ def max_acceptance_weights(A: ArrayLike, cell_mass: ArrayLike, p_star: ArrayLike
     [0.4286, 0.5714]
     """
     spec = resolve_solver(solver, "LP")
-    key = capabilities(spec)["feasibility_tolerance"]
-    if key is not None and key not in spec.options:
-        spec = SolverSpec(spec.backend, spec.solver, {**spec.options, key: tol / 10}, spec.time_limit, spec.verbose)
+    spec = with_feasibility_tolerance(spec, tol / 10)
     sol = acceptance_program(A, cell_mass, p_star, tol).compile(spec).solve()
     if not sol.is_optimal:
         raise SolverError(f"acceptance LP ended with status {sol.status}; widen tol (the optimal "
