@@ -54,8 +54,8 @@ LOSSES = ("squared", "absolute")
 FULL_LIMIT = 60_000
 #: largest number of cutting-plane rounds before giving up
 MAX_ROUNDS = 100
-#: primal feasibility asked of the LP: a tenth of eps, between the smallest a solver accepts (HiGHS:
-#: 1e-10) and the usual default
+#: a solver's usual primal feasibility tolerance; below ``10 FEAS_TOL`` the LP asks for ``eps / 10``
+#: instead (at least ``MIN_FEAS_TOL``, the smallest HiGHS accepts)
 FEAS_TOL, MIN_FEAS_TOL = 1e-7, 1e-10
 
 
@@ -378,8 +378,8 @@ class RegressionParity:
         """The cutting-plane LP (the general path, and the reference of the closed forms)."""
         J, A = self.M - 1, self.n_groups
         spec = default_spec("LP") if solver is None else SolverSpec.parse(solver)
-        # the band rows must hold to well under eps (a solver's default tolerance is about 1e-7)
-        spec = with_feasibility_tolerance(spec, max(min(FEAS_TOL, self.eps / 10), MIN_FEAS_TOL))
+        if self.eps < 10 * FEAS_TOL:   # the band rows must hold to well under eps: tighter than the default
+            spec = with_feasibility_tolerance(spec, max(self.eps / 10, MIN_FEAS_TOL))
         prog = self.build()
         scale = max(float(np.ptp(np.concatenate([self.grid] + [d.values for d in self.dists]))), 1e-300)
         # the LP value is a lower bound of the optimum and the loss of its CDFs an upper bound: stop when
