@@ -139,6 +139,7 @@ def _cell_slopes(pool: _Pooled, block: int = 1 << 16) -> tuple[_F, _F]:
     rank[order] = np.cumsum(new) - 1                      # index in ``ends`` of every value
     C = ends.shape[0] - 1
     offsets = np.cumsum([0] + [p.shape[0] for p in parts])
+    # one ragged slice per part (a loop over the groups' parts, not rows; the work inside is vectorised)
     ranks = [np.minimum(rank[offsets[i]:offsets[i + 1]], C) for i in range(len(parts))]
 
     def by_count(i: int, table: NDArray[Any], c0: int, c1: int) -> NDArray[Any]:
